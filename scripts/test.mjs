@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+// Runs every uvu suite under spec/ (or the paths given) as real ESM, one child process per file,
+// and ends with the line "N passed, N failed". A suite that crashes or hangs before printing its
+// summary counts as one failure, so a broken file can never look green.
+//
+//   node scripts/test.mjs                 every spec/**/*.spec.ts
+//   node scripts/test.mjs spec/lib        only suites under a folder (or single files)
+//
+// Suites under spec/integration/ start real processes (nats-server, raylets); they run one at a
+// time after the unit suites so they do not fight over the machine's two cores.
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const SUITE_TIMEOUT_MS = Number(process.env.ORRERY_SUITE_TIMEOUT_MS ?? 600_000);
+
+function collect(path, out) {
+  const st = statSync(path);
+  if (st.isDirectory()) {
+    for (const name of readdirSync(path).sort()) collect(join(path, name), out);
+  } else if (/\.spec\.(ts|mjs|js)$/.test(path)) {
+    out.push(path);
+  }
+  return out;
+}
+
+const args = process.argv.slice(2);
+const targets = args.length ? args.map((a) => resolve(a)) : [join(root, 'spec')];
+const files = targets.flatMap((t) => collect(t, []));
+if (files.length === 0) {
+  console.error('no spec files found under ' + targets.map((t) => relative(root, t)).join(', '));
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+const isIntegration = (f) => relative(root, f).split('/').includes('integration');
+const unit = files.filter((f) => !isIntegration(f));
+const integration = files.filter(isIntegration);
+
+// Integration suites need a real nats-server. On a fresh machine, install Debian's package when we
+// can (root with apt-get); otherwise stop at once with the one command that installs it.
+function ensureNatsServer() {
+  const found = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' });
+  if (found.status === 0) return;
+  const canApt = process.getuid?.() === 0 && spawnSync('sh', ['-c', 'command -v apt-get']).status === 0;
+  if (canApt) {
+    console.log('nats-server is not installed; installing the Debian package (apt-get install nats-server)…');
+    const ok = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server'], { stdio: 'inherit' });
+    if (ok.status === 0) return;
+  }
+  console.error('the integration suites need nats-server; install it with: sudo apt-get install -y nats-server');
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+if (integration.length) ensureNatsServer();
+
+const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+function runSuite(file) {
+  return new Promise((done) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+      cwd: root,
+      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, SUITE_TIMEOUT_MS);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const text = strip(output);
+      const num = (label) => {
+        const m = text.match(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'm'));
+        return m ? Number(m[1]) : undefined;
+      };
+      const total = num('Total');
+      const passed = num('Passed');
+      const skipped = num('Skipped') ?? 0;
+      let failed;
+      let note = '';
+      if (total === undefined || passed === undefined) {
+        failed = 1;
+        note = timedOut ? `timed out after ${SUITE_TIMEOUT_MS} ms` : `crashed (exit ${code ?? signal}) before its summary`;
+      } else {
+        failed = total - passed - skipped;
+        if (failed === 0 && code !== 0) {
+          failed = 1;
+          note = `exited ${code ?? signal} after its summary`;
+        }
+      }
+      done({ file, passed: passed ?? 0, failed, skipped, note, text, ms: Date.now() - started });
+    });
+  });
+}
+
+async function runAll(list, parallel) {
+  const results = [];
+  let next = 0;
+  async function worker() {
+    while (next < list.length) {
+      const file = list[next++];
+      const r = await runSuite(file);
+      const status = r.failed ? 'FAIL' : 'ok  ';
+      console.log(`${status} ${relative(root, r.file)}  ${r.passed} passed, ${r.failed} failed  (${r.ms} ms)${r.note ? '  ' + r.note : ''}`);
+      if (r.failed) console.log(r.text.split('\n').map((l) => '    ' + l).join('\n'));
+      results.push(r);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(parallel, list.length) }, worker));
+  return results;
+}
+
+const results = [
+  ...(await runAll(unit, Math.max(1, availableParallelism()))),
+  ...(await runAll(integration, 1)),
+];
+const passed = results.reduce((a, r) => a + r.passed, 0);
+const failed = results.reduce((a, r) => a + r.failed, 0);
+const skipped = results.reduce((a, r) => a + r.skipped, 0);
+if (skipped) console.log(`(${skipped} skipped)`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
