@@ -3,3 +3,4 @@
 export * from './errors.ts';
 export * from './selectors/expression.ts';
 export type * from './scheduling/strategy.ts';
+export * from './random.ts';
