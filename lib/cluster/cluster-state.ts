@@ -1,0 +1,217 @@
+import { NodeNotFoundError, OrreryError } from '../errors.ts';
+import { ACTOR_ID_LABEL } from '../labels/builtin.ts';
+import { LabelIndex, NODE_SCOPE, TAINT_SCOPE, actorScope } from '../label-index/label-index.ts';
+import { fits, subtractResources, addResources, type ResourceSet } from '../resources/resource-set.ts';
+import type { Taint } from '../scheduling/taints.ts';
+import { NodeOrder } from './node-order.ts';
+
+export type NodeState = 'ALIVE' | 'DRAINING' | 'DEAD';
+
+export interface PlacedActor {
+  readonly actorId: string;
+  readonly namespace: string;
+  /** The actor's labels including its automatic orrery.io/actor-id label. */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** One node as the scheduler sees it. Read freely; change only through ClusterState. */
+export interface SchedNode {
+  readonly id: string;
+  readonly name: string;
+  state: NodeState;
+  labels: Readonly<Record<string, string>>;
+  taints: readonly Taint[];
+  total: ResourceSet;
+  available: ResourceSet;
+  /** Hybrid-policy score, kept current by ClusterState (see node-order.ts). */
+  score: number;
+  readonly actors: Map<string, PlacedActor>;
+}
+
+export interface NodeInput {
+  readonly nodeId: string;
+  readonly name?: string;
+  readonly state?: NodeState;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly taints?: readonly Taint[];
+  readonly total: ResourceSet;
+  readonly available?: ResourceSet;
+}
+
+export interface ClusterStateOptions {
+  /** Utilization below which a node scores 0, so placements pack onto it (Ray: 0.5). */
+  readonly spreadThreshold?: number;
+}
+
+/** The resources whose utilization decides a node's score. */
+export const CRITICAL_RESOURCES = ['CPU', 'GPU', 'memory'] as const;
+
+/**
+ * The scheduler's mutable picture of the cluster: nodes, the label index (node labels, taints,
+ * actor labels), the hybrid ordering and the spread cursor. Every change goes through a method
+ * here, so the derived structures can never disagree with the nodes.
+ */
+export class ClusterState {
+  readonly nodes = new Map<string, SchedNode>();
+  readonly index = new LabelIndex();
+  readonly order = new NodeOrder<SchedNode>();
+  readonly spreadThreshold: number;
+  /** Node ids in sorted order, for SPREAD's round robin. */
+  readonly ids: string[] = [];
+  /** The node id the last SPREAD decision chose; the next one starts after it. */
+  spreadCursor = '';
+  #preferTaints = 0;
+
+  constructor(opts: ClusterStateOptions = {}) {
+    this.spreadThreshold = opts.spreadThreshold ?? 0.5;
+  }
+
+  /** Are there nodes with PreferNoSchedule taints? (When not, that preference tier is skipped.) */
+  get hasPreferNoScheduleTaints(): boolean {
+    return this.#preferTaints > 0;
+  }
+
+  node(id: string): SchedNode | undefined {
+    return this.nodes.get(id);
+  }
+
+  addNode(input: NodeInput): SchedNode {
+    if (this.nodes.has(input.nodeId)) {
+      throw new OrreryError('NODE_EXISTS', `node ${JSON.stringify(input.nodeId)} is already registered`, { detail: { nodeId: input.nodeId } });
+    }
+    const node: SchedNode = {
+      id: input.nodeId,
+      name: input.name ?? input.nodeId,
+      state: input.state ?? 'ALIVE',
+      labels: { ...input.labels },
+      taints: [...(input.taints ?? [])],
+      total: { ...input.total },
+      available: { ...(input.available ?? input.total) },
+      score: 0,
+      actors: new Map(),
+    };
+    node.score = this.scoreOf(node);
+    this.nodes.set(node.id, node);
+    this.index.add(NODE_SCOPE, node.id, node.labels);
+    this.#indexTaints(node, 1);
+    this.order.insert(node);
+    this.ids.splice(lowerBound(this.ids, node.id), 0, node.id);
+    return node;
+  }
+
+  removeNode(id: string): void {
+    const node = this.#get(id);
+    this.index.remove(NODE_SCOPE, id, node.labels);
+    this.#indexTaints(node, -1);
+    for (const actor of node.actors.values()) this.index.remove(actorScope(actor.namespace), id, actor.labels);
+    this.order.remove(node);
+    this.ids.splice(lowerBound(this.ids, id), 1);
+    this.nodes.delete(id);
+  }
+
+  setNodeState(id: string, state: NodeState): void {
+    this.#get(id).state = state;
+  }
+
+  setNodeLabels(id: string, labels: Readonly<Record<string, string>>): void {
+    const node = this.#get(id);
+    this.index.remove(NODE_SCOPE, id, node.labels);
+    node.labels = { ...labels };
+    this.index.add(NODE_SCOPE, id, node.labels);
+  }
+
+  setNodeTaints(id: string, taints: readonly Taint[]): void {
+    const node = this.#get(id);
+    this.#indexTaints(node, -1);
+    node.taints = [...taints];
+    this.#indexTaints(node, 1);
+  }
+
+  /** Takes resources from the node's available pool; throws when they are not there. */
+  allocate(id: string, resources: ResourceSet): void {
+    const node = this.#get(id);
+    node.available = subtractResources(node.available, resources);
+    this.#rescore(node);
+  }
+
+  /** Returns resources to the node's pool; throws when that would exceed its total. */
+  release(id: string, resources: ResourceSet): void {
+    const node = this.#get(id);
+    const next = addResources(node.available, resources);
+    if (!fits(node.total, next)) {
+      throw new OrreryError('RESOURCE_OVERFLOW', `releasing more than node ${JSON.stringify(id)} holds`, { detail: { nodeId: id } });
+    }
+    node.available = next;
+    this.#rescore(node);
+  }
+
+  /** Changes a node's total (e.g. when placement-group bundles add bundle resources). */
+  setTotal(id: string, total: ResourceSet, available: ResourceSet): void {
+    const node = this.#get(id);
+    node.total = { ...total };
+    node.available = { ...available };
+    this.#rescore(node);
+  }
+
+  /** Records an actor on a node and indexes its labels (plus its actor-id label). */
+  addActor(nodeId: string, actor: { actorId: string; namespace: string; labels?: Readonly<Record<string, string>> }): void {
+    const node = this.#get(nodeId);
+    if (node.actors.has(actor.actorId)) return;
+    const placed: PlacedActor = {
+      actorId: actor.actorId,
+      namespace: actor.namespace,
+      labels: { ...actor.labels, [ACTOR_ID_LABEL]: actor.actorId },
+    };
+    node.actors.set(actor.actorId, placed);
+    this.index.add(actorScope(actor.namespace), nodeId, placed.labels);
+  }
+
+  removeActor(nodeId: string, actorId: string): void {
+    const node = this.#get(nodeId);
+    const placed = node.actors.get(actorId);
+    if (!placed) return;
+    node.actors.delete(actorId);
+    this.index.remove(actorScope(placed.namespace), nodeId, placed.labels);
+  }
+
+  /** Critical utilization (max over CPU, GPU, memory of used/total), or 0 below the threshold. */
+  scoreOf(node: Pick<SchedNode, 'total' | 'available'>): number {
+    let util = 0;
+    for (const r of CRITICAL_RESOURCES) {
+      const total = node.total[r] ?? 0;
+      if (total > 0) util = Math.max(util, (total - (node.available[r] ?? 0)) / total);
+    }
+    return util < this.spreadThreshold ? 0 : util;
+  }
+
+  #rescore(node: SchedNode): void {
+    this.order.rescore(node, node.score, this.scoreOf(node));
+  }
+
+  #indexTaints(node: SchedNode, sign: 1 | -1): void {
+    const record: Record<string, string> = {};
+    for (const t of node.taints) {
+      record[t.key] = t.value;
+      if (t.effect === 'PreferNoSchedule') this.#preferTaints += sign;
+    }
+    if (sign > 0) this.index.add(TAINT_SCOPE, node.id, record);
+    else this.index.remove(TAINT_SCOPE, node.id, record);
+  }
+
+  #get(id: string): SchedNode {
+    const node = this.nodes.get(id);
+    if (!node) throw new NodeNotFoundError(id);
+    return node;
+  }
+}
+
+function lowerBound(sorted: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

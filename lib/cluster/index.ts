@@ -1,0 +1,2 @@
+export * from './cluster-state.ts';
+export * from './node-order.ts';

@@ -1,0 +1,1 @@
+export * from './label-index.ts';

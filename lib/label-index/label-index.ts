@@ -1,0 +1,103 @@
+/**
+ * The cluster-wide label index: which nodes carry which labels, in scopes.
+ *
+ *   node labels       scope NODE_SCOPE
+ *   taints            scope TAINT_SCOPE (key → taint value)
+ *   actor labels      scope actorScope(namespace): the labels of the actors placed on each node,
+ *                     including every actor's automatic orrery.io/actor-id label
+ *
+ * Entries are reference-counted per node: two actors with the same label on one node keep the
+ * node in that label's set until both are gone. Lookups cost O(result) and membership checks O(1);
+ * adding or removing a label map costs O(labels).
+ */
+export const NODE_SCOPE = 'node';
+export const TAINT_SCOPE = 'taint';
+export const actorScope = (namespace: string): string => `actor/${namespace}`;
+
+type NodeCounts = Map<string, number>;
+
+export class LabelIndex {
+  /** scope \0 key → value → node → count */
+  readonly #byValue = new Map<string, Map<string, NodeCounts>>();
+  /** scope \0 key → node → count */
+  readonly #byKey = new Map<string, NodeCounts>();
+
+  add(scope: string, nodeId: string, labels: Readonly<Record<string, string>>): void {
+    for (const key in labels) {
+      const k = scope + '\0' + key;
+      let values = this.#byValue.get(k);
+      if (!values) this.#byValue.set(k, (values = new Map()));
+      let nodes = values.get(labels[key]);
+      if (!nodes) values.set(labels[key], (nodes = new Map()));
+      nodes.set(nodeId, (nodes.get(nodeId) ?? 0) + 1);
+      let keyNodes = this.#byKey.get(k);
+      if (!keyNodes) this.#byKey.set(k, (keyNodes = new Map()));
+      keyNodes.set(nodeId, (keyNodes.get(nodeId) ?? 0) + 1);
+    }
+  }
+
+  remove(scope: string, nodeId: string, labels: Readonly<Record<string, string>>): void {
+    for (const key in labels) {
+      const k = scope + '\0' + key;
+      const values = this.#byValue.get(k);
+      const nodes = values?.get(labels[key]);
+      if (!values || !nodes || !nodes.has(nodeId)) continue;
+      decrement(nodes, nodeId);
+      if (nodes.size === 0) values.delete(labels[key]);
+      if (values.size === 0) this.#byValue.delete(k);
+      const keyNodes = this.#byKey.get(k)!;
+      decrement(keyNodes, nodeId);
+      if (keyNodes.size === 0) this.#byKey.delete(k);
+    }
+  }
+
+  /** Nodes with `key` set to any of `values` in `scope`. */
+  nodesByKeyValue(scope: string, key: string, values: readonly string[]): Set<string> {
+    const byValue = this.#byValue.get(scope + '\0' + key);
+    const out = new Set<string>();
+    if (!byValue) return out;
+    for (const value of values) {
+      const nodes = byValue.get(value);
+      if (nodes) for (const id of nodes.keys()) out.add(id);
+    }
+    return out;
+  }
+
+  /** Nodes with `key` set to any value in `scope`. */
+  nodesByKey(scope: string, key: string): Set<string> {
+    return new Set(this.#byKey.get(scope + '\0' + key)?.keys());
+  }
+
+  /** An upper bound of |nodesByKeyValue(...)| in O(|values|), to judge how selective a lookup is. */
+  countByKeyValue(scope: string, key: string, values: readonly string[]): number {
+    const byValue = this.#byValue.get(scope + '\0' + key);
+    let n = 0;
+    if (byValue) for (const value of values) n += byValue.get(value)?.size ?? 0;
+    return n;
+  }
+
+  countByKey(scope: string, key: string): number {
+    return this.#byKey.get(scope + '\0' + key)?.size ?? 0;
+  }
+
+  /** Does the node carry `key` (with one of `values`, when given) in `scope`? O(|values|). */
+  nodeHas(scope: string, nodeId: string, key: string, values?: readonly string[]): boolean {
+    const k = scope + '\0' + key;
+    if (values === undefined) return this.#byKey.get(k)?.has(nodeId) ?? false;
+    const byValue = this.#byValue.get(k);
+    if (!byValue) return false;
+    for (const value of values) if (byValue.get(value)?.has(nodeId)) return true;
+    return false;
+  }
+
+  /** How many entries of (scope, key, value) the node holds — the reference count. */
+  refCount(scope: string, nodeId: string, key: string, value: string): number {
+    return this.#byValue.get(scope + '\0' + key)?.get(value)?.get(nodeId) ?? 0;
+  }
+}
+
+function decrement(map: NodeCounts, nodeId: string): void {
+  const n = map.get(nodeId)! - 1;
+  if (n === 0) map.delete(nodeId);
+  else map.set(nodeId, n);
+}

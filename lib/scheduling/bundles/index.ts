@@ -1,0 +1,3 @@
+export * from './place.ts';
+export * from './request.ts';
+export * from './schedule-bundles.ts';

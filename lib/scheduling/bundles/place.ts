@@ -1,0 +1,158 @@
+import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
+import { addResources } from '../../resources/resource-set.ts';
+import { attemptsFor } from '../attempts.ts';
+import type { Attempt, Filter, Rejection } from '../filters/filter.ts';
+import { passes, type Policy } from '../policy.ts';
+import type { SchedulingRequest } from '../request.types.ts';
+import type { BundleSpec, BundleStrategy, PlacementGroupRequest } from './request.ts';
+
+/** Chooses one node for an attempt (the indexed pickHybrid, or a plain scan for the reference). */
+export type NodePicker = (state: ClusterState, attempt: Attempt, policy: Policy) => SchedNode | undefined;
+
+/** Where placing a tier stopped: the bundle no node could take, and the nodes already holding others. */
+export interface Stuck {
+  readonly bundle: number;
+  readonly request: SchedulingRequest;
+  readonly used: ReadonlySet<string>;
+  readonly strategy: BundleStrategy;
+}
+
+const HELD: Rejection = { code: 'infeasible', reason: 'already held another bundle of the group' };
+
+/** Under STRICT_SPREAD (and SPREAD's first pass), a node takes at most one bundle of the group. */
+export function excluding(used: ReadonlySet<string>): Filter {
+  return { name: 'bundle-spread', kind: 'constraint', check: (node) => (used.has(node.id) ? HELD : undefined) };
+}
+
+export function bundleRequest(req: PlacementGroupRequest, bundle: BundleSpec): SchedulingRequest {
+  return {
+    target: req.target,
+    namespace: '',
+    resources: bundle.resources,
+    selectorTiers: [bundle.selector],
+    nodeAffinity: [],
+    actorAffinity: [],
+    tolerations: req.tolerations,
+    spread: false,
+  };
+}
+
+/**
+ * Places every bundle of one tier or none. Bundles are taken largest first; each choice is
+ * allocated on `state` as it is made (so later bundles see it) and everything is released before
+ * returning — the caller commits the assignment it gets back.
+ *
+ *   STRICT_PACK    one node takes the sum of all bundles and satisfies every bundle's selector
+ *   PACK           all on one node when possible; otherwise each bundle prefers a node the group
+ *                  already uses, then the best new node
+ *   STRICT_SPREAD  every bundle on a different node; when greedy choice fails, an exact bipartite
+ *                  matching decides, so a placement that exists is never missed
+ *   SPREAD         different nodes where possible, shared ones otherwise
+ */
+export function placeTier(state: ClusterState, req: PlacementGroupRequest, tier: number, policy: Policy, pick: NodePicker): { nodeIds: string[] } | { stuck: Stuck } {
+  const bundles = req.tiers[tier];
+  if (req.strategy === 'STRICT_PACK' || req.strategy === 'PACK') {
+    const whole = strictPack(state, req, bundles, policy, pick);
+    if (whole) return { nodeIds: bundles.map(() => whole.id) };
+    if (req.strategy === 'STRICT_PACK') {
+      return { stuck: { bundle: -1, request: mergedRequest(req, bundles), used: new Set(), strategy: req.strategy } };
+    }
+  }
+  const order = bundles.map((_, i) => i).sort((a, b) => weight(bundles[b]) - weight(bundles[a]) || a - b);
+  const nodeIds: string[] = new Array(bundles.length);
+  const taken: { nodeId: string; bundle: BundleSpec }[] = [];
+  const used = new Set<string>();
+  try {
+    for (const i of order) {
+      const request = bundleRequest(req, bundles[i]);
+      const node = pickForBundle(state, request, used, req.strategy, policy, pick);
+      if (!node) {
+        if (req.strategy === 'STRICT_SPREAD') {
+          for (const t of taken) state.release(t.nodeId, t.bundle.resources);
+          taken.length = 0;
+          const matched = matchDistinct(state, req, bundles, policy);
+          if (matched) return { nodeIds: matched };
+        }
+        return { stuck: { bundle: i, request, used: new Set(used), strategy: req.strategy } };
+      }
+      state.allocate(node.id, bundles[i].resources);
+      taken.push({ nodeId: node.id, bundle: bundles[i] });
+      used.add(node.id);
+      nodeIds[i] = node.id;
+    }
+    return { nodeIds };
+  } finally {
+    for (const t of taken) state.release(t.nodeId, t.bundle.resources);
+  }
+}
+
+function pickForBundle(state: ClusterState, request: SchedulingRequest, used: Set<string>, strategy: BundleStrategy, policy: Policy, pick: NodePicker): SchedNode | undefined {
+  const attempts = attemptsFor(state, request, 0);
+  if (strategy === 'PACK') {
+    for (const attempt of attempts) {
+      for (const id of [...used].sort()) {
+        const node = state.nodes.get(id)!;
+        if (passes(node, attempt, state, policy.filters)) return node;
+      }
+    }
+  }
+  if (strategy === 'SPREAD' || strategy === 'STRICT_SPREAD') {
+    const apart = { ...policy, filters: [...policy.filters, excluding(used)] };
+    for (const attempt of attempts) {
+      const node = pick(state, attempt, apart);
+      if (node) return node;
+    }
+    if (strategy === 'STRICT_SPREAD') return undefined;
+  }
+  for (const attempt of attempts) {
+    const node = pick(state, attempt, policy);
+    if (node) return node;
+  }
+  return undefined;
+}
+
+function strictPack(state: ClusterState, req: PlacementGroupRequest, bundles: readonly BundleSpec[], policy: Policy, pick: NodePicker): SchedNode | undefined {
+  const merged = mergedRequest(req, bundles);
+  for (const attempt of attemptsFor(state, merged, 0)) {
+    const node = pick(state, attempt, policy);
+    if (node) return node;
+  }
+  return undefined;
+}
+
+/** All bundles as one request: the summed resources, every bundle's selector. */
+export function mergedRequest(req: PlacementGroupRequest, bundles: readonly BundleSpec[]): SchedulingRequest {
+  const resources = bundles.reduce<Record<string, number>>((acc, b) => addResources(acc, b.resources), {});
+  return bundleRequest(req, { resources, selector: bundles.flatMap((b) => b.selector) });
+}
+
+/** Bundles with more of the scarce resources go first, so they get the first pick of nodes. */
+function weight(b: BundleSpec): number {
+  return (b.resources.GPU ?? 0) * 1e6 + (b.resources.CPU ?? 0) + (b.resources.memory ?? 0) / 1e9;
+}
+
+/** Exact STRICT_SPREAD: a bipartite matching of bundles to distinct nodes (augmenting paths). */
+function matchDistinct(state: ClusterState, req: PlacementGroupRequest, bundles: readonly BundleSpec[], policy: Policy): string[] | undefined {
+  const nodes = [...state.nodes.values()];
+  const edges = bundles.map((b, i) => {
+    const attempt = attemptsFor(state, bundleRequest(req, b), 0).at(-1)!;
+    return nodes.filter((n) => passes(n, attempt, state, policy.filters)).map((n) => n.id).sort();
+  });
+  const owner = new Map<string, number>();
+  const assign = (i: number, seen: Set<string>): boolean => {
+    for (const id of edges[i]) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const other = owner.get(id);
+      if (other === undefined || assign(other, seen)) {
+        owner.set(id, i);
+        return true;
+      }
+    }
+    return false;
+  };
+  for (let i = 0; i < bundles.length; i++) if (!assign(i, new Set())) return undefined;
+  const out: string[] = new Array(bundles.length);
+  for (const [id, i] of owner) out[i] = id;
+  return out;
+}

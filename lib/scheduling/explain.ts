@@ -1,0 +1,76 @@
+import type { ClusterState, SchedNode } from '../cluster/cluster-state.ts';
+import { baseAttempt } from './attempts.ts';
+import type { Filter, Rejection } from './filters/filter.ts';
+import type { SchedulingRequest } from './request.types.ts';
+
+/**
+ * Why a request cannot be placed, Kubernetes style:
+ *
+ *   message  "0/5 nodes are available: 3 node(s) didn't match label selector region in (us),
+ *             2 node(s) had insufficient CPU."   (each reason counted once per node, sorted)
+ *   reason   seed 000's three cases —
+ *            'constraints'               resources would fit somewhere, but rules reject every such node
+ *            'resources'                 some node passes every rule, but none of those has the resources
+ *            'constraints_and_resources' no node passes the rules, and none has the resources either
+ *   code     'unschedulable' when some node may take it later (busy, an affinity peer may move),
+ *            'infeasible' when none will as the cluster stands
+ *   nodes    every node's reasons, by node id
+ *
+ * With fallback selectors, each node's reasons gather every tier tried. `subject` names what could
+ * not be placed when the request is part of something larger ("bundle 2").
+ */
+export interface ScheduleFailure {
+  readonly code: 'unschedulable' | 'infeasible';
+  readonly reason: 'constraints' | 'resources' | 'constraints_and_resources';
+  readonly message: string;
+  readonly nodes: readonly { readonly nodeId: string; readonly reasons: readonly string[] }[];
+}
+
+export function explain(
+  state: ClusterState,
+  req: SchedulingRequest,
+  filters: readonly Filter[],
+  tiers = req.selectorTiers.length,
+  subject?: string,
+): ScheduleFailure {
+  const counted = [...state.nodes.values()].filter((n) => n.state !== 'DEAD').sort((a, b) => (a.id < b.id ? -1 : 1));
+  const tally = new Map<string, number>();
+  const perNode: { nodeId: string; reasons: string[] }[] = [];
+  let anyRulesPass = false;
+  let anyResourcesFit = false;
+  let anyLater = false;
+  for (const node of counted) {
+    const reasons = new Set<string>();
+    for (let tier = 0; tier < tiers; tier++) {
+      const verdicts = judge(state, node, req, tier, filters);
+      if (!verdicts.constraint.length) anyRulesPass = true;
+      if (!verdicts.resources.length) anyResourcesFit = true;
+      if ([...verdicts.constraint, ...verdicts.resources].every((r) => r.code === 'unschedulable')) anyLater = true;
+      for (const r of [...verdicts.constraint, ...verdicts.resources]) reasons.add(r.reason);
+    }
+    const sorted = [...reasons].sort();
+    for (const r of sorted) tally.set(r, (tally.get(r) ?? 0) + 1);
+    perNode.push({ nodeId: node.id, reasons: sorted });
+  }
+  const parts = [...tally.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, n]) => `${n} node(s) ${r}`);
+  const head = `0/${counted.length} nodes are available${subject ? ` for ${subject}` : ''}:`;
+  const message = counted.length === 0 ? `${head} the cluster has no nodes.` : `${head} ${parts.join(', ')}.`;
+  return {
+    code: anyLater ? 'unschedulable' : 'infeasible',
+    reason: anyRulesPass ? 'resources' : anyResourcesFit ? 'constraints' : 'constraints_and_resources',
+    message,
+    nodes: perNode,
+  };
+}
+
+/** Every filter's verdict on one node for one tier's hard constraints (no short-circuit). */
+function judge(state: ClusterState, node: SchedNode, req: SchedulingRequest, tier: number, filters: readonly Filter[]) {
+  const attempt = baseAttempt(req, tier);
+  const constraint: Rejection[] = [];
+  const resources: Rejection[] = [];
+  for (const f of filters) {
+    const r = f.check(node, attempt, state);
+    if (r) (f.kind === 'resources' ? resources : constraint).push(r);
+  }
+  return { constraint, resources };
+}

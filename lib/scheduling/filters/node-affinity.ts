@@ -1,0 +1,18 @@
+import { describeExpression, expressionMatches } from '../../selectors/expression.ts';
+import type { Filter } from './filter.ts';
+
+export const NODE_AFFINITY_MISMATCH = "didn't match node affinity";
+
+/** The node's labels must satisfy the attempt's node-affinity terms (seed 001). */
+export const nodeAffinity: Filter = {
+  name: 'node-affinity',
+  kind: 'constraint',
+  check(node, attempt) {
+    for (const expr of attempt.nodeAffinity) {
+      if (!expressionMatches(expr, node.labels)) {
+        return { code: 'infeasible', reason: `${NODE_AFFINITY_MISMATCH} ${describeExpression(expr)}` };
+      }
+    }
+    return undefined;
+  },
+};

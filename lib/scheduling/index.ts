@@ -1,0 +1,15 @@
+export * from './attempts.ts';
+export * from './bundle-resources.ts';
+export * from './candidates.ts';
+export * from './explain.ts';
+export * from './filters/filter.ts';
+export * from './policy.ts';
+export * from './reference.ts';
+export * from './request.ts';
+export type * from './request.types.ts';
+export * from './schedule.ts';
+export type * from './strategy.ts';
+export * from './taints.ts';
+export { pickHybrid } from './pick/hybrid.ts';
+export { pickSpread } from './pick/spread.ts';
+export * from './bundles/index.ts';

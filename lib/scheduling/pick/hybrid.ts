@@ -1,0 +1,61 @@
+import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
+import { randomInt, type Rng } from '../../random.ts';
+import { candidatesFor } from '../candidates.ts';
+import type { Attempt } from '../filters/filter.ts';
+import { passes, type Policy } from '../policy.ts';
+
+/**
+ * The hybrid policy (Ray's default): nodes ordered by score — 0 below the spread threshold, so
+ * light nodes pack in node-id order, then loaded ones least-loaded first — and a uniformly random
+ * choice among the passing nodes of the best window of k = max(1, 20%) positions. When the best
+ * window has no passing node, the next window is used, and so on.
+ *
+ * Ray takes the top k of the *filtered* list, which needs every node filtered and sorted on every
+ * decision. Windows over the cluster-wide order keep the same preference (least loaded first,
+ * random among the best fifth) while letting a decision cost O(1) expected: random probes of the
+ * first window find a passing node without touching the rest. Selective constraints (an actor-
+ * affinity peer, a rare label) are evaluated exhaustively over their index candidates instead.
+ */
+export function pickHybrid(state: ClusterState, attempt: Attempt, policy: Policy, rng: Rng): SchedNode | undefined {
+  const n = state.order.size;
+  if (n === 0) return undefined;
+  const k = Math.max(policy.topKMin, Math.floor(policy.topKFraction * n));
+  const cand = candidatesFor(state, attempt);
+  if (cand && cand.size <= policy.candidateScanLimit) return pickAmong(state, attempt, policy, rng, cand.ids(), k);
+
+  const first = Math.min(k, n);
+  for (let t = 0; t < policy.sampleTries; t++) {
+    const node = state.order.at(randomInt(rng, first));
+    if (passes(node, attempt, state, policy.filters)) return node;
+  }
+  if (cand && cand.size * Math.log2(n + 1) < n) return pickAmong(state, attempt, policy, rng, cand.ids(), k);
+  for (let start = 0; start < n; start += k) {
+    const pool: SchedNode[] = [];
+    for (let i = start; i < Math.min(start + k, n); i++) {
+      const node = state.order.at(i);
+      if (passes(node, attempt, state, policy.filters)) pool.push(node);
+    }
+    if (pool.length) return pool[randomInt(rng, pool.length)];
+  }
+  return undefined;
+}
+
+/** Exhaustive over a candidate set: the passing candidates in the best window, one at random. */
+function pickAmong(state: ClusterState, attempt: Attempt, policy: Policy, rng: Rng, ids: Iterable<string>, k: number): SchedNode | undefined {
+  let bestWindow = Infinity;
+  let pool: SchedNode[] = [];
+  for (const id of ids) {
+    const node = state.nodes.get(id);
+    if (!node || !passes(node, attempt, state, policy.filters)) continue;
+    const window = Math.floor(state.order.rankOf(node) / k);
+    if (window < bestWindow) {
+      bestWindow = window;
+      pool = [node];
+    } else if (window === bestWindow) {
+      pool.push(node);
+    }
+  }
+  if (pool.length === 0) return undefined;
+  pool.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return pool[randomInt(rng, pool.length)];
+}

@@ -1,0 +1,141 @@
+import type { ClusterState, SchedNode } from '../cluster/cluster-state.ts';
+import { CRITICAL_RESOURCES } from '../cluster/cluster-state.ts';
+import { NodeNotFoundError, NodeUnavailableError } from '../errors.ts';
+import { randomInt, type Rng } from '../random.ts';
+import { conditionMatches, describeExpression, type LabelMatchExpression } from '../selectors/expression.ts';
+import { attemptsFor, baseAttempt } from './attempts.ts';
+import { ACTOR_AFFINITY_MISMATCH, ACTOR_ANTI_AFFINITY_MISMATCH } from './filters/actor-affinity.ts';
+import type { Attempt, Filter } from './filters/filter.ts';
+import { explain } from './explain.ts';
+import { DEFAULT_FILTERS } from './policy.ts';
+import type { SchedulingRequest } from './request.types.ts';
+import type { Decision } from './schedule.ts';
+
+/**
+ * The plain reference scheduler, for specs and benchmarks: the same rules as schedule(), written
+ * the way Ray's policies work — every node through every filter, scores computed afresh and every
+ * node sorted on every decision, actor labels found by looking at each node's actors. No label
+ * index, no candidate sets, no sampling, no incremental ordering.
+ *
+ * Besides the decision it returns `eligible`: every node the decision could have chosen (the
+ * passing nodes of the best window; for SPREAD, the one node round robin gives).
+ */
+export interface ReferenceDecision {
+  readonly decision: Decision;
+  readonly eligible: readonly string[];
+}
+
+/** Actor affinity by scanning the node's actors: the definition the index must agree with. */
+export const plainActorAffinity: Filter = {
+  name: 'actor-affinity',
+  kind: 'constraint',
+  check(node, attempt) {
+    for (const expr of attempt.actorAffinity) {
+      const ns = expr.namespace ?? attempt.req.namespace;
+      const anti = expr.operator === 'NOT_IN' || expr.operator === 'DOES_NOT_EXIST';
+      const positive: LabelMatchExpression = anti ? { ...expr, operator: expr.operator === 'NOT_IN' ? 'IN' : 'EXISTS' } : expr;
+      let some = false;
+      for (const actor of node.actors.values()) {
+        if (actor.namespace !== ns || !Object.hasOwn(actor.labels, expr.key)) continue;
+        if (conditionMatches(positive, actor.labels[expr.key])) some = true;
+      }
+      if (some === anti) {
+        return { code: 'unschedulable', reason: `${anti ? ACTOR_ANTI_AFFINITY_MISMATCH : ACTOR_AFFINITY_MISMATCH} ${describeExpression(expr)}` };
+      }
+    }
+    return undefined;
+  },
+};
+
+export const REFERENCE_FILTERS: readonly Filter[] = DEFAULT_FILTERS.map((f) => (f.name === 'actor-affinity' ? plainActorAffinity : f));
+
+export function referenceSchedule(state: ClusterState, req: SchedulingRequest, rng: Rng, topKFraction = 0.2): ReferenceDecision {
+  const failedOrWait = (eligible: string[] = []): ReferenceDecision => ({
+    decision: { status: 'unschedulable', failure: explain(state, req, REFERENCE_FILTERS) },
+    eligible,
+  });
+  if (req.nodeId) {
+    const pin = req.nodeId;
+    const node = state.nodes.get(pin.nodeId);
+    const rest = { ...req, nodeId: undefined };
+    if (!node || node.state === 'DEAD') {
+      return pin.soft ? referenceSchedule(state, rest, rng, topKFraction) : { decision: { status: 'failed', error: new NodeNotFoundError(pin.nodeId) }, eligible: [] };
+    }
+    const pinned = { ...req, nodeId: { ...pin, soft: false } };
+    let later = false;
+    for (let tier = 0; tier < req.selectorTiers.length && !later; tier++) {
+      if (attemptsFor(state, pinned, tier).some((a) => passesAll(node, a, state))) {
+        return { decision: { status: 'placed', nodeId: node.id, tier }, eligible: [node.id] };
+      }
+      later = feasibleOn(node, baseAttempt(pinned, tier), state);
+    }
+    if (pin.soft && (!later || pin.spillOnUnavailable)) return referenceSchedule(state, rest, rng, topKFraction);
+    const failure = explain(state, pinned, REFERENCE_FILTERS);
+    if (!pin.soft && pin.failOnUnavailable) {
+      return { decision: { status: 'failed', error: new NodeUnavailableError(node.id, failure.nodes.find((n) => n.nodeId === node.id)?.reasons ?? []) }, eligible: [] };
+    }
+    return { decision: { status: 'unschedulable', failure }, eligible: [] };
+  }
+
+  const all = [...state.nodes.values()];
+  const byId = [...all].sort((a, b) => cmp(a.id, b.id));
+  for (let tier = 0; tier < req.selectorTiers.length; tier++) {
+    for (const attempt of attemptsFor(state, req, tier)) {
+      if (req.spread) {
+        const after = byId.filter((n) => n.id > state.spreadCursor);
+        const chosen = [...after, ...byId].find((n) => passesAll(n, attempt, state));
+        if (chosen) return { decision: { status: 'placed', nodeId: chosen.id, tier }, eligible: [chosen.id] };
+        continue;
+      }
+      const pool = plainPool(state, attempt, REFERENCE_FILTERS, topKFraction);
+      if (pool.length) return { decision: { status: 'placed', nodeId: pool[randomInt(rng, pool.length)], tier }, eligible: pool };
+    }
+    if (all.some((n) => feasibleOn(n, baseAttempt(req, tier), state))) {
+      return { decision: { status: 'unschedulable', failure: explain(state, req, REFERENCE_FILTERS, tier + 1) }, eligible: [] };
+    }
+  }
+  return failedOrWait();
+}
+
+/** Every filter's rejections of one node for a tier's hard constraints, reference style. */
+export function referenceVerdicts(state: ClusterState, node: SchedNode, req: SchedulingRequest, tier = 0): string[] {
+  const attempt = baseAttempt(req, tier);
+  return REFERENCE_FILTERS.map((f) => f.check(node, attempt, state)?.reason).filter((r): r is string => r !== undefined);
+}
+
+/**
+ * The hybrid choice done plainly: score every node afresh, sort them all by (score, id), and return
+ * the passing nodes of the first window of k = max(1, floor(fraction × nodes)) positions that has any.
+ */
+export function plainPool(state: ClusterState, attempt: Attempt, filters: readonly Filter[], topKFraction = 0.2): string[] {
+  const scored = [...state.nodes.values()].map((node) => ({ node, score: freshScore(node, state.spreadThreshold) }));
+  scored.sort((a, b) => a.score - b.score || cmp(a.node.id, b.node.id));
+  const k = Math.max(1, Math.floor(topKFraction * scored.length));
+  for (let start = 0; start < scored.length; start += k) {
+    const pool = scored.slice(start, start + k).filter((s) => filters.every((f) => f.check(s.node, attempt, state) === undefined));
+    if (pool.length) return pool.map((s) => s.node.id);
+  }
+  return [];
+}
+
+function passesAll(node: SchedNode, attempt: Attempt, state: ClusterState): boolean {
+  return REFERENCE_FILTERS.every((f) => f.check(node, attempt, state) === undefined);
+}
+
+function feasibleOn(node: SchedNode, attempt: Attempt, state: ClusterState): boolean {
+  return REFERENCE_FILTERS.every((f) => {
+    const r = f.check(node, attempt, state);
+    return r === undefined || (f.kind === 'resources' && r.code === 'unschedulable');
+  });
+}
+
+function freshScore(node: SchedNode, threshold: number): number {
+  let util = 0;
+  for (const r of CRITICAL_RESOURCES) {
+    const total = node.total[r] ?? 0;
+    if (total > 0) util = Math.max(util, (total - (node.available[r] ?? 0)) / total);
+  }
+  return util < threshold ? 0 : util;
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

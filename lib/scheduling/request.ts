@@ -1,0 +1,134 @@
+import { InvalidOptionError } from '../errors.ts';
+import { validateLabelKey } from '../labels/validate.ts';
+import { parseResources, type ResourceSet } from '../resources/resource-set.ts';
+import { toUnits } from '../resources/quantity.ts';
+import { validateCondition, validateExpression } from '../selectors/builders.ts';
+import type { Condition, LabelMatchExpression } from '../selectors/expression.ts';
+import { parseLabelSelector } from '../selectors/parse.ts';
+import { resourcesInBundle } from './bundle-resources.ts';
+import type { SchedulingRequest, TargetKind } from './request.types.ts';
+import type { SchedulingStrategy } from './strategy.ts';
+import { rareResourceTolerations } from './taints.ts';
+
+/** The scheduling part of TaskOptions / ActorOptions (API.md). */
+export interface PlacementOptions {
+  numCpus?: number;
+  numGpus?: number;
+  memory?: number;
+  resources?: Record<string, number>;
+  labelSelector?: Record<string, string>;
+  fallbackStrategy?: { labelSelector: Record<string, string> }[];
+  tolerations?: Record<string, Condition>;
+  schedulingStrategy?: SchedulingStrategy;
+}
+
+export interface CompileContext {
+  readonly namespace: string;
+  readonly target?: { readonly kind: TargetKind; readonly id: string; readonly name?: string };
+  /** CPUs asked for when `numCpus` is absent (Ray: 1 for tasks and for scheduling actors). */
+  readonly defaultCpus?: number;
+  /** The cluster's rare resources: requests for them tolerate their taints automatically. */
+  readonly rareResources?: readonly string[];
+}
+
+const BUILTIN = { numCpus: 'CPU', numGpus: 'GPU', memory: 'memory' } as const;
+
+/**
+ * Validates placement options and turns them into a SchedulingRequest. Every problem is a typed
+ * error (INVALID_OPTION, INVALID_SELECTOR, INVALID_LABEL, INVALID_RESOURCE) naming the option and
+ * the offending value, raised here — at the call — never later inside the scheduler.
+ */
+export function compileRequest(opts: PlacementOptions, ctx: CompileContext): SchedulingRequest {
+  if (opts === null || typeof opts !== 'object') throw new InvalidOptionError('options', opts, 'expected an object');
+  let resources = compileResources(opts, ctx.defaultCpus ?? 1);
+  const strategy = opts.schedulingStrategy ?? 'DEFAULT';
+  const selectorTiers = [parseLabelSelector(opts.labelSelector ?? {})];
+  if (opts.fallbackStrategy !== undefined) {
+    if (!Array.isArray(opts.fallbackStrategy)) throw new InvalidOptionError('fallbackStrategy', opts.fallbackStrategy, 'expected an array of { labelSelector }');
+    opts.fallbackStrategy.forEach((f, i) => {
+      if (f === null || typeof f !== 'object') throw new InvalidOptionError(`fallbackStrategy[${i}]`, f, 'expected { labelSelector }');
+      selectorTiers.push(parseLabelSelector(f.labelSelector ?? {}));
+    });
+  }
+  const tolerations = { ...rareResourceTolerations(resources, ctx.rareResources ?? []), ...compileTolerations(opts.tolerations) };
+  let nodeAffinity: LabelMatchExpression[] = [];
+  let actorAffinity: LabelMatchExpression[] = [];
+  let nodeId: SchedulingRequest['nodeId'];
+  if (strategy !== 'DEFAULT' && strategy !== 'SPREAD') {
+    if (strategy === null || typeof strategy !== 'object') throw new InvalidOptionError('schedulingStrategy', strategy, 'expected DEFAULT, SPREAD or a strategy built by a builder');
+    switch (strategy.type) {
+      case 'NODE_AFFINITY':
+        nodeAffinity = expressions('schedulingStrategy', strategy.expressions);
+        break;
+      case 'ACTOR_AFFINITY':
+        actorAffinity = expressions('schedulingStrategy', strategy.expressions);
+        break;
+      case 'NODE_LABEL':
+        nodeAffinity = [...conditions(strategy.hard, false), ...conditions(strategy.soft, true)];
+        break;
+      case 'NODE_ID_AFFINITY':
+        if (typeof strategy.nodeId !== 'string' || strategy.nodeId === '') throw new InvalidOptionError('schedulingStrategy.nodeId', strategy.nodeId, 'expected a node id');
+        nodeId = strategy;
+        break;
+      case 'PLACEMENT_GROUP':
+        if (typeof strategy.placementGroupId !== 'string' || !Number.isInteger(strategy.bundleIndex) || strategy.bundleIndex < -1) {
+          throw new InvalidOptionError('schedulingStrategy', strategy, 'expected placementGroupStrategy(pg, bundleIndex ≥ -1)');
+        }
+        resources = resourcesInBundle(resources, strategy.placementGroupId, strategy.bundleIndex);
+        break;
+      default:
+        throw new InvalidOptionError('schedulingStrategy', strategy, 'unknown strategy type');
+    }
+  }
+  return {
+    target: ctx.target,
+    namespace: ctx.namespace,
+    resources,
+    selectorTiers,
+    nodeAffinity,
+    actorAffinity,
+    nodeId,
+    tolerations,
+    spread: strategy === 'SPREAD',
+  };
+}
+
+function compileResources(opts: PlacementOptions, defaultCpus: number): ResourceSet {
+  const custom = opts.resources === undefined ? {} : parseResources(opts.resources, 'resources');
+  const out: Record<string, number> = { ...custom };
+  for (const [option, name] of Object.entries(BUILTIN) as [keyof typeof BUILTIN, string][]) {
+    if (name in custom) throw new InvalidOptionError('resources', opts.resources, `use the ${option} option for ${name}, not resources`);
+    const amount = opts[option] ?? (option === 'numCpus' ? defaultCpus : 0);
+    const units = toUnits(name, amount);
+    if (units > 0) out[name] = units;
+  }
+  return out;
+}
+
+function compileTolerations(tolerations: unknown): Record<string, Condition> {
+  if (tolerations === undefined) return {};
+  if (tolerations === null || typeof tolerations !== 'object' || Array.isArray(tolerations)) {
+    throw new InvalidOptionError('tolerations', tolerations, 'expected an object of taint key to condition, e.g. { gpu_node: Exists() }');
+  }
+  const out: Record<string, Condition> = {};
+  for (const [key, cond] of Object.entries(tolerations)) {
+    validateLabelKey(key, { allowReserved: true });
+    out[key] = validateCondition(key, cond);
+  }
+  return out;
+}
+
+function expressions(option: string, list: unknown): LabelMatchExpression[] {
+  if (!Array.isArray(list) || list.length === 0) throw new InvalidOptionError(option, list, 'expected a non-empty list of label match expressions');
+  return list.map((e) => validateExpression(e));
+}
+
+function conditions(record: unknown, soft: boolean): LabelMatchExpression[] {
+  if (record === undefined) return [];
+  if (record === null || typeof record !== 'object') throw new InvalidOptionError('schedulingStrategy', record, 'expected hard/soft condition maps');
+  return Object.entries(record).map(([key, cond]) => {
+    validateLabelKey(key, { allowReserved: true });
+    const c = validateCondition(key, cond);
+    return { key, operator: c.operator, values: c.values, soft };
+  });
+}

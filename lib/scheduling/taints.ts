@@ -1,0 +1,103 @@
+import { InvalidLabelError } from '../errors.ts';
+import { validateLabelKey, validateLabelValue } from '../labels/validate.ts';
+import type { ResourceSet } from '../resources/resource-set.ts';
+import { conditionMatches, type Condition } from '../selectors/expression.ts';
+
+/**
+ * Taints mark a node as off-limits to requests that do not tolerate them (seed 003, Kubernetes).
+ *
+ *   NoSchedule        new placements need a matching toleration (the default effect)
+ *   PreferNoSchedule  placements avoid the node when another one will do
+ *   NoExecute         like NoSchedule, and running actors that do not tolerate it are moved
+ *
+ * On the wire and in NodeInfo a taint is `key: value` or `key: "value:Effect"`, as `kubectl taint`.
+ */
+export const TaintEffect = { NoSchedule: 'NoSchedule', PreferNoSchedule: 'PreferNoSchedule', NoExecute: 'NoExecute' } as const;
+export type TaintEffect = (typeof TaintEffect)[keyof typeof TaintEffect];
+
+export interface Taint {
+  readonly key: string;
+  readonly value: string;
+  readonly effect: TaintEffect;
+}
+
+export type Tolerations = Readonly<Record<string, Condition>>;
+
+const EFFECTS = new Set<string>(Object.values(TaintEffect));
+
+/** Parses one taint value (`"true"`, `"true:NoExecute"`) for `key`. */
+export function parseTaint(key: string, raw: string, opts: { allowReserved?: boolean } = {}): Taint {
+  validateLabelKey(key, { allowReserved: opts.allowReserved });
+  if (typeof raw !== 'string') throw new InvalidLabelError(key, String(raw), 'taint value must be a string');
+  const colon = raw.lastIndexOf(':');
+  let value = raw;
+  let effect: TaintEffect = 'NoSchedule';
+  if (colon >= 0) {
+    const named = raw.slice(colon + 1);
+    if (!EFFECTS.has(named)) {
+      throw new InvalidLabelError(key, raw, `taint effect must be one of ${[...EFFECTS].join(', ')}`);
+    }
+    value = raw.slice(0, colon);
+    effect = named as TaintEffect;
+  }
+  validateLabelValue(key, value);
+  return { key, value, effect };
+}
+
+/** Parses a taint record (`{ gpu_node: 'true', pressure: 'high:PreferNoSchedule' }`). */
+export function parseTaints(record: Readonly<Record<string, string>>, opts: { allowReserved?: boolean } = {}): Taint[] {
+  return Object.entries(record).map(([key, raw]) => parseTaint(key, raw, opts));
+}
+
+/** The record form of taints, effect suffixed unless it is the default NoSchedule. */
+export function formatTaints(taints: readonly Taint[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const t of taints) out[t.key] = t.effect === 'NoSchedule' ? t.value : `${t.value}:${t.effect}`;
+  return out;
+}
+
+export function describeTaint(t: Taint): string {
+  return `{${t.key}: ${t.value}}`;
+}
+
+export function tolerates(tolerations: Tolerations, taint: Taint): boolean {
+  const cond = Object.hasOwn(tolerations, taint.key) ? tolerations[taint.key] : undefined;
+  return cond !== undefined && conditionMatches(cond, taint.value);
+}
+
+/** The first taint that keeps the request off the node (NoSchedule or NoExecute), if any. */
+export function firstUntoleratedTaint(taints: readonly Taint[], tolerations: Tolerations): Taint | undefined {
+  for (const t of taints) {
+    if (t.effect !== 'PreferNoSchedule' && !tolerates(tolerations, t)) return t;
+  }
+  return undefined;
+}
+
+/** Does the node carry a PreferNoSchedule taint the request does not tolerate? */
+export function hasUntoleratedPreference(taints: readonly Taint[], tolerations: Tolerations): boolean {
+  for (const t of taints) {
+    if (t.effect === 'PreferNoSchedule' && !tolerates(tolerations, t)) return true;
+  }
+  return false;
+}
+
+/**
+ * Rare-resource isolation (seed 003 follow-on): with `rareResources: ['GPU']`, a node that has GPUs
+ * carries the taint `orrery.io/rare-gpu=true`, and a request that asks for GPUs tolerates it
+ * automatically — so plain CPU work never lands on, and crowds out, the scarce machines.
+ */
+export const rareResourceTaintKey = (resource: string): string => `orrery.io/rare-${resource.toLowerCase()}`;
+
+export function rareResourceTaints(total: ResourceSet, rareResources: readonly string[]): Taint[] {
+  return rareResources
+    .filter((r) => (total[r] ?? 0) > 0)
+    .map((r) => ({ key: rareResourceTaintKey(r), value: 'true', effect: 'NoSchedule' as const }));
+}
+
+export function rareResourceTolerations(request: ResourceSet, rareResources: readonly string[]): Record<string, Condition> {
+  const out: Record<string, Condition> = {};
+  for (const r of rareResources) {
+    if ((request[r] ?? 0) > 0) out[rareResourceTaintKey(r)] = { operator: 'EXISTS', values: [] };
+  }
+  return out;
+}
