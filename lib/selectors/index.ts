@@ -1,0 +1,28 @@
+// lib/selectors — label match expressions, selector parsing (seed 002) and the strategy builders.
+export * from './expression.ts';
+export { formatSelectorValue, parseLabelSelector, parseSelectorValue } from './parse.ts';
+export {
+  DoesNotExist,
+  Exists,
+  Gt,
+  In,
+  Lt,
+  NotIn,
+  actorAffinity,
+  affinity,
+  antiAffinity,
+  labelDoesNotExist,
+  labelExists,
+  labelGt,
+  labelIn,
+  labelLt,
+  labelNotIn,
+  nodeAffinity,
+  nodeIdAffinity,
+  nodeLabelStrategy,
+  placementGroupStrategy,
+  validateCondition,
+  validateExpression,
+  type ActorRefLike,
+  type NodeIdAffinityOptions,
+} from './builders.ts';
