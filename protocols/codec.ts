@@ -1,0 +1,93 @@
+import { Packr, Unpackr, type Options } from 'msgpackr';
+import { ProtocolError } from './errors.ts';
+import { messages, type MessageBody, type MessageRegistry, type MessageType } from './messages/registry.ts';
+import { isPlainObject, type Infer } from './validate.ts';
+
+/**
+ * The only place bytes are made. Every message is one msgpack map, the envelope:
+ *
+ *   { v: PROTOCOL_VERSION, t: "<message type>", b: { …body } }
+ *
+ * encoded as plain msgpack (maps, arrays, strings, numbers, bin, nil) — no msgpackr records or
+ * shared structures — so a peer in any language can read it. Undefined fields are left out.
+ * The body sits under `b` so its field names can never clash with the envelope's.
+ */
+export const PROTOCOL_VERSION = 1;
+
+/** Default largest message, in bytes: 1 MiB, the same as nats-server's default max_payload. */
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
+
+// skipValues and int64AsType 'auto' exist in msgpackr 2.1 but not in its typings. 'auto' decodes a
+// 64-bit integer as a number when it is exact and as a bigint (which validators refuse) otherwise.
+const packOptions = { useRecords: false, moreTypes: false, encodeUndefinedAsNil: true, skipValues: [undefined] };
+const unpackOptions = { useRecords: false, mapsAsObjects: true, int64AsType: 'auto' };
+const packr = new Packr(packOptions as Options);
+const unpackr = new Unpackr(unpackOptions as unknown as Options);
+
+export interface CodecOptions<R extends MessageRegistry> {
+  /** Largest accepted message in bytes; default DEFAULT_MAX_BYTES. */
+  maxBytes?: number;
+  /** The message types to accept; default `messages`, every type of this protocol. */
+  registry?: R;
+}
+
+/** A decoded message: its type and its validated body, discriminated by `type`. */
+export type Decoded<R extends MessageRegistry> = { [K in keyof R & string]: { readonly type: K; readonly body: Infer<R[K]> } }[keyof R & string];
+
+export function encode<K extends MessageType>(type: K, body: MessageBody<K>, opts?: { maxBytes?: number }): Uint8Array;
+export function encode(type: string, body: unknown, opts?: { maxBytes?: number }): Uint8Array;
+export function encode(type: string, body: unknown, opts: { maxBytes?: number } = {}): Uint8Array {
+  let bytes: Uint8Array;
+  try {
+    bytes = packr.pack({ v: PROTOCOL_VERSION, t: type, b: body });
+  } catch (cause) {
+    throw new ProtocolError('INVALID_MESSAGE', `cannot encode ${type}: ${(cause as Error).message}`, { cause, detail: { type } });
+  }
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+  if (bytes.byteLength > maxBytes) throw tooLarge(bytes.byteLength, maxBytes);
+  return bytes;
+}
+
+/**
+ * Decodes and validates one message. Throws ProtocolError: TOO_LARGE (checked before unpacking),
+ * MALFORMED (not msgpack, truncated, trailing bytes, not an envelope), VERSION_MISMATCH,
+ * UNKNOWN_TYPE (not in the registry) or INVALID_MESSAGE (the body fails its validator).
+ */
+export function decode<R extends MessageRegistry = typeof messages>(bytes: Uint8Array, opts: CodecOptions<R> = {}): Decoded<R> {
+  const registry: MessageRegistry = opts.registry ?? messages;
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+  if (!(bytes instanceof Uint8Array)) throw new ProtocolError('MALFORMED', 'message is not bytes', { detail: { reason: 'not_bytes' } });
+  if (bytes.byteLength > maxBytes) throw tooLarge(bytes.byteLength, maxBytes);
+  let envelope: unknown;
+  try {
+    envelope = unpackr.unpack(bytes);
+  } catch (cause) {
+    const reason = (cause as { incomplete?: boolean }).incomplete ? 'truncated' : 'invalid';
+    throw new ProtocolError('MALFORMED', `message is not valid msgpack (${reason})`, { cause, detail: { reason, size: bytes.byteLength } });
+  }
+  if (!isPlainObject(envelope)) throw malformed('message is not a msgpack map', 'not_a_map');
+  const { v, t, b } = envelope;
+  if (v !== PROTOCOL_VERSION) {
+    throw new ProtocolError('VERSION_MISMATCH', `message has protocol version ${JSON.stringify(v) ?? 'none'}, this peer speaks ${PROTOCOL_VERSION}`, {
+      detail: { received: typeof v === 'number' ? v : null, expected: PROTOCOL_VERSION },
+    });
+  }
+  if (typeof t !== 'string') throw malformed('message has no type', 'no_type');
+  if (!Object.hasOwn(registry, t)) {
+    throw new ProtocolError('UNKNOWN_TYPE', `unknown message type ${JSON.stringify(t)}`, { detail: { type: t } });
+  }
+  try {
+    return { type: t, body: registry[t](b, '') } as Decoded<R>;
+  } catch (cause) {
+    if (!(cause instanceof ProtocolError)) throw cause;
+    throw new ProtocolError('INVALID_MESSAGE', `invalid ${t}: ${cause.message}`, { cause, detail: { ...cause.detail, type: t } });
+  }
+}
+
+function tooLarge(size: number, maxBytes: number): ProtocolError {
+  return new ProtocolError('TOO_LARGE', `message of ${size} bytes exceeds the limit of ${maxBytes}`, { detail: { size, maxBytes } });
+}
+
+function malformed(message: string, reason: string): ProtocolError {
+  return new ProtocolError('MALFORMED', message, { detail: { reason } });
+}

@@ -1,0 +1,12 @@
+import { num, record, str, type Validator } from '../validate.ts';
+
+/**
+ * Field validators shared by several messages. Resource quantities travel as fixed-point units
+ * (lib/resources/quantity.ts: 1 CPU = 10,000 units, memory in bytes), so they are whole numbers.
+ */
+export const id: Validator<string> = str({ min: 1, max: 256 });
+export const labels: Validator<Record<string, string>> = record(str({ max: 63 }), { maxKeys: 1024, key: str({ min: 1, max: 317 }) });
+/** Taints as NodeInfo shows them: `key: value` or `key: "value:Effect"`. */
+export const taints: Validator<Record<string, string>> = record(str({ max: 80 }), { maxKeys: 256, key: str({ min: 1, max: 317 }) });
+export const resourceSet: Validator<Record<string, number>> = record(num({ int: true, min: 0 }), { maxKeys: 1024, key: str({ min: 1, max: 128 }) });
+export const seq: Validator<number> = num({ int: true, min: 0 });

@@ -1,0 +1,28 @@
+import { num, object, str, type Infer } from '../validate.ts';
+import { id, labels, resourceSet, seq, taints } from './common.ts';
+
+/** Where a raylet runs, for operators and the CLI's `--node-ip`; requests still travel over NATS. */
+export const nodeAddress = object({
+  ip: str({ min: 1, max: 64 }),
+  hostname: str({ max: 255 }),
+  pid: num({ int: true, min: 0 }),
+});
+
+/** raylet → GCS (`gcs.register_node`): a node joins with its labels, taints and resources. */
+export const registerNode = object({
+  nodeId: id,
+  name: str({ min: 1, max: 256 }),
+  labels,
+  taints,
+  resources: object({ total: resourceSet, available: resourceSet }),
+  address: nodeAddress,
+});
+export type RegisterNode = Infer<typeof registerNode>;
+
+/** raylet → GCS (`gcs.heartbeat`): the node is alive; `seq` grows by one per beat. */
+export const heartbeat = object({
+  nodeId: id,
+  seq,
+  available: resourceSet,
+});
+export type Heartbeat = Infer<typeof heartbeat>;

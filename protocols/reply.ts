@@ -1,0 +1,29 @@
+import { decode, encode } from './codec.ts';
+import { errorResult, fromWireError, okResult, type WireResult } from './errors.ts';
+import { messages } from './messages/registry.ts';
+import type { Validator } from './validate.ts';
+
+const replyOnly = { reply: messages.reply } as const;
+
+/** Encodes the answer to a request: a value, or (given an error) its wire form. */
+export function encodeReply(result: WireResult<unknown>, opts: { maxBytes?: number } = {}): Uint8Array {
+  return encode('reply', result, opts);
+}
+
+export function encodeOk(value: unknown, opts: { maxBytes?: number } = {}): Uint8Array {
+  return encodeReply(okResult(value), opts);
+}
+
+export function encodeError(err: unknown, opts: { maxBytes?: number } = {}): Uint8Array {
+  return encodeReply(errorResult(err), opts);
+}
+
+/**
+ * Decodes a reply: returns its value checked by `value`, or throws the sender's error re-created
+ * as an OrreryError with the same code and detail. Undecodable bytes throw a ProtocolError.
+ */
+export function decodeReply<T>(bytes: Uint8Array, opts: { value: Validator<T>; maxBytes?: number }): T {
+  const { body } = decode(bytes, { registry: replyOnly, maxBytes: opts.maxBytes });
+  if (!body.ok) throw fromWireError(body.error);
+  return opts.value(body.value, 'value');
+}

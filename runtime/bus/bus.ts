@@ -1,0 +1,67 @@
+/**
+ * The message bus every orrery process talks through: NATS in a real cluster (nats.ts), or an
+ * in-process broker with the same semantics for simulations and specs (memory.ts). Payloads are
+ * opaque bytes; protocols/codec.ts makes and reads them.
+ */
+export interface BusMsg {
+  readonly subject: string;
+  readonly data: Uint8Array;
+  /** Where the sender waits for an answer, when the message is a request. */
+  readonly reply?: string;
+  /** Publishes `data` to `reply`; false when there is no reply subject. */
+  respond(data: Uint8Array): boolean;
+}
+
+/**
+ * Receives one message. Messages of one subscription arrive one at a time in publish order; a
+ * handler that returns a promise is not awaited, so async handlers may overlap. A handler that
+ * throws (or rejects) is reported to the bus's `onHandlerError` and the subscription goes on.
+ */
+export type MsgHandler = (msg: BusMsg) => unknown;
+
+export interface Subscription {
+  readonly subject: string;
+  readonly queue?: string;
+  /** Stops delivery at once, including messages already queued for this subscription. */
+  unsubscribe(): void;
+  /** Resolves once the subscription has ended (unsubscribed, or its bus closed). */
+  readonly closed: Promise<void>;
+}
+
+export interface Bus {
+  publish(subject: string, data: Uint8Array, opts?: { reply?: string }): void;
+  /** `subject` may use wildcards: `*` matches one token, a final `>` one or more. */
+  subscribe(subject: string, handler: MsgHandler, opts?: { queue?: string }): Subscription;
+  /**
+   * Publishes with a fresh reply subject and resolves with the first answer. Rejects with
+   * NoRespondersError when nobody subscribes to `subject`, TimeoutError after `timeoutMs`.
+   */
+  request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg>;
+  /** Resolves once everything published before the call has left this connection. */
+  flush(): Promise<void>;
+  /** Drains: ends subscriptions after their queued messages are handled, sends what is pending, closes. */
+  close(): Promise<void>;
+  /** Resolves when the bus has closed (by close() or, for NATS, a connection lost for good). */
+  readonly closed: Promise<void>;
+}
+
+export interface BusOptions {
+  /** Called when a handler throws or rejects; by default the error is rethrown asynchronously. */
+  onHandlerError?: (err: unknown, msg: BusMsg) => void;
+}
+
+/** Runs a handler, routing a thrown or rejected error to `onError`. */
+export function invokeHandler(handler: MsgHandler, msg: BusMsg, onError: (err: unknown, msg: BusMsg) => void): void {
+  try {
+    const result = handler(msg);
+    if (result instanceof Promise) result.catch((err: unknown) => onError(err, msg));
+  } catch (err) {
+    onError(err, msg);
+  }
+}
+
+export function rethrowLater(err: unknown): void {
+  setImmediate(() => {
+    throw err;
+  });
+}

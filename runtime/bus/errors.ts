@@ -1,0 +1,41 @@
+import { OrreryError } from '../../lib/errors.ts';
+
+/** A request found nobody subscribed to its subject. */
+export class NoRespondersError extends OrreryError {
+  override name = 'NoRespondersError';
+  constructor(readonly subject: string, options: { cause?: unknown } = {}) {
+    super('NO_RESPONDERS', `no responders for ${subject}`, { ...options, detail: { subject } });
+  }
+}
+
+/** A request got no answer in time. */
+export class TimeoutError extends OrreryError {
+  override name = 'TimeoutError';
+  constructor(readonly subject: string, readonly timeoutMs: number, options: { cause?: unknown } = {}) {
+    super('TIMEOUT', `request to ${subject} timed out after ${timeoutMs} ms`, { ...options, detail: { subject, timeoutMs } });
+  }
+}
+
+/** The bus is closed or draining, so it takes no new publishes, subscriptions or requests. */
+export class BusClosedError extends OrreryError {
+  override name = 'BusClosedError';
+  constructor(options: { cause?: unknown } = {}) {
+    super('BUS_CLOSED', 'the bus is closed', options);
+  }
+}
+
+/** A subject the bus cannot publish to or subscribe with (empty tokens, wildcards in a publish, …). */
+export class InvalidSubjectError extends OrreryError {
+  override name = 'InvalidSubjectError';
+  constructor(readonly subject: string, readonly rule: string, options: { cause?: unknown } = {}) {
+    super('INVALID_SUBJECT', `invalid subject ${JSON.stringify(subject)}: ${rule}`, { ...options, detail: { subject, rule } });
+  }
+}
+
+/** No server of the given address could be reached. */
+export class ConnectionFailedError extends OrreryError {
+  override name = 'ConnectionFailedError';
+  constructor(readonly address: string, reason: string, options: { cause?: unknown } = {}) {
+    super('CONNECTION_FAILED', `cannot connect to NATS at ${address}: ${reason}`, { ...options, detail: { address, reason } });
+  }
+}

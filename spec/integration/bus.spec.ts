@@ -1,0 +1,42 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { OrreryError } from '../../lib/errors.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { runBusConformance } from '../runtime/bus/conformance.ts';
+
+let server: NatsServerHandle | undefined;
+
+runBusConformance('nats', {
+  before: async () => {
+    server = await startNatsServer();
+  },
+  after: async () => {
+    await server?.stop();
+  },
+  connect: () => connectNatsBus({ servers: server!.url, name: 'orrery-bus-spec' }),
+});
+
+test('the helper starts servers on free ports other than 4222 and stops them', async () => {
+  const [a, b] = await Promise.all([startNatsServer(), startNatsServer({ jetstream: true })]);
+  try {
+    assert.is.not(a.port, 4222);
+    assert.is.not(a.port, b.port);
+    const bus = await connectNatsBus({ servers: ` ${a.url} , ${b.url} ` });
+    await bus.flush();
+    await bus.close();
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+  const err = await connectNatsBus({ servers: a.url, connectTimeoutMs: 1000 }).then(() => undefined, (e: unknown) => e);
+  assert.instance(err, OrreryError);
+  assert.is((err as OrreryError).code, 'CONNECTION_FAILED');
+  assert.match((err as OrreryError).message, a.url.replace('nats://', ''));
+});
+
+test('an empty address list is a CONNECTION_FAILED error', async () => {
+  const err = await connectNatsBus({ servers: ' , ' }).then(() => undefined, (e: unknown) => e);
+  assert.is((err as OrreryError).code, 'CONNECTION_FAILED');
+});
+
+test.run();

@@ -1,0 +1,67 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { decode, encode } from '../../../protocols/codec.ts';
+import { ProtocolError } from '../../../protocols/errors.ts';
+import type { Heartbeat } from '../../../protocols/messages/node.ts';
+import { messages } from '../../../protocols/messages/registry.ts';
+import type { ViewDelta } from '../../../protocols/messages/view.ts';
+
+const heartbeat: Heartbeat = { nodeId: 'n1', seq: 17, available: { CPU: 20_000, GPU: 10_000 } };
+const delta: ViewDelta = {
+  version: 12,
+  previous: 11,
+  upserts: [
+    {
+      nodeId: 'n1',
+      name: 'worker-1',
+      state: 'DRAINING',
+      labels: { 'orrery.io/zone': 'a' },
+      taints: {},
+      resources: { total: { CPU: 40_000 }, available: { CPU: 0 } },
+    },
+  ],
+  removals: ['n9'],
+};
+
+test('the registry holds every message type of this protocol version', () => {
+  assert.equal(Object.keys(messages).sort(), ['heartbeat', 'register_node', 'reply', 'view_delta']);
+});
+
+test('heartbeat and view_delta round-trip', () => {
+  assert.equal(decode(encode('heartbeat', heartbeat)), { type: 'heartbeat', body: heartbeat });
+  assert.equal(decode(encode('view_delta', delta)), { type: 'view_delta', body: delta });
+});
+
+function invalid(type: string, body: unknown): string {
+  try {
+    decode(encode(type, body));
+  } catch (err) {
+    assert.instance(err, ProtocolError);
+    assert.is((err as ProtocolError).code, 'INVALID_MESSAGE');
+    return (err as ProtocolError).message;
+  }
+  throw new Error('expected INVALID_MESSAGE');
+}
+
+const refused: { name: string; type: string; body: unknown; message: string }[] = [
+  { name: 'a negative heartbeat seq', type: 'heartbeat', body: { ...heartbeat, seq: -1 }, message: 'invalid heartbeat: seq: expected a number >= 0' },
+  { name: 'a negative resource', type: 'heartbeat', body: { ...heartbeat, available: { CPU: -1 } }, message: 'invalid heartbeat: available.CPU: expected a number >= 0' },
+  {
+    name: 'an unknown node state',
+    type: 'view_delta',
+    body: { ...delta, upserts: [{ ...delta.upserts[0], state: 'ZOMBIE' }] },
+    message: 'invalid view_delta: upserts[0].state: expected "ALIVE" or "DRAINING" or "DEAD"',
+  },
+  { name: 'a removal that is not an id', type: 'view_delta', body: { ...delta, removals: ['n1', ''] }, message: 'invalid view_delta: removals[1]: expected at least 1 character(s)' },
+  { name: 'a view without a version', type: 'view_delta', body: { ...delta, version: undefined }, message: 'invalid view_delta: version: expected a number' },
+  { name: 'a reply without ok', type: 'reply', body: { value: 1 }, message: 'invalid reply: ok: expected a boolean' },
+  { name: 'an error reply without a code', type: 'reply', body: { ok: false, error: { message: 'x' } }, message: 'invalid reply: error.code: expected a string' },
+];
+
+for (const c of refused) {
+  test(`refuses ${c.name}`, () => {
+    assert.is(invalid(c.type, c.body), c.message);
+  });
+}
+
+test.run();

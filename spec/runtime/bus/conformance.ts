@@ -1,0 +1,233 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { OrreryError } from '../../../lib/errors.ts';
+import type { Bus, BusMsg } from '../../../runtime/bus/bus.ts';
+
+/**
+ * The behaviour every Bus must share, run against the memory bus and a real nats-server. Each test
+ * opens its own connections through `connect` and uses subjects under a fresh prefix.
+ */
+export interface BusUnderTest {
+  connect(): Promise<Bus>;
+  before?(): Promise<void>;
+  after?(): Promise<void>;
+}
+
+const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+const read = (m: BusMsg): string => new TextDecoder().decode(m.data);
+
+/** Bounds a wait on a real condition, so a broken bus fails the test instead of hanging the suite. */
+function within<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`gave up waiting for ${what}`)), ms)));
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}
+
+/** Collects messages and resolves `reached(n)` once `n` have arrived. */
+function collector() {
+  const got: BusMsg[] = [];
+  const waiters: { n: number; resolve(): void }[] = [];
+  return {
+    got,
+    handler: (m: BusMsg) => {
+      got.push(m);
+      for (const w of waiters) if (got.length >= w.n) w.resolve();
+    },
+    reached: (n: number, what = `${n} messages`) =>
+      within(
+        new Promise<void>((resolve) => (got.length >= n ? resolve() : waiters.push({ n, resolve }))),
+        what,
+      ),
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+export function runBusConformance(name: string, target: BusUnderTest): void {
+  const test = suite<{ open: Bus[]; prefix: string }>(`bus conformance: ${name}`, { open: [], prefix: '' });
+  let run = 0;
+  const connect = async (ctx: { open: Bus[] }) => {
+    const bus = await target.connect();
+    ctx.open.push(bus);
+    return bus;
+  };
+  /** A round trip through `sub`'s connection: everything published to it before has been handled. */
+  const sync = async (ctx: { open: Bus[]; prefix: string }, pub: Bus, sub: Bus) => {
+    const subject = `${ctx.prefix}.sync`;
+    const s = sub.subscribe(subject, (m) => m.respond(m.data));
+    await sub.flush();
+    await within(pub.request(subject, text('sync'), { timeoutMs: 5000 }), 'sync reply');
+    s.unsubscribe();
+  };
+
+  if (target.before) test.before(target.before);
+  if (target.after) test.after(target.after);
+  test.before.each((ctx) => {
+    ctx.open = [];
+    ctx.prefix = `t${++run}x${process.pid}`;
+  });
+  test.after.each(async (ctx) => {
+    await Promise.all(ctx.open.map((b) => b.close()));
+  });
+
+  test('delivers to an exact subject with data intact and no reply subject', async (ctx) => {
+    const [pub, sub] = [await connect(ctx), await connect(ctx)];
+    const c = collector();
+    sub.subscribe(`${ctx.prefix}.exact`, c.handler);
+    await sub.flush();
+    pub.publish(`${ctx.prefix}.exact`, text('one'));
+    pub.publish(`${ctx.prefix}.exact`, new Uint8Array([0, 255, 7]));
+    await c.reached(2);
+    assert.equal(c.got.map((m) => m.subject), [`${ctx.prefix}.exact`, `${ctx.prefix}.exact`]);
+    assert.is(read(c.got[0]), 'one');
+    assert.equal([...c.got[1].data], [0, 255, 7]);
+    assert.is(c.got[0].reply, undefined);
+    assert.is(c.got[0].respond(text('x')), false);
+  });
+
+  const wildcardCases: { pattern: string; want: string[] }[] = [
+    { pattern: 'w.*', want: ['w.b'] },
+    { pattern: 'w.*.c', want: ['w.b.c', 'w.bb.c'] },
+    { pattern: 'w.>', want: ['w.b', 'w.b.c', 'w.b.c.d', 'w.bb.c'] },
+    { pattern: 'w.b.>', want: ['w.b.c', 'w.b.c.d'] },
+    { pattern: 'w.b.c', want: ['w.b.c'] },
+    { pattern: '*.b', want: ['w.b', 'x.b'] },
+  ];
+  const published = ['w', 'w.b', 'w.b.c', 'w.b.c.d', 'x.b', 'w.bb.c', 'wb'];
+
+  test("matches '*' as one token and '>' as one or more trailing tokens, nothing else", async (ctx) => {
+    const [pub, sub] = [await connect(ctx), await connect(ctx)];
+    const got = new Map<string, string[]>();
+    for (const c of wildcardCases) {
+      const seen: string[] = [];
+      got.set(c.pattern, seen);
+      sub.subscribe(`${ctx.prefix}.${c.pattern}`, (m) => seen.push(m.subject.slice(ctx.prefix.length + 1)));
+    }
+    await sub.flush();
+    for (const s of published) pub.publish(`${ctx.prefix}.${s}`, text(s));
+    await sync(ctx, pub, sub);
+    for (const c of wildcardCases) assert.equal(got.get(c.pattern), c.want, c.pattern);
+  });
+
+  test('a queue group gets each message once, shared among members; plain subscribers get every one', async (ctx) => {
+    const [pub, a, b] = [await connect(ctx), await connect(ctx), await connect(ctx)];
+    const subject = `${ctx.prefix}.work`;
+    const [workerA, workerB, solo, plain] = [collector(), collector(), collector(), collector()];
+    a.subscribe(subject, workerA.handler, { queue: 'workers' });
+    b.subscribe(subject, workerB.handler, { queue: 'workers' });
+    b.subscribe(subject, solo.handler, { queue: 'auditors' });
+    a.subscribe(subject, plain.handler);
+    await Promise.all([a.flush(), b.flush()]);
+    for (let i = 0; i < 100; i++) pub.publish(subject, text(String(i)));
+    await plain.reached(100);
+    await solo.reached(100);
+    await sync(ctx, pub, a);
+    await sync(ctx, pub, b);
+    const shared = [...workerA.got, ...workerB.got].map(read);
+    assert.is(shared.length, 100);
+    assert.is(new Set(shared).size, 100);
+    assert.ok(workerA.got.length > 0 && workerB.got.length > 0, `split ${workerA.got.length}/${workerB.got.length}`);
+  });
+
+  test('request resolves with the first reply', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    let seenReply: string | undefined;
+    server.subscribe(`${ctx.prefix}.echo`, (m) => {
+      seenReply = m.reply;
+      m.respond(text(`echo:${read(m)}`));
+    });
+    await server.flush();
+    const answer = await within(client.request(`${ctx.prefix}.echo`, text('hi'), { timeoutMs: 5000 }), 'echo');
+    assert.is(read(answer), 'echo:hi');
+    assert.type(seenReply, 'string');
+    assert.is(answer.subject, seenReply);
+  });
+
+  test('a request nobody subscribes to fails with NO_RESPONDERS', async (ctx) => {
+    const client = await connect(ctx);
+    const err = await rejection(client.request(`${ctx.prefix}.nobody`, text('?'), { timeoutMs: 5000 }));
+    assert.instance(err, OrreryError);
+    assert.is((err as OrreryError).code, 'NO_RESPONDERS');
+  });
+
+  test('a request nobody answers fails with TIMEOUT', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    const c = collector();
+    server.subscribe(`${ctx.prefix}.silent`, c.handler);
+    await server.flush();
+    const started = Date.now();
+    const err = await rejection(client.request(`${ctx.prefix}.silent`, text('?'), { timeoutMs: 100 }));
+    assert.instance(err, OrreryError);
+    assert.is((err as OrreryError).code, 'TIMEOUT');
+    assert.ok(Date.now() - started >= 90, 'waited for the timeout');
+    assert.is(c.got.length, 1);
+  });
+
+  test('unsubscribe stops delivery at once, even mid-stream, and resolves closed', async (ctx) => {
+    const [pub, sub] = [await connect(ctx), await connect(ctx)];
+    const seen: string[] = [];
+    const s = sub.subscribe(`${ctx.prefix}.stream`, (m) => {
+      seen.push(read(m));
+      if (seen.length === 3) s.unsubscribe();
+    });
+    let lateDeliveries = 0;
+    const early = sub.subscribe(`${ctx.prefix}.stream`, () => lateDeliveries++);
+    early.unsubscribe();
+    await sub.flush();
+    for (let i = 0; i < 10; i++) pub.publish(`${ctx.prefix}.stream`, text(String(i)));
+    await within(s.closed, 'subscription closed');
+    await within(early.closed, 'early subscription closed');
+    await sync(ctx, pub, sub);
+    assert.equal(seen, ['0', '1', '2']);
+    assert.is(lateDeliveries, 0);
+  });
+
+  test('one subscription receives 1,000 messages in publish order', async (ctx) => {
+    const [pub, sub] = [await connect(ctx), await connect(ctx)];
+    const c = collector();
+    sub.subscribe(`${ctx.prefix}.ordered`, c.handler);
+    await sub.flush();
+    for (let i = 0; i < 1000; i++) pub.publish(`${ctx.prefix}.ordered`, text(String(i)));
+    await c.reached(1000);
+    assert.equal(c.got.map(read), Array.from({ length: 1000 }, (_, i) => String(i)));
+  });
+
+  test('close() on the publisher sends what it published before closing', async (ctx) => {
+    const [pub, sub] = [await connect(ctx), await connect(ctx)];
+    const c = collector();
+    sub.subscribe(`${ctx.prefix}.last`, c.handler);
+    await sub.flush();
+    for (let i = 0; i < 200; i++) pub.publish(`${ctx.prefix}.last`, text(String(i)));
+    await pub.close();
+    await c.reached(200);
+    assert.is(c.got.length, 200);
+  });
+
+  test('close() on the subscriber hands queued messages to handlers, then ends everything', async (ctx) => {
+    const [pub, sub] = [await connect(ctx), await connect(ctx)];
+    const c = collector();
+    const s = sub.subscribe(`${ctx.prefix}.drain`, c.handler);
+    await sub.flush();
+    for (let i = 0; i < 100; i++) pub.publish(`${ctx.prefix}.drain`, text(String(i)));
+    await pub.flush();
+    await within(sub.close(), 'drain');
+    assert.is(c.got.length, 100);
+    await within(s.closed, 'subscription closed by drain');
+    await within(sub.closed, 'bus closed');
+    try {
+      sub.publish(`${ctx.prefix}.drain`, text('late'));
+      assert.unreachable('publish after close');
+    } catch (err) {
+      assert.is((err as OrreryError).code, 'BUS_CLOSED');
+    }
+  });
+
+  test.run();
+}
