@@ -8,7 +8,7 @@ export * from './reference.ts';
 export * from './request.ts';
 export type * from './request.types.ts';
 export * from './schedule.ts';
-export type * from './strategy.ts';
+export type * from './strategy.types.ts';
 export * from './taints.ts';
 export { pickHybrid } from './pick/hybrid.ts';
 export { pickSpread } from './pick/spread.ts';

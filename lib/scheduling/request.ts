@@ -7,7 +7,7 @@ import type { Condition, LabelMatchExpression } from '../selectors/expression.ts
 import { parseLabelSelector } from '../selectors/parse.ts';
 import { resourcesInBundle } from './bundle-resources.ts';
 import type { SchedulingRequest, TargetKind } from './request.types.ts';
-import type { SchedulingStrategy } from './strategy.ts';
+import type { SchedulingStrategy } from './strategy.types.ts';
 import { rareResourceTolerations } from './taints.ts';
 
 /** The scheduling part of TaskOptions / ActorOptions (API.md). */

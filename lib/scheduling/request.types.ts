@@ -1,6 +1,6 @@
 import type { ResourceSet } from '../resources/resource-set.ts';
 import type { LabelMatchExpression } from '../selectors/expression.ts';
-import type { NodeIdAffinityStrategy } from './strategy.ts';
+import type { NodeIdAffinityStrategy } from './strategy.types.ts';
 import type { Tolerations } from './taints.ts';
 
 export type TargetKind = 'actor' | 'task' | 'placement_group';

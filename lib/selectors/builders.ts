@@ -10,7 +10,7 @@ import { labelKeyProblem, labelValueProblem, typeName } from '../labels/validate
 import { ACTOR_ID_LABEL } from '../labels/builtin.ts';
 import type {
   ActorAffinityStrategy, NodeAffinityStrategy, NodeIdAffinityStrategy, NodeLabelStrategy, PlacementGroupStrategy,
-} from '../scheduling/strategy.ts';
+} from '../scheduling/strategy.types.ts';
 import { MatchOperator, type Condition, type LabelMatchExpression } from './expression.ts';
 
 /** An actor handle (anything with an actorId, and maybe its namespace) or a bare actor id. */
