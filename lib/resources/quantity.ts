@@ -31,6 +31,9 @@ export function toUnits(resource: string, amount: unknown): number {
   if (scale === 1 && units !== amount) {
     throw new InvalidResourceError(resource, amount, 'quantity is a count of bytes and must be a whole number');
   }
+  if (units === 0 && amount > 0) {
+    throw new InvalidResourceError(resource, amount, `quantity must be 0 or at least ${1 / scale}`);
+  }
   return units;
 }
 
