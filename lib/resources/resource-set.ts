@@ -16,7 +16,9 @@ export function parseResources(input: unknown, what = 'resources'): ResourceSet 
   }
   const out: Record<string, number> = {};
   for (const [name, amount] of Object.entries(input)) {
-    if (!NAME.test(name) || name === '__proto__' || name === 'constructor' || name === 'prototype') {
+    // Names Object.prototype carries (toString, valueOf, __proto__, …) would read as functions
+    // where a set lacks them, so fits/addResources would see a function instead of 0.
+    if (!NAME.test(name) || name in Object.prototype || name === 'prototype') {
       throw new InvalidResourceError(name, amount, 'resource names start with a letter or _ and use letters, digits, _ . - /');
     }
     const units = toUnits(name, amount);
