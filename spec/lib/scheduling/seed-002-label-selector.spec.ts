@@ -12,7 +12,7 @@ const fleet = () =>
     { id: 'c1', labels: { region: 'ap' } },
   ]);
 
-const operators = [
+const operators: { name: string; selector: Record<string, string>; want: string[] }[] = [
   { name: 'equals', selector: { 'orrery.io/accelerator-type': 'nvidia-h100' }, want: ['h1', 'h2'] },
   { name: 'not equals (matches nodes without the key too)', selector: { 'orrery.io/accelerator-type': '!nvidia-h100' }, want: ['a1', 'c1'] },
   { name: 'in', selector: { region: 'in(us,ap)' }, want: ['a1', 'c1', 'h1'] },

@@ -2,7 +2,7 @@
 // PreferNoSchedule, and automatic rare-resource isolation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DoesNotExist, Exists, In, NotIn, parseResources, parseTaints, rareResourceTaints } from '../../../lib/index.ts';
+import { DoesNotExist, Exists, In, NotIn, parseResources, parseTaints, rareResourceTaints, type Condition } from '../../../lib/index.ts';
 import { cluster, decide, failureOf, landings, placedOn } from '../../support/cluster.ts';
 
 const gpuCluster = () => cluster([{ id: 'gpu1', gpu: 1, taints: { gpu_node: 'true' } }, { id: 'cpu1' }]);
@@ -20,7 +20,7 @@ test('with the CPU node full, the plain actor waits and the message names the ta
   assert.is(f.code, 'unschedulable');
 });
 
-const tolerationCases = [
+const tolerationCases: { name: string; taints: Record<string, string>; tol: Record<string, Condition>; want: boolean }[] = [
   { name: 'Exists tolerates any value', taints: { gpu_node: 'true' }, tol: { gpu_node: Exists() }, want: true },
   { name: 'In with the value tolerates', taints: { gpu_type: 'A100' }, tol: { gpu_type: In('A100') }, want: true },
   { name: 'In with another value does not', taints: { gpu_type: 'A100' }, tol: { gpu_type: In('V100') }, want: false },
