@@ -9,7 +9,7 @@ import {
 } from 'orrery';
 
 const cluster = new ClusterState();
-const nodes = [
+const nodes: { nodeId: string; labels: Record<string, string>; cpu: number; gpu?: number; taints?: Record<string, string> }[] = [
   { nodeId: 'node-1', labels: { region: 'us', zone: 'us-east-1a' }, cpu: 8 },
   { nodeId: 'node-2', labels: { region: 'us', zone: 'us-east-1b' }, cpu: 8 },
   { nodeId: 'node-3', labels: { region: 'eu', zone: 'eu-west-1a' }, cpu: 4 },
