@@ -64,17 +64,28 @@ function runSuite(file) {
       cwd: root,
       env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // its own process group, so everything the suite started (nats-server, raylets, worker
+      // hosts) can be killed with it — nothing outlives a crashed or timed-out suite
+      detached: true,
     });
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is already gone
+      }
+    };
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      killGroup();
     }, SUITE_TIMEOUT_MS);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      killGroup();
       const text = strip(output);
       const num = (label) => {
         const m = text.match(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'm'));
