@@ -9,3 +9,5 @@ export * from './messages/registry.ts';
 export * from './messages/node.ts';
 export * from './messages/view.ts';
 export { wireError, reply } from './messages/reply.ts';
+export * from './messages/actor.ts';
+export * from './messages/cluster.ts';

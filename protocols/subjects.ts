@@ -35,6 +35,7 @@ export const GcsVerb = {
   set_node_taints: 'set_node_taints',
   drain_node: 'drain_node',
   view_snapshot: 'view_snapshot',
+  actor_died: 'actor_died',
 } as const;
 export type GcsVerb = (typeof GcsVerb)[keyof typeof GcsVerb];
 

@@ -2,6 +2,8 @@ import type { Infer, Validator } from '../validate.ts';
 import { heartbeat, registerNode } from './node.ts';
 import { reply } from './reply.ts';
 import { viewDelta } from './view.ts';
+import { actorCall, actorDied, createActor, getActor, killActor, rayletKillActor, registerActor } from './actor.ts';
+import { clusterEvent, empty, labelsChange, nodeRef, taintsChange } from './cluster.ts';
 
 /** A registry maps each message type (the envelope's `t`) to the validator of its body. */
 export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
@@ -11,6 +13,20 @@ export const messages = {
   register_node: registerNode,
   heartbeat,
   view_delta: viewDelta,
+  view_snapshot: empty,
+  register_actor: registerActor,
+  get_actor: getActor,
+  kill_actor: killActor,
+  list_nodes: empty,
+  list_actors: empty,
+  set_node_labels: labelsChange,
+  set_node_taints: taintsChange,
+  drain_node: nodeRef,
+  actor_died: actorDied,
+  create_actor: createActor,
+  raylet_kill_actor: rayletKillActor,
+  actor_call: actorCall,
+  event: clusterEvent,
   reply,
 } as const satisfies MessageRegistry;
 

@@ -24,7 +24,38 @@ const delta: ViewDelta = {
 };
 
 test('the registry holds every message type of this protocol version', () => {
-  assert.equal(Object.keys(messages).sort(), ['heartbeat', 'register_node', 'reply', 'view_delta']);
+  assert.equal(Object.keys(messages).sort(), [
+    'actor_call', 'actor_died', 'create_actor', 'drain_node', 'event', 'get_actor', 'heartbeat', 'kill_actor', 'list_actors',
+    'list_nodes', 'raylet_kill_actor', 'register_actor', 'register_node', 'reply', 'set_node_labels', 'set_node_taints',
+    'view_delta', 'view_snapshot',
+  ]);
+});
+
+test('an actor call and a create_actor request round-trip with user values intact', () => {
+  const call = { method: 'add', args: [1, 'two', { three: [3] }, new Uint8Array([4])] };
+  const got = decode(encode('actor_call', call));
+  assert.is(got.type, 'actor_call');
+  const body = got.body as { method: string; args: unknown[] };
+  assert.equal(body.args.slice(0, 3), [1, 'two', { three: [3] }]);
+  // binary arrives as a Uint8Array (Node gives a Buffer, its subclass) with the same bytes
+  assert.ok(body.args[3] instanceof Uint8Array);
+  assert.equal([...(body.args[3] as Uint8Array)], [4]);
+  const create = {
+    actorId: 'a1', code: { moduleUrl: 'file:///x.js', className: 'Counter', args: [5] }, namespace: 'default',
+    labels: { app: 'web' }, resources: { CPU: 10_000 }, maxConcurrency: 1, isolation: 'shared' as const, incarnation: 0,
+  };
+  assert.equal(decode(encode('create_actor', create)), { type: 'create_actor', body: create });
+});
+
+test('a create_actor with an unknown isolation is rejected with the field path', () => {
+  const bad = { actorId: 'a1', code: { moduleUrl: 'm', className: 'C', args: [] }, namespace: 'd', labels: {}, resources: {}, maxConcurrency: 1, isolation: 'vm', incarnation: 0 };
+  try {
+    decode(encode('create_actor', bad as never));
+    assert.unreachable('accepted');
+  } catch (err) {
+    assert.is((err as { code: string }).code, 'INVALID_MESSAGE');
+    assert.match((err as Error).message, 'isolation');
+  }
 });
 
 test('heartbeat and view_delta round-trip', () => {

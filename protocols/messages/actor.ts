@@ -1,0 +1,87 @@
+import { array, bool, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
+import { id, labels, resourceSet } from './common.ts';
+
+export const actorState = literal('DEPENDENCIES_UNREADY', 'PENDING', 'SCHEDULED', 'ALIVE', 'RESTARTING', 'DEAD');
+
+/** ActorInfo of API.md, as the GCS reports it. */
+export const actorInfo = object({
+  actorId: id,
+  name: optional(str({ min: 1, max: 256 })),
+  namespace: str({ min: 1, max: 256 }),
+  className: str({ min: 1, max: 256 }),
+  state: actorState,
+  nodeId: optional(id),
+  numRestarts: num({ int: true, min: 0 }),
+  labels,
+  deathCause: optional(str({ max: 4096 })),
+  pendingReason: optional(str({ max: 65_536 })),
+});
+export type ActorInfoWire = Infer<typeof actorInfo>;
+
+/**
+ * How to construct an actor anywhere: the module that exports the class under its own name, and
+ * the constructor arguments (any msgpack-encodable values).
+ */
+export const actorCode = object({
+  moduleUrl: str({ min: 1, max: 4096 }),
+  className: str({ min: 1, max: 256 }),
+  args: array(unknown(), { max: 10_000 }),
+});
+
+/**
+ * driver → GCS (`gcs.register_actor`). `options` carries the API's ActorOptions as plain data; the
+ * GCS validates them with lib's compileRequest and answers INVALID_OPTION / INVALID_SELECTOR / …
+ */
+export const registerActor = object({
+  actorId: id,
+  code: actorCode,
+  namespace: str({ min: 1, max: 256 }),
+  name: optional(str({ min: 1, max: 256 })),
+  options: record(unknown(), { maxKeys: 64 }),
+});
+export type RegisterActor = Infer<typeof registerActor>;
+
+/** driver → GCS (`gcs.get_actor`): by id, or by name within a namespace. */
+export const getActor = object({
+  actorId: optional(id),
+  name: optional(str({ min: 1, max: 256 })),
+  namespace: optional(str({ min: 1, max: 256 })),
+});
+
+/** driver → GCS (`gcs.kill_actor`). */
+export const killActor = object({ actorId: id, noRestart: bool() });
+
+/** GCS → raylet (`raylet.<nodeId>.create_actor`): start the actor in a worker host. */
+export const createActor = object({
+  actorId: id,
+  code: actorCode,
+  namespace: str({ min: 1, max: 256 }),
+  name: optional(str({ min: 1, max: 256 })),
+  labels,
+  resources: resourceSet,
+  maxConcurrency: num({ int: true, min: 1, max: 100_000 }),
+  isolation: literal('shared', 'process'),
+  /** Incarnation number: a restart gets a higher one, so a late reply from an old one is ignored. */
+  incarnation: num({ int: true, min: 0 }),
+});
+export type CreateActor = Infer<typeof createActor>;
+
+/** GCS → raylet (`raylet.<nodeId>.kill_actor`). */
+export const rayletKillActor = object({ actorId: id, incarnation: num({ int: true, min: 0 }) });
+
+/**
+ * raylet → GCS (`gcs.actor_died`): actors whose worker host exited or whose constructor failed
+ * after creation was acknowledged.
+ */
+export const actorDied = object({
+  nodeId: id,
+  actors: array(object({ actorId: id, incarnation: num({ int: true, min: 0 }) }), { max: 100_000 }),
+  cause: str({ max: 4096 }),
+});
+
+/** caller → actor (`actor.<actorId>.call`): one method call. */
+export const actorCall = object({
+  method: str({ min: 1, max: 256 }),
+  args: array(unknown(), { max: 100_000 }),
+});
+export type ActorCall = Infer<typeof actorCall>;

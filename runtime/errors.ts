@@ -1,0 +1,82 @@
+import { OrreryError } from '../lib/errors.ts';
+
+/**
+ * Errors of the running cluster. Each has a stable `code`; the wire carries the code and detail,
+ * and the receiving side re-creates the same class with errorFromWire().
+ */
+
+/** An exception thrown inside a remote actor or task, with the remote name, message and stack. */
+export class RemoteError extends OrreryError {
+  override name = 'RemoteError';
+  readonly remoteName: string;
+  readonly remoteStack?: string;
+  constructor(remote: { name: string; message: string; stack?: string }) {
+    super('REMOTE_ERROR', remote.message, { detail: { name: remote.name, message: remote.message, stack: remote.stack } });
+    this.remoteName = remote.name;
+    this.remoteStack = remote.stack;
+    if (remote.stack) this.stack = `${this.name}: ${remote.message}\n    --- remote ${remote.name} ---\n${remote.stack}`;
+  }
+}
+
+/** The actor is dead for good (killed, or out of restarts); `deathCause` says why. */
+export class ActorDiedError extends OrreryError {
+  override name = 'ActorDiedError';
+  constructor(readonly actorId: string, readonly deathCause?: string) {
+    super('ACTOR_DIED', `actor ${actorId} is dead${deathCause ? `: ${deathCause}` : ''}`, { detail: { actorId, deathCause } });
+  }
+}
+
+/** The actor exists but cannot take calls right now (not yet alive, or restarting). */
+export class ActorUnavailableError extends OrreryError {
+  override name = 'ActorUnavailableError';
+  constructor(readonly actorId: string, readonly state?: string) {
+    super('ACTOR_UNAVAILABLE', `actor ${actorId} is not available${state ? ` (${state})` : ''}`, { detail: { actorId, state } });
+  }
+}
+
+export class ActorNotFoundError extends OrreryError {
+  override name = 'ActorNotFoundError';
+  constructor(what: { actorId?: string; name?: string; namespace?: string }) {
+    const label = what.actorId ?? `${what.namespace ?? 'default'}/${what.name}`;
+    super('ACTOR_NOT_FOUND', `no actor ${label}`, { detail: what });
+  }
+}
+
+/** A name is already taken in its namespace. */
+export class ActorNameTakenError extends OrreryError {
+  override name = 'ActorNameTakenError';
+  constructor(name: string, namespace: string) {
+    super('ACTOR_NAME_TAKEN', `an actor named ${JSON.stringify(name)} already exists in namespace ${JSON.stringify(namespace)}`, { detail: { name, namespace } });
+  }
+}
+
+/** Waiting (ready(), a call) took longer than allowed. */
+export class WaitTimeoutError extends OrreryError {
+  override name = 'TimeoutError';
+  constructor(what: string, timeoutMs: number) {
+    super('TIMEOUT', `${what} did not complete within ${timeoutMs} ms`, { detail: { timeoutMs } });
+  }
+}
+
+/** The module or class/function of an actor or task cannot be loaded in a worker host. */
+export class CodeLoadError extends OrreryError {
+  override name = 'CodeLoadError';
+  constructor(moduleUrl: string, exportName: string, reason: string) {
+    super('CODE_LOAD_FAILED', `cannot load ${exportName} from ${moduleUrl}: ${reason}`, { detail: { moduleUrl, exportName, reason } });
+  }
+}
+
+const byCode: Record<string, (detail: Record<string, unknown>, message: string) => OrreryError> = {
+  REMOTE_ERROR: (d, m) => new RemoteError({ name: String(d.name ?? 'Error'), message: String(d.message ?? m), stack: d.stack as string | undefined }),
+  ACTOR_DIED: (d) => new ActorDiedError(String(d.actorId), d.deathCause as string | undefined),
+  ACTOR_UNAVAILABLE: (d) => new ActorUnavailableError(String(d.actorId), d.state as string | undefined),
+  ACTOR_NOT_FOUND: (d) => new ActorNotFoundError(d as { actorId?: string; name?: string; namespace?: string }),
+  ACTOR_NAME_TAKEN: (d) => new ActorNameTakenError(String(d.name), String(d.namespace)),
+  CODE_LOAD_FAILED: (d) => new CodeLoadError(String(d.moduleUrl), String(d.exportName), String(d.reason)),
+};
+
+/** Re-creates a runtime error class from a wire error's code (others stay as they are). */
+export function specializeError(err: OrreryError): OrreryError {
+  const make = byCode[err.code];
+  return make ? make(err.detail as Record<string, unknown>, err.message) : err;
+}
