@@ -55,7 +55,7 @@ export function compilePlacementGroup(
   for (const b of tiers.flat()) Object.assign(rare, rareResourceTolerations(b.resources, ctx.rareResources ?? []));
   const tolerations: Record<string, Condition> = { ...rare };
   if (opts.tolerations !== undefined) {
-    if (opts.tolerations === null || typeof opts.tolerations !== 'object') throw new InvalidOptionError('tolerations', opts.tolerations, 'expected an object of taint key to condition');
+    if (opts.tolerations === null || typeof opts.tolerations !== 'object' || Array.isArray(opts.tolerations)) throw new InvalidOptionError('tolerations', opts.tolerations, 'expected an object of taint key to condition');
     for (const [key, cond] of Object.entries(opts.tolerations)) {
       validateLabelKey(key, { allowReserved: true });
       tolerations[key] = validateCondition(key, cond);
