@@ -1,5 +1,5 @@
 import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
-import { addResources } from '../../resources/resource-set.ts';
+import { addResources, type ResourceSet } from '../../resources/resource-set.ts';
 import { attemptsFor } from '../attempts.ts';
 import type { Attempt, Filter, Rejection } from '../filters/filter.ts';
 import { passes, type Policy } from '../policy.ts';
@@ -9,11 +9,15 @@ import type { BundleSpec, BundleStrategy, PlacementGroupRequest } from './reques
 /** Chooses one node for an attempt (the indexed pickHybrid, or a plain scan for the reference). */
 export type NodePicker = (state: ClusterState, attempt: Attempt, policy: Policy) => SchedNode | undefined;
 
-/** Where placing a tier stopped: the bundle no node could take, and the nodes already holding others. */
+/**
+ * Where placing a tier stopped: the bundle no node could take, the nodes already holding others,
+ * and what those bundles held there — so an explanation can see the nodes as the stuck bundle did.
+ */
 export interface Stuck {
   readonly bundle: number;
   readonly request: SchedulingRequest;
   readonly used: ReadonlySet<string>;
+  readonly held: readonly { readonly nodeId: string; readonly resources: ResourceSet }[];
   readonly strategy: BundleStrategy;
 }
 
@@ -55,7 +59,7 @@ export function placeTier(state: ClusterState, req: PlacementGroupRequest, tier:
     const whole = strictPack(state, req, bundles, policy, pick);
     if (whole) return { nodeIds: bundles.map(() => whole.id) };
     if (req.strategy === 'STRICT_PACK') {
-      return { stuck: { bundle: -1, request: mergedRequest(req, bundles), used: new Set(), strategy: req.strategy } };
+      return { stuck: { bundle: -1, request: mergedRequest(req, bundles), used: new Set(), held: [], strategy: req.strategy } };
     }
   }
   const order = bundles.map((_, i) => i).sort((a, b) => weight(bundles[b]) - weight(bundles[a]) || a - b);
@@ -73,7 +77,8 @@ export function placeTier(state: ClusterState, req: PlacementGroupRequest, tier:
           const matched = matchDistinct(state, req, bundles, policy);
           if (matched) return { nodeIds: matched };
         }
-        return { stuck: { bundle: i, request, used: new Set(used), strategy: req.strategy } };
+        const held = taken.map((t) => ({ nodeId: t.nodeId, resources: t.bundle.resources }));
+        return { stuck: { bundle: i, request, used: new Set(used), held, strategy: req.strategy } };
       }
       state.allocate(node.id, bundles[i].resources);
       taken.push({ nodeId: node.id, bundle: bundles[i] });

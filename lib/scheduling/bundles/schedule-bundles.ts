@@ -52,8 +52,14 @@ function fitsWhenIdle(state: ClusterState, req: PlacementGroupRequest, tier: num
   return 'nodeIds' in placeTier(idle, req, tier, policy, pick);
 }
 
+/** Explains the stuck bundle against the nodes as it saw them: the tier's other bundles held again, then released. */
 function describe(state: ClusterState, stuck: Stuck, policy: Policy): ScheduleFailure {
   const filters = stuck.used.size && stuck.strategy === 'STRICT_SPREAD' ? [...policy.filters, excluding(stuck.used)] : policy.filters;
   const subject = stuck.bundle < 0 ? `the whole group (${stuck.strategy})` : `bundle ${stuck.bundle}`;
-  return explain(state, stuck.request, filters, 1, subject);
+  for (const h of stuck.held) state.allocate(h.nodeId, h.resources);
+  try {
+    return explain(state, stuck.request, filters, 1, subject);
+  } finally {
+    for (const h of stuck.held) state.release(h.nodeId, h.resources);
+  }
 }
