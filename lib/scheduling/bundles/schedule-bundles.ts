@@ -31,15 +31,23 @@ export function referenceScheduleBundles(state: ClusterState, req: PlacementGrou
   });
 }
 
+/**
+ * The failure's code is the decision's own: a tier that fits once nodes are idle means the group may
+ * be placed later ('unschedulable'); no tier fitting even then means it never will as the cluster
+ * stands ('infeasible'). One bundle's explanation cannot tell — bundle 2 of three on two 1-CPU nodes
+ * only sees nodes that are busy with bundles 0 and 1.
+ */
 function decide(state: ClusterState, req: PlacementGroupRequest, policy: Policy, pick: NodePicker): BundleDecision {
   let first: Stuck | undefined;
   for (let tier = 0; tier < req.tiers.length; tier++) {
     const result = placeTier(state, req, tier, policy, pick);
     if ('nodeIds' in result) return { status: 'placed', nodeIds: result.nodeIds, tier };
     first ??= result.stuck;
-    if (fitsWhenIdle(state, req, tier, policy, pick)) return { status: 'unschedulable', failure: describe(state, result.stuck, policy) };
+    if (fitsWhenIdle(state, req, tier, policy, pick)) {
+      return { status: 'unschedulable', failure: { ...describe(state, result.stuck, policy), code: 'unschedulable' } };
+    }
   }
-  return { status: 'unschedulable', failure: describe(state, first!, policy) };
+  return { status: 'unschedulable', failure: { ...describe(state, first!, policy), code: 'infeasible' } };
 }
 
 /** Would the tier fit if every live node were idle? (Then waiting can succeed.) */
