@@ -1,0 +1,43 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { OrreryError } from '../../lib/errors.ts';
+
+/** What an actor (or task) can learn about where it runs; see getRuntimeContext(). */
+export interface RuntimeContext {
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly actorId?: string;
+  readonly taskId?: string;
+  /** The node's labels as it registered them, built-in `orrery.io/` labels included. */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+// One store per process, kept on globalThis: a user module that reaches this file through another
+// path (a second copy of the package, dist/ beside the source) still sees the host's context.
+const KEY = Symbol.for('orrery.runtimeContext');
+type Holder = { [KEY]?: AsyncLocalStorage<RuntimeContext> };
+const holder = globalThis as Holder;
+const storage: AsyncLocalStorage<RuntimeContext> = (holder[KEY] ??= new AsyncLocalStorage<RuntimeContext>());
+
+/** Runs `fn` (an actor constructor or method) with `context` as its runtime context. */
+export function runInContext<T>(context: RuntimeContext, fn: () => T): T {
+  return storage.run(context, fn);
+}
+
+/**
+ * The runtime context of the actor or task running now: its node id and name, the node's labels,
+ * and its actor id (or task id). Outside an actor constructor or method it throws NOT_IN_WORKER.
+ */
+export function getRuntimeContext(): { nodeId: string; nodeName: string; actorId?: string; taskId?: string; labels: Record<string, string> } {
+  const context = storage.getStore();
+  if (context === undefined) {
+    throw new OrreryError('NOT_IN_WORKER', 'getRuntimeContext() is only available inside an actor or task running on an orrery worker host');
+  }
+  const out: { nodeId: string; nodeName: string; actorId?: string; taskId?: string; labels: Record<string, string> } = {
+    nodeId: context.nodeId,
+    nodeName: context.nodeName,
+    labels: { ...context.labels },
+  };
+  if (context.actorId !== undefined) out.actorId = context.actorId;
+  if (context.taskId !== undefined) out.taskId = context.taskId;
+  return out;
+}

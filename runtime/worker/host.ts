@@ -1,0 +1,216 @@
+import { decode } from '../../protocols/codec.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import type { CreateActor } from '../../protocols/messages/actor.ts';
+import { encodeError, encodeOk } from '../../protocols/reply.ts';
+import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
+import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
+import { ActorDiedError, RemoteError } from '../errors.ts';
+import { runInContext, type RuntimeContext } from './context.ts';
+import { loadActorClass } from './load.ts';
+import { Mailbox, type MailboxJob } from './mailbox.ts';
+import { MalformedCounter } from './malformed.ts';
+import { toRemoteError } from './remote-error.ts';
+
+/** The node a host runs on, as getRuntimeContext() reports it. */
+export interface HostNode {
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface ActorHostOptions {
+  bus: Bus;
+  /** Cluster name, the second subject token; default 'default'. */
+  cluster?: string;
+  node: HostNode;
+  log?: (line: string) => void;
+}
+
+interface HostedActor {
+  readonly actorId: string;
+  readonly className: string;
+  readonly incarnation: number;
+  readonly instance: object;
+  readonly context: RuntimeContext;
+  readonly mailbox: Mailbox;
+  sub?: Subscription;
+}
+
+interface Starting {
+  readonly incarnation: number;
+  done: Promise<void>;
+  killed: boolean;
+}
+
+const CALL_REGISTRY = { actor_call: messages.actor_call } as const;
+
+/**
+ * Runs actors on a bus: creates each from its module URL and class name, subscribes its
+ * `actor.<actorId>.call` subject (no queue group: one host holds an actor), and runs its calls
+ * through its mailbox. Replies carry the awaited return value, or REMOTE_ERROR when the method
+ * throws. Anything malformed on a call subject is answered with its wire error and counted.
+ */
+export class ActorHost {
+  private readonly actors = new Map<string, HostedActor>();
+  private readonly starting = new Map<string, Starting>();
+  private readonly subjects: ClusterSubjects;
+  private readonly bus: Bus;
+  private readonly node: HostNode;
+  private readonly log: (line: string) => void;
+  private stopped = false;
+  readonly malformed: MalformedCounter;
+
+  constructor(opts: ActorHostOptions) {
+    this.bus = opts.bus;
+    this.node = opts.node;
+    this.subjects = subjects(opts.cluster ?? 'default');
+    this.log = opts.log ?? (() => {});
+    this.malformed = new MalformedCounter('worker host: malformed call', this.log);
+  }
+
+  /** Number of live actors. */
+  get size(): number {
+    return this.actors.size;
+  }
+
+  has(actorId: string): boolean {
+    return this.actors.has(actorId);
+  }
+
+  /** Calls of one actor that are running and waiting, or undefined when the host does not hold it. */
+  load(actorId: string): { inFlight: number; waiting: number } | undefined {
+    const mailbox = this.actors.get(actorId)?.mailbox;
+    return mailbox && { inFlight: mailbox.inFlight, waiting: mailbox.waiting };
+  }
+
+  actorIds(): string[] {
+    return [...this.actors.keys()];
+  }
+
+  /**
+   * Creates an actor and subscribes its call subject; resolves once its constructor has returned.
+   * Rejects with CodeLoadError (CODE_LOAD_FAILED), RemoteError (the constructor threw) or
+   * ActorDiedError (killed before it finished starting). The same incarnation twice is one actor.
+   */
+  async create(spec: CreateActor): Promise<void> {
+    if (this.stopped) throw new ActorDiedError(spec.actorId, 'the worker host is stopping');
+    const running = this.actors.get(spec.actorId);
+    if (running?.incarnation === spec.incarnation) return;
+    const pending = this.starting.get(spec.actorId);
+    if (pending?.incarnation === spec.incarnation) return pending.done;
+    this.kill(spec.actorId);
+    const entry: Starting = { incarnation: spec.incarnation, killed: false, done: Promise.resolve() };
+    entry.done = this.start(spec, entry);
+    this.starting.set(spec.actorId, entry);
+    try {
+      await entry.done;
+    } finally {
+      if (this.starting.get(spec.actorId) === entry) this.starting.delete(spec.actorId);
+    }
+  }
+
+  /** Drops an actor: unsubscribes it, and fails its waiting and running calls with ACTOR_DIED. */
+  kill(actorId: string): boolean {
+    const pending = this.starting.get(actorId);
+    if (pending) {
+      pending.killed = true;
+      this.starting.delete(actorId);
+    }
+    const actor = this.actors.get(actorId);
+    if (!actor) return pending !== undefined;
+    this.actors.delete(actorId);
+    actor.sub?.unsubscribe();
+    actor.mailbox.close(new ActorDiedError(actorId, 'killed'));
+    return true;
+  }
+
+  /** Kills every actor and refuses new ones. */
+  stop(): void {
+    this.stopped = true;
+    for (const id of [...this.starting.keys(), ...this.actors.keys()]) this.kill(id);
+  }
+
+  private async start(spec: CreateActor, entry: Starting): Promise<void> {
+    const cls = await loadActorClass(spec.code.moduleUrl, spec.code.className);
+    const context: RuntimeContext = { ...this.node, actorId: spec.actorId };
+    if (entry.killed || this.stopped) throw new ActorDiedError(spec.actorId, 'killed while starting');
+    let instance: object;
+    try {
+      instance = runInContext(context, () => new cls(...spec.code.args));
+    } catch (err) {
+      throw toRemoteError(err);
+    }
+    if (entry.killed || this.stopped) throw new ActorDiedError(spec.actorId, 'killed while starting');
+    const actor: HostedActor = {
+      actorId: spec.actorId,
+      className: spec.code.className,
+      incarnation: spec.incarnation,
+      instance,
+      context,
+      mailbox: new Mailbox(spec.maxConcurrency),
+    };
+    actor.sub = this.bus.subscribe(this.subjects.actorCall(spec.actorId), (msg) => this.onCall(actor, msg));
+    this.actors.set(spec.actorId, actor);
+  }
+
+
+  private onCall(actor: HostedActor, msg: BusMsg): void {
+    let method: string;
+    let args: unknown[];
+    try {
+      ({ method, args } = decode(msg.data, { registry: CALL_REGISTRY }).body);
+    } catch (err) {
+      this.malformed.count(err);
+      respond(msg, () => encodeError(err));
+      return;
+    }
+    actor.mailbox.push(callJob(actor, method, args, msg));
+  }
+}
+
+/** One call as a mailbox job: runs the method in the actor's context and answers exactly once. */
+function callJob(actor: HostedActor, method: string, args: unknown[], msg: BusMsg): MailboxJob {
+  let answered = false;
+  const answer = (make: () => Uint8Array): void => {
+    if (answered) return;
+    answered = true;
+    respond(msg, make);
+  };
+  return {
+    run: async () => {
+      try {
+        const fn = methodOf(actor, method);
+        const value = await runInContext(actor.context, () => fn.apply(actor.instance, args));
+        answer(() => encodeOk(value));
+      } catch (err) {
+        answer(() => encodeError(toRemoteError(err)));
+      }
+    },
+    abort: (err) => answer(() => encodeError(err)),
+  };
+}
+
+function methodOf(actor: HostedActor, method: string): (...args: unknown[]) => unknown {
+  const fn: unknown = (actor.instance as Record<string, unknown>)[method];
+  const inherited = (Object.prototype as unknown as Record<string, unknown>)[method];
+  if (typeof fn !== 'function' || method === 'constructor' || fn === inherited) {
+    throw new RemoteError({ name: 'TypeError', message: `${actor.className}.${method} is not a function` });
+  }
+  return fn as (...args: unknown[]) => unknown;
+}
+
+/** Sends a reply; a value that cannot be encoded is answered with the encoding error instead. */
+function respond(msg: BusMsg, make: () => Uint8Array): void {
+  if (msg.reply === undefined) return;
+  let data: Uint8Array;
+  try {
+    data = make();
+  } catch (err) {
+    data = encodeError(err);
+  }
+  try {
+    msg.respond(data);
+  } catch {
+    // the bus closed under us: nobody is left to answer
+  }
+}

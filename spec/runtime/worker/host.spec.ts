@@ -1,0 +1,208 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { encode } from '../../../protocols/codec.ts';
+import { decodeReply } from '../../../protocols/reply.ts';
+import { subjects } from '../../../protocols/subjects.ts';
+import { unknown } from '../../../protocols/validate.ts';
+import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
+import { ActorDiedError, CodeLoadError, RemoteError } from '../../../runtime/errors.ts';
+import { ActorHost } from '../../../runtime/worker/host.ts';
+import { FIXTURES_URL } from '../../fixtures/actors.ts';
+import { call, createSpec, rejection } from './support.ts';
+
+const node = { nodeId: 'aaaaaaaaaaaaaaaa', nodeName: 'node-a', labels: { 'orrery.io/node-id': 'aaaaaaaaaaaaaaaa', zone: 'z1' } };
+const broker = new MemoryBroker();
+const bus = connectMemoryBus(broker);
+const host = new ActorHost({ bus, node });
+
+async function spawn(className: string, over: Parameters<typeof createSpec>[1] = {}): Promise<string> {
+  const spec = createSpec(className, over);
+  await host.create(spec);
+  return spec.actorId;
+}
+
+test('creates an actor from its module and calls it with arguments and results', async () => {
+  const id = await spawn('Counter', { args: [10] });
+  assert.ok(host.has(id));
+  assert.is(await call(bus, id, 'increment', 5), 15);
+  assert.is(await call(bus, id, 'get'), 15);
+  assert.equal(await call(bus, id, 'echo', 'a', [1, { b: true }], null), ['a', [1, { b: true }], null]);
+});
+
+test('async methods are awaited', async () => {
+  const id = await spawn('Counter');
+  assert.is(await call(bus, id, 'incrementLater', 2), 2);
+});
+
+test('a thrown error reaches the caller as RemoteError with the remote name, message and stack', async () => {
+  const id = await spawn('Thrower');
+  const err = (await rejection(call(bus, id, 'fail', 'bad input'))) as RemoteError;
+  assert.instance(err, RemoteError);
+  assert.is(err.code, 'REMOTE_ERROR');
+  assert.is(err.message, 'bad input');
+  assert.is(err.remoteName, 'Error');
+  assert.match(err.remoteStack ?? '', /Thrower\.fail/);
+  assert.match(err.remoteStack ?? '', /fixtures\/actors\.ts/);
+
+  const lerr = (await rejection(call(bus, id, 'failLater', 'later'))) as RemoteError;
+  assert.instance(lerr, RemoteError);
+  assert.is(lerr.remoteName, 'ValidationError');
+  assert.is(lerr.message, 'later');
+
+  const verr = (await rejection(call(bus, id, 'throwValue', { why: 'no' }))) as RemoteError;
+  assert.is(verr.remoteName, 'Error');
+  assert.is(verr.message, '{"why":"no"}');
+  assert.is(await call(bus, id, 'fail', 'still alive').catch((e: Error) => e.message), 'still alive');
+});
+
+test('maxConcurrency 1 runs calls one at a time in arrival order', async () => {
+  const id = await spawn('Slow');
+  const results = await Promise.all(['a', 'b', 'c'].map((label) => call(bus, id, 'work', label)));
+  assert.equal(results, ['a', 'b', 'c']);
+  assert.equal(await call(bus, id, 'log'), ['enter a', 'exit a', 'enter b', 'exit b', 'enter c', 'exit c']);
+});
+
+test('maxConcurrency > 1 overlaps calls: three calls meet inside the actor at once', async () => {
+  const id = await spawn('Slow', { maxConcurrency: 3 });
+  const results = await Promise.all(['a', 'b', 'c'].map((label) => call(bus, id, 'meet', label, 3)));
+  assert.equal(results, ['a', 'b', 'c']);
+  assert.equal(await call(bus, id, 'log'), ['enter a', 'enter b', 'enter c', 'exit a', 'exit b', 'exit c']);
+});
+
+test('maxConcurrency 2 starts the third call only when one of the first two has finished', async () => {
+  const id = await spawn('Slow', { maxConcurrency: 2 });
+  const meeting = Promise.all([call(bus, id, 'meet', 'a', 2), call(bus, id, 'meet', 'b', 2), call(bus, id, 'work', 'c', 1)]);
+  assert.equal(await meeting, ['a', 'b', 'c']);
+  const log = (await call(bus, id, 'log')) as string[];
+  assert.equal(log.slice(0, 2), ['enter a', 'enter b']);
+  assert.ok(log.indexOf('enter c') > Math.min(log.indexOf('exit a'), log.indexOf('exit b')));
+});
+
+test('an unknown method is a REMOTE_ERROR TypeError naming the class and method', async () => {
+  const id = await spawn('Counter');
+  for (const method of ['nope', 'constructor', 'toString', '__proto__', 'value']) {
+    const err = (await rejection(call(bus, id, method))) as RemoteError;
+    assert.instance(err, RemoteError, method);
+    assert.is(err.remoteName, 'TypeError');
+    assert.is(err.message, `Counter.${method} is not a function`);
+  }
+  assert.is(await call(bus, id, 'increment'), 1);
+});
+
+test('a module that cannot be loaded is CODE_LOAD_FAILED', async () => {
+  const missing = new URL('./no-such-module.ts', FIXTURES_URL).href;
+  const throwing = new URL('./throws-on-load.ts', FIXTURES_URL).href;
+  const cases = [
+    { moduleUrl: missing, className: 'Counter', reason: /cannot find|not find|ERR_MODULE_NOT_FOUND/i },
+    { moduleUrl: throwing, className: 'Counter', reason: /refuses to load/ },
+    { moduleUrl: FIXTURES_URL, className: 'Missing', reason: /no export named "Missing"/ },
+    { moduleUrl: FIXTURES_URL, className: 'notAClass', reason: /is not a class \(it is a function\)/ },
+    { moduleUrl: FIXTURES_URL, className: 'notAClassValue', reason: /is not a class \(it is a number\)/ },
+  ];
+  for (const c of cases) {
+    const spec = createSpec(c.className, { moduleUrl: c.moduleUrl });
+    const err = (await rejection(host.create(spec))) as CodeLoadError;
+    assert.instance(err, CodeLoadError, c.className);
+    assert.is(err.code, 'CODE_LOAD_FAILED');
+    assert.is(err.detail.moduleUrl, c.moduleUrl);
+    assert.is(err.detail.exportName, c.className);
+    assert.match(String(err.detail.reason), c.reason);
+    assert.not.ok(host.has(spec.actorId));
+  }
+});
+
+test('a module given as an absolute path loads like its file URL', async () => {
+  const id = await spawn('Counter', { moduleUrl: new URL(FIXTURES_URL).pathname, args: [3] });
+  assert.is(await call(bus, id, 'get'), 3);
+});
+
+test('a constructor that throws is a REMOTE_ERROR and leaves no actor', async () => {
+  const spec = createSpec('Failing', { args: ['no resources for you'] });
+  const err = (await rejection(host.create(spec))) as RemoteError;
+  assert.instance(err, RemoteError);
+  assert.is(err.remoteName, 'RangeError');
+  assert.is(err.message, 'no resources for you');
+  assert.match(err.remoteStack ?? '', /new Failing/);
+  assert.not.ok(host.has(spec.actorId));
+  assert.not.ok(broker.hasInterest(subjects('default').actorCall(spec.actorId)));
+});
+
+test('kill unsubscribes the actor and fails the calls in its mailbox with ACTOR_DIED', async () => {
+  const id = await spawn('Slow');
+  const running = rejection(call(bus, id, 'work', 'a', 50));
+  const queued = rejection(call(bus, id, 'work', 'b'));
+  await waitFor(async () => host.load(id)?.inFlight === 1 && host.load(id)?.waiting === 1);
+  assert.ok(host.kill(id));
+  for (const err of await Promise.all([running, queued])) {
+    assert.instance(err, ActorDiedError);
+    assert.is(err.code, 'ACTOR_DIED');
+    assert.is((err as ActorDiedError).deathCause, 'killed');
+  }
+  assert.not.ok(host.has(id));
+  assert.not.ok(broker.hasInterest(subjects('default').actorCall(id)));
+  assert.is((await rejection(call(bus, id, 'log'))).code, 'NO_RESPONDERS');
+  assert.is(host.kill(id), false);
+});
+
+test('getRuntimeContext inside a constructor and methods gives the node and the actor', async () => {
+  const id = await spawn('Counter');
+  const expected = { nodeId: node.nodeId, nodeName: node.nodeName, labels: node.labels, actorId: id };
+  assert.equal(await call(bus, id, 'context'), expected);
+  assert.equal(await call(bus, id, 'contextAfterAwait'), expected);
+  const other = await spawn('Counter');
+  assert.equal(await call(bus, other, 'context'), { ...expected, actorId: other });
+});
+
+test('creating the same incarnation twice is one actor; a new incarnation replaces the old', async () => {
+  const spec = createSpec('Counter');
+  await Promise.all([host.create(spec), host.create(spec)]);
+  assert.is(await call(bus, spec.actorId, 'increment'), 1);
+  await host.create(spec);
+  assert.is(await call(bus, spec.actorId, 'increment'), 2);
+  await host.create({ ...spec, incarnation: 1 });
+  assert.is(await call(bus, spec.actorId, 'increment'), 1);
+});
+
+test('malformed calls get typed wire errors and never hurt the actor', async () => {
+  const id = await spawn('Counter');
+  const subject = subjects('default').actorCall(id);
+  const cases: [string, Uint8Array][] = [
+    ['MALFORMED', new Uint8Array([0xc1, 0x00, 0xff])],
+    ['MALFORMED', encode('actor_call', { method: 'get', args: [] }).slice(0, 5)],
+    ['VERSION_MISMATCH', new Uint8Array([0x83, 0xa1, 0x76, 0x09, 0xa1, 0x74, 0xaa, ...Buffer.from('actor_call'), 0xa1, 0x62, 0x80])],
+    ['UNKNOWN_TYPE', encode('heartbeat', { nodeId: 'x', seq: 1, available: {} })],
+    ['INVALID_MESSAGE', encode('actor_call', { method: '', args: [] })],
+    ['INVALID_MESSAGE', encode('actor_call', { method: 'get', args: 'nope' })],
+    ['TOO_LARGE', new Uint8Array(1024 * 1024 + 1)],
+  ];
+  const before = host.malformed.total;
+  for (const [code, data] of cases) {
+    const msg = await bus.request(subject, data, { timeoutMs: 5000 });
+    assert.is((await rejection(Promise.resolve().then(() => decodeReply(msg.data, { value: unknown() })))).code, code);
+  }
+  assert.is(host.malformed.total - before, cases.length);
+  bus.publish(subject, new Uint8Array([1, 2, 3]));
+  assert.is(await call(bus, id, 'increment'), 1);
+});
+
+test('a result that cannot be sent is answered with its encoding error', async () => {
+  const id = await spawn('Counter');
+  assert.is((await rejection(call(bus, id, 'big', 2 * 1024 * 1024))).code, 'TOO_LARGE');
+  assert.is(await call(bus, id, 'increment'), 1);
+});
+
+test('stop kills every actor and refuses new ones', async () => {
+  const other = new ActorHost({ bus, node });
+  const spec = createSpec('Counter');
+  await other.create(spec);
+  other.stop();
+  assert.is(other.size, 0);
+  assert.not.ok(broker.hasInterest(subjects('default').actorCall(spec.actorId)));
+  assert.is((await rejection(other.create(createSpec('Counter')))).code, 'ACTOR_DIED');
+});
+
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setImmediate(resolve));
+}
+
+test.run();

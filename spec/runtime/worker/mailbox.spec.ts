@@ -1,0 +1,82 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Mailbox, type MailboxJob } from '../../../runtime/worker/mailbox.ts';
+
+/** A job that finishes when the spec says so, recording what happened to it. */
+function job(name: string, log: string[]): MailboxJob & { finish(): void } {
+  let finish!: () => void;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  return {
+    run: async () => {
+      log.push(`start ${name}`);
+      await done;
+      log.push(`end ${name}`);
+    },
+    abort: (err) => log.push(`abort ${name}: ${err.message}`),
+    finish: () => finish(),
+  };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+const cases = [
+  { name: 'one at a time', max: 1, startedAtOnce: ['start a'] },
+  { name: 'two at a time', max: 2, startedAtOnce: ['start a', 'start b'] },
+  { name: 'more slots than jobs', max: 10, startedAtOnce: ['start a', 'start b', 'start c'] },
+];
+
+for (const c of cases) {
+  test(`maxConcurrency ${c.max}: ${c.name}, in arrival order`, async () => {
+    const log: string[] = [];
+    const box = new Mailbox(c.max);
+    const jobs = ['a', 'b', 'c'].map((n) => job(n, log));
+    for (const j of jobs) box.push(j);
+    assert.equal(log, c.startedAtOnce);
+    assert.is(box.inFlight, c.startedAtOnce.length);
+    assert.is(box.waiting, 3 - c.startedAtOnce.length);
+    for (const j of jobs) {
+      j.finish();
+      await turn();
+    }
+    assert.equal(log.filter((l) => l.startsWith('start')), ['start a', 'start b', 'start c']);
+    assert.is(box.inFlight + box.waiting, 0);
+  });
+}
+
+test('with one slot, the next job starts only after the previous one ended', async () => {
+  const log: string[] = [];
+  const box = new Mailbox(1);
+  const [a, b] = [job('a', log), job('b', log)];
+  box.push(a);
+  box.push(b);
+  a.finish();
+  await turn();
+  assert.equal(log, ['start a', 'end a', 'start b']);
+});
+
+test('close aborts running and waiting jobs once, and every later push', async () => {
+  const log: string[] = [];
+  const box = new Mailbox(1);
+  const [a, b] = [job('a', log), job('b', log)];
+  box.push(a);
+  box.push(b);
+  box.close(new Error('gone'));
+  box.close(new Error('twice'));
+  box.push(job('c', log));
+  a.finish();
+  await turn();
+  assert.equal(log, ['start a', 'abort a: gone', 'abort b: gone', 'abort c: gone', 'end a']);
+  assert.is(box.inFlight + box.waiting, 0);
+});
+
+test('a long queue keeps its order while it is compacted', async () => {
+  const order: number[] = [];
+  const box = new Mailbox(1);
+  for (let i = 0; i < 5000; i++) {
+    box.push({ run: async () => void order.push(i), abort: () => assert.unreachable() });
+  }
+  while (box.inFlight + box.waiting > 0) await turn();
+  assert.equal(order, Array.from({ length: 5000 }, (_, i) => i));
+});
+
+test.run();
