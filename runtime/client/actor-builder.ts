@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import { actorInfo } from '../../protocols/messages/actor.ts';
+import type { ActorClass } from './actor-class.ts';
+import { ClientActorHandle, type ActorHandle, type HandleContext } from './actor-handle.ts';
+import { validateActorOptions, type ActorOptions } from './actor-options.ts';
+
+/** `cluster.actor(C).options(o).remote(...args)`. */
+export interface ActorBuilder<T, A extends unknown[]> {
+  /** A builder with these options merged over the current ones (the class defaults first). */
+  options(opts?: ActorOptions): ActorBuilder<T, A>;
+  /**
+   * Validates the options (typed errors, nothing sent), registers the actor with the GCS and
+   * resolves once it is registered, in whatever state (PENDING, SCHEDULED, …): use ready() to wait
+   * until it is ALIVE.
+   */
+  remote(...args: A): Promise<ActorHandle<T>>;
+}
+
+/** A fresh actor id: 16 lowercase hex characters, a valid subject token. */
+export const newActorId = (): string => randomBytes(8).toString('hex');
+
+export function actorBuilder<T, A extends unknown[]>(
+  ctx: HandleContext & { readonly namespace: string },
+  cls: ActorClass<T, A>,
+  opts: ActorOptions,
+): ActorBuilder<T, A> {
+  return {
+    options: (more = {}) => actorBuilder(ctx, cls, { ...opts, ...more }),
+    remote: async (...args: A) => {
+      const actorId = newActorId();
+      const valid = validateActorOptions(opts, { namespace: ctx.namespace, actorId });
+      const info = await ctx.gcs.request(
+        'register_actor',
+        {
+          actorId,
+          code: { moduleUrl: cls.moduleUrl, className: cls.className, args },
+          namespace: valid.namespace,
+          name: valid.name,
+          options: valid.wire,
+        },
+        actorInfo,
+      );
+      return new ClientActorHandle<T>(ctx, actorId, info.namespace, opts.maxTaskRetries ?? 0);
+    },
+  };
+}

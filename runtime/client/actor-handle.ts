@@ -1,0 +1,204 @@
+import { Observable, type Subscription } from 'rxjs';
+import { encode } from '../../protocols/codec.ts';
+import { actorInfo } from '../../protocols/messages/actor.ts';
+import { decodeReply } from '../../protocols/reply.ts';
+import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import { unknown } from '../../protocols/validate.ts';
+import type { Bus } from '../bus/bus.ts';
+import { NoRespondersError } from '../bus/errors.ts';
+import { ActorDiedError, ActorUnavailableError, WaitTimeoutError } from '../errors.ts';
+import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
+import type { ActorInfo } from './cluster-info.types.ts';
+import { specializeWireError } from './errors.ts';
+import { actorFromWire } from './from-wire.ts';
+import type { GcsClient } from './gcs-client.ts';
+
+/** A reference to one actor: call its methods, wait for it, follow its state, kill it. */
+export interface ActorHandle<T = unknown> {
+  readonly actorId: string;
+  readonly namespace: string;
+  call<K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>): Promise<MethodResult<T, K>>;
+  /** Resolves when the actor is ALIVE; ActorDiedError if it dies first, TIMEOUT after timeoutMs (default: no limit). */
+  ready(opts?: { timeoutMs?: number }): Promise<ActorInfo>;
+  info(): Promise<ActorInfo>;
+  /** noRestart defaults to true; then resolves once the actor is DEAD. */
+  kill(opts?: { noRestart?: boolean }): Promise<void>;
+  /** The current ActorInfo, then every change; completes after DEAD. */
+  readonly state$: Observable<ActorInfo>;
+}
+
+export interface ActorWatcher {
+  next(info: ActorInfo): void;
+  /** The client closed: no more events will come. */
+  end(err: Error): void;
+}
+
+/** What a handle needs from its cluster connection. */
+export interface HandleContext {
+  readonly bus: Bus;
+  readonly gcs: GcsClient;
+  readonly subjects: ClusterSubjects;
+  readonly callTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  /** Delivers this actor's actor_state events until the returned function is called. */
+  watchActor(actorId: string, watcher: ActorWatcher): () => void;
+}
+
+const changed = (a: ActorInfo | undefined, b: ActorInfo): boolean =>
+  a === undefined ||
+  a.state !== b.state ||
+  a.nodeId !== b.nodeId ||
+  a.numRestarts !== b.numRestarts ||
+  a.pendingReason !== b.pendingReason ||
+  a.deathCause !== b.deathCause;
+
+export class ClientActorHandle<T> implements ActorHandle<T> {
+  readonly state$: Observable<ActorInfo>;
+  /** Set once the actor was seen DEAD: DEAD is final, so later calls fail without a round trip. */
+  private death: { cause?: string } | undefined;
+
+  constructor(
+    private readonly ctx: HandleContext,
+    readonly actorId: string,
+    readonly namespace: string,
+    /** maxTaskRetries of the options it was created with; 0 for a handle from getActor. */
+    private readonly maxTaskRetries = 0,
+  ) {
+    this.state$ = new Observable<ActorInfo>((subscriber) => {
+      // Events that arrive before the get_actor answer are older than it (the GCS publishes and
+      // replies in order on one connection), so they are dropped; later ones are changes.
+      let live = false;
+      let last: ActorInfo | undefined;
+      const emit = (info: ActorInfo): void => {
+        if (subscriber.closed || !changed(last, info)) return;
+        last = info;
+        this.observe(info);
+        subscriber.next(info);
+        if (info.state === 'DEAD') subscriber.complete();
+      };
+      const stop = ctx.watchActor(actorId, {
+        next: (info) => live && emit(info),
+        end: (err) => subscriber.error(err),
+      });
+      this.info().then(
+        (info) => {
+          live = true;
+          emit(info);
+        },
+        (err: unknown) => subscriber.error(err),
+      );
+      return stop;
+    });
+  }
+
+  async call<K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>): Promise<MethodResult<T, K>> {
+    let retriesLeft = this.maxTaskRetries;
+    for (;;) {
+      try {
+        return (await this.callOnce(method, args)) as MethodResult<T, K>;
+      } catch (err) {
+        if (!(err instanceof ActorUnavailableError) || retriesLeft === 0) throw err;
+        if (retriesLeft > 0) retriesLeft--;
+        await this.ready();
+      }
+    }
+  }
+
+  ready(opts: { timeoutMs?: number } = {}): Promise<ActorInfo> {
+    return this.waitFor((info) => info.state === 'ALIVE', { what: `ready() of actor ${this.actorId}`, timeoutMs: opts.timeoutMs });
+  }
+
+  async info(): Promise<ActorInfo> {
+    const info = actorFromWire(await this.ctx.gcs.request('get_actor', { actorId: this.actorId }, actorInfo));
+    this.observe(info);
+    return info;
+  }
+
+  async kill(opts: { noRestart?: boolean } = {}): Promise<void> {
+    const noRestart = opts.noRestart ?? true;
+    await this.ctx.gcs.request('kill_actor', { actorId: this.actorId, noRestart }, unknown());
+    if (noRestart) {
+      await this.waitFor((info) => info.state === 'DEAD', { what: `kill() of actor ${this.actorId}`, timeoutMs: this.ctx.requestTimeoutMs });
+    }
+  }
+
+  private observe(info: ActorInfo): void {
+    if (info.state === 'DEAD') this.death = { cause: info.deathCause };
+  }
+
+  /** Resolves with the first state that passes; a DEAD that does not is an ActorDiedError. */
+  private waitFor(pass: (info: ActorInfo) => boolean, opts: { what: string; timeoutMs?: number }): Promise<ActorInfo> {
+    return new Promise<ActorInfo>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let sub: Subscription | undefined;
+      let settled = false;
+      const settle = (done: () => void): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        sub?.unsubscribe();
+        done();
+      };
+      sub = this.state$.subscribe({
+        next: (info) => {
+          if (pass(info)) settle(() => resolve(info));
+          else if (info.state === 'DEAD') settle(() => reject(new ActorDiedError(this.actorId, info.deathCause)));
+        },
+        error: (err: unknown) => settle(() => reject(err)),
+      });
+      if (settled) sub.unsubscribe();
+      else if (opts.timeoutMs !== undefined) {
+        timer = setTimeout(() => settle(() => reject(new WaitTimeoutError(opts.what, opts.timeoutMs!))), opts.timeoutMs);
+      }
+    });
+  }
+
+  /**
+   * One call straight to the actor's host. While it is in flight, an actor_state event saying the
+   * actor died or is restarting fails it at once, rather than leaving it waiting on a host that is gone.
+   */
+  private callOnce(method: string, args: unknown[]): Promise<unknown> {
+    if (this.death) return Promise.reject(new ActorDiedError(this.actorId, this.death.cause));
+    const data = encode('actor_call', { method, args });
+    return new Promise<unknown>((resolve, reject) => {
+      let settled = false;
+      const finish = (done: () => void): void => {
+        if (settled) return;
+        settled = true;
+        stop();
+        done();
+      };
+      const stop = this.ctx.watchActor(this.actorId, {
+        next: (info) => {
+          this.observe(info);
+          if (info.state === 'DEAD') finish(() => reject(new ActorDiedError(this.actorId, info.deathCause)));
+          else if (info.state === 'RESTARTING') finish(() => reject(new ActorUnavailableError(this.actorId, info.state)));
+        },
+        end: (err) => finish(() => reject(err)),
+      });
+      this.ctx.bus.request(this.ctx.subjects.actorCall(this.actorId), data, { timeoutMs: this.ctx.callTimeoutMs }).then(
+        (msg) => {
+          try {
+            const value = decodeReply(msg.data, { value: unknown() });
+            finish(() => resolve(value));
+          } catch (err) {
+            finish(() => reject(specializeWireError(err)));
+          }
+        },
+        (err: unknown) => {
+          if (!(err instanceof NoRespondersError)) return finish(() => reject(err));
+          this.unreachable().then(
+            (why) => finish(() => reject(why)),
+            (why: unknown) => finish(() => reject(why)),
+          );
+        },
+      );
+    });
+  }
+
+  /** Nothing hosts the actor: ask the GCS whether it is dead or just not alive right now. */
+  private async unreachable(): Promise<Error> {
+    const info = await this.info();
+    return info.state === 'DEAD' ? new ActorDiedError(this.actorId, info.deathCause) : new ActorUnavailableError(this.actorId, info.state);
+  }
+}

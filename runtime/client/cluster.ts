@@ -1,0 +1,117 @@
+import type { Observable } from 'rxjs';
+import { filter } from 'rxjs';
+import { actorInfo } from '../../protocols/messages/actor.ts';
+import { nodeInfo } from '../../protocols/messages/cluster.ts';
+import { subjects as clusterSubjects, type ClusterSubjects } from '../../protocols/subjects.ts';
+import { array } from '../../protocols/validate.ts';
+import type { Bus } from '../bus/bus.ts';
+import type { ActorClass } from './actor-class.ts';
+import { actorBuilder, type ActorBuilder } from './actor-builder.ts';
+import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleContext } from './actor-handle.ts';
+import type { ActorInfo, ClusterEvent, NodeInfo, ScheduleFailedEvent } from './cluster-info.types.ts';
+import { EventStream } from './event-stream.ts';
+import { actorFromWire, nodeFromWire } from './from-wire.ts';
+import { GcsClient } from './gcs-client.ts';
+
+/** A driver's connection to one cluster (API.md). */
+export interface Cluster {
+  /** The cluster name: the second subject token. */
+  readonly name: string;
+  /** The default namespace of named actors. */
+  readonly namespace: string;
+  readonly address: string;
+  actor<T, A extends unknown[]>(cls: ActorClass<T, A>): ActorBuilder<T, A>;
+  /** A handle to a named actor; ActorNotFoundError when there is none. */
+  getActor<T = unknown>(name: string, namespace?: string): Promise<ActorHandle<T>>;
+  nodes(): Promise<NodeInfo[]>;
+  actors(): Promise<ActorInfo[]>;
+  setNodeLabels(nodeId: string, change: { set?: Record<string, string>; remove?: string[] }): Promise<NodeInfo>;
+  setNodeTaints(nodeId: string, change: { add?: Record<string, string>; remove?: string[] }): Promise<NodeInfo>;
+  /** Every lifecycle event, from one shared subscription; completes on close(). */
+  readonly events$: Observable<ClusterEvent>;
+  readonly scheduleFailed$: Observable<ScheduleFailedEvent>;
+  close(): Promise<void>;
+}
+
+export interface ClusterClientOptions {
+  address: string;
+  cluster: string;
+  namespace: string;
+  /** Limit for one GCS request. */
+  requestTimeoutMs: number;
+  /** Limit for one actor call. */
+  callTimeoutMs: number;
+  /** Whether close() also closes the bus. */
+  ownsBus: boolean;
+}
+
+export class ClusterClient implements Cluster, HandleContext {
+  readonly name: string;
+  readonly namespace: string;
+  readonly address: string;
+  readonly subjects: ClusterSubjects;
+  readonly gcs: GcsClient;
+  readonly events$: Observable<ClusterEvent>;
+  readonly scheduleFailed$: Observable<ScheduleFailedEvent>;
+  readonly requestTimeoutMs: number;
+  readonly callTimeoutMs: number;
+  private readonly stream: EventStream;
+  private closing: Promise<void> | undefined;
+
+  private constructor(readonly bus: Bus, private readonly opts: ClusterClientOptions) {
+    this.name = opts.cluster;
+    this.namespace = opts.namespace;
+    this.address = opts.address;
+    this.requestTimeoutMs = opts.requestTimeoutMs;
+    this.callTimeoutMs = opts.callTimeoutMs;
+    this.subjects = clusterSubjects(opts.cluster);
+    this.gcs = new GcsClient(bus, this.subjects, { address: opts.address, timeoutMs: opts.requestTimeoutMs });
+    this.stream = new EventStream(bus, this.subjects);
+    this.events$ = this.stream.events$;
+    this.scheduleFailed$ = this.events$.pipe(filter((e): e is ScheduleFailedEvent => e.type === 'schedule_failed'));
+  }
+
+  /** A client on `bus`, its event subscription registered with the server before it returns. */
+  static async open(bus: Bus, opts: ClusterClientOptions): Promise<ClusterClient> {
+    const client = new ClusterClient(bus, opts);
+    await bus.flush();
+    return client;
+  }
+
+  actor<T, A extends unknown[]>(cls: ActorClass<T, A>): ActorBuilder<T, A> {
+    return actorBuilder(this, cls, { ...cls.defaults });
+  }
+
+  async getActor<T = unknown>(name: string, namespace: string = this.namespace): Promise<ActorHandle<T>> {
+    const info = await this.gcs.request('get_actor', { name, namespace }, actorInfo);
+    return new ClientActorHandle<T>(this, info.actorId, info.namespace);
+  }
+
+  async nodes(): Promise<NodeInfo[]> {
+    return (await this.gcs.request('list_nodes', {}, array(nodeInfo))).map(nodeFromWire);
+  }
+
+  async actors(): Promise<ActorInfo[]> {
+    return (await this.gcs.request('list_actors', {}, array(actorInfo))).map(actorFromWire);
+  }
+
+  async setNodeLabels(nodeId: string, change: { set?: Record<string, string>; remove?: string[] }): Promise<NodeInfo> {
+    return nodeFromWire(await this.gcs.request('set_node_labels', { nodeId, set: change.set, remove: change.remove }, nodeInfo));
+  }
+
+  async setNodeTaints(nodeId: string, change: { add?: Record<string, string>; remove?: string[] }): Promise<NodeInfo> {
+    return nodeFromWire(await this.gcs.request('set_node_taints', { nodeId, add: change.add, remove: change.remove }, nodeInfo));
+  }
+
+  watchActor(actorId: string, watcher: ActorWatcher): () => void {
+    return this.stream.watchActor(actorId, watcher);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.stream.end();
+      if (this.opts.ownsBus) await this.bus.close();
+    })();
+    return this.closing;
+  }
+}

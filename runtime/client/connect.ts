@@ -1,0 +1,72 @@
+import { InvalidOptionError } from '../../lib/errors.ts';
+import { assertToken } from '../../protocols/subjects.ts';
+import type { Bus } from '../bus/bus.ts';
+import { ConnectionFailedError } from '../bus/errors.ts';
+import { connectMemoryBus } from '../bus/memory.ts';
+import { connectNatsBus } from '../bus/nats.ts';
+import { ClusterClient, type Cluster } from './cluster.ts';
+import { MEMORY_SCHEME, lookupMemoryBroker } from './memory-registry.ts';
+
+export interface ConnectOptions {
+  /**
+   * NATS URL(s), comma-separated, or `memory://<id>` for a local cluster on the memory transport.
+   * Default: env ORRERY_ADDRESS, else nats://127.0.0.1:4222 (where `orrery start --head` serves).
+   */
+  address?: string;
+  /** The cluster name, the second subject token. Default 'default'. */
+  cluster?: string;
+  /** The default namespace for named actors. Default 'default'. */
+  namespace?: string;
+  /** Limit for one request to the GCS; default 10,000 ms. */
+  requestTimeoutMs?: number;
+  /** Limit for one actor call; default none (2^31-1 ms, the longest timer). */
+  callTimeoutMs?: number;
+  /** How long the first NATS connection may take; default 5,000 ms. */
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_ADDRESS = 'nats://127.0.0.1:4222';
+const NO_LIMIT_MS = 2 ** 31 - 1;
+
+/** The address a command or client uses: the option, else ORRERY_ADDRESS, else the local default. */
+export function resolveAddress(address?: string): string {
+  return address ?? (process.env.ORRERY_ADDRESS || DEFAULT_ADDRESS);
+}
+
+/** Connects a driver to a cluster. An unreachable server is a CONNECTION_FAILED error naming the address. */
+export async function connect(opts: ConnectOptions = {}): Promise<Cluster> {
+  const address = resolveAddress(opts.address);
+  const cluster = opts.cluster ?? 'default';
+  const namespace = opts.namespace ?? 'default';
+  checkToken('cluster', cluster);
+  if (typeof namespace !== 'string' || namespace === '') throw new InvalidOptionError('namespace', namespace, 'expected a non-empty string');
+  const requestTimeoutMs = positive('requestTimeoutMs', opts.requestTimeoutMs, 10_000);
+  const callTimeoutMs = positive('callTimeoutMs', opts.callTimeoutMs, NO_LIMIT_MS);
+  const bus = await openBus(address, opts.connectTimeoutMs);
+  return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true });
+}
+
+async function openBus(address: string, connectTimeoutMs: number | undefined): Promise<Bus> {
+  if (address.startsWith(MEMORY_SCHEME)) {
+    const broker = lookupMemoryBroker(address);
+    if (!broker) throw new ConnectionFailedError(address, 'no local cluster with this address runs in this process');
+    return connectMemoryBus(broker);
+  }
+  return connectNatsBus({ servers: address, name: 'orrery-driver', connectTimeoutMs });
+}
+
+function checkToken(option: string, value: unknown): void {
+  try {
+    assertToken(option, value);
+  } catch {
+    throw new InvalidOptionError(option, value, "expected a non-empty name without '.', '*', '>' or whitespace");
+  }
+}
+
+function positive(option: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value > 0) || value > NO_LIMIT_MS) {
+    throw new InvalidOptionError(option, value, `expected a number of ms from 1 to ${NO_LIMIT_MS}`);
+  }
+  return value;
+}

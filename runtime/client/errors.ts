@@ -1,0 +1,26 @@
+import { InvalidOptionError, NodeNotFoundError, NodeUnavailableError, OrreryError } from '../../lib/errors.ts';
+import { specializeError } from '../errors.ts';
+
+/** Nothing answers on the GCS subjects of this cluster: no GCS runs, or the cluster name is wrong. */
+export class GcsUnavailableError extends OrreryError {
+  override name = 'GcsUnavailableError';
+  constructor(readonly cluster: string, readonly address: string, options: { cause?: unknown } = {}) {
+    super('GCS_UNAVAILABLE', `no GCS answers for cluster ${JSON.stringify(cluster)} at ${address}`, { ...options, detail: { cluster, address } });
+  }
+}
+
+const libByCode: Record<string, (d: Record<string, unknown>) => OrreryError> = {
+  NODE_NOT_FOUND: (d) => new NodeNotFoundError(String(d.nodeId)),
+  NODE_UNAVAILABLE: (d) => new NodeUnavailableError(String(d.nodeId), Array.isArray(d.reasons) ? d.reasons.map(String) : []),
+  INVALID_OPTION: (d) => new InvalidOptionError(String(d.option), d.value, String(d.rule)),
+};
+
+/**
+ * A wire error re-created as the class a caller can `instanceof`: the runtime's classes
+ * (RemoteError, ActorDiedError, …) and the lib's that the GCS answers with (NODE_NOT_FOUND, …).
+ */
+export function specializeWireError(err: unknown): unknown {
+  if (!(err instanceof OrreryError) || err.constructor !== OrreryError) return err;
+  const make = libByCode[err.code];
+  return make ? make(err.detail as Record<string, unknown>) : specializeError(err);
+}

@@ -1,0 +1,74 @@
+import { Subject, type Observable } from 'rxjs';
+import { decode } from '../../protocols/codec.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import type { Bus, Subscription } from '../bus/bus.ts';
+import { BusClosedError } from '../bus/errors.ts';
+import type { ActorWatcher } from './actor-handle.ts';
+import type { ClusterEvent } from './cluster-info.types.ts';
+import { eventFromWire } from './from-wire.ts';
+
+const eventOnly = { event: messages.event } as const;
+
+/**
+ * The client's one subscription to `events.>`, shared by everything that follows the cluster:
+ * `events$` for users, and per-actor watchers for handles (a map lookup per event, not a filter per
+ * handle). Malformed events are counted and dropped; they never end the stream.
+ */
+export class EventStream {
+  readonly events$: Observable<ClusterEvent>;
+  /** Events that could not be decoded or were of an unknown type. */
+  dropped = 0;
+  private readonly subject = new Subject<ClusterEvent>();
+  private readonly watchers = new Map<string, Set<ActorWatcher>>();
+  private readonly sub: Subscription;
+  private ended = false;
+
+  constructor(bus: Bus, subjects: ClusterSubjects) {
+    this.events$ = this.subject.asObservable();
+    this.sub = bus.subscribe(subjects.allEvents(), (msg) => this.receive(msg.data));
+  }
+
+  watchActor(actorId: string, watcher: ActorWatcher): () => void {
+    if (this.ended) {
+      queueMicrotask(() => watcher.end(new BusClosedError()));
+      return () => undefined;
+    }
+    let set = this.watchers.get(actorId);
+    if (!set) this.watchers.set(actorId, (set = new Set()));
+    set.add(watcher);
+    return () => {
+      set.delete(watcher);
+      if (set.size === 0 && this.watchers.get(actorId) === set) this.watchers.delete(actorId);
+    };
+  }
+
+  /** Ends the subscription, completes events$ and ends every watcher. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.sub.unsubscribe();
+    const err = new BusClosedError();
+    for (const set of this.watchers.values()) for (const w of [...set]) w.end(err);
+    this.watchers.clear();
+    this.subject.complete();
+  }
+
+  private receive(data: Uint8Array): void {
+    let event: ClusterEvent | undefined;
+    try {
+      event = eventFromWire(decode(data, { registry: eventOnly }).body);
+    } catch {
+      event = undefined;
+    }
+    if (!event) {
+      this.dropped++;
+      return;
+    }
+    if (event.type === 'actor_state') {
+      const set = this.watchers.get(event.actor.actorId);
+      if (set) for (const w of [...set]) w.next(event.actor);
+    }
+    this.subject.next(event);
+  }
+}

@@ -1,0 +1,45 @@
+import { formatResources } from '../../lib/resources/resource-set.ts';
+import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
+import { scheduleFailed, type ClusterEventWire, type NodeInfoWire } from '../../protocols/messages/cluster.ts';
+import type { ActorInfo, ClusterEvent, NodeInfo } from './cluster-info.types.ts';
+
+/**
+ * Wire shapes → what the client API returns. The wire carries resources in fixed-point units; users
+ * see the quantities they asked for ({ CPU: 0.5 }).
+ */
+export function nodeFromWire(wire: NodeInfoWire): NodeInfo {
+  return {
+    nodeId: wire.nodeId,
+    name: wire.name,
+    state: wire.state,
+    labels: { ...wire.labels },
+    taints: { ...wire.taints },
+    resources: { total: formatResources(wire.resources.total), available: formatResources(wire.resources.available) },
+  };
+}
+
+export function actorFromWire(wire: ActorInfoWire): ActorInfo {
+  return { ...wire, labels: { ...wire.labels } };
+}
+
+const NODE_EVENTS = new Set(['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed']);
+
+/**
+ * One event as the API types it, or undefined for an event this client does not know (a newer GCS)
+ * or one that lacks the fields its type needs. Unknown events are dropped rather than passed on
+ * untyped, so `switch (event.type)` over ClusterEvent stays exhaustive. (placement_group_state has
+ * no field on the wire yet, so it is not produced.)
+ */
+export function eventFromWire(wire: ClusterEventWire): ClusterEvent | undefined {
+  const { type, time } = wire;
+  if (NODE_EVENTS.has(type) && wire.node) return { type: type as 'node_added', time, node: nodeFromWire(wire.node) };
+  if (type === 'actor_state' && wire.actor) return { type, time, actor: actorFromWire(wire.actor) };
+  if (type === 'schedule_failed') {
+    try {
+      return scheduleFailed(wire, 'event');
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}

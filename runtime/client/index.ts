@@ -1,0 +1,10 @@
+// runtime/client — the driver API: connect to a cluster, define actor classes, create and call actors.
+export { connect, resolveAddress, DEFAULT_ADDRESS, type ConnectOptions } from './connect.ts';
+export type { Cluster } from './cluster.ts';
+export { defineActor, type ActorClass, type MethodArgs, type MethodNames, type MethodResult } from './actor-class.ts';
+export type { ActorBuilder } from './actor-builder.ts';
+export type { ActorHandle } from './actor-handle.ts';
+export type { ActorOptions, TaskOptions } from './actor-options.ts';
+export type * from './cluster-info.types.ts';
+export { GcsUnavailableError } from './errors.ts';
+export { registerMemoryBroker } from './memory-registry.ts';
