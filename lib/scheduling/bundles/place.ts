@@ -1,5 +1,5 @@
 import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
-import { addResources, type ResourceSet } from '../../resources/resource-set.ts';
+import { addResources, fits, subtractResources, type ResourceSet } from '../../resources/resource-set.ts';
 import { attemptsFor } from '../attempts.ts';
 import type { Attempt, Filter, Rejection } from '../filters/filter.ts';
 import { passes, type Policy } from '../policy.ts';
@@ -52,6 +52,9 @@ export function bundleRequest(req: PlacementGroupRequest, bundle: BundleSpec): S
  *   STRICT_SPREAD  every bundle on a different node; when greedy choice fails, an exact bipartite
  *                  matching decides, so a placement that exists is never missed
  *   SPREAD         different nodes where possible, shared ones otherwise
+ *
+ * When greedy choice fails under PACK or SPREAD, a bounded exact search decides (searchAssignment):
+ * a bundle taken first must not strand a later one whose selector only its node matches.
  */
 export function placeTier(state: ClusterState, req: PlacementGroupRequest, tier: number, policy: Policy, pick: NodePicker): { nodeIds: string[] } | { stuck: Stuck } {
   const bundles = req.tiers[tier];
@@ -71,13 +74,11 @@ export function placeTier(state: ClusterState, req: PlacementGroupRequest, tier:
       const request = bundleRequest(req, bundles[i]);
       const node = pickForBundle(state, request, used, req.strategy, policy, pick);
       if (!node) {
-        if (req.strategy === 'STRICT_SPREAD') {
-          for (const t of taken) state.release(t.nodeId, t.bundle.resources);
-          taken.length = 0;
-          const matched = matchDistinct(state, req, bundles, policy);
-          if (matched) return { nodeIds: matched };
-        }
-        const held = taken.map((t) => ({ nodeId: t.nodeId, resources: t.bundle.resources }));
+        const held = req.strategy === 'STRICT_SPREAD' ? [] : taken.map((t) => ({ nodeId: t.nodeId, resources: t.bundle.resources }));
+        for (const t of taken) state.release(t.nodeId, t.bundle.resources);
+        taken.length = 0;
+        const exact = req.strategy === 'STRICT_SPREAD' ? matchDistinct(state, req, bundles, policy) : searchAssignment(state, req, bundles, policy);
+        if (exact) return { nodeIds: exact };
         return { stuck: { bundle: i, request, used: new Set(used), held, strategy: req.strategy } };
       }
       state.allocate(node.id, bundles[i].resources);
@@ -160,4 +161,59 @@ function matchDistinct(state: ClusterState, req: PlacementGroupRequest, bundles:
   const out: string[] = new Array(bundles.length);
   for (const [id, i] of owner) out[i] = id;
   return out;
+}
+
+/** Node tries the exact PACK / SPREAD search may make before giving up: it is a fallback, not the rule. */
+const SEARCH_BUDGET = 10_000;
+
+/**
+ * Exact PACK / SPREAD, after greedy choice failed: a depth-first search for any assignment that fits
+ * every node's available resources, most constrained bundle first, trying the nodes the group
+ * already uses first (PACK) or last (SPREAD). Undefined when there is none or the budget runs out.
+ */
+function searchAssignment(state: ClusterState, req: PlacementGroupRequest, bundles: readonly BundleSpec[], policy: Policy): string[] | undefined {
+  const nodes = [...state.nodes.values()];
+  const byShape = new Map<string, { ids: string[]; set: Set<string> }>();
+  const found = bundles.map((b) => {
+    const shape = JSON.stringify(b);
+    let c = byShape.get(shape);
+    if (!c) {
+      const attempt = attemptsFor(state, bundleRequest(req, b), 0).at(-1)!;
+      const ids = nodes.filter((n) => passes(n, attempt, state, policy.filters)).map((n) => n.id).sort();
+      byShape.set(shape, (c = { ids, set: new Set(ids) }));
+    }
+    return c;
+  });
+  const candidates = found.map((c) => c.ids);
+  const candidateSets = found.map((c) => c.set);
+  const order = bundles.map((_, i) => i).sort((a, b) => candidates[a].length - candidates[b].length || weight(bundles[b]) - weight(bundles[a]) || a - b);
+  const left = new Map<string, ResourceSet>();
+  const count = new Map<string, number>();
+  const out: string[] = new Array(bundles.length);
+  let budget = SEARCH_BUDGET;
+  const place = (k: number): boolean => {
+    if (k === order.length) return true;
+    const i = order[k];
+    const tryNode = (id: string): boolean => {
+      const room = left.get(id) ?? state.nodes.get(id)!.available;
+      if (!fits(room, bundles[i].resources)) return false;
+      left.set(id, subtractResources(room, bundles[i].resources));
+      count.set(id, (count.get(id) ?? 0) + 1);
+      out[i] = id;
+      if (place(k + 1)) return true;
+      left.set(id, room);
+      count.set(id, count.get(id)! - 1);
+      return false;
+    };
+    const inUse = [...count].filter(([id, n]) => n > 0 && candidateSets[i].has(id)).map(([id]) => id).sort();
+    const tryAll = (ids: readonly string[], skipUsed: boolean): boolean => {
+      for (const id of ids) {
+        if (skipUsed && count.get(id)) continue;
+        if (--budget < 0 || tryNode(id)) return budget >= 0;
+      }
+      return false;
+    };
+    return req.strategy === 'PACK' ? tryAll(inUse, false) || tryAll(candidates[i], true) : tryAll(candidates[i], true) || tryAll(inUse, false);
+  };
+  return place(0) ? out : undefined;
 }
