@@ -9,12 +9,14 @@ import { InvalidResourceError } from '../errors.ts';
  */
 export const UNITS_PER_WHOLE = 10_000;
 const BYTE_RESOURCES = new Set(['memory', 'object_store_memory']);
+/** A placement-group bundle's form of a byte resource (memory_group_<pg>, memory_group_<i>_<pg>): same units. */
+const BYTE_BUNDLE_RESOURCE = /^(?:memory|object_store_memory)_group_/;
 
 /** Largest quantity of any resource, in units (2^53 - 1, the largest exact integer). */
 export const MAX_UNITS = Number.MAX_SAFE_INTEGER;
 
 export function unitScale(resource: string): number {
-  return BYTE_RESOURCES.has(resource) ? 1 : UNITS_PER_WHOLE;
+  return BYTE_RESOURCES.has(resource) || BYTE_BUNDLE_RESOURCE.test(resource) ? 1 : UNITS_PER_WHOLE;
 }
 
 /** Converts a user-facing quantity to units, rejecting what cannot be a resource amount. */
