@@ -1,0 +1,41 @@
+import { UsageError, parseArgs } from '../args.ts';
+import { addressOf } from '../address.ts';
+import { clusterOf, withCluster } from '../connection.ts';
+import { extraLabels, pairs, resourceUse, table } from '../format.ts';
+import type { CliIo } from '../io.ts';
+
+const FLAGS = { address: 'string', cluster: 'string', json: 'boolean' } as const;
+const KINDS = ['nodes', 'actors'] as const;
+
+/** `orrery list nodes|actors [--json]`. */
+export async function list(argv: readonly string[], io: CliIo): Promise<number> {
+  const args = parseArgs('list', argv, FLAGS, 1);
+  const kind = args.positionals[0];
+  if (kind === undefined) throw new UsageError(`list: expected what to list: ${KINDS.join(' or ')}`);
+  if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`list: cannot list ${JSON.stringify(kind)}; expected ${KINDS.join(' or ')}`);
+  const address = addressOf('list', args, io.env)!;
+  const cluster = clusterOf('list', args, io.env);
+  const json = args.flags.json === true;
+  await withCluster(address, cluster, async (client) => {
+    if (kind === 'nodes') {
+      const nodes = await client.nodes();
+      if (json) return io.out(JSON.stringify(nodes, null, 2));
+      const rows = nodes.map((n) => [n.nodeId, n.name, n.state, resourceUse(n), pairs(extraLabels(n)), pairs(n.taints)]);
+      for (const line of table(['NODE_ID', 'NAME', 'STATE', 'RESOURCES (used/total)', 'LABELS', 'TAINTS'], rows)) io.out(line);
+      return;
+    }
+    const actors = await client.actors();
+    if (json) return io.out(JSON.stringify(actors, null, 2));
+    const rows = actors.map((a) => [
+      a.actorId,
+      a.className,
+      a.name ? `${a.namespace}/${a.name}` : '-',
+      a.state,
+      a.nodeId ?? '-',
+      String(a.numRestarts),
+      a.deathCause ?? a.pendingReason ?? '',
+    ]);
+    for (const line of table(['ACTOR_ID', 'CLASS', 'NAME', 'STATE', 'NODE_ID', 'RESTARTS', 'DETAIL'], rows)) io.out(line);
+  });
+  return 0;
+}

@@ -1,0 +1,97 @@
+import { networkInterfaces } from 'node:os';
+import { OrreryError } from '../../../lib/errors.ts';
+import { GcsUnavailableError } from '../../client/errors.ts';
+import { NatsServerMissingError, NATS_DEFAULT_PORT, canConnect, findNatsServer } from '../../local/nats-server.ts';
+import { UsageError, parseArgs } from '../args.ts';
+import { addressOf } from '../address.ts';
+import { clusterOf, withCluster } from '../connection.ts';
+import type { CliIo } from '../io.ts';
+import { NODE_FLAGS, nodeFlagArgs } from '../node-flags.ts';
+import { AttachedSession, DetachedSession, type Session } from '../sessions.ts';
+
+const FLAGS = { head: 'boolean', address: 'string', cluster: 'string', block: 'boolean', ...NODE_FLAGS } as const;
+const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
+
+/**
+ * `orrery start --head [--address URL]`: the GCS and a raylet for this node, on the NATS server at
+ * --address / ORRERY_ADDRESS, else the one answering at 127.0.0.1:4222, else a nats-server started
+ * there. `orrery start --address URL`: a raylet joining that cluster. Without --block the processes
+ * run in the background and `orrery stop` stops them.
+ */
+export async function start(argv: readonly string[], io: CliIo): Promise<number> {
+  const args = parseArgs('start', argv, FLAGS);
+  const head = args.flags.head === true;
+  const block = args.flags.block === true;
+  const nodeArgs = nodeFlagArgs('start', args);
+  const cluster = clusterOf('start', args, io.env);
+  let address = addressOf('start', args, io.env, null);
+  if (!head && address === undefined) {
+    throw new UsageError('start: --address is required to join a cluster (or set ORRERY_ADDRESS; use --head to start a new one)', '--address');
+  }
+  const detached = block ? undefined : new DetachedSession(io.env);
+  const attached = block ? new AttachedSession(io) : undefined;
+  const session: Session = (detached ?? attached)!;
+  try {
+    let startedNats = false;
+    const found = address === undefined;
+    if (address === undefined) {
+      if (await canConnect('127.0.0.1', NATS_DEFAULT_PORT)) address = LOCAL_NATS;
+      else if (findNatsServer()) {
+        address = await session.startNats();
+        startedNats = true;
+      } else throw new NatsServerMissingError();
+    }
+    const gcsRuns = await gcsAnswers(address, cluster);
+    if (head && gcsRuns) {
+      throw new OrreryError('GCS_RUNNING', `a GCS already serves cluster ${JSON.stringify(cluster)} at ${address}; join it with: orrery start --address ${address}`);
+    }
+    if (!head && !gcsRuns) {
+      throw new GcsUnavailableError(cluster, address);
+    }
+    const common = ['--address', address, '--cluster', cluster];
+    const meta = { cluster, address };
+    const gcs = head ? await session.start('gcs', common, meta) : undefined;
+    const raylet = await session.start('raylet', [...common, ...nodeArgs], meta);
+    const node = `node ${String(raylet.ready.nodeName)} (${String(raylet.ready.nodeId)})`;
+    if (head) {
+      const shared = found ? sharedAddress(address) : address;
+      const clusterFlag = cluster === 'default' ? '' : ` --cluster ${cluster}`;
+      io.out(`Started the head of cluster ${JSON.stringify(cluster)}: GCS (pid ${gcs!.pid}) and ${node} (pid ${raylet.pid})`);
+      if (startedNats) io.out(`Started nats-server on port ${NATS_DEFAULT_PORT} (all interfaces)`);
+      io.out(`NATS address: ${shared}`);
+      io.out('To add a node, run on it:');
+      io.out(`  orrery start --address ${shared}${clusterFlag}`);
+      io.out(`Drivers connect with ORRERY_ADDRESS=${shared} or connect({ address: '${shared}' })`);
+    } else {
+      io.out(`Started ${node} (pid ${raylet.pid}) in cluster ${JSON.stringify(cluster)} at ${address}`);
+    }
+    if (attached) return await attached.block();
+    io.out(`Running in the background (logs in ${detached!.runDir}); stop with: orrery stop`);
+    return 0;
+  } catch (err) {
+    await session.abort();
+    throw err;
+  }
+}
+
+/** Whether a GCS answers for `cluster`; an unreachable server is an error naming the address. */
+async function gcsAnswers(address: string, cluster: string): Promise<boolean> {
+  return withCluster(address, cluster, async (client) => {
+    try {
+      await client.nodes();
+      return true;
+    } catch (err) {
+      if (err instanceof GcsUnavailableError) return false;
+      throw err;
+    }
+  });
+}
+
+/** The address other machines use for a server found or started here: a loopback host replaced by this machine's first external IPv4 address. */
+function sharedAddress(address: string): string {
+  const ip = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)?.address;
+  if (!ip) return address;
+  return address.replace(/\/\/(127\.0\.0\.1|localhost)(?=[:/,]|$)/g, `//${ip}`);
+}

@@ -1,0 +1,44 @@
+import { OrreryError } from '../../lib/errors.ts';
+import { UsageError } from './args.ts';
+import { list } from './commands/list.ts';
+import { start } from './commands/start.ts';
+import { status } from './commands/status.ts';
+import { stop } from './commands/stop.ts';
+import type { CliIo } from './io.ts';
+
+const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, status, list };
+
+export const USAGE = `usage:
+  orrery start --head [--address URL] [node flags] [--cluster NAME] [--block]
+  orrery start --address URL [node flags] [--cluster NAME] [--block]
+      node flags: --labels "k=v,k2=v2"  --labels-file FILE.yaml  --taints "k=v[:Effect]"
+                  --resources '{"my_res":2}'  --num-cpus N  --num-gpus N  --node-name NAME
+  orrery stop
+  orrery status [--address URL] [--cluster NAME]
+  orrery list nodes|actors [--json] [--address URL] [--cluster NAME]
+Every command reads ORRERY_ADDRESS when --address is absent (default nats://127.0.0.1:4222).`;
+
+/**
+ * Runs one command line and returns the exit code: 0 done, 1 failed, 2 bad usage. Every failure is
+ * exactly one line on stderr (the first line of the error's message).
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h' || rest.includes('--help')) {
+    io.out(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  try {
+    const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (!run) throw new UsageError(`unknown command ${JSON.stringify(command)} (expected ${Object.keys(COMMANDS).join(', ')})`);
+    return await run(rest, io);
+  } catch (err) {
+    io.err(`orrery: ${oneLine(err)}`);
+    return err instanceof UsageError ? 2 : 1;
+  }
+}
+
+function oneLine(err: unknown): string {
+  const text = err instanceof OrreryError || err instanceof Error ? err.message : String(err);
+  return text.split('\n')[0].trim();
+}

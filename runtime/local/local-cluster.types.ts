@@ -1,0 +1,44 @@
+import type { Cluster } from '../client/cluster.ts';
+import type { NodeInfo } from '../client/cluster-info.types.ts';
+
+/** One node of a local cluster: one raylet. */
+export interface NodeSpec {
+  name?: string;
+  /** e.g. { CPU: 4, GPU: 1, my_res: 2 }; CPU defaults to 1 per spec. */
+  resources?: Record<string, number>;
+  labels?: Record<string, string>;
+  taints?: Record<string, string>;
+}
+
+export type Transport = 'nats' | 'memory';
+
+export interface LocalClusterOptions {
+  nodes: NodeSpec[];
+  /**
+   * 'memory': the whole cluster inside this process on one in-process broker. 'nats': a GCS process
+   * and one raylet process per node on a NATS server. Default: 'nats' when a nats-server binary is
+   * available (or `address` is given), else 'memory'; `LocalCluster.transport` says which.
+   */
+  transport?: Transport;
+  /** With 'nats': use this server; without: spawn nats-server on a free port (never 4222). */
+  address?: string;
+  /** The cluster name; default 'default'. */
+  cluster?: string;
+  /** Resources whose nodes get a rare-resource taint (seed 003), e.g. ['GPU']. */
+  rareResources?: string[];
+  /** Every output line of the GCS and raylet processes (nats transport); by default they are kept quietly. */
+  onOutput?: (line: string, source: string) => void;
+}
+
+export interface LocalCluster {
+  /** A connected client. */
+  readonly cluster: Cluster;
+  /** NATS URL, or 'memory://…' for the memory transport. */
+  readonly address: string;
+  readonly transport: Transport;
+  addNode(spec: NodeSpec): Promise<NodeInfo>;
+  /** Abrupt: SIGKILL of the raylet process and its worker hosts (nats), or the raylet's in-process crash (memory). */
+  killNode(nodeId: string): Promise<void>;
+  /** Stops everything it started: client, raylets, GCS, and nats-server when it spawned one. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,158 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, openSync, closeSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { OrreryError } from '../../lib/errors.ts';
+
+/**
+ * Starts a nats-server for a local cluster or for `orrery start --head` (the run-time twin of
+ * spec/helpers/nats-server.ts). By default on a free port of 127.0.0.1 that is never 4222, where a
+ * shared server may run; `port` asks for a fixed one. `detached` runs it in the background with its
+ * output in a log file, so it outlives the process that started it.
+ */
+export interface NatsServerHandle {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+export interface NatsServerOptions {
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string;
+  /** A fixed port; default a free one other than 4222. */
+  port?: number;
+  jetstream?: boolean;
+  detached?: { logFile: string };
+}
+
+const LOCALHOST = '127.0.0.1';
+export const NATS_DEFAULT_PORT = 4222;
+const READY_TIMEOUT_MS = 10_000;
+const ATTEMPTS = 5;
+
+/** nats-server is not installed: the message names the fixes. */
+export class NatsServerMissingError extends OrreryError {
+  override name = 'NatsServerMissingError';
+  constructor() {
+    super(
+      'NATS_SERVER_MISSING',
+      'nats-server is not installed (not found on PATH): install it (Debian/Ubuntu: sudo apt-get install -y nats-server), set NATS_SERVER_BIN to its path, or pass the address of a running NATS server',
+    );
+  }
+}
+
+/** The nats-server binary: NATS_SERVER_BIN, else the first `nats-server` on PATH; undefined when neither. */
+export function findNatsServer(): string | undefined {
+  const explicit = process.env.NATS_SERVER_BIN;
+  if (explicit) return isExecutable(explicit) ? explicit : undefined;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && isExecutable(join(dir, 'nats-server'))) return join(dir, 'nats-server');
+  }
+  return undefined;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function startNatsServer(opts: NatsServerOptions = {}): Promise<NatsServerHandle> {
+  const bin = findNatsServer();
+  if (!bin) throw new NatsServerMissingError();
+  const host = opts.host ?? LOCALHOST;
+  const probeHost = host === '0.0.0.0' ? LOCALHOST : host;
+  const storeDir = opts.jetstream ? await mkdtemp(join(tmpdir(), 'orrery-nats-')) : undefined;
+  let lastError: unknown;
+  for (let attempt = 0; attempt < (opts.port === undefined ? ATTEMPTS : 1); attempt++) {
+    const port = opts.port ?? (await freePort());
+    const args = ['-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
+    const { child, log } = launch(bin, args, opts.detached);
+    const exited = new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.once('error', () => resolve());
+    });
+    try {
+      await waitForPort(probeHost, port, exited);
+      if (opts.detached) child.unref();
+      const url = `nats://${probeHost}:${port}`;
+      return { url, port, pid: child.pid!, stop: () => stop(child, exited, storeDir) };
+    } catch (err) {
+      lastError = log() ? new Error(`${(err as Error).message}: ${log().trim()}`) : err;
+      await stop(child, exited, undefined);
+      if (!log().includes('address already in use') || opts.port !== undefined) break;
+    }
+  }
+  if (storeDir) await rm(storeDir, { recursive: true, force: true });
+  throw new OrreryError('NATS_SERVER_FAILED', `nats-server did not start: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+}
+
+function launch(bin: string, args: string[], detached: { logFile: string } | undefined): { child: ChildProcess; log: () => string } {
+  if (detached) {
+    const fd = openSync(detached.logFile, 'a');
+    const child = spawn(bin, args, { stdio: ['ignore', fd, fd], detached: true });
+    closeSync(fd);
+    return { child, log: () => '' };
+  }
+  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let text = '';
+  child.stderr?.on('data', (chunk) => (text = (text + chunk).slice(-4000)));
+  return { child, log: () => text };
+}
+
+/** A port the OS just handed out for 127.0.0.1 (and not 4222). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, LOCALHOST, () => {
+        const address = server.address();
+        const p = typeof address === 'object' && address ? address.port : 0;
+        server.close(() => resolve(p));
+      });
+    });
+    if (port !== NATS_DEFAULT_PORT && port !== 0) return port;
+  }
+}
+
+/** Polls a TCP connect until the server accepts, the process exits, or the deadline passes. */
+async function waitForPort(host: string, port: number, exited: Promise<void>): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (gone) throw new Error('nats-server exited before accepting connections');
+    if (await canConnect(host, port)) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`nats-server did not accept connections on port ${port} within ${READY_TIMEOUT_MS} ms`);
+}
+
+/** Whether something accepts TCP connections at host:port. */
+export function canConnect(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+async function stop(child: ChildProcess, exited: Promise<void>, storeDir: string | undefined): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  const killed = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killed);
+  if (storeDir) await rm(storeDir, { recursive: true, force: true });
+}

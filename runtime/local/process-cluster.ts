@@ -1,0 +1,87 @@
+import { NodeNotFoundError } from '../../lib/errors.ts';
+import { connect } from '../client/connect.ts';
+import type { Cluster } from '../client/cluster.ts';
+import type { NodeInfo } from '../client/cluster-info.types.ts';
+import type { LocalCluster, LocalClusterOptions, NodeSpec } from './local-cluster.types.ts';
+import { nodeInfoOf } from './memory-cluster.ts';
+import { startNatsServer, type NatsServerHandle } from './nats-server.ts';
+import { rayletFlags, resolveNodeSpec, type ResolvedNodeSpec } from './node-spec.ts';
+import { signal } from './process-tree.ts';
+import { spawnRuntimeProcess, type RuntimeProcess } from './runtime-process.ts';
+
+/**
+ * A cluster of real processes on NATS: nats-server (spawned on a free port unless an address is
+ * given), a GCS process, one raylet process per node, and a client in this process. Everything it
+ * starts is stopped by stop(), and SIGKILLed if this process exits first.
+ */
+export async function startProcessCluster(opts: LocalClusterOptions): Promise<LocalCluster> {
+  const specs = opts.nodes.map((spec, i) => resolveNodeSpec(spec, `node-${i + 1}`));
+  const clusterName = opts.cluster ?? 'default';
+  const raylets = new Map<string, RuntimeProcess>();
+  const children = new Set<RuntimeProcess>();
+  let nats: NatsServerHandle | undefined;
+  let gcs: RuntimeProcess | undefined;
+  let client: Cluster | undefined;
+  let added = specs.length;
+  const onExit = (): void => {
+    for (const child of children) signal(child.pid, 'SIGKILL');
+    if (nats) signal(nats.pid, 'SIGKILL');
+  };
+  process.once('exit', onExit);
+
+  const track = (child: RuntimeProcess): RuntimeProcess => {
+    children.add(child);
+    void child.exited.then(() => children.delete(child));
+    return child;
+  };
+  const spawnOpts = { onLine: opts.onOutput };
+
+  let address = opts.address;
+  const common = (): string[] => ['--address', address!, '--cluster', clusterName];
+  const startNode = async (spec: ResolvedNodeSpec): Promise<RuntimeProcess> => {
+    const raylet = track(await spawnRuntimeProcess('raylet', [...common(), ...rayletFlags(spec)], spawnOpts));
+    raylets.set(String(raylet.ready.nodeId), raylet);
+    return raylet;
+  };
+
+  const stop = async (): Promise<void> => {
+    await client?.close().catch(() => undefined);
+    await Promise.all([...raylets.values()].map((r) => r.stop()));
+    raylets.clear();
+    await gcs?.stop();
+    await Promise.all([...children].map((c) => c.stop()));
+    await nats?.stop();
+    process.removeListener('exit', onExit);
+  };
+
+  try {
+    if (address === undefined) {
+      nats = await startNatsServer();
+      address = nats.url;
+    }
+    const rare = opts.rareResources?.length ? ['--rare-resources', opts.rareResources.join(',')] : [];
+    gcs = track(await spawnRuntimeProcess('gcs', [...common(), ...rare], spawnOpts));
+    await Promise.all(specs.map(startNode));
+    client = await connect({ address, cluster: clusterName });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const cluster = client;
+  return {
+    cluster,
+    address,
+    transport: 'nats',
+    addNode: async (spec: NodeSpec): Promise<NodeInfo> => {
+      const raylet = await startNode(resolveNodeSpec(spec, `node-${++added}`));
+      return nodeInfoOf(await cluster.nodes(), String(raylet.ready.nodeId));
+    },
+    killNode: async (nodeId: string): Promise<void> => {
+      const raylet = raylets.get(nodeId);
+      if (!raylet) throw new NodeNotFoundError(nodeId);
+      raylets.delete(nodeId);
+      await raylet.crash();
+    },
+    stop,
+  };
+}
