@@ -28,7 +28,7 @@ export class InvalidLabelError extends OrreryError {
 export class InvalidSelectorError extends OrreryError {
   override name = 'InvalidSelectorError';
   constructor(readonly key: string, readonly value: unknown, readonly rule: string) {
-    super('INVALID_SELECTOR', `invalid selector for ${JSON.stringify(key)} (${JSON.stringify(value)}): ${rule}`, {
+    super('INVALID_SELECTOR', `invalid selector for ${JSON.stringify(key)} (${safeJson(value)}): ${rule}`, {
       detail: { key, value, rule },
     });
   }
@@ -38,7 +38,7 @@ export class InvalidSelectorError extends OrreryError {
 export class InvalidResourceError extends OrreryError {
   override name = 'InvalidResourceError';
   constructor(readonly resource: string, readonly value: unknown, readonly rule: string) {
-    super('INVALID_RESOURCE', `invalid resource ${JSON.stringify(resource)} (${JSON.stringify(value)}): ${rule}`, {
+    super('INVALID_RESOURCE', `invalid resource ${JSON.stringify(resource)} (${safeJson(value)}): ${rule}`, {
       detail: { resource, value, rule },
     });
   }
@@ -70,10 +70,15 @@ export class NodeUnavailableError extends OrreryError {
   }
 }
 
+/** JSON for messages; values JSON cannot show (bigint, circular objects) fall back to String(). */
 function safeJson(value: unknown): string {
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      return '[unprintable]';
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.ts';
+import { InvalidOptionError, InvalidResourceError, InvalidSelectorError } from '../errors.ts';
 import { validateLabelKey } from '../labels/validate.ts';
 import { parseResources, type ResourceSet } from '../resources/resource-set.ts';
 import { toUnits } from '../resources/quantity.ts';
@@ -42,12 +42,12 @@ export function compileRequest(opts: PlacementOptions, ctx: CompileContext): Sch
   if (opts === null || typeof opts !== 'object') throw new InvalidOptionError('options', opts, 'expected an object');
   let resources = compileResources(opts, ctx.defaultCpus ?? 1);
   const strategy = opts.schedulingStrategy ?? 'DEFAULT';
-  const selectorTiers = [parseLabelSelector(opts.labelSelector ?? {})];
+  const selectorTiers = [selector('labelSelector', opts.labelSelector)];
   if (opts.fallbackStrategy !== undefined) {
     if (!Array.isArray(opts.fallbackStrategy)) throw new InvalidOptionError('fallbackStrategy', opts.fallbackStrategy, 'expected an array of { labelSelector }');
     opts.fallbackStrategy.forEach((f, i) => {
       if (f === null || typeof f !== 'object') throw new InvalidOptionError(`fallbackStrategy[${i}]`, f, 'expected { labelSelector }');
-      selectorTiers.push(parseLabelSelector(f.labelSelector ?? {}));
+      selectorTiers.push(selector(`fallbackStrategy[${i}].labelSelector`, f.labelSelector));
     });
   }
   const tolerations = { ...rareResourceTolerations(resources, ctx.rareResources ?? []), ...compileTolerations(opts.tolerations) };
@@ -71,7 +71,7 @@ export function compileRequest(opts: PlacementOptions, ctx: CompileContext): Sch
         nodeId = strategy;
         break;
       case 'PLACEMENT_GROUP':
-        if (typeof strategy.placementGroupId !== 'string' || !Number.isInteger(strategy.bundleIndex) || strategy.bundleIndex < -1) {
+        if (typeof strategy.placementGroupId !== 'string' || strategy.placementGroupId === '' || !Number.isInteger(strategy.bundleIndex) || strategy.bundleIndex < -1) {
           throw new InvalidOptionError('schedulingStrategy', strategy, 'expected placementGroupStrategy(pg, bundleIndex ≥ -1)');
         }
         resources = resourcesInBundle(resources, strategy.placementGroupId, strategy.bundleIndex);
@@ -97,12 +97,29 @@ function compileResources(opts: PlacementOptions, defaultCpus: number): Resource
   const custom = opts.resources === undefined ? {} : parseResources(opts.resources, 'resources');
   const out: Record<string, number> = { ...custom };
   for (const [option, name] of Object.entries(BUILTIN) as [keyof typeof BUILTIN, string][]) {
-    if (name in custom) throw new InvalidOptionError('resources', opts.resources, `use the ${option} option for ${name}, not resources`);
+    if (opts.resources !== null && typeof opts.resources === 'object' && Object.hasOwn(opts.resources, name)) {
+      throw new InvalidOptionError('resources', opts.resources, `use the ${option} option for ${name}, not resources`);
+    }
     const amount = opts[option] ?? (option === 'numCpus' ? defaultCpus : 0);
-    const units = toUnits(name, amount);
+    let units: number;
+    try {
+      units = toUnits(name, amount);
+    } catch (err) {
+      throw err instanceof InvalidResourceError ? new InvalidOptionError(option, amount, err.rule) : err;
+    }
     if (units > 0) out[name] = units;
   }
   return out;
+}
+
+/** Parses one selector tier; errors say which option (labelSelector or a fallback) held it. */
+function selector(option: string, value: unknown): LabelMatchExpression[] {
+  try {
+    return parseLabelSelector(value ?? {});
+  } catch (err) {
+    if (err instanceof InvalidSelectorError) throw new InvalidSelectorError(err.key, err.value, `${option}: ${err.rule}`);
+    throw err;
+  }
 }
 
 function compileTolerations(tolerations: unknown): Record<string, Condition> {

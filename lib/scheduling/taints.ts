@@ -1,5 +1,5 @@
-import { InvalidLabelError } from '../errors.ts';
-import { validateLabelKey, validateLabelValue } from '../labels/validate.ts';
+import { InvalidLabelError, InvalidOptionError } from '../errors.ts';
+import { labelKeyProblem, validateLabelKey, validateLabelValue } from '../labels/validate.ts';
 import type { ResourceSet } from '../resources/resource-set.ts';
 import { conditionMatches, type Condition } from '../selectors/expression.ts';
 
@@ -86,7 +86,12 @@ export function hasUntoleratedPreference(taints: readonly Taint[], tolerations: 
  * carries the taint `orrery.io/rare-gpu=true`, and a request that asks for GPUs tolerates it
  * automatically — so plain CPU work never lands on, and crowds out, the scarce machines.
  */
-export const rareResourceTaintKey = (resource: string): string => `orrery.io/rare-${resource.toLowerCase()}`;
+export function rareResourceTaintKey(resource: string): string {
+  const key = `orrery.io/rare-${resource.toLowerCase()}`;
+  const problem = labelKeyProblem(key, { allowReserved: true });
+  if (problem) throw new InvalidOptionError('rareResources', resource, `${JSON.stringify(resource)} cannot name a taint (${key}): ${problem}`);
+  return key;
+}
 
 export function rareResourceTaints(total: ResourceSet, rareResources: readonly string[]): Taint[] {
   return rareResources

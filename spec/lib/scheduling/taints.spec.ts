@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../../../lib/errors.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ClusterState } from '../../../lib/cluster/cluster-state.ts';
@@ -254,9 +255,22 @@ test('with rare isolation, CPU work stays off the GPU node and GPU work lands on
 });
 
 test('every rare taint key is a valid label key (it is shown in NodeInfo.taints and parsed back)', () => {
-  // Resource names allow '/' and up to 128 characters; label names allow neither.
-  for (const resource of ['GPU', 'my_rare', 'vendor/fpga', 'r'.repeat(60)]) {
+  for (const resource of ['GPU', 'my_rare', 'r'.repeat(50)]) {
     assert.is(labelKeyProblem(rareResourceTaintKey(resource), { allowReserved: true }), undefined, resource);
+  }
+});
+
+test('a rare resource whose name cannot be part of a taint key is refused when configured, naming it', () => {
+  // Resource names allow '/' and up to 128 characters; label names allow neither.
+  for (const resource of ['vendor/fpga', 'r'.repeat(60)]) {
+    try {
+      rareResourceTaintKey(resource);
+      assert.unreachable(`accepted ${resource}`);
+    } catch (err) {
+      assert.instance(err, InvalidOptionError);
+      assert.is((err as InvalidOptionError).code, 'INVALID_OPTION');
+      assert.equal([(err as InvalidOptionError).option, (err as InvalidOptionError).value], ['rareResources', resource]);
+    }
   }
 });
 
