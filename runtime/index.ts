@@ -1,0 +1,39 @@
+// runtime/ — the public surface of the cluster runtime: connect to a cluster or start one, define
+// actors, and the errors a running cluster raises. The package entry re-exports all of it.
+export {
+  connect,
+  defineActor,
+  GcsUnavailableError,
+  type ActorBuilder,
+  type ActorClass,
+  type ActorHandle,
+  type ActorInfo,
+  type ActorOptions,
+  type ActorState,
+  type ActorStateEvent,
+  type Cluster,
+  type ClusterEvent,
+  type ConnectOptions,
+  type MethodArgs,
+  type MethodNames,
+  type MethodResult,
+  type NodeEvent,
+  type NodeInfo,
+  type PlacementGroupInfo,
+  type PlacementGroupState,
+  type PlacementGroupStateEvent,
+  type ScheduleFailedEvent,
+  type TaskOptions,
+} from './client/index.ts';
+export { startLocalCluster, NatsServerMissingError, type LocalCluster, type LocalClusterOptions, type NodeSpec, type Transport } from './local/index.ts';
+export { getRuntimeContext } from './worker/context.ts';
+export {
+  ActorDiedError,
+  ActorNameTakenError,
+  ActorNotFoundError,
+  ActorUnavailableError,
+  CodeLoadError,
+  RemoteError,
+  WaitTimeoutError,
+} from './errors.ts';
+export { BusClosedError, ConnectionFailedError, TimeoutError as RequestTimeoutError } from './bus/errors.ts';

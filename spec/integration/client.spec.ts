@@ -1,0 +1,52 @@
+// The driver's core flow against real processes: a nats-server this spec starts, a GCS process and
+// raylet processes (with forked worker hosts) started by startLocalCluster({ transport: 'nats' }).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { filter, firstValueFrom } from 'rxjs';
+import { ActorDiedError, startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
+import { CounterActor } from '../fixtures/client/actors.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { coreFlowSuite } from '../runtime/client/core-flow.ts';
+
+let server: NatsServerHandle;
+const nodes = [
+  { name: 'n1', resources: { CPU: 2 } },
+  { name: 'n2', resources: { CPU: 2 }, labels: { region: 'us' } },
+];
+
+const core = coreFlowSuite('core flow (nats transport, real processes)', async () => {
+  server = await startNatsServer();
+  return startLocalCluster({ transport: 'nats', address: server.url, nodes });
+});
+core.after(async () => {
+  await server?.stop();
+});
+core.run();
+
+let local: LocalCluster | undefined;
+test.after(async () => {
+  await local?.stop();
+});
+
+test('without an address it spawns its own nats-server; killNode SIGKILLs the raylet and its worker hosts', async () => {
+  local = await startLocalCluster({ transport: 'nats', nodes: [{ name: 'keep' }, { name: 'victim', labels: { role: 'victim' } }] });
+  assert.is(local.transport, 'nats');
+  assert.match(local.address, /^nats:\/\/127\.0\.0\.1:\d+$/);
+  assert.is.not(local.address, 'nats://127.0.0.1:4222');
+  const victim = (await local.cluster.nodes()).find((n) => n.name === 'victim')!;
+  const actor = await local.cluster.actor(CounterActor).options({ labelSelector: { role: 'victim' } }).remote(1);
+  await actor.ready({ timeoutMs: 20_000 });
+  assert.is(await actor.call('add', 1), 2);
+  const dead = firstValueFrom(local.cluster.events$.pipe(filter((e) => e.type === 'node_dead' && e.node.nodeId === victim.nodeId)));
+  const inFlight = actor.call('later', 60_000).catch((e: unknown) => e);
+  await local.killNode(victim.nodeId);
+  await dead;
+  assert.instance(await inFlight, ActorDiedError, 'a call in flight fails once the GCS declares the actor dead');
+  assert.instance(await actor.call('get').catch((e: unknown) => e), ActorDiedError);
+  const added = await local.addNode({ name: 'late', resources: { CPU: 1, GPU: 1 } });
+  assert.equal(added.resources.total, { CPU: 1, GPU: 1 });
+  const states = (await local.cluster.nodes()).map((n) => `${n.name}:${n.state}`).sort();
+  assert.equal(states, ['keep:ALIVE', 'late:ALIVE', 'victim:DEAD']);
+});
+
+test.run();

@@ -1,0 +1,75 @@
+// The CLI in-process: every bad flag or value is exactly one stderr line naming the flag, exit 2;
+// an unreachable server is one line naming the address, exit 1. Nothing is started.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runCli } from '../../../runtime/cli/run.ts';
+
+async function run(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env });
+  return { code, out, err };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'orrery-cli-spec-'));
+const badYaml = join(dir, 'bad.yaml');
+writeFileSync(badYaml, 'region: [us, eu]\n');
+
+const cases: [string, string[], RegExp][] = [
+  ['unknown command', ['frobnicate'], /unknown command "frobnicate"/],
+  ['unknown flag', ['start', '--head', '--gpus', '1'], /start: unknown flag --gpus/],
+  ['--num-cpus not a number', ['start', '--head', '--num-cpus', 'four'], /--num-cpus: expected a non-negative number, got "four"/],
+  ['--num-gpus negative', ['start', '--head', '--num-gpus', '-1'], /--num-gpus: expected a non-negative number/],
+  ['--num-cpus too precise', ['start', '--head', '--num-cpus', '0.00001'], /--num-cpus: .*at least 0\.0001/],
+  ['--labels syntax', ['start', '--head', '--labels', 'region'], /--labels: .*expected key=value/],
+  ['--labels reserved prefix', ['start', '--head', '--labels', 'orrery.io/node-id=x'], /--labels: .*orrery\.io/],
+  ['--labels-file missing', ['start', '--head', '--labels-file', join(dir, 'none.yaml')], /--labels-file: cannot read .*none\.yaml \(ENOENT\)/],
+  ['--labels-file not a flat mapping', ['start', '--head', '--labels-file', badYaml], /--labels-file: .*scalar/],
+  ['--taints effect', ['start', '--head', '--taints', 'gpu=true:Sometimes'], /--taints: .*effect must be one of/],
+  ['--taints pair', ['start', '--head', '--taints', 'gpu'], /--taints: expected key=value/],
+  ['--resources JSON', ['start', '--head', '--resources', '{GPU:1}'], /--resources: expected a JSON object/],
+  ['--resources array', ['start', '--head', '--resources', '[1]'], /--resources: expected a JSON object/],
+  ['--resources CPU', ['start', '--head', '--resources', '{"CPU":4}'], /--resources: use --num-cpus for CPU/],
+  ['--resources bad quantity', ['start', '--head', '--resources', '{"disk":-2}'], /--resources: .*disk.*negative/],
+  ['--node-name', ['start', '--head', '--node-name', 'no spaces'], /--node-name: "no spaces" cannot be a node name/],
+  ['--address scheme', ['status', '--address', 'http://h:4222'], /status: --address: "http:\/\/h:4222" has scheme http/],
+  ['ORRERY_ADDRESS checked too', ['list', 'nodes'], /list: ORRERY_ADDRESS: "ftp:\/\/x" has scheme ftp/],
+  ['--cluster', ['status', '--cluster', 'a.b'], /status: --cluster: "a\.b" is not a cluster name/],
+  ['start without address', ['start', '--num-cpus', '2'], /start: --address is required/],
+  ['list without kind', ['list'], /list: expected what to list: nodes or actors/],
+  ['list of something else', ['list', 'tasks'], /list: cannot list "tasks"/],
+  ['--json on status', ['status', '--json'], /status: unknown flag --json/],
+];
+
+for (const [name, argv, pattern] of cases) {
+  test(`bad usage: ${name}`, async () => {
+    const env = name.startsWith('ORRERY_ADDRESS') ? { ORRERY_ADDRESS: 'ftp://x' } : {};
+    const r = await run(argv, env);
+    assert.is(r.code, 2);
+    assert.equal(r.out, []);
+    assert.is(r.err.length, 1, r.err.join('\n'));
+    assert.match(r.err[0], pattern);
+  });
+}
+
+test('an unreachable NATS server is one line naming the address, exit 1', async () => {
+  const r = await run(['status', '--address', 'nats://127.0.0.1:1']);
+  assert.is(r.code, 1);
+  assert.is(r.err.length, 1);
+  assert.match(r.err[0], /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1/);
+  const viaEnv = await run(['list', 'nodes'], { ORRERY_ADDRESS: 'nats://127.0.0.1:1' });
+  assert.is(viaEnv.code, 1);
+  assert.match(viaEnv.err[0], /nats:\/\/127\.0\.0\.1:1/);
+});
+
+test('help prints the usage and exits 0; no command exits 2', async () => {
+  const help = await run(['--help']);
+  assert.is(help.code, 0);
+  assert.match(help.out.join('\n'), /orrery start --head/);
+  assert.is((await run([])).code, 2);
+});
+
+test.run();

@@ -1,0 +1,83 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Exists, affinity, actorAffinity, labelIn, nodeAffinity } from '../../../lib/index.ts';
+import { defineActor } from '../../../runtime/client/actor-class.ts';
+import { validateActorOptions, type ActorOptions } from '../../../runtime/client/actor-options.ts';
+import { Counter } from '../../fixtures/client/actors.ts';
+
+const ctx = { namespace: 'default', actorId: '0123456789abcdef' };
+
+const valid: [string, ActorOptions][] = [
+  ['nothing', {}],
+  ['resources', { numCpus: 0.5, numGpus: 1, memory: 1024, resources: { disk: 2 } }],
+  ['selector and fallback', { labelSelector: { region: 'in(us,eu)' }, fallbackStrategy: [{ labelSelector: { region: '!cn' } }] }],
+  ['tolerations', { tolerations: { gpu_node: Exists() } }],
+  ['node affinity', { schedulingStrategy: nodeAffinity(labelIn('zone', ['a'])) }],
+  ['actor affinity to a handle-like ref', { schedulingStrategy: actorAffinity(affinity({ actorId: 'fedcba9876543210', namespace: 'default' })) }],
+  ['actor fields', { name: 'n', namespace: 'ns', labels: { app: 'web' }, maxRestarts: -1, maxTaskRetries: 3, maxConcurrency: 8, isolation: 'process' }],
+];
+
+for (const [name, opts] of valid) {
+  test(`valid: ${name}`, () => {
+    const v = validateActorOptions(opts, ctx);
+    assert.is(v.namespace, opts.namespace ?? 'default');
+    assert.is(v.name, opts.name);
+    assert.is(v.wire.namespace, v.namespace);
+    for (const [k, value] of Object.entries(opts)) assert.equal(v.wire[k], value, k);
+  });
+}
+
+const invalid: [string, unknown, string, RegExp][] = [
+  ['not an object', 'fast', 'INVALID_OPTION', /options/],
+  ['unknown key', { numCPUs: 1 }, 'INVALID_OPTION', /numCPUs.*unknown actor option/],
+  ['CPU in resources', { resources: { CPU: 1 } }, 'INVALID_OPTION', /numCpus/],
+  ['NaN GPUs', { numGpus: Number.NaN }, 'INVALID_OPTION', /numGpus.*finite/],
+  ['a bad custom resource', { resources: { disk: -1 } }, 'INVALID_RESOURCE', /disk/],
+  ['bad selector', { labelSelector: { 'bad key!': 'x' } }, 'INVALID_SELECTOR', /bad key!/],
+  ['bad fallback', { fallbackStrategy: 'eu' }, 'INVALID_OPTION', /fallbackStrategy/],
+  ['bad label value', { labels: { app: 'has space' } }, 'INVALID_LABEL', /app/],
+  ['name too long', { name: 'x'.repeat(257) }, 'INVALID_OPTION', /name/],
+  ['namespace not a string', { namespace: 3 }, 'INVALID_OPTION', /namespace/],
+  ['fractional maxTaskRetries', { maxTaskRetries: 1.5 }, 'INVALID_OPTION', /maxTaskRetries/],
+  ['maxConcurrency too high', { maxConcurrency: 1e6 }, 'INVALID_OPTION', /maxConcurrency.*1 to 100000/],
+  ['isolation', { isolation: 'thread' }, 'INVALID_OPTION', /isolation/],
+];
+
+for (const [name, opts, code, pattern] of invalid) {
+  test(`invalid: ${name} → ${code}`, () => {
+    try {
+      validateActorOptions(opts as ActorOptions, ctx);
+      assert.unreachable('should have thrown');
+    } catch (err) {
+      assert.is((err as { code: string }).code, code);
+      assert.match((err as Error).message, pattern);
+    }
+  });
+}
+
+test('defineActor records the module URL and export name, and checks its defaults', () => {
+  const url = import.meta.url;
+  const cls = defineActor(url, Counter, { numCpus: 2 });
+  assert.is(cls.moduleUrl, url);
+  assert.is(cls.className, 'Counter');
+  assert.equal(cls.defaults, { numCpus: 2 });
+  assert.ok(Object.isFrozen(cls));
+  assert.throws(() => defineActor('not a url', Counter), /moduleUrl/);
+  assert.throws(() => defineActor(url, (class {}) as never), /named class/);
+  assert.throws(() => defineActor(url, Counter, { numCpus: -1 }), /numCpus/);
+});
+
+test('calls are typed by the class (checked by npm run typecheck)', () => {
+  type Handle = import('../../../runtime/client/actor-handle.ts').ActorHandle<Counter>;
+  const typed = (h: Handle) => {
+    const n: Promise<number> = h.call('add', 1);
+    // @ts-expect-error add takes a number
+    void h.call('add', 'one');
+    // @ts-expect-error no such method
+    void h.call('nope');
+    return n;
+  };
+  assert.type(typed, 'function');
+});
+
+test.run();

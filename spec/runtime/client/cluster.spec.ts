@@ -1,0 +1,165 @@
+// The driver API on the memory transport: the whole cluster in this process.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { firstValueFrom, filter, take, toArray } from 'rxjs';
+import { InvalidOptionError, InvalidResourceError, InvalidSelectorError, NodeNotFoundError, labelIn, nodeAffinity, nodeIdAffinity } from '../../../lib/index.ts';
+import { connectMemoryBus } from '../../../runtime/bus/memory.ts';
+import { lookupMemoryBroker } from '../../../runtime/client/memory-registry.ts';
+import {
+  ActorDiedError,
+  ActorUnavailableError,
+  connect,
+  startLocalCluster,
+  type ActorInfo,
+  type ClusterEvent,
+  type LocalCluster,
+} from '../../../runtime/index.ts';
+import { CounterActor } from '../../fixtures/client/actors.ts';
+import { coreFlowSuite } from './core-flow.ts';
+
+const memory = (nodes = [{ name: 'm1', resources: { CPU: 2 } }, { name: 'm2', resources: { CPU: 2 }, labels: { region: 'us' } }]) =>
+  startLocalCluster({ transport: 'memory', nodes });
+
+coreFlowSuite('core flow (memory transport)', () => memory()).run();
+
+let local: LocalCluster;
+test.before(async () => {
+  local = await memory();
+});
+test.after(async () => {
+  await local?.stop();
+});
+
+test('the memory cluster has an in-process address a second client can connect to', async () => {
+  assert.is(local.transport, 'memory');
+  assert.match(local.address, /^memory:\/\/[0-9a-f]+$/);
+  const other = await connect({ address: local.address });
+  assert.is((await other.nodes()).length, 2);
+  await other.close();
+  const gone = await connect({ address: 'memory://nope' }).catch((e: unknown) => e);
+  assert.is((gone as { code: string }).code, 'CONNECTION_FAILED');
+});
+
+test('bad options are typed errors at the call, and nothing is sent to the GCS', async () => {
+  const spy = connectMemoryBus(lookupMemoryBroker(local.address)!);
+  let sent = 0;
+  spy.subscribe('orrery.default.gcs.register_actor', () => void sent++);
+  const cases: [string, Record<string, unknown>, new (...a: never[]) => Error, RegExp][] = [
+    ['negative CPUs', { numCpus: -1 }, InvalidOptionError, /numCpus/],
+    ['a bad custom resource', { resources: { 'no way': 1 } }, InvalidResourceError, /no way/],
+    ['a bad selector value', { labelSelector: { region: 'in(us' } }, InvalidSelectorError, /region/],
+    ['an unknown strategy', { schedulingStrategy: 'NEAREST' }, InvalidOptionError, /schedulingStrategy/],
+    ['a misspelt option', { numCPUs: 2 }, InvalidOptionError, /numCPUs/],
+    ['maxRestarts below -1', { maxRestarts: -2 }, InvalidOptionError, /maxRestarts/],
+    ['maxConcurrency 0', { maxConcurrency: 0 }, InvalidOptionError, /maxConcurrency/],
+    ['a reserved actor label', { labels: { 'orrery.io/x': 'y' } }, Error, /orrery\.io/],
+    ['an empty name', { name: '' }, InvalidOptionError, /name/],
+  ];
+  for (const [what, opts, type, pattern] of cases) {
+    const err = await local.cluster.actor(CounterActor).options(opts as never).remote().catch((e: unknown) => e);
+    assert.instance(err, type, what);
+    assert.match((err as Error).message, pattern, what);
+  }
+  await spy.flush();
+  assert.is(sent, 0, 'no register_actor was sent');
+  await spy.close();
+});
+
+test('options merge over the class defaults, and later options() over earlier ones', async () => {
+  const nodes = await local.cluster.nodes();
+  const m2 = nodes.find((n) => n.name === 'm2')!;
+  const pinned = await local.cluster
+    .actor(CounterActor)
+    .options({ numCpus: 2, schedulingStrategy: nodeIdAffinity(nodes.find((n) => n.name === 'm1')!.nodeId) })
+    .options({ schedulingStrategy: nodeAffinity(labelIn('region', ['us'])) })
+    .remote();
+  const info = await pinned.ready({ timeoutMs: 5000 });
+  assert.is(info.nodeId, m2.nodeId);
+  await pinned.kill();
+});
+
+test('a hard node-id affinity to an unknown node is NodeNotFoundError at remote()', async () => {
+  const err = await local.cluster.actor(CounterActor).options({ schedulingStrategy: nodeIdAffinity('feedfacefeedface') }).remote().catch((e: unknown) => e);
+  assert.instance(err, NodeNotFoundError);
+});
+
+test('an unplaceable actor stays PENDING with the reason; scheduleFailed$ and events$ say why; state$ follows it to ALIVE', async () => {
+  const failed = firstValueFrom(local.cluster.scheduleFailed$);
+  const events: ClusterEvent[] = [];
+  const all = local.cluster.events$.subscribe((e) => events.push(e));
+  const handle = await local.cluster.actor(CounterActor).options({ labelSelector: { region: 'eu' } }).remote();
+  const event = await failed;
+  assert.is(event.type, 'schedule_failed');
+  assert.equal(event.target, { kind: 'actor', id: handle.actorId });
+  assert.is(event.reason, 'constraints');
+  assert.is(event.message, '0/2 nodes are available: 2 node(s) didn\'t match label selector region in (eu).');
+  assert.is(event.nodes.length, 2);
+  assert.type(event.time, 'number');
+
+  const info = await handle.info();
+  assert.is(info.state, 'PENDING');
+  assert.is(info.pendingReason, event.message);
+  const early = await handle.call('get').catch((e: unknown) => e);
+  assert.instance(early, ActorUnavailableError, 'a call before it is alive');
+  const notYet = await handle.ready({ timeoutMs: 50 }).catch((e: unknown) => e);
+  assert.is((notYet as { code: string }).code, 'TIMEOUT');
+
+  const states = firstValueFrom(handle.state$.pipe(filter((i) => i.state === 'ALIVE' || i.state === 'DEAD'), take(1)));
+  const seen: ActorInfo[] = [];
+  let firstSeen!: () => void;
+  const gotFirst = new Promise<void>((resolve) => (firstSeen = resolve));
+  const follow = handle.state$.subscribe((i) => {
+    seen.push(i);
+    firstSeen();
+  });
+  await gotFirst;
+  const added = await local.addNode({ name: 'eu1', labels: { region: 'eu' } });
+  assert.is(added.state, 'ALIVE');
+  assert.is(added.labels.region, 'eu');
+  assert.equal(added.resources.total, { CPU: 1 });
+  const alive = await states;
+  assert.is(alive.state, 'ALIVE');
+  assert.is(alive.nodeId, added.nodeId);
+  follow.unsubscribe();
+  const order = seen.map((i) => i.state);
+  assert.is(order[0], 'PENDING');
+  assert.is(order[order.length - 1], 'ALIVE');
+  assert.ok(order.every((s, i) => i === 0 || s !== order[i - 1]), `one emission per change: ${order.join(' → ')}`);
+  all.unsubscribe();
+  assert.ok(events.some((e) => e.type === 'node_added' && e.node.nodeId === added.nodeId));
+  assert.ok(events.some((e) => e.type === 'actor_state' && e.actor.actorId === handle.actorId && e.actor.state === 'ALIVE'));
+  await handle.kill();
+});
+
+test('state$ completes after DEAD; ready() on a dead actor rejects with ActorDiedError', async () => {
+  const handle = await local.cluster.actor(CounterActor).remote();
+  await handle.ready({ timeoutMs: 5000 });
+  const history = firstValueFrom(handle.state$.pipe(toArray()));
+  await handle.kill();
+  const states = (await history).map((i) => i.state);
+  assert.is(states[states.length - 1], 'DEAD');
+  const err = await handle.ready().catch((e: unknown) => e);
+  assert.instance(err, ActorDiedError);
+});
+
+test('killNode: the node dies abruptly; its actors die and calls to them fail', async () => {
+  const node = await local.addNode({ name: 'doomed', labels: { role: 'doomed' } });
+  const handle = await local.cluster.actor(CounterActor).options({ labelSelector: { role: 'doomed' } }).remote();
+  await handle.ready({ timeoutMs: 5000 });
+  const dead = firstValueFrom(local.cluster.events$.pipe(filter((e) => e.type === 'node_dead' && e.node.nodeId === node.nodeId)));
+  await local.killNode(node.nodeId);
+  await dead;
+  const err = await handle.call('get').catch((e: unknown) => e);
+  assert.instance(err, ActorDiedError);
+  const unknownNode = await local.killNode(node.nodeId).catch((e: unknown) => e);
+  assert.instance(unknownNode, NodeNotFoundError);
+});
+
+test('close() completes events$', async () => {
+  const client = await connect({ address: local.address });
+  const done = firstValueFrom(client.events$.pipe(toArray()));
+  await client.close();
+  assert.equal(await done, []);
+});
+
+test.run();

@@ -1,0 +1,131 @@
+// The driver's core flow, run against any local cluster: the memory transport in
+// spec/runtime/client/cluster.spec.ts, real GCS and raylet processes on NATS in
+// spec/integration/client.spec.ts.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ActorDiedError, ActorNotFoundError, ActorNameTakenError, RemoteError, type LocalCluster } from '../../../runtime/index.ts';
+import { CounterActor, ExplodingActor, type Counter } from '../../fixtures/client/actors.ts';
+
+const READY = { timeoutMs: 20_000 };
+
+export function coreFlowSuite(name: string, start: () => Promise<LocalCluster>): ReturnType<typeof suite> {
+  const s = suite(name);
+  let local: LocalCluster;
+  s.before(async () => {
+    local = await start();
+  });
+  s.after(async () => {
+    await local?.stop();
+  });
+
+  s('remote() registers the actor; ready() resolves ALIVE; calls carry arguments and results', async () => {
+    const counter = await local.cluster.actor(CounterActor).remote(5);
+    assert.match(counter.actorId, /^[0-9a-f]{16}$/);
+    assert.is(counter.namespace, 'default');
+    const info = await counter.ready(READY);
+    assert.is(info.state, 'ALIVE');
+    assert.is(info.className, 'Counter');
+    assert.is(info.numRestarts, 0);
+    const nodeIds = (await local.cluster.nodes()).map((n) => n.nodeId);
+    assert.ok(nodeIds.includes(info.nodeId!), 'placed on a node of the cluster');
+    assert.is(await counter.call('add', 2), 7);
+    assert.is(await counter.call('add', -3), 4);
+    assert.equal(await counter.call('echo', { list: [1, 'two', null, true], nested: { x: 1.5 } }), { list: [1, 'two', null, true], nested: { x: 1.5 } });
+    assert.is(await counter.call('later', 5), 'done');
+    const where = await counter.call('where');
+    assert.equal(where, { nodeId: info.nodeId!, nodeName: where.nodeName, actorId: counter.actorId });
+  });
+
+  s('concurrent calls to one actor run one at a time, in arrival order', async () => {
+    const counter = await local.cluster.actor(CounterActor).remote(0);
+    await counter.ready(READY);
+    const results = await Promise.all(Array.from({ length: 20 }, () => counter.call('add', 1)));
+    assert.equal(results, Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  s('an exception in a method reaches the caller as RemoteError with the remote name, message and stack', async () => {
+    const counter = await local.cluster.actor(CounterActor).remote();
+    await counter.ready(READY);
+    const err = await counter.call('fail', 'out of range: 42').catch((e: unknown) => e);
+    assert.instance(err, RemoteError);
+    const remote = err as RemoteError;
+    assert.is(remote.code, 'REMOTE_ERROR');
+    assert.is(remote.message, 'out of range: 42');
+    assert.is(remote.remoteName, 'RangeError');
+    assert.match(remote.remoteStack ?? '', /fail/);
+    assert.match(remote.stack ?? '', /--- remote RangeError ---/);
+    assert.is(await counter.call('get'), 0, 'the actor goes on after a failed call');
+  });
+
+  s('named actors: getActor finds them by name and namespace; a taken name is refused', async () => {
+    const c = local.cluster.actor(CounterActor).options({ name: 'tally', namespace: 'books' });
+    const counter = await c.remote(10);
+    await counter.ready(READY);
+    const found = await local.cluster.getActor<Counter>('tally', 'books');
+    assert.is(found.actorId, counter.actorId);
+    assert.is(found.namespace, 'books');
+    assert.is(await found.call('add', 1), 11);
+    const untyped = await local.cluster.getActor('tally', 'books');
+    assert.is(await untyped.call('get'), 11);
+    const missing = await local.cluster.getActor('tally').catch((e: unknown) => e);
+    assert.instance(missing, ActorNotFoundError, 'not in the default namespace');
+    const taken = await c.remote(0).catch((e: unknown) => e);
+    assert.instance(taken, ActorNameTakenError);
+    assert.is((taken as ActorNameTakenError).code, 'ACTOR_NAME_TAKEN');
+  });
+
+  s('kill() resolves once the actor is DEAD; a later call is ActorDiedError', async () => {
+    const counter = await local.cluster.actor(CounterActor).remote();
+    await counter.ready(READY);
+    await counter.kill();
+    const info = await counter.info();
+    assert.is(info.state, 'DEAD');
+    assert.ok(info.deathCause, 'a death cause is given');
+    const err = await counter.call('get').catch((e: unknown) => e);
+    assert.instance(err, ActorDiedError);
+    assert.is((err as ActorDiedError).code, 'ACTOR_DIED');
+    // Another handle to the same actor has not seen it die: the call goes out and the GCS says why.
+    const other = await local.cluster.actor(CounterActor).options({ name: 'doomed' }).remote();
+    await other.ready(READY);
+    const byName = await local.cluster.getActor('doomed');
+    await other.kill();
+    const viaOther = await byName.call('get').catch((e: unknown) => e);
+    assert.instance(viaOther, ActorDiedError);
+  });
+
+  s('a constructor that throws: ready() rejects with ActorDiedError carrying the cause', async () => {
+    const bad = await local.cluster.actor(ExplodingActor).remote();
+    const err = await bad.ready(READY).catch((e: unknown) => e);
+    assert.instance(err, ActorDiedError);
+    assert.match((err as ActorDiedError).message, /constructor refused/);
+    assert.is((await bad.info()).state, 'DEAD');
+  });
+
+  s('nodes() and actors() report the cluster in user quantities', async () => {
+    const nodes = await local.cluster.nodes();
+    assert.ok(nodes.length >= 1);
+    for (const n of nodes) {
+      assert.match(n.nodeId, /^\S+$/);
+      assert.type(n.name, 'string');
+      assert.is(n.state, 'ALIVE');
+      assert.is(n.labels['orrery.io/node-id'], n.nodeId);
+      assert.is(n.labels['orrery.io/node-name'], n.name);
+      assert.type(n.taints, 'object');
+      assert.ok(n.resources.total.CPU >= 1, 'CPU in whole CPUs, not fixed-point units');
+      assert.ok(n.resources.available.CPU <= n.resources.total.CPU);
+    }
+    const actors = await local.cluster.actors();
+    assert.ok(actors.length >= 1);
+    for (const a of actors) {
+      assert.match(a.actorId, /^[0-9a-f]{16}$/);
+      assert.type(a.className, 'string');
+      assert.type(a.namespace, 'string');
+      assert.type(a.numRestarts, 'number');
+      assert.type(a.labels, 'object');
+    }
+    assert.ok(actors.some((a) => a.state === 'ALIVE'));
+    assert.ok(actors.some((a) => a.state === 'DEAD'));
+  });
+
+  return s;
+}
