@@ -10,6 +10,7 @@ import { loadActorClass } from './load.ts';
 import { Mailbox, type MailboxJob } from './mailbox.ts';
 import { MalformedCounter } from './malformed.ts';
 import { toRemoteError } from './remote-error.ts';
+import { respond } from './respond.ts';
 
 /** The node a host runs on, as getRuntimeContext() reports it. */
 export interface HostNode {
@@ -199,18 +200,3 @@ function methodOf(actor: HostedActor, method: string): (...args: unknown[]) => u
   return fn as (...args: unknown[]) => unknown;
 }
 
-/** Sends a reply; a value that cannot be encoded is answered with the encoding error instead. */
-function respond(msg: BusMsg, make: () => Uint8Array): void {
-  if (msg.reply === undefined) return;
-  let data: Uint8Array;
-  try {
-    data = make();
-  } catch (err) {
-    data = encodeError(err);
-  }
-  try {
-    msg.respond(data);
-  } catch {
-    // the bus closed under us: nobody is left to answer
-  }
-}

@@ -1,0 +1,136 @@
+import type { CreateActor } from '../../protocols/messages/actor.ts';
+import type { WorkerHost } from './worker-host.ts';
+
+export interface HostManagerOptions {
+  /** Starts a worker host; `dedicated` is true for an actor with `isolation: 'process'`. */
+  launch(opts: { dedicated: boolean }): Promise<WorkerHost>;
+  /** A host ended without being asked to: `actorIds` were running in it. */
+  onHostExit(actorIds: string[], cause: string): void;
+  log?: (line: string) => void;
+}
+
+interface HostEntry {
+  readonly host: WorkerHost;
+  readonly dedicated: boolean;
+  readonly actors: Set<string>;
+  /** Set when the manager itself ends the host, so its exit is not a failure. */
+  retiring: boolean;
+}
+
+/**
+ * The worker hosts of one raylet: one shared host, started when the first actor needs it (and again
+ * after it died), and one dedicated host per `isolation: 'process'` actor, ended with its actor.
+ * It knows which host runs which actor, and reports the actors of a host that exits unexpectedly.
+ */
+export class HostManager {
+  private shared: Promise<HostEntry> | undefined;
+  private readonly byActor = new Map<string, HostEntry>();
+  private readonly entries = new Set<HostEntry>();
+  private closed = false;
+
+  constructor(private readonly opts: HostManagerOptions) {}
+
+  /** Live hosts (the shared one, once started, and every dedicated one). */
+  get hostCount(): number {
+    return this.entries.size;
+  }
+
+  /** The pid of the process an actor runs in. */
+  pidOf(actorId: string): number | undefined {
+    return this.byActor.get(actorId)?.host.pid;
+  }
+
+  /** Starts an actor in its host; resolves with the host's pid once the constructor returned. */
+  async create(spec: CreateActor): Promise<{ pid: number }> {
+    const dedicated = spec.isolation === 'process';
+    const entry = dedicated ? await this.start(true) : await this.sharedHost();
+    if (this.byActor.has(spec.actorId)) await this.kill(spec.actorId);
+    entry.actors.add(spec.actorId);
+    this.byActor.set(spec.actorId, entry);
+    try {
+      await entry.host.create(spec);
+    } catch (err) {
+      this.forget(spec.actorId, entry);
+      throw err;
+    }
+    return { pid: entry.host.pid };
+  }
+
+  /** Drops an actor from its host (and ends a dedicated host); false when no host ran it. */
+  async kill(actorId: string): Promise<boolean> {
+    const entry = this.byActor.get(actorId);
+    if (!entry) return false;
+    this.forget(actorId, entry);
+    if (entry.dedicated) {
+      await this.retire(entry);
+      return true;
+    }
+    return entry.host.kill(actorId).catch(() => true);
+  }
+
+  /** Graceful: ends every host. */
+  async stop(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.entries].map((e) => this.retire(e)));
+    this.byActor.clear();
+  }
+
+  /** Abrupt: kills every host at once. */
+  crash(): void {
+    this.closed = true;
+    for (const entry of this.entries) {
+      entry.retiring = true;
+      entry.host.crash();
+    }
+    this.entries.clear();
+    this.byActor.clear();
+  }
+
+  private sharedHost(): Promise<HostEntry> {
+    if (!this.shared) {
+      const starting = this.start(false);
+      this.shared = starting;
+      starting.catch(() => {
+        if (this.shared === starting) this.shared = undefined;
+      });
+    }
+    return this.shared;
+  }
+
+  private async start(dedicated: boolean): Promise<HostEntry> {
+    if (this.closed) throw new Error('the raylet is stopping');
+    const host = await this.opts.launch({ dedicated });
+    const entry: HostEntry = { host, dedicated, actors: new Set(), retiring: false };
+    if (this.closed) {
+      host.crash();
+      throw new Error('the raylet is stopping');
+    }
+    this.entries.add(entry);
+    void host.exited.then((how) => this.onExit(entry, how));
+    return entry;
+  }
+
+  private forget(actorId: string, entry: HostEntry): void {
+    entry.actors.delete(actorId);
+    if (this.byActor.get(actorId) === entry) this.byActor.delete(actorId);
+    if (entry.dedicated && entry.actors.size === 0) void this.retire(entry);
+  }
+
+  private async retire(entry: HostEntry): Promise<void> {
+    entry.retiring = true;
+    this.entries.delete(entry);
+    await entry.host.stop();
+  }
+
+  private onExit(entry: HostEntry, how: string): void {
+    this.entries.delete(entry);
+    // There is one shared host at a time, so the shared host that ended is the one `shared` holds.
+    if (!entry.dedicated) this.shared = undefined;
+    const actors = [...entry.actors];
+    for (const id of actors) if (this.byActor.get(id) === entry) this.byActor.delete(id);
+    entry.actors.clear();
+    if (entry.retiring || this.closed) return;
+    this.opts.log?.(`worker host ${entry.host.pid} exited unexpectedly (${how}); ${actors.length} actor(s) lost`);
+    this.opts.onHostExit(actors, `worker host (pid ${entry.host.pid}) exited unexpectedly (${how})`);
+  }
+}

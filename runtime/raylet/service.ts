@@ -1,0 +1,315 @@
+import { hostname as osHostname } from 'node:os';
+import { createActor, fromPromise, type Actor } from 'xstate';
+import { OrreryError } from '../../lib/errors.ts';
+import { decode, encode } from '../../protocols/codec.ts';
+import type { CreateActor } from '../../protocols/messages/actor.ts';
+import { registered } from '../../protocols/messages/cluster.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import { decodeReply, encodeError, encodeOk } from '../../protocols/reply.ts';
+import { RayletVerb, subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
+import { bool, object } from '../../protocols/validate.ts';
+import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
+import { ActorDiedError } from '../errors.ts';
+import type { HostNode } from '../worker/host.ts';
+import { MalformedCounter } from '../worker/malformed.ts';
+import { respond } from '../worker/respond.ts';
+import type { RayletConfig } from './config.ts';
+import { HostManager } from './host-manager.ts';
+import { Leases } from './leases.ts';
+import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
+import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
+import { WorkerProcess } from './worker-process.ts';
+
+export type HostsOption = { mode: 'inline' } | { mode: 'process'; natsAddress: string };
+
+export interface RayletServiceOptions {
+  bus: Bus;
+  config: RayletConfig;
+  hosts: HostsOption;
+  log: (line: string) => void;
+  /** Heartbeat pace until the GCS's registration reply sets it; default 500 ms. */
+  heartbeatMs?: number;
+  /** Pause between registrations nobody answered, and between actor_died retries; default 500 ms. */
+  retryMs?: number;
+  /** Timeout of each request to the GCS; default 2,000 ms. */
+  requestTimeoutMs?: number;
+}
+
+/** An actor this raylet runs or is starting. */
+interface ActorRecord {
+  readonly incarnation: number;
+  /** Settles when its creation has: the create_actor reply. */
+  readonly created: Promise<{ actorId: string; incarnation: number; pid: number }>;
+  /** True once the create_actor reply said it is running. */
+  acknowledged: boolean;
+}
+
+const heartbeatAnswer = object({ known: bool() });
+const KILL_TYPE = 'raylet_kill_actor';
+const MAX_DIED_ATTEMPTS = 10;
+
+/**
+ * A raylet: registers its node with the GCS and keeps it alive with heartbeats (the Raylet machine),
+ * answers create_actor / kill_actor on its own subjects by starting and dropping actors in its
+ * worker hosts, keeps the resource leases of its actors, and reports the actors of a worker host
+ * that died (gcs.actor_died) at once.
+ */
+export class RayletService {
+  readonly malformed: MalformedCounter;
+  /** Resolves when the raylet has stopped: by stop() or crash(), or because the GCS refused it. */
+  readonly closed: Promise<{ error?: { code: string; message: string } }>;
+  private readonly s: ClusterSubjects;
+  private readonly actors = new Map<string, ActorRecord>();
+  private readonly leases: Leases;
+  private readonly hosts: HostManager;
+  private readonly node: HostNode;
+  private subs: Subscription[] = [];
+  private machine: Actor<RayletMachine> | undefined;
+  private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  private markClosed!: (how: { error?: { code: string; message: string } }) => void;
+
+  constructor(private readonly opts: RayletServiceOptions) {
+    const { config } = opts;
+    this.s = subjects(config.cluster);
+    this.leases = new Leases(config.total);
+    this.node = { nodeId: config.nodeId, nodeName: config.nodeName, labels: config.labels };
+    this.malformed = new MalformedCounter('raylet: refused a malformed request', opts.log);
+    this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    this.hosts = new HostManager({
+      launch: () => this.launchHost(),
+      onHostExit: (actorIds, cause) => this.onHostExit(actorIds, cause),
+      log: opts.log,
+    });
+  }
+
+  get nodeId(): string {
+    return this.opts.config.nodeId;
+  }
+
+  /** Where the machine is: 'connecting', 'registering', 'running', 'reconnecting' or 'stopped'. */
+  get phase(): string {
+    const value = this.machine?.getSnapshot().value;
+    return typeof value === 'string' ? value : value ? Object.keys(value)[0] : 'new';
+  }
+
+  stats(): { phase: string; actors: number; hosts: number; seq: number; registrations: number; available: Record<string, number>; malformed: Record<string, number> } {
+    const context = this.machine?.getSnapshot().context;
+    return {
+      phase: this.phase,
+      actors: this.actors.size,
+      hosts: this.hosts.hostCount,
+      seq: context?.seq ?? 0,
+      registrations: context?.registrations ?? 0,
+      available: this.leases.available(),
+      malformed: this.malformed.snapshot(),
+    };
+  }
+
+  /** Runs the Raylet machine; resolves once the node is registered, rejects when the GCS refused it. */
+  start(): Promise<void> {
+    const machine = rayletMachine.provide({
+      actors: {
+        connect: fromPromise(async () => this.subscribe()),
+        register: fromPromise(async () => this.register()),
+        heartbeat: fromPromise(async ({ input }: { input: { seq: number } }) => this.heartbeat(input.seq)),
+      },
+      actions: { forgetActors: () => this.forgetActors() },
+    });
+    const actor = createActor(machine, { input: { nodeId: this.nodeId, heartbeatMs: this.opts.heartbeatMs, retryMs: this.opts.retryMs } });
+    this.machine = actor;
+    let last = '';
+    return new Promise<void>((resolve, reject) => {
+      actor.subscribe((snapshot) => {
+        const phase = this.phase;
+        if (phase !== last) this.opts.log(`raylet ${this.nodeId}: ${last || 'new'} → ${phase}`);
+        last = phase;
+        if (phase === 'running' && this.state === 'new') {
+          this.state = 'running';
+          resolve();
+        }
+        if (snapshot.status === 'done' && this.state !== 'stopping' && this.state !== 'stopped') {
+          const error = snapshot.context.error ?? { code: 'INTERNAL', message: 'the raylet stopped' };
+          reject(new OrreryError(error.code, error.message));
+          void this.shutdown('stop', { error });
+        }
+      });
+      actor.start();
+    });
+  }
+
+  /** Graceful: no more heartbeats, subjects unsubscribed, every worker host stopped. */
+  stop(): Promise<void> {
+    return this.shutdown('stop', {});
+  }
+
+  /** Abrupt: heartbeats, subscriptions and hosts end at once; the GCS is told nothing. */
+  crash(): Promise<void> {
+    return this.shutdown('crash', {});
+  }
+
+  private async shutdown(how: 'stop' | 'crash', result: { error?: { code: string; message: string } }): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return void (await this.closed);
+    this.state = 'stopping';
+    if (how === 'crash') this.machine?.stop();
+    else this.machine?.send({ type: 'STOP' });
+    for (const sub of this.subs) sub.unsubscribe();
+    this.subs = [];
+    if (how === 'crash') this.hosts.crash();
+    else await this.hosts.stop();
+    this.machine?.stop();
+    this.actors.clear();
+    this.leases.clear();
+    this.state = 'stopped';
+    this.markClosed(result);
+  }
+
+  /** The raylet's own subjects, subscribed before it registers. */
+  private async subscribe(): Promise<void> {
+    const on = (verb: RayletVerb, handler: (msg: BusMsg) => void) => this.subs.push(this.opts.bus.subscribe(this.s.raylet(this.nodeId, verb), handler));
+    on(RayletVerb.create_actor, this.handler('create_actor', (body) => this.createActor(body)));
+    on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.killActor(body.actorId, body.incarnation)));
+    for (const verb of Object.values(RayletVerb)) {
+      if (verb === RayletVerb.create_actor || verb === RayletVerb.kill_actor) continue;
+      on(verb, (msg) => {
+        const err = new OrreryError('UNSUPPORTED', `this raylet does not serve ${verb} yet`, { detail: { verb } });
+        respond(msg, () => encodeError(err));
+      });
+    }
+    await this.opts.bus.flush();
+  }
+
+  /** Decodes with the one message type a subject takes; anything else is refused with its wire error. */
+  private handler<K extends 'create_actor' | typeof KILL_TYPE>(type: K, run: (body: ReturnType<(typeof messages)[K]>) => Promise<unknown>) {
+    const registry = { [type]: messages[type] } as Record<K, (typeof messages)[K]>;
+    return (msg: BusMsg): void => {
+      let body: ReturnType<(typeof messages)[K]>;
+      try {
+        body = decode(msg.data, { registry }).body as ReturnType<(typeof messages)[K]>;
+      } catch (err) {
+        this.malformed.count(err);
+        respond(msg, () => encodeError(err));
+        return;
+      }
+      run(body).then(
+        (value) => respond(msg, () => encodeOk(value)),
+        (err: unknown) => respond(msg, () => encodeError(err)),
+      );
+    };
+  }
+
+  private async register(): Promise<{ heartbeatMs: number }> {
+    const { config } = this.opts;
+    const body = encode('register_node', {
+      nodeId: config.nodeId,
+      name: config.nodeName,
+      labels: config.labels,
+      taints: config.taints,
+      resources: { total: config.total, available: this.leases.available() },
+      address: { ip: config.nodeIp, hostname: config.hostname || osHostname(), pid: process.pid },
+    });
+    const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
+    const reply = decodeReply(msg.data, { value: registered });
+    return { heartbeatMs: reply.heartbeatMs };
+  }
+
+  private async heartbeat(seq: number): Promise<{ known: boolean }> {
+    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.available() });
+    const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
+    return decodeReply(msg.data, { value: heartbeatAnswer });
+  }
+
+  private get timeoutMs(): number {
+    return this.opts.requestTimeoutMs ?? 2000;
+  }
+
+  private createActor(spec: CreateActor): Promise<{ actorId: string; incarnation: number; pid: number }> {
+    if (this.state === 'stopping' || this.state === 'stopped') return Promise.reject(new ActorDiedError(spec.actorId, 'the raylet is stopping'));
+    const existing = this.actors.get(spec.actorId);
+    if (existing && existing.incarnation === spec.incarnation) return existing.created;
+    if (existing && existing.incarnation > spec.incarnation) {
+      return Promise.reject(
+        new OrreryError('STALE_INCARNATION', `actor ${spec.actorId} already runs incarnation ${existing.incarnation} here; refusing ${spec.incarnation}`, {
+          detail: { actorId: spec.actorId, running: existing.incarnation, requested: spec.incarnation },
+        }),
+      );
+    }
+    const replaced = existing ? this.killActor(spec.actorId, existing.incarnation) : Promise.resolve({ killed: false });
+    this.leases.acquire(spec.actorId, spec.resources);
+    const record: ActorRecord = {
+      incarnation: spec.incarnation,
+      acknowledged: false,
+      created: replaced.then(() => this.startActor(spec, record)),
+    };
+    this.actors.set(spec.actorId, record);
+    return record.created;
+  }
+
+  private async startActor(spec: CreateActor, record: ActorRecord): Promise<{ actorId: string; incarnation: number; pid: number }> {
+    try {
+      const { pid } = await this.hosts.create(spec);
+      if (this.actors.get(spec.actorId) !== record) {
+        throw new ActorDiedError(spec.actorId, 'killed while starting');
+      }
+      record.acknowledged = true;
+      return { actorId: spec.actorId, incarnation: spec.incarnation, pid };
+    } catch (err) {
+      if (this.actors.get(spec.actorId) === record) {
+        this.actors.delete(spec.actorId);
+        this.leases.release(spec.actorId);
+        await this.hosts.kill(spec.actorId);
+      }
+      throw err;
+    }
+  }
+
+  /** Drops an actor unless a newer incarnation runs here; `killed` says whether one was dropped. */
+  private async killActor(actorId: string, incarnation: number): Promise<{ killed: boolean }> {
+    const record = this.actors.get(actorId);
+    if (!record || record.incarnation > incarnation) return { killed: false };
+    this.actors.delete(actorId);
+    this.leases.release(actorId);
+    await this.hosts.kill(actorId);
+    return { killed: true };
+  }
+
+  /** The GCS forgot this node: it no longer knows these actors either, so they go. */
+  private forgetActors(): void {
+    const ids = [...this.actors.keys()];
+    if (ids.length > 0) this.opts.log(`raylet ${this.nodeId}: the GCS forgot this node; dropping ${ids.length} actor(s) before registering again`);
+    for (const id of ids) void this.killActor(id, Number.MAX_SAFE_INTEGER);
+  }
+
+  private onHostExit(actorIds: string[], cause: string): void {
+    const lost: { actorId: string; incarnation: number }[] = [];
+    for (const actorId of actorIds) {
+      const record = this.actors.get(actorId);
+      if (!record) continue;
+      this.actors.delete(actorId);
+      this.leases.release(actorId);
+      // An actor still starting learns of the exit through its create_actor reply.
+      if (record.acknowledged) lost.push({ actorId, incarnation: record.incarnation });
+    }
+    if (lost.length > 0) void this.reportDied(lost, cause);
+  }
+
+  private async reportDied(actors: { actorId: string; incarnation: number }[], cause: string): Promise<void> {
+    const body = encode('actor_died', { nodeId: this.nodeId, actors, cause });
+    for (let attempt = 1; attempt <= MAX_DIED_ATTEMPTS && this.state !== 'stopped'; attempt++) {
+      try {
+        const msg = await this.opts.bus.request(this.s.gcs('actor_died'), body, { timeoutMs: this.timeoutMs });
+        decode(msg.data, { registry: { reply: messages.reply } });
+        return;
+      } catch (err) {
+        this.opts.log(`raylet ${this.nodeId}: actor_died for ${actors.length} actor(s) not delivered (attempt ${attempt}): ${(err as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, this.opts.retryMs ?? 500));
+      }
+    }
+  }
+
+  private launchHost(): Promise<WorkerHost> {
+    const { hosts, bus, config, log } = this.opts;
+    if (hosts.mode === 'inline') return Promise.resolve(new InlineWorkerHost({ bus, cluster: config.cluster, node: this.node, log }));
+    return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, node: this.node, log });
+  }
+}
+

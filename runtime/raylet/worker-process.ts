@@ -1,0 +1,141 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { OrreryError } from '../../lib/errors.ts';
+import { fromWireError } from '../../protocols/errors.ts';
+import type { CreateActor } from '../../protocols/messages/actor.ts';
+import { specializeError } from '../errors.ts';
+import type { HostNode } from '../worker/host.ts';
+import { isHostToRaylet, type RayletToHost } from '../worker/ipc.ts';
+import type { WorkerHost } from './worker-host.ts';
+
+/** The worker host's entry beside this file's tree: `.ts` in the source tree, `.js` in dist/. */
+export const WORKER_ENTRY = fileURLToPath(new URL(`../worker/main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+
+export interface WorkerProcessOptions {
+  cluster: string;
+  natsAddress: string;
+  node: HostNode;
+  log?: (line: string) => void;
+  /** How long the child may take to connect and say ready; default 30,000 ms. */
+  startTimeoutMs?: number;
+  /** How long a graceful stop may take before SIGKILL; default 5,000 ms. */
+  stopTimeoutMs?: number;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+/**
+ * A worker host in a child process (runtime/worker/main.ts), forked with this process's
+ * execPath and execArgv so it runs under the same loader (tsx, --conditions=source) in development.
+ */
+export class WorkerProcess implements WorkerHost {
+  readonly exited: Promise<string>;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private gone: string | undefined;
+
+  private constructor(private readonly child: ChildProcess, private readonly opts: WorkerProcessOptions) {
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.gone = signal ? `signal ${signal}` : `code ${code}`;
+        const err = new OrreryError('WORKER_EXITED', `the worker host (pid ${child.pid}) exited (${this.gone})`, { detail: { pid: child.pid, code, signal } });
+        for (const p of this.pending.values()) p.reject(err);
+        this.pending.clear();
+        resolve(this.gone);
+      });
+    });
+    child.on('message', (message: unknown) => this.onMessage(message));
+    // An IPC write to a child that just died; the exit handler reports it.
+    child.on('error', (err) => opts.log?.(`worker host ${child.pid}: ${err.message}`));
+  }
+
+  /** Forks a host and resolves once it is connected to NATS and ready for creates. */
+  static async start(opts: WorkerProcessOptions): Promise<WorkerProcess> {
+    const child = fork(WORKER_ENTRY, [], {
+      execPath: process.execPath,
+      execArgv: process.execArgv,
+      serialization: 'advanced',
+      stdio: ['ignore', 2, 2, 'ipc'],
+    });
+    const host = new WorkerProcess(child, opts);
+    const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    let onMessage: ((message: unknown) => void) | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        timer = setTimeout(() => reject(startFailed(child, `no ready message within ${startTimeoutMs} ms`)), startTimeoutMs);
+        onMessage = (message: unknown) => {
+          if (!isHostToRaylet(message)) return;
+          if (message.type === 'ready') resolve();
+          if (message.type === 'failed') reject(startFailed(child, message.message));
+        };
+        child.on('message', onMessage);
+        void host.exited.then((how) => reject(startFailed(child, `it exited (${how})`)));
+        host.send({ type: 'init', cluster: opts.cluster, natsAddress: opts.natsAddress, node: opts.node });
+      });
+    } catch (err) {
+      host.crash();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      if (onMessage) child.off('message', onMessage);
+    }
+    return host;
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  async create(spec: CreateActor): Promise<void> {
+    await this.request((id) => ({ type: 'create', id, actor: spec }));
+  }
+
+  async kill(actorId: string): Promise<boolean> {
+    return (await this.request((id) => ({ type: 'kill', id, actorId }))) === true;
+  }
+
+  async stop(): Promise<void> {
+    if (this.gone === undefined) {
+      this.send({ type: 'exit' });
+      const timer = setTimeout(() => this.crash(), this.opts.stopTimeoutMs ?? 5000);
+      await this.exited;
+      clearTimeout(timer);
+    }
+  }
+
+  crash(): void {
+    if (this.gone === undefined) this.child.kill('SIGKILL');
+  }
+
+  private request(make: (id: number) => RayletToHost): Promise<unknown> {
+    if (this.gone !== undefined) {
+      return Promise.reject(new OrreryError('WORKER_EXITED', `the worker host (pid ${this.pid}) has exited (${this.gone})`, { detail: { pid: this.pid } }));
+    }
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.send(make(id));
+    });
+  }
+
+  private send(message: RayletToHost): void {
+    if (this.child.connected) this.child.send(message);
+  }
+
+  private onMessage(message: unknown): void {
+    if (!isHostToRaylet(message) || message.type !== 'result') return;
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    this.pending.delete(message.id);
+    if (message.ok) pending.resolve(message.value);
+    else pending.reject(specializeError(fromWireError(message.error)));
+  }
+}
+
+function startFailed(child: ChildProcess, reason: string): OrreryError {
+  return new OrreryError('WORKER_START_FAILED', `the worker host (pid ${child.pid}) did not start: ${reason}`, { detail: { pid: child.pid, reason } });
+}

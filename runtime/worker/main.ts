@@ -1,0 +1,82 @@
+/**
+ * A worker host process: forked by a raylet (runtime/raylet/worker-process.ts), it connects its own
+ * NATS bus and runs actors in an ActorHost. The raylet drives it over the IPC channel (ipc.ts).
+ * Output of actor code goes to stderr, which the raylet shares with the host; the host exits when
+ * the channel to its raylet disconnects.
+ */
+import { messages } from '../../protocols/messages/registry.ts';
+import { toWireError } from '../../protocols/errors.ts';
+import { check } from '../../protocols/validate.ts';
+import type { Bus } from '../bus/bus.ts';
+import { connectNatsBus } from '../bus/nats.ts';
+import { ActorHost } from './host.ts';
+import { isRayletToHost, type HostToRaylet, type RayletToHost } from './ipc.ts';
+
+const log = (line: string): void => void process.stderr.write(`orrery worker ${process.pid}: ${line}\n`);
+
+if (typeof process.send !== 'function') {
+  log('this is the worker host of a raylet, started by the raylet over IPC; it cannot run on its own');
+  process.exit(2);
+}
+
+let bus: Bus | undefined;
+let host: ActorHost | undefined;
+let exiting = false;
+
+function send(message: HostToRaylet, then?: () => void): void {
+  if (process.connected) process.send!(message, undefined, {}, () => then?.());
+  else then?.();
+}
+
+async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<void> {
+  if (bus) return;
+  try {
+    bus = await connectNatsBus({ servers: message.natsAddress, name: `orrery-worker-${message.node.nodeId}-${process.pid}`, onHandlerError: (err) => log(`handler error: ${String(err)}`) });
+  } catch (err) {
+    exiting = true;
+    send({ type: 'failed', message: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
+    return;
+  }
+  host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log });
+  send({ type: 'ready', pid: process.pid });
+}
+
+async function create(id: number, body: unknown): Promise<void> {
+  try {
+    if (!host) throw new Error('create before init');
+    await host.create(check(messages.create_actor, body));
+    send({ type: 'result', id, ok: true });
+  } catch (err) {
+    send({ type: 'result', id, ok: false, error: toWireError(err) });
+  }
+}
+
+async function exit(code: number): Promise<void> {
+  if (exiting) return;
+  exiting = true;
+  host?.stop();
+  await bus?.close().catch(() => undefined);
+  process.exit(code);
+}
+
+process.on('message', (message: unknown) => {
+  if (!isRayletToHost(message)) return log(`ignored a malformed IPC message: ${JSON.stringify(message)?.slice(0, 200)}`);
+  switch (message.type) {
+    case 'init':
+      return void init(message);
+    case 'create':
+      return void create(message.id, message.actor);
+    case 'kill':
+      return send({ type: 'result', id: message.id, ok: true, value: host?.kill(message.actorId) ?? false });
+    case 'exit':
+      return void exit(0);
+  }
+});
+
+// The raylet is gone (it exited or was killed): nobody may reach these actors any more.
+process.on('disconnect', () => {
+  if (!exiting) process.exit(0);
+});
+
+// An actor's stray rejected promise must not take every other actor of the host down with it.
+process.on('unhandledRejection', (reason) => log(`unhandled rejection in actor code: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));

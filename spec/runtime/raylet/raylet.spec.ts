@@ -1,0 +1,327 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { OrreryError } from '../../../lib/errors.ts';
+import { encode } from '../../../protocols/codec.ts';
+import { decodeReply } from '../../../protocols/reply.ts';
+import { RayletVerb, subjects } from '../../../protocols/subjects.ts';
+import { unknown } from '../../../protocols/validate.ts';
+import type { Bus } from '../../../runtime/bus/bus.ts';
+import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
+import { CodeLoadError, RemoteError, specializeError } from '../../../runtime/errors.ts';
+import { startRaylet, type RayletHandle, type RayletOptions } from '../../../runtime/raylet/index.ts';
+import { call, createSpec, rejection } from '../worker/support.ts';
+import { StubGcs } from './stub-gcs.ts';
+
+const s = subjects('default');
+
+interface World {
+  broker: MemoryBroker;
+  bus: Bus;
+  gcs: StubGcs;
+  raylet: RayletHandle;
+}
+
+async function world(opts: Partial<RayletOptions> = {}): Promise<World> {
+  const broker = new MemoryBroker();
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  const bus = connectMemoryBus(broker);
+  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, nodeIp: '10.0.0.7', ...opts });
+  return { broker, bus, gcs, raylet };
+}
+
+/** Requests a raylet verb and returns the reply value, or throws the (specialized) wire error. */
+async function ask(bus: Bus, nodeId: string, verb: RayletVerb, data: Uint8Array): Promise<unknown> {
+  const msg = await bus.request(s.raylet(nodeId, verb), data, { timeoutMs: 5000 });
+  try {
+    return decodeReply(msg.data, { value: unknown() });
+  } catch (err) {
+    throw err instanceof OrreryError ? specializeError(err) : err;
+  }
+}
+
+const create = (w: World, spec: ReturnType<typeof createSpec>) => ask(w.bus, w.raylet.nodeId, 'create_actor', encode('create_actor', spec));
+const kill = (w: World, actorId: string, incarnation = 0) => ask(w.bus, w.raylet.nodeId, 'kill_actor', encode('raylet_kill_actor', { actorId, incarnation }));
+
+test('registers with built-in and user labels, taints and resources in units', async () => {
+  const w = await world({
+    nodeName: 'gpu-1',
+    labels: { region: 'eu', 'example.com/tier': 'gold' },
+    taints: { dedicated: 'ml', pressure: 'high:PreferNoSchedule', quiet: 'yes:NoSchedule' },
+    resources: { CPU: 4, GPU: 1, my_res: 2.5, memory: 1024 },
+  });
+  const reg = w.gcs.registrations[0];
+  assert.is(w.gcs.registrations.length, 1);
+  assert.is(reg.nodeId, w.raylet.nodeId);
+  assert.match(reg.nodeId, /^[0-9a-f]{16}$/);
+  assert.is(reg.name, 'gpu-1');
+  assert.is(w.raylet.nodeName, 'gpu-1');
+  assert.equal(reg.labels, {
+    region: 'eu',
+    'example.com/tier': 'gold',
+    'orrery.io/node-id': w.raylet.nodeId,
+    'orrery.io/node-name': 'gpu-1',
+    'orrery.io/node-ip': '10.0.0.7',
+  });
+  assert.equal(reg.taints, { dedicated: 'ml', pressure: 'high:PreferNoSchedule', quiet: 'yes' });
+  assert.equal(reg.resources.total, { CPU: 40_000, GPU: 10_000, my_res: 25_000, memory: 1024 });
+  assert.equal(reg.resources.available, reg.resources.total);
+  assert.equal(reg.address, { ip: '10.0.0.7', hostname: reg.address.hostname, pid: process.pid });
+  await w.raylet.stop();
+});
+
+test('CPU defaults to the machine parallelism; defaults name the node and find its IP', async () => {
+  const { availableParallelism } = await import('node:os');
+  const w = await world({ nodeIp: undefined });
+  const reg = w.gcs.registrations[0];
+  assert.equal(reg.resources.total, { CPU: availableParallelism() * 10_000 });
+  assert.ok(reg.name.length > 0);
+  assert.match(reg.labels['orrery.io/node-ip'], /^\d+\.\d+\.\d+\.\d+$/);
+  await w.raylet.stop();
+});
+
+test('subscribes its own subjects before it registers', async () => {
+  const broker = new MemoryBroker();
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  const interest: Record<string, boolean> = {};
+  gcs.onRegister = (body) => {
+    for (const verb of Object.values(RayletVerb)) interest[verb] = broker.hasInterest(s.raylet(body.nodeId, verb));
+  };
+  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' } });
+  assert.equal(interest, Object.fromEntries(Object.values(RayletVerb).map((v) => [v, true])));
+  await raylet.stop();
+});
+
+test('bad labels, taints or resources are refused before anything is sent', async () => {
+  const broker = new MemoryBroker();
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  const cases: [Partial<RayletOptions>, string][] = [
+    [{ labels: { 'orrery.io/node-id': 'x' } }, 'INVALID_LABEL'],
+    [{ labels: { 'bad key': 'x' } }, 'INVALID_LABEL'],
+    [{ taints: { t: 'v:Sometimes' } }, 'INVALID_LABEL'],
+    [{ resources: { CPU: -1 } }, 'INVALID_RESOURCE'],
+    [{ resources: { 'no spaces': 1 } }, 'INVALID_RESOURCE'],
+    [{ nodeName: 'not a label value!' }, 'INVALID_LABEL'],
+    [{ cluster: 'a.b' }, 'PROTOCOL'],
+  ];
+  for (const [opts, code] of cases) {
+    const err = await rejection(startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, ...opts }));
+    assert.is(err.code, code, JSON.stringify(opts));
+  }
+  assert.is(gcs.registrations.length, 0);
+});
+
+test('heartbeats every heartbeatMs of the reply, with a growing seq and the available resources', async () => {
+  const w = await world({ resources: { CPU: 2 } });
+  await w.gcs.until(() => w.gcs.heartbeats.length >= 4, '4 heartbeats');
+  const seqs = w.gcs.heartbeats.map((h) => h.seq);
+  assert.equal(seqs.slice(0, 4), [1, 2, 3, 4]);
+  assert.ok(w.gcs.heartbeats.every((h) => h.nodeId === w.raylet.nodeId));
+  assert.equal(w.gcs.lastHeartbeat()!.available, { CPU: 20_000 });
+  await w.raylet.stop();
+});
+
+test('registers again with the same node id when a heartbeat answer says known:false', async () => {
+  const w = await world();
+  const spec = createSpec('Counter');
+  await create(w, spec);
+  await w.gcs.until(() => w.gcs.heartbeats.length >= 1, 'a heartbeat');
+  w.gcs.known = false;
+  await w.gcs.until(() => w.gcs.registrations.length === 2, 'a second registration');
+  assert.is(w.gcs.registrations[1].nodeId, w.raylet.nodeId);
+  const seqBefore = w.gcs.lastHeartbeat()!.seq;
+  await w.gcs.until(() => w.gcs.lastHeartbeat()!.seq > seqBefore, 'a heartbeat after registering again');
+  // the GCS that forgot the node has forgotten its actors: the raylet dropped them
+  assert.is(w.raylet.stats().actors, 0);
+  assert.is((await rejection(call(w.bus, spec.actorId, 'get'))).code, 'NO_RESPONDERS');
+  await w.raylet.stop();
+});
+
+test('create_actor starts the actor, answers once it is constructed, and leases its resources', async () => {
+  const w = await world({ resources: { CPU: 4, GPU: 1 } });
+  const spec = createSpec('Counter', { args: [41], resources: { CPU: 15_000, GPU: 10_000 } });
+  const value = (await create(w, spec)) as { actorId: string; incarnation: number; pid: number };
+  assert.equal(value, { actorId: spec.actorId, incarnation: 0, pid: process.pid });
+  assert.is(await call(w.bus, spec.actorId, 'increment'), 42);
+  assert.equal(w.raylet.stats().available, { CPU: 25_000, GPU: 0 });
+  const n = w.gcs.heartbeats.length;
+  await w.gcs.until(() => w.gcs.heartbeats.length > n, 'a heartbeat');
+  assert.equal(w.gcs.lastHeartbeat()!.available, { CPU: 25_000, GPU: 0 });
+  const context = (await call(w.bus, spec.actorId, 'context')) as { nodeId: string; labels: Record<string, string> };
+  assert.is(context.nodeId, w.raylet.nodeId);
+  assert.is(context.labels['orrery.io/node-id'], w.raylet.nodeId);
+
+  assert.equal(await kill(w, spec.actorId), { killed: true });
+  assert.equal(w.raylet.stats().available, { CPU: 40_000, GPU: 10_000 });
+  assert.is((await rejection(call(w.bus, spec.actorId, 'get'))).code, 'NO_RESPONDERS');
+  assert.equal(await kill(w, spec.actorId), { killed: false });
+  await w.raylet.stop();
+});
+
+test('create errors: code that cannot load, and a constructor that throws; nothing stays leased', async () => {
+  const w = await world({ resources: { CPU: 1 } });
+  const missing = createSpec('Missing', { resources: { CPU: 10_000 } });
+  assert.instance(await rejection(create(w, missing)), CodeLoadError);
+  const failing = createSpec('Failing', { resources: { CPU: 10_000 } });
+  const err = (await rejection(create(w, failing))) as RemoteError;
+  assert.instance(err, RemoteError);
+  assert.is(err.remoteName, 'RangeError');
+  assert.is(err.message, 'cannot build a Failing');
+  assert.equal(w.raylet.stats().available, { CPU: 10_000 });
+  assert.is(w.raylet.stats().actors, 0);
+  await w.raylet.stop();
+});
+
+test('the same incarnation twice is one actor; an older one is refused; a newer one replaces it', async () => {
+  const w = await world();
+  const spec = createSpec('Counter', { incarnation: 1 });
+  const [a, b] = await Promise.all([create(w, spec), create(w, spec)]);
+  assert.equal(a, b);
+  assert.is(await call(w.bus, spec.actorId, 'increment'), 1);
+  assert.is((await rejection(create(w, { ...spec, incarnation: 0 }))).code, 'STALE_INCARNATION');
+  assert.equal(await kill(w, spec.actorId, 0), { killed: false });
+  assert.is(await call(w.bus, spec.actorId, 'increment'), 2);
+  await create(w, { ...spec, incarnation: 2 });
+  assert.is(await call(w.bus, spec.actorId, 'increment'), 1);
+  assert.is(w.raylet.stats().actors, 1);
+  assert.equal(await kill(w, spec.actorId, 2), { killed: true });
+  await w.raylet.stop();
+});
+
+test("isolation 'process' gets a host of its own (in-process with inline hosts)", async () => {
+  const w = await world();
+  await create(w, createSpec('Counter'));
+  await create(w, createSpec('Counter'));
+  assert.is(w.raylet.stats().hosts, 1);
+  const isolated = createSpec('Counter', { isolation: 'process' });
+  await create(w, isolated);
+  assert.is(w.raylet.stats().hosts, 2);
+  await kill(w, isolated.actorId);
+  assert.is(w.raylet.stats().hosts, 1);
+  await w.raylet.stop();
+});
+
+test('malformed messages on every raylet subject get typed errors and change nothing', async () => {
+  const w = await world({ resources: { CPU: 2 } });
+  const alive = createSpec('Counter', { resources: { CPU: 10_000 } });
+  await create(w, alive);
+  const before = w.raylet.stats();
+  const valid = createSpec('Counter');
+  const bodies: [string, Uint8Array][] = [
+    ['MALFORMED', new Uint8Array([0xc1])],
+    ['MALFORMED', encode('create_actor', valid).slice(0, 10)],
+    ['VERSION_MISMATCH', new Uint8Array([0x83, 0xa1, 0x76, 0x07, 0xa1, 0x74, 0xa1, 0x78, 0xa1, 0x62, 0x80])],
+    ['UNKNOWN_TYPE', encode('heartbeat', { nodeId: 'x', seq: 1, available: {} })],
+    ['TOO_LARGE', new Uint8Array(1024 * 1024 + 1)],
+  ];
+  const invalid: Record<string, Uint8Array[]> = {
+    create_actor: [
+      encode('create_actor', { ...valid, maxConcurrency: 0 }),
+      encode('create_actor', { ...valid, isolation: 'thread' }),
+      encode('create_actor', { ...valid, resources: { CPU: -1 } }),
+      encode('create_actor', { ...valid, code: { moduleUrl: '', className: 'Counter', args: [] } }),
+      encode('create_actor', { ...valid, labels: { __proto__x: 1 } }),
+    ],
+    kill_actor: [encode('raylet_kill_actor', { actorId: alive.actorId }), encode('raylet_kill_actor', { actorId: alive.actorId, incarnation: -1 })],
+  };
+  for (const verb of ['create_actor', 'kill_actor'] as const) {
+    const cases: [string, Uint8Array][] = [...bodies, ...invalid[verb].map((b): [string, Uint8Array] => ['INVALID_MESSAGE', b])];
+    if (verb === 'kill_actor') cases.push(['UNKNOWN_TYPE', encode('create_actor', valid)]);
+    else cases.push(['UNKNOWN_TYPE', encode('raylet_kill_actor', { actorId: alive.actorId, incarnation: 0 })]);
+    for (const [code, data] of cases) {
+      const err = await rejection(ask(w.bus, w.raylet.nodeId, verb, data));
+      assert.is(err.code, code, `${verb}: ${code}`);
+    }
+    w.bus.publish(s.raylet(w.raylet.nodeId, verb), new Uint8Array([0xc1]));
+  }
+  for (const verb of ['lease', 'prepare_bundle', 'commit_bundle', 'cancel_bundle', 'submit_task'] as const) {
+    assert.is((await rejection(ask(w.bus, w.raylet.nodeId, verb, new Uint8Array([0xc1])))).code, 'UNSUPPORTED');
+  }
+  await w.bus.flush();
+  const after = w.raylet.stats();
+  assert.is(after.actors, before.actors);
+  assert.is(after.hosts, before.hosts);
+  assert.equal(after.available, before.available);
+  assert.is(after.phase, 'running');
+  assert.ok(Object.values(after.malformed).reduce((a, b) => a + b, 0) >= 2 * 5 + 7 + 2);
+  assert.is(await call(w.bus, alive.actorId, 'increment'), 1);
+  await w.raylet.stop();
+});
+
+test('waits for a GCS that is not there yet, then registers', async () => {
+  const broker = new MemoryBroker();
+  const probe = connectMemoryBus(broker);
+  let attempts = 0;
+  probe.subscribe(s.gcs('register_node'), () => void attempts++);
+  const starting = startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, retryMs: 5, requestTimeoutMs: 20 });
+  await waitUntil(() => attempts >= 3);
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  const raylet = await starting;
+  assert.is(gcs.registrations[0].nodeId, raylet.nodeId);
+  assert.is(raylet.stats().registrations, 1);
+  await raylet.stop();
+});
+
+test('a registration the GCS refuses rejects startRaylet with its code and stops the raylet', async () => {
+  const broker = new MemoryBroker();
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  gcs.refuse = new OrreryError('INVALID_LABEL', 'no thanks');
+  let nodeId = '';
+  gcs.onRegister = (body) => (nodeId = body.nodeId);
+  const err = await rejection(startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' } }));
+  assert.is(err.code, 'INVALID_LABEL');
+  assert.is(err.message, 'no thanks');
+  await waitUntil(() => !broker.hasInterest(s.raylet(nodeId, 'create_actor')));
+});
+
+test('unanswered heartbeats move to reconnecting; the GCS answering again moves back to running', async () => {
+  const broker = new MemoryBroker();
+  let gcs = new StubGcs(connectMemoryBus(broker));
+  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, requestTimeoutMs: 50 });
+  await gcs.until(() => gcs.heartbeats.length >= 1, 'a heartbeat');
+  gcs.close();
+  await waitUntil(() => raylet.stats().phase === 'reconnecting');
+  const registrations = gcs.registrations.length;
+  gcs = new StubGcs(connectMemoryBus(broker));
+  await gcs.until(() => gcs.heartbeats.length >= 1, 'a heartbeat to the new GCS');
+  await waitUntil(() => raylet.stats().phase === 'running');
+  assert.is(registrations, 1);
+  assert.is(gcs.registrations.length, 0);
+  await raylet.stop();
+});
+
+test('stop ends heartbeats, subjects and actors', async () => {
+  const w = await world();
+  const spec = createSpec('Counter');
+  await create(w, spec);
+  await w.raylet.stop();
+  assert.equal(await w.raylet.closed, {});
+  assert.not.ok(w.broker.hasInterest(s.raylet(w.raylet.nodeId, 'create_actor')));
+  assert.not.ok(w.broker.hasInterest(s.actorCall(spec.actorId)));
+  const beats = w.gcs.heartbeats.length;
+  await w.gcs.until(() => true);
+  await w.bus.flush();
+  assert.is(w.gcs.heartbeats.length, beats);
+  assert.is(w.raylet.stats().phase, 'stopped');
+});
+
+test('crash drops subjects and actors without a word to the GCS', async () => {
+  const w = await world();
+  const spec = createSpec('Counter');
+  await create(w, spec);
+  const seen = w.gcs.heartbeats.length + w.gcs.registrations.length + w.gcs.died.length;
+  await w.raylet.crash();
+  assert.not.ok(w.broker.hasInterest(s.raylet(w.raylet.nodeId, 'kill_actor')));
+  assert.is((await rejection(call(w.bus, spec.actorId, 'get'))).code, 'NO_RESPONDERS');
+  await w.bus.flush();
+  assert.is(w.gcs.heartbeats.length + w.gcs.registrations.length + w.gcs.died.length, seen);
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test.run();

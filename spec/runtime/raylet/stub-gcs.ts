@@ -1,0 +1,77 @@
+import { decode } from '../../../protocols/codec.ts';
+import { messages } from '../../../protocols/messages/registry.ts';
+import type { Heartbeat, RegisterNode } from '../../../protocols/messages/node.ts';
+import { encodeError, encodeOk } from '../../../protocols/reply.ts';
+import { GCS_QUEUE, subjects } from '../../../protocols/subjects.ts';
+import type { Bus, BusMsg, Subscription } from '../../../runtime/bus/bus.ts';
+import { OrreryError } from '../../../lib/errors.ts';
+
+export interface ActorDiedReport {
+  nodeId: string;
+  actors: { actorId: string; incarnation: number }[];
+  cause: string;
+}
+
+type Seen = { type: 'register_node'; body: RegisterNode } | { type: 'heartbeat'; body: Heartbeat } | { type: 'actor_died'; body: ActorDiedReport };
+
+/**
+ * A stand-in GCS for raylet specs: answers register_node and heartbeat, accepts actor_died, and
+ * records every message. `known` is the answer to heartbeats; `refuse` makes registrations fail.
+ */
+export class StubGcs {
+  readonly registrations: RegisterNode[] = [];
+  readonly heartbeats: Heartbeat[] = [];
+  readonly died: ActorDiedReport[] = [];
+  known = true;
+  heartbeatMs = 20;
+  refuse: OrreryError | undefined;
+  /** Called with each register_node before it is answered. */
+  onRegister: ((body: RegisterNode) => void) | undefined;
+  private readonly subs: Subscription[];
+  private waiters: { check: () => boolean; resolve: () => void }[] = [];
+
+  constructor(private readonly bus: Bus, cluster = 'default') {
+    const s = subjects(cluster);
+    const on = (verb: 'register_node' | 'heartbeat' | 'actor_died') => bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg), { queue: GCS_QUEUE });
+    this.subs = [on('register_node'), on('heartbeat'), on('actor_died')];
+  }
+
+  /** Resolves once `check` holds, re-checked after every message this GCS receives. */
+  until(check: () => boolean, what = 'a condition', timeoutMs = 10_000): Promise<void> {
+    if (check()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`stub GCS: timed out waiting for ${what}`)), timeoutMs);
+      this.waiters.push({ check, resolve: () => (clearTimeout(timer), resolve()) });
+    });
+  }
+
+  lastHeartbeat(): Heartbeat | undefined {
+    return this.heartbeats.at(-1);
+  }
+
+  close(): void {
+    for (const sub of this.subs) sub.unsubscribe();
+  }
+
+  private handle(verb: Seen['type'], msg: BusMsg): void {
+    const { type, body } = decode(msg.data, { registry: messages });
+    if (type !== verb) throw new Error(`stub GCS: ${type} on ${verb}`);
+    if (type === 'register_node') {
+      this.onRegister?.(body);
+      if (this.refuse) {
+        msg.respond(encodeError(this.refuse));
+      } else {
+        this.registrations.push(body);
+        this.known = true;
+        msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [] }));
+      }
+    } else if (type === 'heartbeat') {
+      this.heartbeats.push(body);
+      msg.respond(encodeOk({ known: this.known }));
+    } else if (type === 'actor_died') {
+      this.died.push(body as ActorDiedReport);
+      msg.respond(encodeOk(null));
+    }
+    this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
+  }
+}
