@@ -1,20 +1,9 @@
 #!/usr/bin/env node
-// Runs the whole test suite under c8 (V8 coverage, mapped back to the TypeScript sources through
-// tsx's source maps), prints a summary for every source folder, and fails when lib/ — the pure
-// scheduling core — is under 90% of lines.
+// `npm run coverage`: the whole suite with coverage, an HTML report in coverage/, and the lib/ gate.
+// The work is done by the test runner (scripts/test.mjs --coverage), which npm test also uses.
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 
-const root = resolve(import.meta.dirname, '..');
-const c8 = resolve(root, 'node_modules/.bin/c8');
-const run = (args) => spawnSync(c8, args, { cwd: root, stdio: 'inherit' }).status ?? 1;
-
-const testStatus = run([
-  '--reporter=text-summary', '--reporter=html', '--all', '--extension=.ts',
-  '--include=lib/**', '--include=protocols/**', '--include=runtime/**', '--include=index.ts',
-  '--exclude=spec/**', '--exclude=**/*.types.ts',
-  'node', 'scripts/test.mjs', ...process.argv.slice(2),
-]);
-console.log('\nlib/ (must be >= 90% of lines):');
-const libStatus = run(['report', '--reporter=text-summary', '--all', '--extension=.ts', '--include=lib/**', '--exclude=**/*.types.ts', '--check-coverage', '--lines=90']);
-process.exit(testStatus || libStatus);
+const runner = resolve(import.meta.dirname, 'test.mjs');
+const run = spawnSync(process.execPath, [runner, '--coverage', '--html', ...process.argv.slice(2)], { stdio: 'inherit' });
+process.exit(run.status ?? 1);

@@ -5,12 +5,14 @@
 //
 //   node scripts/test.mjs                 every spec/**/*.spec.ts
 //   node scripts/test.mjs spec/lib        only suites under a folder (or single files)
+//   node scripts/test.mjs --coverage      also collect V8 coverage and fail when lib/ is under 90%
+//                                         of lines (npm test does this; --html adds coverage/index.html)
 //
 // Suites under spec/integration/ start real processes (nats-server, raylets); they run one at a
 // time after the unit suites so they do not fight over the machine's two cores.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
@@ -26,7 +28,9 @@ function collect(path, out) {
   return out;
 }
 
-const args = process.argv.slice(2);
+const flags = new Set(process.argv.slice(2).filter((a) => a.startsWith('--')));
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const coverageDir = flags.has('--coverage') ? mkdtempSync(join(tmpdir(), 'orrery-coverage-')) : undefined;
 const targets = args.length ? args.map((a) => resolve(a)) : [join(root, 'spec')];
 const files = targets.flatMap((t) => collect(t, []));
 if (files.length === 0) {
@@ -62,7 +66,7 @@ function runSuite(file) {
     const started = Date.now();
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
       cwd: root,
-      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...(coverageDir ? { NODE_V8_COVERAGE: coverageDir } : {}) },
       stdio: ['ignore', 'pipe', 'pipe'],
       // its own process group, so everything the suite started (nats-server, raylets, worker
       // hosts) can be killed with it — nothing outlives a crashed or timed-out suite
@@ -133,8 +137,28 @@ const results = [
   ...(await runAll(integration, 1)),
 ];
 const passed = results.reduce((a, r) => a + r.passed, 0);
-const failed = results.reduce((a, r) => a + r.failed, 0);
+let failed = results.reduce((a, r) => a + r.failed, 0);
+if (coverageDir) failed += coverageGate(coverageDir, args.length === 0) ? 0 : 1;
 const skipped = results.reduce((a, r) => a + r.skipped, 0);
+/**
+ * Reports coverage of the TypeScript sources (mapped through tsx's source maps) and checks that
+ * lib/ — the pure scheduling core — keeps at least 90% of its lines covered (when the whole suite
+ * ran; a partial run only reports). Type-only modules
+ * (*.types.ts) compile to nothing and are left out.
+ */
+function coverageGate(dir, enforce) {
+  const c8 = join(root, 'node_modules/.bin/c8');
+  const common = ['report', `--temp-directory=${dir}`, '--all', '--extension=.ts', '--exclude=spec/**', '--exclude=**/*.types.ts'];
+  const reporters = flags.has('--html') ? ['--reporter=text-summary', '--reporter=html'] : ['--reporter=text-summary'];
+  console.log('\ncoverage of lib/, protocols/, runtime/:');
+  spawnSync(c8, [...common, ...reporters, '--include=lib/**', '--include=protocols/**', '--include=runtime/**'], { cwd: root, stdio: 'inherit' });
+  console.log(enforce ? 'coverage of lib/ (must be at least 90% of lines):' : 'coverage of lib/ (not enforced: only part of the suite ran):');
+  const check = enforce ? ['--check-coverage', '--lines=90'] : [];
+  const gate = spawnSync(c8, [...common, '--reporter=text-summary', '--include=lib/**', ...check], { cwd: root, stdio: 'inherit' });
+  rmSync(dir, { recursive: true, force: true });
+  return gate.status === 0;
+}
+
 if (skipped) console.log(`(${skipped} skipped)`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
