@@ -1,0 +1,202 @@
+import { assign, setup, type SnapshotFrom } from 'xstate';
+import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+
+/**
+ * One actor as the GCS sees it (docs/runtime.md, "Actor lifecycle"):
+ *
+ *              PLACED                    CREATED
+ *   PENDING ──────────▶ onNode.SCHEDULED ─────────▶ onNode.ALIVE
+ *    ▲  │ ↺ UNSCHEDULABLE     │  (from SCHEDULED or ALIVE:)
+ *    │  │   (reported when    │  FAILED / KILL, restarts left ──▶ RESTARTING
+ *    │  │    it changes)      │  FAILED / KILL, none left ──────▶ DEAD
+ *    │  │                     │  CREATE_FAILED (SCHEDULED) ─────▶ DEAD
+ *    │  └── REJECTED / KILL ──▶ DEAD (final)
+ *    └── UNSCHEDULABLE ── RESTARTING ── PLACED ──▶ onNode.SCHEDULED
+ *                              └── REJECTED / KILL ──▶ DEAD
+ *
+ * SCHEDULED and ALIVE sit inside `onNode`: entering SCHEDULED is the one place an actor's resources
+ * are allocated and its labels added on its node (`placeOnNode`); leaving `onNode` — for RESTARTING
+ * or DEAD, whatever the cause — is the one place they are removed (`removeFromNode`). Both, and
+ * every other effect (`requestCreate`, `requestKill`, `reportScheduleFailed`), are named actions
+ * whose implementations the GCS supplies with provide(); here they do nothing, so the machine can
+ * be stepped as a pure reducer.
+ *
+ * `nodeId` is set on PLACED and cleared on entering RESTARTING or DEAD — after the exit and
+ * transition actions, so removeFromNode and requestKill still see where the actor was.
+ *
+ * RESTARTING is a waiting state like PENDING: the pending queue tries to place it at once and sends
+ * PLACED (straight to SCHEDULED) or UNSCHEDULABLE (to PENDING, with its explanation). A restart
+ * raises `incarnation`, so replies and reports about an older incarnation are ignored.
+ *
+ * The context is plain data (it survives msgpackr): resource sets in fixed-point units.
+ */
+export type ActorState = 'PENDING' | 'SCHEDULED' | 'ALIVE' | 'RESTARTING' | 'DEAD';
+
+export interface ActorMachineInput {
+  actorId: string;
+  namespace: string;
+  name?: string;
+  className: string;
+  /** The actor's labels including its automatic orrery.io/actor-id label. */
+  labels: Record<string, string>;
+  /** What the actor holds on its node while placed, in units. */
+  resources: Record<string, number>;
+  /** 0: never restarted; -1: restarted without limit. */
+  maxRestarts: number;
+}
+
+export interface ActorContext extends ActorMachineInput {
+  numRestarts: number;
+  incarnation: number;
+  nodeId?: string;
+  deathCause?: string;
+  pendingReason?: string;
+}
+
+export type ActorEvent =
+  | { type: 'PLACED'; nodeId: string }
+  | { type: 'UNSCHEDULABLE'; failure: ScheduleFailure }
+  /** The scheduler says it can never be placed (NODE_NOT_FOUND, NODE_UNAVAILABLE): it dies. */
+  | { type: 'REJECTED'; cause: string }
+  | { type: 'CREATED'; incarnation: number }
+  /** The raylet answered create_actor with an error (constructor threw, code not loadable). */
+  | { type: 'CREATE_FAILED'; incarnation: number; cause: string }
+  /** The worker or the node died, or the raylet could not be reached. */
+  | { type: 'FAILED'; incarnation: number; cause: string }
+  | { type: 'KILL'; noRestart: boolean };
+
+/** The death cause of an actor killed through kill_actor. */
+export const KILLED = 'killed';
+
+type Ctx = { context: ActorContext };
+
+const restartsLeft = ({ context }: Ctx): boolean => context.maxRestarts === -1 || context.numRestarts < context.maxRestarts;
+
+export const actorMachine = setup({
+  types: {
+    context: {} as ActorContext,
+    events: {} as ActorEvent,
+    input: {} as ActorMachineInput,
+  },
+  actions: {
+    /** SCHEDULED entry: allocate `resources` and add `labels` on `nodeId` in the cluster state. */
+    placeOnNode: () => {},
+    /** Leaving SCHEDULED/ALIVE: remove the labels and release the resources on `nodeId`. */
+    removeFromNode: () => {},
+    /** SCHEDULED entry: ask the raylet of `nodeId` to create this incarnation. */
+    requestCreate: () => {},
+    /** A KILL while placed: ask the raylet to drop this incarnation. */
+    requestKill: () => {},
+    /** The explanation changed while waiting: publish a schedule_failed event. */
+    reportScheduleFailed: (_, _params: { failure: ScheduleFailure }) => {},
+    setNode: assign({ nodeId: (_, params: { nodeId: string }) => params.nodeId, pendingReason: undefined }),
+    clearNode: assign({ nodeId: undefined }),
+    setPendingReason: assign({ pendingReason: (_, params: { message: string }) => params.message }),
+    countRestart: assign({
+      numRestarts: ({ context }) => context.numRestarts + 1,
+      incarnation: ({ context }) => context.incarnation + 1,
+      pendingReason: undefined,
+    }),
+    setDeathCause: assign({ deathCause: (_, params: { cause: string }) => params.cause, pendingReason: undefined }),
+  },
+  guards: {
+    restartsLeft,
+    /** KILL with noRestart false, and restarts remain. */
+    restartAfterKill: ({ context }, params: { noRestart: boolean }) => !params.noRestart && restartsLeft({ context }),
+    currentIncarnation: ({ context }, params: { incarnation: number }) => params.incarnation === context.incarnation,
+    /** A failure of the current incarnation, and restarts remain. */
+    restartableFailure: ({ context }, params: { incarnation: number }) => params.incarnation === context.incarnation && restartsLeft({ context }),
+    explanationChanged: ({ context }, params: { message: string }) => params.message !== context.pendingReason,
+  },
+}).createMachine({
+  id: 'actor',
+  context: ({ input }) => ({ ...input, numRestarts: 0, incarnation: 0 }),
+  initial: 'PENDING',
+  states: {
+    PENDING: {
+      on: {
+        PLACED: { target: 'onNode', actions: { type: 'setNode', params: ({ event }) => ({ nodeId: event.nodeId }) } },
+        UNSCHEDULABLE: {
+          guard: { type: 'explanationChanged', params: ({ event }) => ({ message: event.failure.message }) },
+          actions: [
+            { type: 'setPendingReason', params: ({ event }) => ({ message: event.failure.message }) },
+            { type: 'reportScheduleFailed', params: ({ event }) => ({ failure: event.failure }) },
+          ],
+        },
+        REJECTED: { target: 'DEAD', actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) } },
+        KILL: [
+          { guard: { type: 'restartAfterKill', params: ({ event }) => ({ noRestart: event.noRestart }) }, target: 'RESTARTING' },
+          { target: 'DEAD', actions: { type: 'setDeathCause', params: { cause: KILLED } } },
+        ],
+      },
+    },
+    onNode: {
+      initial: 'SCHEDULED',
+      exit: 'removeFromNode',
+      states: {
+        SCHEDULED: {
+          entry: ['placeOnNode', 'requestCreate'],
+          on: {
+            CREATED: { guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) }, target: 'ALIVE' },
+            CREATE_FAILED: {
+              guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) },
+              target: '#actor.DEAD',
+              actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) },
+            },
+          },
+        },
+        ALIVE: {},
+      },
+      on: {
+        FAILED: [
+          {
+            guard: { type: 'restartableFailure', params: ({ event }) => ({ incarnation: event.incarnation }) },
+            target: 'RESTARTING',
+          },
+          {
+            guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) },
+            target: 'DEAD',
+            actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) },
+          },
+        ],
+        KILL: [
+          {
+            guard: { type: 'restartAfterKill', params: ({ event }) => ({ noRestart: event.noRestart }) },
+            target: 'RESTARTING',
+            actions: 'requestKill',
+          },
+          { target: 'DEAD', actions: ['requestKill', { type: 'setDeathCause', params: { cause: KILLED } }] },
+        ],
+      },
+    },
+    RESTARTING: {
+      entry: ['clearNode', 'countRestart'],
+      on: {
+        PLACED: { target: 'onNode', actions: { type: 'setNode', params: ({ event }) => ({ nodeId: event.nodeId }) } },
+        UNSCHEDULABLE: {
+          target: 'PENDING',
+          actions: [
+            { type: 'setPendingReason', params: ({ event }) => ({ message: event.failure.message }) },
+            { type: 'reportScheduleFailed', params: ({ event }) => ({ failure: event.failure }) },
+          ],
+        },
+        REJECTED: { target: 'DEAD', actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) } },
+        KILL: [
+          { guard: { type: 'restartAfterKill', params: ({ event }) => ({ noRestart: event.noRestart }) }, target: 'RESTARTING', reenter: true },
+          { target: 'DEAD', actions: { type: 'setDeathCause', params: { cause: KILLED } } },
+        ],
+      },
+    },
+    DEAD: { type: 'final', entry: 'clearNode' },
+  },
+});
+
+export type ActorMachine = typeof actorMachine;
+export type ActorSnapshot = SnapshotFrom<ActorMachine>;
+
+/** The ActorInfo state of a snapshot: the leaf state's name (SCHEDULED and ALIVE sit in onNode). */
+export function actorStateOf(snapshot: ActorSnapshot): ActorState {
+  const value = snapshot.value;
+  if (typeof value === 'string') return value as ActorState;
+  return (value as { onNode: 'SCHEDULED' | 'ALIVE' }).onNode;
+}
