@@ -1,0 +1,66 @@
+import { InvalidOptionError } from '../../lib/errors.ts';
+import { ACTOR_ID_LABEL } from '../../lib/labels/builtin.ts';
+import { validateLabels } from '../../lib/labels/validate.ts';
+import type { ResourceSet } from '../../lib/resources/resource-set.ts';
+import { compileRequest, type PlacementOptions } from '../../lib/scheduling/request.ts';
+import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
+import type { RegisterActor } from '../../protocols/messages/actor.ts';
+
+/**
+ * What the GCS makes of a register_actor request's `options` (the API's ActorOptions as plain
+ * data). Placement options go through lib's compileRequest, so their errors are lib's
+ * (INVALID_OPTION, INVALID_SELECTOR, INVALID_LABEL, INVALID_RESOURCE); the actor-only options are
+ * checked here with the same errors.
+ *
+ * Resources follow Ray: an actor that does not set `numCpus` needs 1 CPU free to be placed but
+ * holds none while it lives (so any number of default actors run on a node with a CPU); what it
+ * sets explicitly it holds.
+ */
+export interface CompiledActor {
+  /** The request the scheduler decides with. */
+  readonly request: SchedulingRequest;
+  /** What the actor holds on its node while placed. */
+  readonly held: ResourceSet;
+  /** The actor's labels, with its automatic orrery.io/actor-id label. */
+  readonly labels: Record<string, string>;
+  readonly maxRestarts: number;
+  readonly maxConcurrency: number;
+  readonly isolation: 'shared' | 'process';
+}
+
+const MAX_CONCURRENCY = 100_000;
+
+export function compileActor(reg: RegisterActor, ctx: { rareResources: readonly string[] }): CompiledActor {
+  const options = reg.options as PlacementOptions & Record<string, unknown>;
+  const target = { kind: 'actor' as const, id: reg.actorId, ...(reg.name === undefined ? {} : { name: reg.name }) };
+  const request = compileRequest(options, { namespace: reg.namespace, target, rareResources: ctx.rareResources });
+  const held = compileRequest(options, { namespace: reg.namespace, target, rareResources: ctx.rareResources, defaultCpus: 0 }).resources;
+  const labels = { ...validateLabels(options.labels ?? {}), [ACTOR_ID_LABEL]: reg.actorId };
+  // maxTaskRetries is the client's business (it retries calls), but a bad value is refused here
+  integerOption(options, 'maxTaskRetries', { min: -1, fallback: 0 });
+  return {
+    request,
+    held,
+    labels,
+    maxRestarts: integerOption(options, 'maxRestarts', { min: -1, fallback: 0 }),
+    maxConcurrency: integerOption(options, 'maxConcurrency', { min: 1, max: MAX_CONCURRENCY, fallback: 1 }),
+    isolation: isolationOption(options.isolation),
+  };
+}
+
+function integerOption(options: Record<string, unknown>, name: string, rule: { min: number; max?: number; fallback: number }): number {
+  const value = options[name];
+  if (value === undefined || value === null) return rule.fallback;
+  const tooBig = rule.max !== undefined && (value as number) > rule.max;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < rule.min || tooBig) {
+    const range = rule.max === undefined ? `>= ${rule.min}` : `between ${rule.min} and ${rule.max}`;
+    throw new InvalidOptionError(name, value, `expected an integer ${range}${rule.min === -1 ? ' (-1: no limit)' : ''}`);
+  }
+  return value;
+}
+
+function isolationOption(value: unknown): 'shared' | 'process' {
+  if (value === undefined || value === null) return 'shared';
+  if (value === 'shared' || value === 'process') return value;
+  throw new InvalidOptionError('isolation', value, "expected 'shared' or 'process'");
+}

@@ -1,0 +1,229 @@
+import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import type { Rng } from '../../lib/random.ts';
+import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+import { schedule, type Decision } from '../../lib/scheduling/schedule.ts';
+import { ProtocolError } from '../../protocols/errors.ts';
+import type { ActorInfoWire, RegisterActor } from '../../protocols/messages/actor.ts';
+import type { MessageBody } from '../../protocols/messages/registry.ts';
+import { ActorNameTakenError, ActorNotFoundError } from '../errors.ts';
+import { actorStateOf, type ActorContext, type ActorMachineInput, type ActorSnapshot } from './actor.machine.ts';
+import { compileActor, type CompiledActor } from './actor-options.ts';
+import type { EventPublisher } from './events.ts';
+import type { ActorRef } from './gcs.machine.ts';
+import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
+import { describe, type CreateOutcome, type RayletClient } from './raylets.ts';
+import type { GcsStore } from './store.ts';
+import { tokenField } from './wire.ts';
+
+/**
+ * The GCS's actors: registration (validation, named actors, the decision taken at once), queries,
+ * kill, failure reports, and the pending queue's placement attempts. Each actor is an Actor machine
+ * spawned under the Gcs machine; this watches its snapshots to keep the actor table, the name index
+ * and the pending queue current and to publish `actor_state` on every state change.
+ */
+export interface ActorDirectoryDeps {
+  readonly state: ClusterState;
+  readonly store: GcsStore;
+  readonly events: EventPublisher;
+  readonly raylets: RayletClient;
+  readonly queue: () => PendingQueue;
+  readonly spawn: (input: ActorMachineInput) => ActorRef;
+  readonly rng: Rng;
+  readonly rareResources: readonly string[];
+  readonly log: (line: string) => void;
+}
+
+interface ActorEntry {
+  readonly registration: RegisterActor;
+  readonly compiled: CompiledActor;
+  /** Undefined once the actor is DEAD (its machine has stopped). */
+  ref: ActorRef | undefined;
+  info: ActorInfoWire;
+}
+
+const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
+
+export class ActorDirectory {
+  readonly #entries = new Map<string, ActorEntry>();
+  readonly #names = new Map<string, string>();
+  readonly #kills = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: ActorDirectoryDeps) {}
+
+  /** register_actor: the ActorInfo right after registration (PENDING or SCHEDULED). */
+  register(reg: RegisterActor): ActorInfoWire {
+    tokenField('actorId', reg.actorId);
+    const existing = this.#entries.get(reg.actorId);
+    if (existing) return existing.info;
+    const compiled = compileActor(reg, { rareResources: this.deps.rareResources });
+    if (reg.name !== undefined && this.#names.has(nameKey(reg.namespace, reg.name))) throw new ActorNameTakenError(reg.name, reg.namespace);
+    const decision = schedule(this.deps.state, compiled.request, { rng: this.deps.rng });
+    if (decision.status === 'failed') throw decision.error;
+
+    const ref = this.deps.spawn({
+      actorId: reg.actorId,
+      namespace: reg.namespace,
+      ...(reg.name === undefined ? {} : { name: reg.name }),
+      className: reg.code.className,
+      labels: compiled.labels,
+      resources: { ...compiled.held },
+      maxRestarts: compiled.maxRestarts,
+    });
+    const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, ref.getSnapshot()) };
+    this.#entries.set(reg.actorId, entry);
+    if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
+    this.#observe(entry, ref.getSnapshot(), true);
+    ref.subscribe({ next: (snapshot) => this.#observe(entry, snapshot, false), error: (err) => this.deps.log(`gcs: actor ${reg.actorId} machine failed: ${String(err)}`) });
+    this.#apply(ref, decision);
+    return entry.info;
+  }
+
+  get(query: MessageBody<'get_actor'>): ActorInfoWire {
+    if (query.actorId !== undefined) {
+      const entry = this.#entries.get(query.actorId);
+      if (!entry) throw new ActorNotFoundError({ actorId: query.actorId });
+      return entry.info;
+    }
+    if (query.name === undefined) throw new ProtocolError('INVALID_MESSAGE', 'get_actor needs an actorId or a name', { detail: { path: '', rule: 'actorId or name' } });
+    const namespace = query.namespace ?? 'default';
+    const id = this.#names.get(nameKey(namespace, query.name));
+    if (id === undefined) throw new ActorNotFoundError({ name: query.name, namespace });
+    return this.#entries.get(id)!.info;
+  }
+
+  list(): ActorInfoWire[] {
+    return [...this.#entries.values()].map((e) => e.info);
+  }
+
+  /** kill_actor: moves the actor on at once, then waits for its raylet to drop the instance. */
+  async kill(body: MessageBody<'kill_actor'>): Promise<ActorInfoWire> {
+    const entry = this.#entries.get(body.actorId);
+    if (!entry) throw new ActorNotFoundError({ actorId: body.actorId });
+    entry.ref?.send({ type: 'KILL', noRestart: body.noRestart });
+    await this.#kills.get(body.actorId);
+    return entry.info;
+  }
+
+  /** actor_died: a raylet reports actors whose worker host exited. */
+  died(body: MessageBody<'actor_died'>): { failed: number } {
+    let failed = 0;
+    for (const { actorId, incarnation } of body.actors) {
+      const ref = this.#entries.get(actorId)?.ref;
+      const context = ref?.getSnapshot().context;
+      if (!ref || context?.nodeId !== body.nodeId || context.incarnation !== incarnation) continue;
+      ref.send({ type: 'FAILED', incarnation, cause: body.cause });
+      failed++;
+    }
+    return { failed };
+  }
+
+  /** Every actor placed on a node that died fails (and restarts elsewhere when it may). */
+  failOnNode(nodeId: string): void {
+    for (const entry of this.#entries.values()) {
+      const context = entry.ref?.getSnapshot().context;
+      if (context?.nodeId === nodeId) entry.ref!.send({ type: 'FAILED', incarnation: context.incarnation, cause: `node ${nodeId} died` });
+    }
+  }
+
+  /** The pending queue's attempt to place one waiting actor. */
+  tryPlace(actorId: string): PlaceOutcome {
+    const entry = this.#entries.get(actorId);
+    const state = entry?.ref ? actorStateOf(entry.ref.getSnapshot()) : 'DEAD';
+    if (!entry?.ref || (state !== 'PENDING' && state !== 'RESTARTING')) return 'gone';
+    const decision = schedule(this.deps.state, entry.compiled.request, { rng: this.deps.rng });
+    this.#apply(entry.ref, decision);
+    return decision.status === 'placed' ? 'placed' : decision.status === 'failed' ? 'gone' : 'waiting';
+  }
+
+  // ---- effects the Actor machine asks for (see actor-effects.ts) ----
+
+  requestCreate(context: ActorContext): void {
+    const entry = this.#entries.get(context.actorId);
+    const { nodeId, incarnation, actorId } = context;
+    if (!entry || nodeId === undefined) return;
+    const reg = entry.registration;
+    const request = {
+      actorId,
+      code: reg.code,
+      namespace: reg.namespace,
+      ...(reg.name === undefined ? {} : { name: reg.name }),
+      labels: context.labels,
+      resources: context.resources,
+      maxConcurrency: entry.compiled.maxConcurrency,
+      isolation: entry.compiled.isolation,
+      incarnation,
+    };
+    void this.deps.raylets.create(nodeId, request).then((outcome) => this.#created(entry, { nodeId, incarnation }, outcome));
+  }
+
+  requestKill(context: ActorContext): void {
+    if (context.nodeId === undefined) return;
+    const kill = this.deps.raylets.kill(context.nodeId, context.actorId, context.incarnation);
+    this.#kills.set(context.actorId, kill);
+    void kill.finally(() => {
+      if (this.#kills.get(context.actorId) === kill) this.#kills.delete(context.actorId);
+    });
+  }
+
+  scheduleFailed(context: ActorContext, failure: ScheduleFailure): void {
+    this.deps.events.scheduleFailed({ kind: 'actor', id: context.actorId, ...(context.name === undefined ? {} : { name: context.name }) }, failure);
+  }
+
+  // ---- internals ----
+
+  #apply(ref: ActorRef, decision: Decision): void {
+    if (decision.status === 'placed') ref.send({ type: 'PLACED', nodeId: decision.nodeId });
+    else if (decision.status === 'unschedulable') ref.send({ type: 'UNSCHEDULABLE', failure: decision.failure });
+    else ref.send({ type: 'REJECTED', cause: describe(decision.error) });
+  }
+
+  /** A create_actor answer: applies to the incarnation still SCHEDULED there, else it is an orphan. */
+  #created(entry: ActorEntry, sent: { nodeId: string; incarnation: number }, outcome: CreateOutcome): void {
+    const snapshot = entry.ref?.getSnapshot();
+    const current = snapshot !== undefined && actorStateOf(snapshot) === 'SCHEDULED' && snapshot.context.incarnation === sent.incarnation && snapshot.context.nodeId === sent.nodeId;
+    if (!current) {
+      if (outcome.kind === 'created') void this.deps.raylets.kill(sent.nodeId, entry.registration.actorId, sent.incarnation);
+      return;
+    }
+    const { incarnation } = sent;
+    if (outcome.kind === 'created') entry.ref!.send({ type: 'CREATED', incarnation });
+    else if (outcome.kind === 'failed') entry.ref!.send({ type: 'CREATE_FAILED', incarnation, cause: outcome.cause });
+    else entry.ref!.send({ type: 'FAILED', incarnation, cause: outcome.cause });
+  }
+
+  #observe(entry: ActorEntry, snapshot: ActorSnapshot, initial: boolean): void {
+    const previous = entry.info.state;
+    const info = this.#infoOf(entry.registration, snapshot);
+    entry.info = info;
+    this.deps.store.putActor({ registration: entry.registration, info });
+    const queue = this.deps.queue();
+    if (info.state === 'PENDING' || info.state === 'RESTARTING') queue.add(info.actorId);
+    else queue.delete(info.actorId);
+    if (!initial && info.state === previous) return;
+    this.deps.events.actorState(info);
+    if (info.state === 'SCHEDULED') queue.kick('actor_placed');
+    else if (info.state === 'RESTARTING') queue.kick('actor_waiting');
+    else if (info.state === 'DEAD') {
+      entry.ref = undefined;
+      const name = entry.registration.name;
+      if (name !== undefined && this.#names.get(nameKey(info.namespace, name)) === info.actorId) this.#names.delete(nameKey(info.namespace, name));
+    }
+  }
+
+  #infoOf(reg: RegisterActor, snapshot: ActorSnapshot): ActorInfoWire {
+    const state = actorStateOf(snapshot);
+    const c = snapshot.context;
+    return {
+      actorId: c.actorId,
+      ...(reg.name === undefined ? {} : { name: reg.name }),
+      namespace: c.namespace,
+      className: c.className,
+      state,
+      ...((state === 'SCHEDULED' || state === 'ALIVE') && c.nodeId !== undefined ? { nodeId: c.nodeId } : {}),
+      numRestarts: c.numRestarts,
+      labels: { ...c.labels },
+      ...(c.deathCause === undefined ? {} : { deathCause: c.deathCause }),
+      ...(state === 'PENDING' && c.pendingReason !== undefined ? { pendingReason: c.pendingReason } : {}),
+    };
+  }
+}

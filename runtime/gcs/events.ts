@@ -1,0 +1,54 @@
+import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+import { encode } from '../../protocols/codec.ts';
+import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
+import type { ClusterEventWire, NodeInfoWire } from '../../protocols/messages/cluster.ts';
+import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import type { Bus } from '../bus/bus.ts';
+
+/**
+ * The GCS's lifecycle events, each an `event` message on `events.<type>` (docs/runtime.md):
+ * node_added / node_dead / node_labels_changed / node_taints_changed / node_draining / node_alive
+ * (with `node`; node_alive is a node that stopped draining), actor_state
+ * (with `actor`) and schedule_failed (the ScheduleFailedEvent fields of API.md). Publishing is
+ * fire-and-forget: a failure is logged, never thrown into the GCS's state changes.
+ */
+export type NodeEventType = 'node_added' | 'node_dead' | 'node_labels_changed' | 'node_taints_changed' | 'node_draining' | 'node_alive';
+
+export type ScheduleTarget = { kind: 'actor' | 'task' | 'placement_group'; id: string; name?: string };
+
+export class EventPublisher {
+  constructor(
+    private readonly deps: { bus: Bus; subjects: ClusterSubjects; log: (line: string) => void; now?: () => number },
+  ) {}
+
+  node(type: NodeEventType, node: NodeInfoWire): void {
+    this.#publish({ type, time: this.#now(), node });
+  }
+
+  actorState(actor: ActorInfoWire): void {
+    this.#publish({ type: 'actor_state', time: this.#now(), actor });
+  }
+
+  scheduleFailed(target: ScheduleTarget, failure: ScheduleFailure): void {
+    this.#publish({
+      type: 'schedule_failed',
+      time: this.#now(),
+      target: { ...target },
+      reason: failure.reason,
+      message: failure.message,
+      nodes: failure.nodes.map((n) => ({ nodeId: n.nodeId, reasons: [...n.reasons] })),
+    });
+  }
+
+  #now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  #publish(event: ClusterEventWire): void {
+    try {
+      this.deps.bus.publish(this.deps.subjects.event(event.type), encode('event', event));
+    } catch (err) {
+      this.deps.log(`gcs: cannot publish ${event.type}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}

@@ -1,0 +1,164 @@
+import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import { NodeNotFoundError } from '../../lib/errors.ts';
+import { formatTaints } from '../../lib/scheduling/taints.ts';
+import type { NodeInfoWire, registered } from '../../protocols/messages/cluster.ts';
+import type { MessageBody } from '../../protocols/messages/registry.ts';
+import type { Infer } from '../../protocols/validate.ts';
+import type { EventPublisher, NodeEventType } from './events.ts';
+import type { NodeRef } from './gcs.machine.ts';
+import { nodeStateOf, type NodeMachineInput, type NodeSnapshot, type NodeState } from './node.machine.ts';
+import { changedLabels, changedTaints, nodeSetup } from './node-registration.ts';
+import type { KickReason } from './pending-queue.ts';
+import type { GcsStore } from './store.ts';
+import type { ViewBroadcaster } from './view.ts';
+import { tokenField } from './wire.ts';
+
+/**
+ * The GCS's nodes: registration, heartbeats, label and taint changes, draining, and death. Each node
+ * is a Node machine spawned under the Gcs machine (its heartbeat timeout is the machine's delay);
+ * this watches its snapshots and carries each state into the scheduler's ClusterState, the node
+ * table, the view broadcast and the events. A DEAD node leaves the ClusterState (after its actors
+ * have failed and given back what they held); its record stays in the table.
+ */
+export interface NodeDirectoryDeps {
+  readonly state: ClusterState;
+  readonly store: GcsStore;
+  readonly events: EventPublisher;
+  readonly view: ViewBroadcaster;
+  readonly spawn: (input: NodeMachineInput) => NodeRef;
+  readonly failActorsOn: (nodeId: string) => void;
+  readonly kick: (reason: KickReason) => void;
+  readonly heartbeatMs: number;
+  readonly nodeTimeoutMs: number;
+  readonly rareResources: readonly string[];
+  readonly log: (line: string) => void;
+  readonly now?: () => number;
+}
+
+export class NodeDirectory {
+  readonly #refs = new Map<string, NodeRef>();
+
+  constructor(private readonly deps: NodeDirectoryDeps) {}
+
+  /**
+   * register_node. A node already ALIVE or DRAINING under this id is answered as registered and
+   * left as it is (a raylet retrying a lost answer); a DEAD one comes back as a new node.
+   */
+  register(reg: MessageBody<'register_node'>): Infer<typeof registered> {
+    tokenField('nodeId', reg.nodeId);
+    const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, rareResources: [...this.deps.rareResources] };
+    if (this.#refs.has(reg.nodeId)) return answer;
+    const setup = nodeSetup(reg, this.deps.rareResources);
+    const { state } = this.deps;
+    state.addNode({ nodeId: reg.nodeId, name: reg.name, labels: setup.labels, taints: setup.taints, total: setup.total, available: setup.available });
+    const ref = this.deps.spawn({ nodeId: reg.nodeId, nodeTimeoutMs: this.deps.nodeTimeoutMs });
+    this.#refs.set(reg.nodeId, ref);
+    this.deps.store.putNode({ registration: reg, info: this.#infoFromState(reg.nodeId), registeredAt: (this.deps.now ?? Date.now)() });
+    let last: NodeState = 'ALIVE';
+    ref.subscribe({
+      next: (snapshot) => {
+        const next = nodeStateOf(snapshot);
+        if (next !== last) this.#transition(reg.nodeId, (last = next));
+      },
+      error: (err) => this.deps.log(`gcs: node ${reg.nodeId} machine failed: ${String(err)}`),
+    });
+    this.deps.events.node('node_added', this.info(reg.nodeId));
+    this.deps.view.changed(reg.nodeId);
+    this.deps.kick('node_registered');
+    return answer;
+  }
+
+  /** heartbeat: `known: false` tells a raylet the GCS has no live node under its id. */
+  heartbeat(beat: MessageBody<'heartbeat'>): { known: boolean } {
+    const ref = this.#refs.get(beat.nodeId);
+    if (!ref) return { known: false };
+    ref.send({ type: 'HEARTBEAT', seq: beat.seq });
+    return { known: true };
+  }
+
+  setLabels(change: MessageBody<'set_node_labels'>): NodeInfoWire {
+    const node = this.#live(change.nodeId);
+    this.deps.state.setNodeLabels(node.id, changedLabels(node.labels, change));
+    return this.#changed(node.id, 'node_labels_changed');
+  }
+
+  setTaints(change: MessageBody<'set_node_taints'>): NodeInfoWire {
+    const node = this.#live(change.nodeId);
+    this.deps.state.setNodeTaints(node.id, changedTaints(node.taints, change));
+    return this.#changed(node.id, 'node_taints_changed');
+  }
+
+  drain(ref: MessageBody<'drain_node'>): NodeInfoWire {
+    this.#live(ref.nodeId);
+    this.#refs.get(ref.nodeId)!.send({ type: 'DRAIN' });
+    return this.info(ref.nodeId);
+  }
+
+  /** The node's resources or actors changed (an actor placed or gone). */
+  touched(nodeId: string): void {
+    this.#sync(nodeId);
+    this.deps.view.changed(nodeId);
+  }
+
+  info(nodeId: string): NodeInfoWire {
+    const record = this.deps.store.getNode(nodeId);
+    if (!record) throw new NodeNotFoundError(nodeId);
+    return record.info;
+  }
+
+  list(): NodeInfoWire[] {
+    return this.deps.store.nodes().map((r) => r.info);
+  }
+
+  #live(nodeId: string) {
+    const node = this.deps.state.node(nodeId);
+    if (!node || node.state === 'DEAD') throw new NodeNotFoundError(nodeId);
+    return node;
+  }
+
+  #changed(nodeId: string, event: NodeEventType): NodeInfoWire {
+    const info = this.#sync(nodeId);
+    this.deps.events.node(event, info);
+    this.deps.view.changed(nodeId);
+    this.deps.kick('labels_changed');
+    return info;
+  }
+
+  #transition(nodeId: string, next: NodeState): void {
+    if (next !== 'DEAD') {
+      this.deps.state.setNodeState(nodeId, next);
+      this.#changed(nodeId, next === 'DRAINING' ? 'node_draining' : 'node_alive');
+      return;
+    }
+    this.#refs.delete(nodeId);
+    this.deps.state.setNodeState(nodeId, 'DEAD');
+    this.deps.log(`gcs: node ${nodeId} missed its heartbeats for ${this.deps.nodeTimeoutMs} ms: DEAD`);
+    this.deps.failActorsOn(nodeId);
+    const info = this.#sync(nodeId);
+    this.deps.state.removeNode(nodeId);
+    this.deps.events.node('node_dead', info);
+    this.deps.view.changed(nodeId);
+    this.deps.kick('node_died');
+  }
+
+  /** Writes the node's current picture (from the ClusterState) to the node table. */
+  #sync(nodeId: string): NodeInfoWire {
+    const record = this.deps.store.getNode(nodeId);
+    if (!record || !this.deps.state.node(nodeId)) return this.info(nodeId);
+    const info = this.#infoFromState(nodeId);
+    this.deps.store.putNode({ ...record, info });
+    return info;
+  }
+
+  #infoFromState(nodeId: string): NodeInfoWire {
+    const node = this.deps.state.node(nodeId)!;
+    return {
+      nodeId: node.id,
+      name: node.name,
+      state: node.state,
+      labels: { ...node.labels },
+      taints: formatTaints(node.taints),
+      resources: { total: { ...node.total }, available: { ...node.available } },
+    };
+  }
+}

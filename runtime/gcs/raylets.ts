@@ -1,0 +1,64 @@
+import { OrreryError } from '../../lib/errors.ts';
+import { decode, encode } from '../../protocols/codec.ts';
+import { fromWireError } from '../../protocols/errors.ts';
+import type { CreateActor } from '../../protocols/messages/actor.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import { decodeReply } from '../../protocols/reply.ts';
+import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import { unknown } from '../../protocols/validate.ts';
+import type { Bus } from '../bus/bus.ts';
+
+/**
+ * The GCS's requests to raylets. create_actor has three outcomes the Actor machine tells apart:
+ *
+ *   created      the raylet answered ok: the constructor returned
+ *   failed       the raylet answered an error (REMOTE_ERROR: the constructor threw;
+ *                CODE_LOAD_FAILED: …) — the actor dies with that cause
+ *   unreachable  no raylet answered (NO_RESPONDERS, TIMEOUT) or its answer was unreadable — the
+ *                actor failed through no fault of its own and restarts when it may
+ *
+ * kill_actor is best effort: the GCS has already moved the actor on, so errors are only logged.
+ */
+export type CreateOutcome =
+  | { readonly kind: 'created' }
+  | { readonly kind: 'failed'; readonly cause: string }
+  | { readonly kind: 'unreachable'; readonly cause: string };
+
+const replyOnly = { reply: messages.reply } as const;
+const anyValue = unknown();
+
+export class RayletClient {
+  constructor(
+    private readonly deps: { bus: Bus; subjects: ClusterSubjects; createTimeoutMs: number; killTimeoutMs: number; log: (line: string) => void },
+  ) {}
+
+  async create(nodeId: string, request: CreateActor): Promise<CreateOutcome> {
+    try {
+      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'create_actor'), encode('create_actor', request), {
+        timeoutMs: this.deps.createTimeoutMs,
+      });
+      const { body } = decode(msg.data, { registry: replyOnly });
+      return body.ok ? { kind: 'created' } : { kind: 'failed', cause: describe(fromWireError(body.error)) };
+    } catch (err) {
+      // the request itself failed, or the answer could not be read: nothing to blame the actor for
+      return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(err)}` };
+    }
+  }
+
+  async kill(nodeId: string, actorId: string, incarnation: number): Promise<void> {
+    try {
+      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'kill_actor'), encode('raylet_kill_actor', { actorId, incarnation }), {
+        timeoutMs: this.deps.killTimeoutMs,
+      });
+      decodeReply(msg.data, { value: anyValue });
+    } catch (err) {
+      this.deps.log(`gcs: kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}`);
+    }
+  }
+}
+
+/** `CODE: message` for an OrreryError, the message otherwise: the deathCause of ActorInfo. */
+export function describe(err: unknown): string {
+  if (err instanceof OrreryError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,51 @@
+import type { MessageType } from '../../protocols/messages/registry.ts';
+import { GCS_QUEUE, type GcsVerb } from '../../protocols/subjects.ts';
+import type { Subscription } from '../bus/bus.ts';
+import type { GcsService } from './service.ts';
+import type { Handler } from './wire.ts';
+
+/**
+ * Every GCS verb of the subject grammar, with the message type it takes and what answers it. The
+ * table is typed over GcsVerb, so a verb added to the protocol cannot be forgotten here. Verbs
+ * whose messages the protocol does not define yet (placement groups) are served all the same and
+ * answer every message UNKNOWN_TYPE — a typed "not spoken here" rather than NO_RESPONDERS, which
+ * would read as "no GCS".
+ */
+type Route = { [K in MessageType]: { type: K; handle: Handler<K> } }[MessageType] | { type: undefined };
+
+function route<K extends MessageType>(type: K, handle: Handler<K>): Route {
+  return { type, handle } as Route;
+}
+
+export function routes(gcs: GcsService): Record<GcsVerb, Route> {
+  return {
+    register_node: route('register_node', (body) => gcs.nodes.register(body)),
+    heartbeat: route('heartbeat', (body) => gcs.nodes.heartbeat(body)),
+    register_actor: route('register_actor', (body) => gcs.actors.register(body)),
+    get_actor: route('get_actor', (body) => gcs.actors.get(body)),
+    kill_actor: route('kill_actor', (body) => gcs.actors.kill(body)),
+    list_nodes: route('list_nodes', () => gcs.nodes.list()),
+    list_actors: route('list_actors', () => gcs.actors.list()),
+    set_node_labels: route('set_node_labels', (body) => gcs.nodes.setLabels(body)),
+    set_node_taints: route('set_node_taints', (body) => gcs.nodes.setTaints(body)),
+    drain_node: route('drain_node', (body) => gcs.nodes.drain(body)),
+    view_snapshot: route('view_snapshot', () => gcs.view.snapshot()),
+    actor_died: route('actor_died', (body) => gcs.actors.died(body)),
+    list_placement_groups: { type: undefined },
+    create_pg: { type: undefined },
+    remove_pg: { type: undefined },
+    get_pg: { type: undefined },
+  };
+}
+
+/** Subscribes every verb (queue group "gcs"); the subscriptions end when the GCS stops. */
+export function serveVerbs(gcs: GcsService): Subscription[] {
+  const table = routes(gcs);
+  return (Object.keys(table) as GcsVerb[]).map((verb) => {
+    const r = table[verb];
+    const where = { subject: gcs.subjects.gcs(verb), verb, queue: GCS_QUEUE };
+    return r.type === undefined
+      ? gcs.intake.serve(gcs.opts.bus, where, undefined, () => undefined)
+      : gcs.intake.serve(gcs.opts.bus, where, r.type, r.handle as Handler<MessageType>);
+  });
+}

@@ -1,0 +1,158 @@
+import { createActor, fromPromise, waitFor, type Actor, type InspectionEvent } from 'xstate';
+import { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import { InvalidOptionError, OrreryError } from '../../lib/errors.ts';
+import type { Rng } from '../../lib/random.ts';
+import { DEFAULT_MAX_BYTES } from '../../protocols/codec.ts';
+import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
+import type { Bus, Subscription } from '../bus/bus.ts';
+import { provideActorEffects } from './actor-effects.ts';
+import { ActorDirectory } from './actors.ts';
+import { EventPublisher } from './events.ts';
+import { actorChildId, gcsMachine, nodeChildId, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
+import { NodeDirectory } from './nodes.ts';
+import { PendingQueue } from './pending-queue.ts';
+import { RayletClient } from './raylets.ts';
+import { serveVerbs } from './routes.ts';
+import { MemoryStore, type GcsStore } from './store.ts';
+import { DEFAULT_VIEW_INTERVAL_MS, ViewBroadcaster } from './view.ts';
+import { WireIntake } from './wire.ts';
+
+export interface GcsOptions {
+  bus: Bus;
+  /** The cluster name, the second subject token; default 'default'. */
+  cluster?: string;
+  /** How often raylets heartbeat (told to them at registration); default 500 ms. */
+  heartbeatMs?: number;
+  /** A node with no heartbeat for this long is DEAD; default 3,000 ms. */
+  nodeTimeoutMs?: number;
+  /** Resources whose nodes get a rare-resource taint (`['GPU']` → `orrery.io/rare-gpu=true`). */
+  rareResources?: string[];
+  /** Randomness of the scheduler; default Math.random. */
+  rng?: Rng;
+  /** Where the GCS reports what an operator should know; default: nowhere. */
+  log?: (line: string) => void;
+  /** How long a raylet may take to create an actor (constructor included); default 30,000 ms. */
+  createTimeoutMs?: number;
+  /** How long kill_actor waits for the raylet; default 5,000 ms. */
+  killTimeoutMs?: number;
+  /** Least time between two cluster-view deltas; default 100 ms. */
+  viewIntervalMs?: number;
+  /** Largest accepted message; default 1 MiB (nats-server's default max_payload). */
+  maxMessageBytes?: number;
+  /** The node and actor tables; default a fresh MemoryStore. */
+  store?: GcsStore;
+  /** xstate inspection of the Gcs machine and every Node and Actor machine it spawned. */
+  inspect?: (event: InspectionEvent) => void;
+}
+
+export class GcsService {
+  readonly cluster: string;
+  readonly subjects: ClusterSubjects;
+  readonly state = new ClusterState();
+  readonly store: GcsStore;
+  readonly intake: WireIntake;
+  readonly view: ViewBroadcaster;
+  readonly queue: PendingQueue;
+  readonly nodes: NodeDirectory;
+  readonly actors: ActorDirectory;
+  readonly actor: Actor<GcsMachine>;
+  #subscriptions: Subscription[] = [];
+
+  constructor(readonly opts: GcsOptions) {
+    const log = opts.log ?? (() => {});
+    this.cluster = opts.cluster ?? 'default';
+    this.subjects = subjects(this.cluster);
+    const heartbeatMs = positiveInt('heartbeatMs', opts.heartbeatMs, 500, 10);
+    const nodeTimeoutMs = positiveInt('nodeTimeoutMs', opts.nodeTimeoutMs, 3000, 1);
+    const rareResources = [...(opts.rareResources ?? [])];
+    const rng = opts.rng ?? Math.random;
+    const { bus } = opts;
+    this.store = opts.store ?? new MemoryStore();
+    this.intake = new WireIntake({ log, maxBytes: positiveInt('maxMessageBytes', opts.maxMessageBytes, DEFAULT_MAX_BYTES, 1) });
+    const events = new EventPublisher({ bus, subjects: this.subjects, log });
+    this.view = new ViewBroadcaster({ bus, subjects: this.subjects, state: this.state, intervalMs: positiveInt('viewIntervalMs', opts.viewIntervalMs, DEFAULT_VIEW_INTERVAL_MS, 1), log });
+    const raylets = new RayletClient({
+      bus,
+      subjects: this.subjects,
+      createTimeoutMs: positiveInt('createTimeoutMs', opts.createTimeoutMs, 30_000, 1),
+      killTimeoutMs: positiveInt('killTimeoutMs', opts.killTimeoutMs, 5000, 1),
+      log,
+    });
+    this.queue = new PendingQueue({ tryPlace: (id) => this.actors.tryPlace(id), log });
+    const kick = this.queue.kick.bind(this.queue);
+    this.actors = new ActorDirectory({
+      state: this.state, store: this.store, events, raylets, rng, rareResources, log,
+      queue: () => this.queue,
+      spawn: (input) => this.#child<ActorRef>({ type: 'ACTOR_REGISTERED', actor: input }, actorChildId(input.actorId)),
+    });
+    this.nodes = new NodeDirectory({
+      state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick,
+      spawn: (input) => this.#child<NodeRef>({ type: 'NODE_REGISTERED', node: input }, nodeChildId(input.nodeId)),
+      failActorsOn: (nodeId) => this.actors.failOnNode(nodeId),
+    });
+    const actorLogic = provideActorEffects({
+      state: this.state,
+      log,
+      nodeChanged: (nodeId) => this.nodes.touched(nodeId),
+      resourcesFreed: () => kick('resources_freed'),
+      requestCreate: (c) => this.actors.requestCreate(c),
+      requestKill: (c) => this.actors.requestKill(c),
+      scheduleFailed: (c, failure) => this.actors.scheduleFailed(c, failure),
+    });
+    const machine = gcsMachine.provide({
+      actors: {
+        actor: actorLogic,
+        openSubjects: fromPromise(async () => this.#open()),
+        closeSubjects: fromPromise(async () => this.#close()),
+      },
+      actions: {
+        reportChildError: (_, { childId, error }) => log(`gcs: ${childId} stopped after an error: ${error instanceof Error ? error.message : String(error)}`),
+        reportStartFailure: (_, { error }) => log(`gcs: cannot serve: ${error instanceof Error ? error.message : String(error)}`),
+      },
+    });
+    this.actor = createActor(machine, { input: { cluster: this.cluster }, ...(opts.inspect ? { inspect: opts.inspect } : {}) });
+  }
+
+  /** Starts the Gcs machine; resolves once every request subject is served. */
+  async start(): Promise<void> {
+    this.actor.start();
+    const snapshot = await waitFor(this.actor, (s) => s.value !== 'starting');
+    if (snapshot.value !== 'serving') {
+      this.actor.stop();
+      throw new OrreryError('GCS_START_FAILED', `the GCS of cluster ${JSON.stringify(this.cluster)} could not open its subjects`, { detail: { cluster: this.cluster } });
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.actor.getSnapshot().status !== 'active') return;
+    this.actor.send({ type: 'STOP' });
+    await waitFor(this.actor, (s) => s.status !== 'active');
+    this.actor.stop();
+  }
+
+  /** Spawns a child of the Gcs machine through `event` and returns it. */
+  #child<R>(event: Parameters<Actor<GcsMachine>['send']>[0], id: string): R {
+    this.actor.send(event);
+    const child = this.actor.getSnapshot().children[id];
+    if (child === undefined) throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes or actors');
+    return child as R;
+  }
+
+  async #open(): Promise<void> {
+    this.#subscriptions = serveVerbs(this);
+    await this.opts.bus.flush();
+  }
+
+  async #close(): Promise<void> {
+    for (const sub of this.#subscriptions) sub.unsubscribe();
+    this.#subscriptions = [];
+    this.queue.stop();
+    this.view.stop();
+  }
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < min) throw new InvalidOptionError(name, value, `expected an integer >= ${min}`);
+  return value;
+}

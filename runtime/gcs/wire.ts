@@ -1,0 +1,116 @@
+import { OrreryError } from '../../lib/errors.ts';
+import { decode } from '../../protocols/codec.ts';
+import { ProtocolError, WireErrorCode } from '../../protocols/errors.ts';
+import { messages, type MessageBody, type MessageRegistry, type MessageType } from '../../protocols/messages/registry.ts';
+import { encodeError, encodeOk } from '../../protocols/reply.ts';
+import { assertToken } from '../../protocols/subjects.ts';
+import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
+
+/**
+ * The GCS's intake: every request subject is served through here. A message is decoded with the
+ * codec against a registry holding only the verb's own message type (so a well-formed message of
+ * another type is UNKNOWN_TYPE here), then handed to the handler. The answer goes back as a reply
+ * when the message has a reply subject:
+ *
+ *   - what the codec refuses (MALFORMED, VERSION_MISMATCH, UNKNOWN_TYPE, INVALID_MESSAGE,
+ *     TOO_LARGE), and any ProtocolError a handler raises about the body (an id that cannot be a
+ *     subject token, a query naming nothing), is a wire error: counted by code and by verb, logged
+ *     once per code, and it changes no state — the handler never ran, or threw before changing any;
+ *   - a domain error (OrreryError: NODE_NOT_FOUND, ACTOR_NAME_TAKEN, INVALID_OPTION, …) is answered
+ *     with its code and is not counted;
+ *   - anything else is answered INTERNAL and logged.
+ *
+ * Nothing a peer sends can throw out of a handler, so the process never exits because of it.
+ */
+export interface WireErrorCounts {
+  /** Refused messages in all. */
+  readonly total: number;
+  readonly byCode: Readonly<Record<string, number>>;
+  readonly byVerb: Readonly<Record<string, number>>;
+}
+
+export type Handler<K extends MessageType> = (body: MessageBody<K>, msg: BusMsg) => unknown;
+
+export class WireIntake {
+  readonly #byCode = new Map<string, number>();
+  readonly #byVerb = new Map<string, number>();
+  readonly #logged = new Set<string>();
+  #total = 0;
+
+  constructor(private readonly opts: { log: (line: string) => void; maxBytes: number }) {}
+
+  counts(): WireErrorCounts {
+    return { total: this.#total, byCode: Object.fromEntries(this.#byCode), byVerb: Object.fromEntries(this.#byVerb) };
+  }
+
+  /**
+   * Subscribes `subject` (queue group `queue`) for messages of `type`; with no type, every message
+   * is refused as UNKNOWN_TYPE (a verb of the grammar this GCS does not implement yet).
+   */
+  serve<K extends MessageType>(bus: Bus, where: { subject: string; verb: string; queue: string }, type: K | undefined, handler: Handler<K>): Subscription {
+    const registry: MessageRegistry = type === undefined ? {} : { [type]: messages[type] };
+    return bus.subscribe(where.subject, (msg) => this.#handle(where.verb, registry, handler as Handler<MessageType>, msg), { queue: where.queue });
+  }
+
+  async #handle(verb: string, registry: MessageRegistry, handler: Handler<MessageType>, msg: BusMsg): Promise<void> {
+    let value: unknown;
+    try {
+      const { body } = decode(msg.data, { registry, maxBytes: this.opts.maxBytes });
+      value = await handler(body as MessageBody<MessageType>, msg);
+    } catch (err) {
+      if (err instanceof ProtocolError) this.#refused(verb, msg, err);
+      else if (!(err instanceof OrreryError)) this.opts.log(`gcs: ${verb} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      this.#respond(verb, msg, () => this.#encodeError(err));
+      return;
+    }
+    this.#respond(verb, msg, () => encodeOk(value ?? null));
+  }
+
+  #refused(verb: string, msg: BusMsg, err: ProtocolError): void {
+    this.#total++;
+    this.#byCode.set(err.code, (this.#byCode.get(err.code) ?? 0) + 1);
+    this.#byVerb.set(verb, (this.#byVerb.get(verb) ?? 0) + 1);
+    if (this.#logged.has(err.code)) return;
+    this.#logged.add(err.code);
+    this.opts.log(`gcs: refused a message on ${msg.subject}: ${err.code}: ${err.message} (further ${err.code} messages are counted, not logged)`);
+  }
+
+  #encodeError(err: unknown): Uint8Array {
+    try {
+      return encodeError(err);
+    } catch {
+      // the error's detail does not encode (or is too large): keep the code and message only
+      const code = err instanceof OrreryError ? err.code : WireErrorCode.INTERNAL;
+      return encodeError(new OrreryError(code, err instanceof Error ? err.message.slice(0, 4000) : 'internal error'));
+    }
+  }
+
+  /** Answers when there is a reply subject; an answer too large to encode goes back as its error. */
+  #respond(verb: string, msg: BusMsg, reply: () => Uint8Array): void {
+    if (msg.reply === undefined) return;
+    try {
+      let bytes: Uint8Array;
+      try {
+        bytes = reply();
+      } catch (err) {
+        this.opts.log(`gcs: cannot encode the answer to ${verb}: ${err instanceof Error ? err.message : String(err)}`);
+        bytes = this.#encodeError(err);
+      }
+      msg.respond(bytes);
+    } catch (err) {
+      this.opts.log(`gcs: cannot answer ${verb}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}
+
+/**
+ * Ids become subject tokens (`raylet.<nodeId>.…`, `actor.<actorId>.call`), so one that cannot be a
+ * token is a malformed message, refused before anything changes.
+ */
+export function tokenField(field: string, value: string): string {
+  try {
+    return assertToken(field, value);
+  } catch {
+    throw new ProtocolError('INVALID_MESSAGE', `${field}: must be a subject token (no '.', '*', '>' or whitespace)`, { detail: { path: field, value } });
+  }
+}

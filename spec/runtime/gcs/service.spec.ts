@@ -1,0 +1,351 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { parseResources } from '../../../lib/resources/resource-set.ts';
+import {
+  actorAffinity, affinity, antiAffinity, In, labelIn, nodeAffinity, nodeIdAffinity,
+} from '../../../lib/selectors/builders.ts';
+import type { ViewDelta } from '../../../protocols/messages/view.ts';
+import type { GcsOptions } from '../../../runtime/gcs/index.ts';
+import { Harness, type NodeSpec } from './support.ts';
+
+// The GCS served on a memory bus, driven through its subjects by a client connection and stub
+// raylets (peers answering create_actor / kill_actor); assertions read replies, events and views.
+
+async function withGcs(opts: Partial<GcsOptions>, fn: (h: Harness) => Promise<void>): Promise<void> {
+  const h = await Harness.start(opts);
+  try {
+    await fn(h);
+  } finally {
+    await h.close();
+  }
+}
+
+const CPU = (n: number) => parseResources({ CPU: n }).CPU;
+
+// ---- nodes ----
+
+test('register_node answers registered, publishes node_added, lists the node with rare-resource taints added', () =>
+  withGcs({ heartbeatMs: 250, rareResources: ['GPU'] }, async (h) => {
+    const raylet = await h.addNode({ nodeId: 'n1', gpu: 2, labels: { region: 'eu' }, taints: { dedicated: 'ml:PreferNoSchedule' } });
+    assert.equal(await raylet.register(), { nodeId: 'n1', heartbeatMs: 250, rareResources: ['GPU'] }, 'registering again is answered the same');
+    const added = await h.events.wait((e) => e.type === 'node_added', 'node_added');
+    const [node] = await h.nodes();
+    assert.equal(added.node, node);
+    assert.equal(node, {
+      nodeId: 'n1',
+      name: 'n1',
+      state: 'ALIVE',
+      labels: { 'orrery.io/node-id': 'n1', region: 'eu' },
+      taints: { dedicated: 'ml:PreferNoSchedule', 'orrery.io/rare-gpu': 'true' },
+      resources: { total: parseResources({ CPU: 4, GPU: 2 }), available: parseResources({ CPU: 4, GPU: 2 }) },
+    });
+    assert.is(h.events.got.filter((e) => e.type === 'node_added').length, 1);
+  }));
+
+test('heartbeat answers known: true for a live node, false for one the GCS does not know', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode({ nodeId: 'n1' });
+    assert.equal(await raylet.heartbeat(), { known: true });
+    assert.equal(await h.request('heartbeat', 'heartbeat', { nodeId: 'stranger', seq: 0, available: {} }), { known: false });
+  }));
+
+test('a registration with an invalid label is refused with INVALID_LABEL and registers nothing', () =>
+  withGcs({}, async (h) => {
+    const err = await h.refusal('register_node', 'register_node', {
+      nodeId: 'n1', name: 'n1', labels: { 'bad key!': 'x' }, taints: {},
+      resources: { total: { CPU: CPU(1) }, available: { CPU: CPU(1) } }, address: { ip: '127.0.0.1', hostname: 'h', pid: 1 },
+    });
+    assert.is(err.code, 'INVALID_LABEL');
+    assert.equal(await h.nodes(), []);
+    assert.equal(h.gcs.snapshot().nodes, []);
+  }));
+
+// ---- placement through the GCS ----
+
+const us = (id: string, more: Partial<NodeSpec> = {}): NodeSpec => ({ nodeId: id, labels: { region: 'us', zone: 'a' }, ...more });
+const eu = (id: string, more: Partial<NodeSpec> = {}): NodeSpec => ({ nodeId: id, labels: { region: 'eu', zone: 'b' }, ...more });
+
+const placements: { name: string; nodes: NodeSpec[]; options: Record<string, unknown>; want: string; rare?: string[] }[] = [
+  { name: 'labelSelector', nodes: [us('n1'), eu('n2')], options: { labelSelector: { region: 'eu' } }, want: 'n2' },
+  { name: 'labelSelector with a fallback when no node can ever match', nodes: [us('n1'), eu('n2')], options: { labelSelector: { region: 'ap' }, fallbackStrategy: [{ labelSelector: { region: 'in(eu,us)', zone: '!a' } }] }, want: 'n2' },
+  { name: 'nodeAffinity', nodes: [us('n1'), eu('n2')], options: { schedulingStrategy: nodeAffinity(labelIn('zone', ['b'])) }, want: 'n2' },
+  { name: 'hard nodeIdAffinity', nodes: [us('n1'), us('n2')], options: { schedulingStrategy: nodeIdAffinity('n2') }, want: 'n2' },
+  { name: 'soft nodeIdAffinity to an unknown node uses the default policy', nodes: [us('n1'), us('n2')], options: { schedulingStrategy: nodeIdAffinity('gone', { soft: true }) }, want: 'n1' },
+  { name: 'an untolerated taint keeps a request off a node', nodes: [us('n1', { taints: { dedicated: 'ml' } }), us('n2')], options: {}, want: 'n2' },
+  { name: 'a toleration lets it on', nodes: [us('n1', { taints: { dedicated: 'ml' } }), us('n2', { cpu: 1 })], options: { numCpus: 2, tolerations: { dedicated: In('ml') } }, want: 'n1' },
+  { name: 'custom resources', nodes: [us('n1'), us('n2', { resources: { my_res: 2 } })], options: { resources: { my_res: 1 } }, want: 'n2' },
+  { name: 'rare resources: GPU work lands on the GPU node', rare: ['GPU'], nodes: [us('n1', { gpu: 1 }), us('n2')], options: { numGpus: 1 }, want: 'n1' },
+  { name: 'rare resources: CPU work keeps off the GPU node', rare: ['GPU'], nodes: [us('n1', { gpu: 1 }), us('n2')], options: {}, want: 'n2' },
+];
+
+for (const c of placements) {
+  test(`placement: ${c.name}`, () =>
+    withGcs({ rareResources: c.rare }, async (h) => {
+      for (const n of c.nodes) await h.addNode(n);
+      const info = await h.registerActor('a1', c.options);
+      assert.is(info.state, 'SCHEDULED');
+      assert.is(info.nodeId, c.want);
+      const alive = await h.reached('a1', 'ALIVE');
+      assert.is(alive.nodeId, c.want);
+      assert.equal(h.raylets.find((r) => r.nodeId === c.want)!.created.map((r) => r.actorId), ['a1']);
+    }));
+}
+
+test('hard nodeIdAffinity to an unknown node is NODE_NOT_FOUND at once, and nothing is registered', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1'));
+    const err = await h.refusal('register_actor', 'register_actor', {
+      actorId: 'a1', code: { moduleUrl: 'file:///x.ts', className: 'C', args: [] }, namespace: 'default',
+      options: { schedulingStrategy: nodeIdAffinity('nowhere') },
+    });
+    assert.is(err.code, 'NODE_NOT_FOUND');
+    assert.equal(await h.request('list_actors', 'list_actors', {}), []);
+    assert.is((await h.refusal('get_actor', 'get_actor', { actorId: 'a1' })).code, 'ACTOR_NOT_FOUND');
+    assert.equal(h.events.got.filter((e) => e.type === 'actor_state'), []);
+  }));
+
+test('actor affinity to a placed actor lands with it; anti-affinity keeps away', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1'));
+    await h.addNode(us('n2'));
+    assert.is((await h.registerActor('a1', { schedulingStrategy: nodeIdAffinity('n2') })).nodeId, 'n2');
+    assert.is((await h.registerActor('a2', { schedulingStrategy: actorAffinity(affinity('a1')) })).nodeId, 'n2');
+    assert.is((await h.registerActor('a3', { schedulingStrategy: actorAffinity(antiAffinity(['a1'])) })).nodeId, 'n1');
+  }));
+
+test('actor affinity to an actor not placed yet waits, then lands with it', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1'));
+    const leader = await h.registerActor('lead', { labelSelector: { zone: 'b' } });
+    assert.is(leader.state, 'PENDING');
+    const follower = await h.registerActor('follow', { schedulingStrategy: actorAffinity(affinity('lead')) });
+    assert.is(follower.state, 'PENDING');
+    assert.match(follower.pendingReason!, /^0\/1 nodes are available: 1 node\(s\) didn't match/);
+    await h.addNode(eu('n2'));
+    assert.is((await h.reached('lead', 'ALIVE')).nodeId, 'n2');
+    assert.is((await h.reached('follow', 'ALIVE')).nodeId, 'n2');
+  }));
+
+test('SPREAD puts one actor on each node', () =>
+  withGcs({}, async (h) => {
+    for (const id of ['n1', 'n2', 'n3']) await h.addNode(us(id));
+    const placed = [];
+    for (const id of ['a1', 'a2', 'a3']) placed.push((await h.registerActor(id, { schedulingStrategy: 'SPREAD' })).nodeId);
+    assert.equal([...placed].sort(), ['n1', 'n2', 'n3']);
+  }));
+
+// ---- named actors, queries, invalid options ----
+
+test('named actors: found by name in their namespace; a taken name is ACTOR_NAME_TAKEN; freed when the actor dies', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1'));
+    await h.registerActor('a1', {}, { name: 'counter' });
+    assert.is((await h.request('get_actor', 'get_actor', { name: 'counter' })).actorId, 'a1');
+    const taken = await h.refusal('register_actor', 'register_actor', { actorId: 'a2', code: { moduleUrl: 'file:///x.ts', className: 'C', args: [] }, namespace: 'default', name: 'counter', options: {} });
+    assert.is(taken.code, 'ACTOR_NAME_TAKEN');
+    assert.equal(taken.detail, { name: 'counter', namespace: 'default' });
+    assert.is((await h.refusal('get_actor', 'get_actor', { actorId: 'a2' })).code, 'ACTOR_NOT_FOUND');
+    await h.registerActor('a3', {}, { name: 'counter', namespace: 'other' });
+    assert.is((await h.request('get_actor', 'get_actor', { name: 'counter', namespace: 'other' })).actorId, 'a3');
+    assert.is((await h.refusal('get_actor', 'get_actor', { name: 'counter', namespace: 'third' })).code, 'ACTOR_NOT_FOUND');
+    await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true });
+    assert.is((await h.refusal('get_actor', 'get_actor', { name: 'counter' })).code, 'ACTOR_NOT_FOUND');
+    assert.is((await h.registerActor('a4', {}, { name: 'counter' })).actorId, 'a4');
+    const listed = (await h.request('list_actors', 'list_actors', {})) as { actorId: string; state: string; name?: string; namespace: string }[];
+    assert.equal(listed.map((a) => [a.actorId, a.namespace, a.name]), [['a1', 'default', 'counter'], ['a3', 'other', 'counter'], ['a4', 'default', 'counter']]);
+    assert.is(listed[0].state, 'DEAD');
+  }));
+
+const invalid: { name: string; options: Record<string, unknown>; code: string }[] = [
+  { name: 'a negative maxRestarts below -1', options: { maxRestarts: -2 }, code: 'INVALID_OPTION' },
+  { name: 'a maxConcurrency of 0', options: { maxConcurrency: 0 }, code: 'INVALID_OPTION' },
+  { name: 'an unknown isolation', options: { isolation: 'vm' }, code: 'INVALID_OPTION' },
+  { name: 'a malformed selector', options: { labelSelector: { region: 'in(a' } }, code: 'INVALID_SELECTOR' },
+  { name: 'a reserved actor label', options: { labels: { 'orrery.io/actor-id': 'x' } }, code: 'INVALID_LABEL' },
+  { name: 'a negative resource', options: { resources: { my_res: -1 } }, code: 'INVALID_RESOURCE' },
+];
+
+for (const c of invalid) {
+  test(`register_actor refuses ${c.name} with ${c.code} and registers nothing`, () =>
+    withGcs({}, async (h) => {
+      await h.addNode(us('n1'));
+      const err = await h.refusal('register_actor', 'register_actor', { actorId: 'a1', code: { moduleUrl: 'file:///x.ts', className: 'C', args: [] }, namespace: 'default', options: c.options });
+      assert.is(err.code, c.code);
+      assert.equal(h.gcs.snapshot().actors, []);
+    }));
+}
+
+// ---- kill, failures ----
+
+test('kill: DEAD (killed), the raylet drops it, resources come back, labels leave the index', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode(us('n1'));
+    await h.registerActor('a1', { numCpus: 3, labels: { role: 'db' } });
+    await h.reached('a1', 'ALIVE');
+    assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(1) });
+    assert.equal((await h.request('view_snapshot', 'view_snapshot', {})).upserts[0].actors.map((a: { actorId: string }) => a.actorId), ['a1']);
+
+    const info = await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true });
+    assert.is(info.state, 'DEAD');
+    assert.is(info.deathCause, 'killed');
+    assert.is(info.nodeId, undefined);
+    assert.equal(raylet.killed, [{ actorId: 'a1', incarnation: 0 }], 'answered after the raylet dropped it');
+    assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(4) });
+    assert.equal((await h.request('view_snapshot', 'view_snapshot', {})).upserts[0].actors, []);
+    const follower = await h.registerActor('a2', { schedulingStrategy: actorAffinity(labelIn('role', ['db'])) });
+    assert.is(follower.state, 'PENDING', 'no node carries the dead actor\'s labels any more');
+    assert.equal(await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true }), info, 'killing a dead actor again is harmless');
+  }));
+
+test('kill without noRestart restarts an actor that has restarts left', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode(us('n1'));
+    await h.registerActor('a1', { maxRestarts: 1 });
+    await h.reached('a1', 'ALIVE');
+    await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: false });
+    await h.reached('a1', 'RESTARTING');
+    const again = await h.events.wait((e) => e.actor?.actorId === 'a1' && e.actor.state === 'ALIVE' && e.actor.numRestarts === 1, 'a1 alive again');
+    assert.is(again.actor!.nodeId, 'n1');
+    assert.equal(raylet.created.map((c) => c.incarnation), [0, 1]);
+    assert.equal(raylet.killed, [{ actorId: 'a1', incarnation: 0 }]);
+  }));
+
+test('a constructor that throws on the raylet makes the actor DEAD with that cause', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode(us('n1'));
+    raylet.failCreate = (req) => (req.code.className === 'Broken' ? { code: 'REMOTE_ERROR', message: 'boom', detail: { name: 'Error', message: 'boom' } } : undefined);
+    await h.registerActor('a1', { numCpus: 2, maxRestarts: 3 }, { className: 'Broken' });
+    const dead = await h.reached('a1', 'DEAD');
+    assert.is(dead.deathCause, 'REMOTE_ERROR: boom');
+    assert.is(dead.numRestarts, 0);
+    assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(4) });
+  }));
+
+test('actor_died from a raylet restarts the actor; a stale report changes nothing', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1'));
+    await h.registerActor('a1', { maxRestarts: 1 });
+    await h.reached('a1', 'ALIVE');
+    assert.equal(await h.request('actor_died', 'actor_died', { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'worker host exited (code 1)' }), { failed: 1 });
+    await h.events.wait((e) => e.actor?.actorId === 'a1' && e.actor.state === 'ALIVE' && e.actor.numRestarts === 1, 'a1 restarted');
+    assert.equal(await h.request('actor_died', 'actor_died', { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'late' }), { failed: 0 });
+    assert.is((await h.actor('a1')).state, 'ALIVE');
+  }));
+
+// ---- the pending queue ----
+
+test('a pending actor is placed when a matching node registers', () =>
+  withGcs({}, async (h) => {
+    const info = await h.registerActor('a1', {});
+    assert.is(info.state, 'PENDING');
+    assert.is(info.pendingReason, '0/0 nodes are available: the cluster has no nodes.');
+    await h.addNode(us('n1'));
+    assert.is((await h.reached('a1', 'ALIVE')).nodeId, 'n1');
+    assert.is((await h.actor('a1')).pendingReason, undefined);
+  }));
+
+test('schedule_failed is published once per distinct explanation, not on every retry', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1'));
+    await h.registerActor('hog', { numCpus: 4 });
+    await h.registerActor('big', { numCpus: 2 });
+    const busy = '0/1 nodes are available: 1 node(s) had insufficient CPU.';
+    const first = await h.events.wait((e) => e.type === 'schedule_failed', 'first schedule_failed');
+    assert.equal(first.target, { kind: 'actor', id: 'big' });
+    assert.is(first.reason, 'resources');
+    assert.is(first.message, busy);
+    assert.equal(first.nodes, [{ nodeId: 'n1', reasons: ['had insufficient CPU'] }]);
+    assert.is((await h.actor('big')).pendingReason, busy);
+
+    await h.addNode(us('n2', { cpu: 1 }));
+    const twoNodes = '0/2 nodes are available: 1 node(s) had insufficient CPU, 1 node(s) had less total CPU than requested.';
+    await h.events.wait((e) => e.type === 'schedule_failed' && e.message === twoNodes, 'the second explanation');
+    const passes = h.gcs.snapshot().pending.passes;
+    for (let i = 0; i < 3; i++) {
+      assert.is((await h.registerActor(`small${i}`, { numCpus: 1 })).nodeId, 'n2');
+      await h.request('kill_actor', 'kill_actor', { actorId: `small${i}`, noRestart: true });
+    }
+    await h.request('kill_actor', 'kill_actor', { actorId: 'hog', noRestart: true });
+    assert.is((await h.reached('big', 'ALIVE')).nodeId, 'n1');
+    assert.ok(h.gcs.snapshot().pending.passes >= passes + 4, 'every release retried the queue');
+    assert.equal(h.events.got.filter((e) => e.type === 'schedule_failed').map((e) => e.message), [busy, twoNodes]);
+  }));
+
+test('labels changed on a node retry the queue (set_node_labels); draining keeps new work away', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1'));
+    await h.addNode(us('n2'));
+    assert.is((await h.registerActor('a1', { labelSelector: { disk: 'ssd' } })).state, 'PENDING');
+    const changed = await h.request('set_node_labels', 'set_node_labels', { nodeId: 'n2', set: { disk: 'ssd' } });
+    assert.is(changed.labels.disk, 'ssd');
+    assert.is((await h.reached('a1', 'ALIVE')).nodeId, 'n2');
+    await h.events.wait((e) => e.type === 'node_labels_changed' && e.node?.nodeId === 'n2', 'node_labels_changed');
+
+    assert.is((await h.request('drain_node', 'drain_node', { nodeId: 'n1' })).state, 'DRAINING');
+    assert.is((await h.registerActor('a2', {})).nodeId, 'n2');
+    const tainted = await h.request('set_node_taints', 'set_node_taints', { nodeId: 'n2', add: { maintenance: 'now' } });
+    assert.equal(tainted.taints, { maintenance: 'now' });
+    const a3 = await h.registerActor('a3', {});
+    assert.is(a3.state, 'PENDING');
+    assert.is(a3.pendingReason, '0/2 nodes are available: 1 node(s) had untolerated taint {maintenance: now}, 1 node(s) were draining.');
+    await h.request('set_node_taints', 'set_node_taints', { nodeId: 'n2', remove: ['maintenance'] });
+    assert.is((await h.reached('a3', 'ALIVE')).nodeId, 'n2');
+  }));
+
+// ---- node death ----
+
+test('a node that stops heartbeating is DEAD: node_dead, its actors restart elsewhere or die', () =>
+  withGcs({ heartbeatMs: 20, nodeTimeoutMs: 200 }, async (h) => {
+    const n1 = await h.addNode(us('n1'), { heartbeat: true });
+    await h.registerActor('keeps', { maxRestarts: 1, numCpus: 1 });
+    await h.registerActor('dies', { numCpus: 1 });
+    await h.reached('keeps', 'ALIVE');
+    await h.reached('dies', 'ALIVE');
+    await h.addNode(us('n2'), { heartbeat: true });
+
+    n1.stopHeartbeats();
+    const dead = await h.events.wait((e) => e.type === 'node_dead', 'node_dead', 3000);
+    assert.is(dead.node!.nodeId, 'n1');
+    assert.is(dead.node!.state, 'DEAD');
+    const restarted = await h.events.wait((e) => e.actor?.actorId === 'keeps' && e.actor.state === 'ALIVE' && e.actor.numRestarts === 1, 'keeps restarted');
+    assert.is(restarted.actor!.nodeId, 'n2');
+    const died = await h.reached('dies', 'DEAD');
+    assert.is(died.deathCause, 'node n1 died');
+    assert.equal(await n1.heartbeat(), { known: false });
+    assert.equal((await h.nodes()).map((n) => `${n.nodeId}:${n.state}`), ['n1:DEAD', 'n2:ALIVE']);
+
+    await n1.register();
+    n1.startHeartbeats();
+    await h.events.wait((e) => e.type === 'node_added' && e.node?.nodeId === 'n1' && h.events.got.indexOf(e) > h.events.got.indexOf(dead), 'n1 back');
+    assert.equal((await h.nodes()).map((n) => `${n.nodeId}:${n.state}`), ['n1:ALIVE', 'n2:ALIVE']);
+  }));
+
+// ---- the cluster view ----
+
+test('view deltas come in version order and view_snapshot matches what they add up to', () =>
+  withGcs({ viewIntervalMs: 20 }, async (h) => {
+    await h.addNode(us('n1'));
+    await h.addNode(eu('n2'));
+    await h.registerActor('a1', { numCpus: 2, labels: { role: 'db' } });
+    await h.reached('a1', 'ALIVE');
+    await h.request('set_node_taints', 'set_node_taints', { nodeId: 'n2', add: { maintenance: 'soon:PreferNoSchedule' } });
+    const snapshot: ViewDelta = await h.request('view_snapshot', 'view_snapshot', {});
+    assert.is(snapshot.previous, 0);
+    await h.views.wait((v) => v.version === snapshot.version, `view ${snapshot.version}`);
+
+    const versions = h.views.got.map((v) => v.version);
+    assert.equal(versions, versions.map((_, i) => i + 1), 'consecutive from 1');
+    h.views.got.forEach((v) => assert.is(v.previous, v.version - 1));
+    const applied = new Map<string, unknown>();
+    for (const v of h.views.got) {
+      for (const n of v.upserts) applied.set(n.nodeId, n);
+      for (const id of v.removals) applied.delete(id);
+    }
+    assert.equal([...applied.values()], snapshot.upserts);
+    const n1 = snapshot.upserts.find((n) => n.nodeId === 'n1')!;
+    assert.equal(n1.resources.available, { CPU: CPU(2) });
+    assert.equal(n1.actors, [{ actorId: 'a1', namespace: 'default', labels: { role: 'db', 'orrery.io/actor-id': 'a1' } }]);
+    assert.equal(snapshot.upserts.find((n) => n.nodeId === 'n2')!.taints, { maintenance: 'soon:PreferNoSchedule' });
+  }));
+
+test.run();
