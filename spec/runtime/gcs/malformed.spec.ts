@@ -1,0 +1,183 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Packr } from 'msgpackr';
+import { OrreryError } from '../../../lib/errors.ts';
+import { parseResources } from '../../../lib/resources/resource-set.ts';
+import { encode, PROTOCOL_VERSION } from '../../../protocols/codec.ts';
+import { decodeReply } from '../../../protocols/reply.ts';
+import { GcsVerb } from '../../../protocols/subjects.ts';
+import { unknown } from '../../../protocols/validate.ts';
+import { Harness } from './support.ts';
+
+// Every GCS subject is fed garbage, truncated msgpack, a wrong protocol version, unknown and
+// misplaced message types, oversized and ill-typed bodies. Each gets its typed wire error back, the
+// GCS keeps serving, its tables (nodes, actors, pending queue, view version) do not change, no event
+// is published, and the counters say what was refused.
+
+const MAX_BYTES = 2048;
+const packr = new Packr({ useRecords: false, moreTypes: false });
+const envelope = (t: unknown, b: unknown, v: unknown = PROTOCOL_VERSION): Uint8Array => packr.pack({ v, t, b });
+
+const address = { ip: '127.0.0.1', hostname: 'spec', pid: 1 };
+const code = { moduleUrl: 'file:///x.ts', className: 'C', args: [] };
+
+/**
+ * Per verb: its message type (none for the placement-group verbs, which this GCS does not speak
+ * yet), a body that would change state if it were accepted, and an ill-typed body.
+ */
+const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown }> = {
+  register_node: {
+    type: 'register_node',
+    valid: { nodeId: 'n9', name: 'n9', labels: {}, taints: {}, resources: { total: { CPU: 10000 }, available: { CPU: 10000 } }, address },
+    illTyped: { nodeId: 9, name: 'n9', labels: {}, taints: {}, resources: { total: {}, available: {} }, address },
+  },
+  heartbeat: { type: 'heartbeat', valid: { nodeId: 'n1', seq: 1, available: {} }, illTyped: { nodeId: 'n1', seq: 'one', available: {} } },
+  register_actor: { type: 'register_actor', valid: { actorId: 'a9', code, namespace: 'default', options: {} }, illTyped: { actorId: 'a9', code, namespace: 'default', options: 'fast' } },
+  get_actor: { type: 'get_actor', valid: { actorId: 'a1' }, illTyped: { actorId: 42 } },
+  kill_actor: { type: 'kill_actor', valid: { actorId: 'a1', noRestart: true }, illTyped: { actorId: 'a1', noRestart: 'yes' } },
+  list_nodes: { type: 'list_nodes', valid: {}, illTyped: 'everything' },
+  list_actors: { type: 'list_actors', valid: {}, illTyped: [1, 2] },
+  list_placement_groups: { valid: {}, illTyped: 7 },
+  create_pg: { valid: { bundles: [{ CPU: 1 }] }, illTyped: { bundles: 'many' } },
+  remove_pg: { valid: { id: 'pg1' }, illTyped: { id: 1 } },
+  get_pg: { valid: { id: 'pg1' }, illTyped: { id: [] } },
+  set_node_labels: { type: 'set_node_labels', valid: { nodeId: 'n1', set: { x: 'y' } }, illTyped: { nodeId: 'n1', set: { x: 5 } } },
+  set_node_taints: { type: 'set_node_taints', valid: { nodeId: 'n1', add: { x: 'y' } }, illTyped: { nodeId: 'n1', add: 'x=y' } },
+  drain_node: { type: 'drain_node', valid: { nodeId: 'n1' }, illTyped: { nodeId: ['n1'] } },
+  view_snapshot: { type: 'view_snapshot', valid: {}, illTyped: null },
+  actor_died: { type: 'actor_died', valid: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'x' }, illTyped: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 'zero' }], cause: 'x' } },
+};
+
+interface Case {
+  name: string;
+  bytes: (verb: GcsVerb) => Uint8Array;
+  /** The code for a verb with a message type; verbs without one refuse every well-formed message as UNKNOWN_TYPE. */
+  want: string;
+  typeless?: string;
+}
+
+const valid = (verb: GcsVerb): Uint8Array => envelope(verbs[verb].type ?? verb, verbs[verb].valid);
+
+const cases: Case[] = [
+  { name: 'garbage', bytes: () => Uint8Array.from([0xc1, 0x00, 0xff, 0x13, 0x37]), want: 'MALFORMED' },
+  { name: 'an empty payload', bytes: () => new Uint8Array(0), want: 'MALFORMED' },
+  { name: 'text that is not msgpack', bytes: () => new TextEncoder().encode('{"nodeId":"n9"}'), want: 'MALFORMED' },
+  { name: 'truncated msgpack', bytes: (verb) => valid(verb).subarray(0, valid(verb).length - 1), want: 'MALFORMED' },
+  { name: 'msgpack that is not an envelope', bytes: () => packr.pack([1, 2, 3]), want: 'MALFORMED' },
+  { name: 'a wrong protocol version', bytes: (verb) => envelope(verbs[verb].type ?? verb, verbs[verb].valid, PROTOCOL_VERSION + 1), want: 'VERSION_MISMATCH' },
+  { name: 'an unknown message type', bytes: (verb) => envelope('no_such_type', verbs[verb].valid), want: 'UNKNOWN_TYPE' },
+  {
+    name: 'a well-formed message of another verb',
+    bytes: (verb) => (verb === 'heartbeat' ? encode('list_nodes', {}) : encode('heartbeat', { nodeId: 'n1', seq: 5, available: {} })),
+    want: 'UNKNOWN_TYPE',
+  },
+  { name: 'an oversized message', bytes: (verb) => envelope(verbs[verb].type ?? verb, { ...(verbs[verb].valid as object), pad: 'x'.repeat(MAX_BYTES) }), want: 'TOO_LARGE' },
+  { name: 'an ill-typed body', bytes: (verb) => envelope(verbs[verb].type ?? verb, verbs[verb].illTyped), want: 'INVALID_MESSAGE', typeless: 'UNKNOWN_TYPE' },
+];
+
+/** Sends raw bytes as a request; returns the code of the wire error it was answered with. */
+async function refusedWith(h: Harness, verb: GcsVerb, bytes: Uint8Array): Promise<string> {
+  const reply = await h.bus.request(h.s.gcs(verb), bytes, { timeoutMs: 5000 });
+  try {
+    decodeReply(reply.data, { value: unknown() });
+  } catch (err) {
+    assert.instance(err, OrreryError);
+    return (err as OrreryError).code;
+  }
+  throw new Error(`${verb} accepted the message`);
+}
+
+/** A GCS with one live node and one ALIVE actor on it, and the view settled. */
+async function populated(): Promise<Harness> {
+  const h = await Harness.start({ maxMessageBytes: MAX_BYTES });
+  await h.addNode({ nodeId: 'n1' });
+  await h.registerActor('a1', { numCpus: 1, maxRestarts: 1 });
+  await h.registerActor('waits', { numCpus: 64 });
+  await h.reached('a1', 'ALIVE');
+  await h.request('view_snapshot', 'view_snapshot', {});
+  return h;
+}
+
+const tables = (h: Harness) => {
+  const { nodes, actors, viewVersion, pending, state } = h.gcs.snapshot();
+  return { nodes, actors, viewVersion, waiting: pending.waiting, state };
+};
+
+const allVerbs = Object.values(GcsVerb);
+
+test('every GCS subject answers each kind of malformed message with its typed error, and nothing changes', async () => {
+  const h = await populated();
+  try {
+    const before = tables(h);
+    const eventsBefore = h.events.got.length;
+    const expected: Record<string, number> = {};
+    for (const verb of allVerbs) {
+      for (const c of cases) {
+        const want = verbs[verb].type === undefined ? (c.typeless ?? c.want) : c.want;
+        assert.is(await refusedWith(h, verb, c.bytes(verb)), want, `${verb}: ${c.name}`);
+        expected[want] = (expected[want] ?? 0) + 1;
+      }
+    }
+    assert.equal(tables(h), before);
+    assert.is(h.events.got.length, eventsBefore, 'no event published');
+    const counts = h.gcs.wireErrors();
+    assert.equal(counts.byCode, expected);
+    assert.is(counts.total, allVerbs.length * cases.length);
+    for (const verb of allVerbs) assert.is(counts.byVerb[verb], cases.length, `${verb} counted`);
+    const refusals = h.logs.filter((l) => l.includes('refused a message'));
+    assert.equal(refusals.length, Object.keys(expected).length, 'logged once per code');
+    assert.equal((await h.nodes()).map((n) => n.nodeId), ['n1'], 'still serving');
+    assert.is((await h.actor('a1')).state, 'ALIVE');
+  } finally {
+    await h.close();
+  }
+});
+
+test('malformed messages published without a reply subject are counted and dropped', async () => {
+  const h = await populated();
+  try {
+    const before = tables(h);
+    for (const verb of allVerbs) {
+      for (const c of cases) h.bus.publish(h.s.gcs(verb), c.bytes(verb));
+    }
+    // messages of one subscription are handled in order: a request answered after them means they were handled
+    for (const verb of allVerbs) await refusedWith(h, verb, Uint8Array.of(0xc1));
+    assert.is(h.gcs.wireErrors().total, allVerbs.length * (cases.length + 1));
+    assert.equal(tables(h), before);
+  } finally {
+    await h.close();
+  }
+});
+
+test('ids that cannot be subject tokens and queries naming nothing are INVALID_MESSAGE, counted, and change nothing', async () => {
+  const h = await populated();
+  try {
+    const before = tables(h);
+    const total = parseResources({ CPU: 1 });
+    const bad: [GcsVerb, Uint8Array][] = [
+      ['register_node', encode('register_node', { nodeId: 'n.9', name: 'n9', labels: {}, taints: {}, resources: { total, available: total }, address })],
+      ['register_node', encode('register_node', { nodeId: 'n 9', name: 'n9', labels: {}, taints: {}, resources: { total, available: total }, address })],
+      ['register_actor', encode('register_actor', { actorId: 'a>9', code, namespace: 'default', options: {} })],
+      ['register_actor', encode('register_actor', { actorId: 'a*', code, namespace: 'default', options: {} })],
+      ['get_actor', encode('get_actor', {})],
+    ];
+    for (const [verb, bytes] of bad) assert.is(await refusedWith(h, verb, bytes), 'INVALID_MESSAGE', verb);
+    assert.equal(tables(h), before);
+    assert.equal(h.gcs.wireErrors().byCode, { INVALID_MESSAGE: bad.length });
+  } finally {
+    await h.close();
+  }
+});
+
+test('the default limit is nats-server\'s 1 MiB: a larger register_node is TOO_LARGE', async () => {
+  const h = await Harness.start();
+  try {
+    const pad = 'x'.repeat(1024 * 1024);
+    assert.is(await refusedWith(h, 'register_node', envelope('register_node', { ...(verbs.register_node.valid as object), pad })), 'TOO_LARGE');
+    assert.equal(h.gcs.snapshot().nodes, []);
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();
