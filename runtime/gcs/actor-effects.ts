@@ -38,7 +38,7 @@ export function provideActorEffects(deps: ActorEffectsDeps): ActorMachine {
     try {
       fn();
     } catch (err) {
-      deps.log(`gcs: ${what} for actor ${context.actorId} failed: ${err instanceof Error ? err.message : String(err)}`);
+      deps.log(`${what} for actor ${context.actorId} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   };
 

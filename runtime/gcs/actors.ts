@@ -73,7 +73,7 @@ export class ActorDirectory {
     this.#entries.set(reg.actorId, entry);
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
     this.#observe(entry, ref.getSnapshot(), true);
-    ref.subscribe({ next: (snapshot) => this.#observe(entry, snapshot, false), error: (err) => this.deps.log(`gcs: actor ${reg.actorId} machine failed: ${String(err)}`) });
+    ref.subscribe({ next: (snapshot) => this.#observe(entry, snapshot, false), error: (err) => this.deps.log(`actor ${reg.actorId} machine failed: ${String(err)}`) });
     this.#apply(ref, decision);
     return entry.info;
   }

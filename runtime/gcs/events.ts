@@ -48,7 +48,7 @@ export class EventPublisher {
     try {
       this.deps.bus.publish(this.deps.subjects.event(event.type), encode('event', event));
     } catch (err) {
-      this.deps.log(`gcs: cannot publish ${event.type}: ${err instanceof Error ? err.message : String(err)}`);
+      this.deps.log(`cannot publish ${event.type}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 }

@@ -60,7 +60,7 @@ export class NodeDirectory {
         const next = nodeStateOf(snapshot);
         if (next !== last) this.#transition(reg.nodeId, (last = next));
       },
-      error: (err) => this.deps.log(`gcs: node ${reg.nodeId} machine failed: ${String(err)}`),
+      error: (err) => this.deps.log(`node ${reg.nodeId} machine failed: ${String(err)}`),
     });
     this.deps.events.node('node_added', this.info(reg.nodeId));
     this.deps.view.changed(reg.nodeId);
@@ -132,7 +132,7 @@ export class NodeDirectory {
     }
     this.#refs.delete(nodeId);
     this.deps.state.setNodeState(nodeId, 'DEAD');
-    this.deps.log(`gcs: node ${nodeId} missed its heartbeats for ${this.deps.nodeTimeoutMs} ms: DEAD`);
+    this.deps.log(`node ${nodeId} missed its heartbeats for ${this.deps.nodeTimeoutMs} ms: DEAD`);
     this.deps.failActorsOn(nodeId);
     const info = this.#sync(nodeId);
     this.deps.state.removeNode(nodeId);

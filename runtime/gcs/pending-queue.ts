@@ -85,7 +85,7 @@ export class PendingQueue {
         try {
           outcome = this.opts.tryPlace(id);
         } catch (err) {
-          this.opts.log(`gcs: placing actor ${id} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+          this.opts.log(`placing actor ${id} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
           outcome = 'waiting';
         }
         if (outcome === 'gone') this.#ids.delete(id);

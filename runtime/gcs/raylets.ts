@@ -52,7 +52,7 @@ export class RayletClient {
       });
       decodeReply(msg.data, { value: anyValue });
     } catch (err) {
-      this.deps.log(`gcs: kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}`);
+      this.deps.log(`kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}`);
     }
   }
 }

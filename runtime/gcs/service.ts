@@ -106,8 +106,8 @@ export class GcsService {
         closeSubjects: fromPromise(async () => this.#close()),
       },
       actions: {
-        reportChildError: (_, { childId, error }) => log(`gcs: ${childId} stopped after an error: ${error instanceof Error ? error.message : String(error)}`),
-        reportStartFailure: (_, { error }) => log(`gcs: cannot serve: ${error instanceof Error ? error.message : String(error)}`),
+        reportChildError: (_, { childId, error }) => log(`${childId} stopped after an error: ${error instanceof Error ? error.message : String(error)}`),
+        reportStartFailure: (_, { error }) => log(`cannot serve: ${error instanceof Error ? error.message : String(error)}`),
       },
     });
     this.actor = createActor(machine, { input: { cluster: this.cluster }, ...(opts.inspect ? { inspect: opts.inspect } : {}) });

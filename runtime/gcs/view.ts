@@ -65,7 +65,7 @@ export class ViewBroadcaster {
     try {
       this.deps.bus.publish(this.deps.subjects.view(), encode('view_delta', delta));
     } catch (err) {
-      this.deps.log(`gcs: cannot publish view ${delta.version}: ${err instanceof Error ? err.message : String(err)}`);
+      this.deps.log(`cannot publish view ${delta.version}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 

@@ -59,7 +59,7 @@ export class WireIntake {
       value = await handler(body as MessageBody<MessageType>, msg);
     } catch (err) {
       if (err instanceof ProtocolError) this.#refused(verb, msg, err);
-      else if (!(err instanceof OrreryError)) this.opts.log(`gcs: ${verb} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      else if (!(err instanceof OrreryError)) this.opts.log(`${verb} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       this.#respond(verb, msg, () => this.#encodeError(err));
       return;
     }
@@ -72,7 +72,7 @@ export class WireIntake {
     this.#byVerb.set(verb, (this.#byVerb.get(verb) ?? 0) + 1);
     if (this.#logged.has(err.code)) return;
     this.#logged.add(err.code);
-    this.opts.log(`gcs: refused a message on ${msg.subject}: ${err.code}: ${err.message} (further ${err.code} messages are counted, not logged)`);
+    this.opts.log(`refused a message on ${msg.subject}: ${err.code}: ${err.message} (further ${err.code} messages are counted, not logged)`);
   }
 
   #encodeError(err: unknown): Uint8Array {
@@ -93,12 +93,12 @@ export class WireIntake {
       try {
         bytes = reply();
       } catch (err) {
-        this.opts.log(`gcs: cannot encode the answer to ${verb}: ${err instanceof Error ? err.message : String(err)}`);
+        this.opts.log(`cannot encode the answer to ${verb}: ${err instanceof Error ? err.message : String(err)}`);
         bytes = this.#encodeError(err);
       }
       msg.respond(bytes);
     } catch (err) {
-      this.opts.log(`gcs: cannot answer ${verb}: ${err instanceof Error ? err.message : String(err)}`);
+      this.opts.log(`cannot answer ${verb}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 }

@@ -1,0 +1,85 @@
+import { OrreryError } from '../../lib/errors.ts';
+import { parseResources } from '../../lib/resources/resource-set.ts';
+import { assertToken } from '../../protocols/subjects.ts';
+
+/** A command-line flag or its value is unusable; the message is the one line the user sees. */
+export class FlagError extends OrreryError {
+  override name = 'FlagError';
+  constructor(readonly flag: string, readonly problem: string) {
+    super('INVALID_FLAG', `${flag}: ${problem}`, { detail: { flag, problem } });
+  }
+}
+
+export interface GcsFlags {
+  address: string;
+  cluster: string;
+  rareResources: string[];
+  heartbeatMs: number;
+  nodeTimeoutMs: number;
+  help: boolean;
+}
+
+export const DEFAULT_ADDRESS = 'nats://127.0.0.1:4222';
+
+export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resources GPU,my_rare]
+           [--heartbeat-ms N] [--node-timeout-ms N]
+  --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
+  --heartbeat-ms to 500 (at least 10); --node-timeout-ms to 3000 (longer than a heartbeat)`;
+
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms']);
+
+/** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
+export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
+  const given = new Map<string, string>();
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
+    if (!VALUE_FLAGS.has(flag)) throw new FlagError(flag, arg.startsWith('-') ? 'unknown flag' : 'unexpected argument');
+    let value: string | undefined;
+    if (flag !== arg) value = arg.slice(eq + 1);
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) value = argv[++i];
+    if (value === undefined) throw new FlagError(flag, 'needs a value');
+    if (given.has(flag)) throw new FlagError(flag, 'given more than once');
+    given.set(flag, value);
+  }
+
+  const address = (given.get('--address') ?? (env.ORRERY_ADDRESS?.trim() || DEFAULT_ADDRESS)).trim();
+  if (address === '') throw new FlagError('--address', 'must not be empty');
+  let cluster: string;
+  try {
+    cluster = assertToken('cluster', given.get('--cluster') ?? 'default');
+  } catch {
+    throw new FlagError('--cluster', "must be one subject token: not empty, no '.', '*', '>' or whitespace");
+  }
+  const heartbeatMs = integer('--heartbeat-ms', given.get('--heartbeat-ms'), 500, 10);
+  const nodeTimeoutMs = integer('--node-timeout-ms', given.get('--node-timeout-ms'), 3000, 1);
+  if (nodeTimeoutMs <= heartbeatMs) throw new FlagError('--node-timeout-ms', `must be longer than the heartbeat (${heartbeatMs} ms)`);
+  return { address, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, help };
+}
+
+function integer(flag: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new FlagError(flag, `expected a whole number of milliseconds >= ${min}, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function rareList(text: string | undefined): string[] {
+  if (text === undefined || text.trim() === '') return [];
+  const names = text.split(',').map((s) => s.trim());
+  for (const name of names) {
+    if (name === '') throw new FlagError('--rare-resources', "empty resource name (a stray ',')");
+    try {
+      parseResources({ [name]: 1 });
+    } catch {
+      throw new FlagError('--rare-resources', `not a resource name: ${JSON.stringify(name)}`);
+    }
+  }
+  return [...new Set(names)];
+}

@@ -1,0 +1,54 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DEFAULT_ADDRESS, FlagError, parseGcsFlags, type GcsFlags } from '../../../runtime/gcs/flags.ts';
+
+const defaults: GcsFlags = { address: DEFAULT_ADDRESS, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, help: false };
+
+const accepted: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<GcsFlags> }[] = [
+  { name: 'no flags', argv: [], want: {} },
+  { name: 'the address from the environment', argv: [], env: { ORRERY_ADDRESS: 'nats://10.0.0.1:4222' }, want: { address: 'nats://10.0.0.1:4222' } },
+  { name: '--address over the environment', argv: ['--address', 'nats://a:1,nats://b:2'], env: { ORRERY_ADDRESS: 'nats://x:1' }, want: { address: 'nats://a:1,nats://b:2' } },
+  { name: '--flag=value', argv: ['--cluster=prod', '--heartbeat-ms=100', '--node-timeout-ms=1000'], want: { cluster: 'prod', heartbeatMs: 100, nodeTimeoutMs: 1000 } },
+  { name: 'rare resources, deduplicated', argv: ['--rare-resources', 'GPU, my_rare,GPU'], want: { rareResources: ['GPU', 'my_rare'] } },
+  { name: '--help', argv: ['--help'], want: { help: true } },
+];
+
+for (const c of accepted) {
+  test(`accepts ${c.name}`, () => {
+    assert.equal(parseGcsFlags(c.argv, c.env ?? {}), { ...defaults, ...c.want });
+  });
+}
+
+const refused: { name: string; argv: string[]; flag: string; problem: RegExp }[] = [
+  { name: 'an unknown flag', argv: ['--verbose'], flag: '--verbose', problem: /unknown flag/ },
+  { name: 'a stray argument', argv: ['gcs'], flag: 'gcs', problem: /unexpected argument/ },
+  { name: 'a flag without its value', argv: ['--cluster'], flag: '--cluster', problem: /needs a value/ },
+  { name: 'a flag given twice', argv: ['--cluster', 'a', '--cluster', 'b'], flag: '--cluster', problem: /more than once/ },
+  { name: 'a cluster that is not a subject token', argv: ['--cluster', 'a.b'], flag: '--cluster', problem: /subject token/ },
+  { name: 'a heartbeat that is not a number', argv: ['--heartbeat-ms', 'fast'], flag: '--heartbeat-ms', problem: /whole number/ },
+  { name: 'a heartbeat below 10 ms', argv: ['--heartbeat-ms', '5'], flag: '--heartbeat-ms', problem: />= 10/ },
+  { name: 'a fractional timeout', argv: ['--node-timeout-ms', '2.5'], flag: '--node-timeout-ms', problem: /whole number/ },
+  { name: 'a timeout no longer than the heartbeat', argv: ['--heartbeat-ms', '500', '--node-timeout-ms', '500'], flag: '--node-timeout-ms', problem: /longer than the heartbeat/ },
+  { name: 'a rare resource that is no resource name', argv: ['--rare-resources', 'GPU,9lives'], flag: '--rare-resources', problem: /not a resource name: "9lives"/ },
+  { name: 'an empty rare resource', argv: ['--rare-resources', 'GPU,,TPU'], flag: '--rare-resources', problem: /stray ','/ },
+  { name: 'an empty address', argv: ['--address', ' '], flag: '--address', problem: /must not be empty/ },
+];
+
+for (const c of refused) {
+  test(`refuses ${c.name}, naming ${c.flag}`, () => {
+    try {
+      parseGcsFlags(c.argv, {});
+    } catch (err) {
+      assert.instance(err, FlagError);
+      const e = err as FlagError;
+      assert.is(e.flag, c.flag);
+      assert.is(e.code, 'INVALID_FLAG');
+      assert.match(e.message, c.problem);
+      assert.ok(e.message.startsWith(`${c.flag}: `));
+      return;
+    }
+    assert.unreachable('expected a FlagError');
+  });
+}
+
+test.run();
