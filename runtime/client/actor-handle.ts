@@ -5,10 +5,10 @@ import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
-import { NoRespondersError } from '../bus/errors.ts';
+import { BusClosedError, NoRespondersError } from '../bus/errors.ts';
 import { ActorDiedError, ActorUnavailableError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
-import type { ActorInfo } from './cluster-info.types.ts';
+import type { ActorInfo, ActorState } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
@@ -23,7 +23,7 @@ export interface ActorHandle<T = unknown> {
   info(): Promise<ActorInfo>;
   /** noRestart defaults to true; then resolves once the actor is DEAD. */
   kill(opts?: { noRestart?: boolean }): Promise<void>;
-  /** The current ActorInfo, then every change; completes after DEAD. */
+  /** The current ActorInfo, then every change; completes after DEAD, or when the client closes. */
   readonly state$: Observable<ActorInfo>;
 }
 
@@ -44,13 +44,23 @@ export interface HandleContext {
   watchActor(actorId: string, watcher: ActorWatcher): () => void;
 }
 
-const changed = (a: ActorInfo | undefined, b: ActorInfo): boolean =>
-  a === undefined ||
-  a.state !== b.state ||
-  a.nodeId !== b.nodeId ||
-  a.numRestarts !== b.numRestarts ||
-  a.pendingReason !== b.pendingReason ||
-  a.deathCause !== b.deathCause;
+/**
+ * Where an ActorInfo sits in its actor's life. The GCS's transitions only move forward in this order
+ * (a restart raises numRestarts on entering RESTARTING, then PENDING, SCHEDULED, ALIVE again; DEAD
+ * is final), so of two infos the one with the higher rank is the newer — whatever order they arrive
+ * in. That matters: a get_actor answer computed before a transition can arrive after its event.
+ */
+const ORDER: Record<ActorState, number> = { RESTARTING: 0, DEPENDENCIES_UNREADY: 1, PENDING: 2, SCHEDULED: 3, ALIVE: 4, DEAD: 5 };
+const rank = (info: ActorInfo): number => (info.state === 'DEAD' ? Number.POSITIVE_INFINITY : info.numRestarts * 10 + ORDER[info.state]);
+
+/** Whether `next` is news after `last`: a later state, or the same state with other details. */
+export function isNewer(last: ActorInfo | undefined, next: ActorInfo): boolean {
+  if (last === undefined) return true;
+  const a = rank(last);
+  const b = rank(next);
+  if (b !== a) return b > a;
+  return last.state !== 'DEAD' && (last.nodeId !== next.nodeId || last.pendingReason !== next.pendingReason || last.deathCause !== next.deathCause);
+}
 
 export class ClientActorHandle<T> implements ActorHandle<T> {
   readonly state$: Observable<ActorInfo>;
@@ -65,28 +75,17 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
     private readonly maxTaskRetries = 0,
   ) {
     this.state$ = new Observable<ActorInfo>((subscriber) => {
-      // Events that arrive before the get_actor answer are older than it (the GCS publishes and
-      // replies in order on one connection), so they are dropped; later ones are changes.
-      let live = false;
+      // Events and the get_actor answer are merged by rank (see isNewer), not by arrival order.
       let last: ActorInfo | undefined;
       const emit = (info: ActorInfo): void => {
-        if (subscriber.closed || !changed(last, info)) return;
+        if (subscriber.closed || !isNewer(last, info)) return;
         last = info;
         this.observe(info);
         subscriber.next(info);
         if (info.state === 'DEAD') subscriber.complete();
       };
-      const stop = ctx.watchActor(actorId, {
-        next: (info) => live && emit(info),
-        end: (err) => subscriber.error(err),
-      });
-      this.info().then(
-        (info) => {
-          live = true;
-          emit(info);
-        },
-        (err: unknown) => subscriber.error(err),
-      );
+      const stop = ctx.watchActor(actorId, { next: emit, end: () => subscriber.complete() });
+      this.info().then(emit, (err: unknown) => subscriber.error(err));
       return stop;
     });
   }
@@ -145,6 +144,7 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
           else if (info.state === 'DEAD') settle(() => reject(new ActorDiedError(this.actorId, info.deathCause)));
         },
         error: (err: unknown) => settle(() => reject(err)),
+        complete: () => settle(() => reject(new BusClosedError())),
       });
       if (settled) sub.unsubscribe();
       else if (opts.timeoutMs !== undefined) {

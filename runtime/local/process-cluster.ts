@@ -6,7 +6,7 @@ import type { LocalCluster, LocalClusterOptions, NodeSpec } from './local-cluste
 import { nodeInfoOf } from './memory-cluster.ts';
 import { startNatsServer, type NatsServerHandle } from './nats-server.ts';
 import { rayletFlags, resolveNodeSpec, type ResolvedNodeSpec } from './node-spec.ts';
-import { signal } from './process-tree.ts';
+import { descendants, signal } from './process-tree.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from './runtime-process.ts';
 
 /**
@@ -24,7 +24,7 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
   let client: Cluster | undefined;
   let added = specs.length;
   const onExit = (): void => {
-    for (const child of children) signal(child.pid, 'SIGKILL');
+    for (const child of children) for (const pid of [child.pid, ...descendants(child.pid)]) signal(pid, 'SIGKILL');
     if (nats) signal(nats.pid, 'SIGKILL');
   };
   process.once('exit', onExit);

@@ -155,11 +155,17 @@ test('killNode: the node dies abruptly; its actors die and calls to them fail', 
   assert.instance(unknownNode, NodeNotFoundError);
 });
 
-test('close() completes events$', async () => {
+test('close() completes events$ and state$; a pending ready() rejects with BUS_CLOSED', async () => {
   const client = await connect({ address: local.address });
-  const done = firstValueFrom(client.events$.pipe(toArray()));
+  const waiting = await client.actor(CounterActor).options({ labelSelector: { region: 'mars' } }).remote();
+  await waiting.info();
+  const events = firstValueFrom(client.events$.pipe(toArray()));
+  const states = firstValueFrom(waiting.state$.pipe(toArray()));
+  const ready = waiting.ready().catch((e: unknown) => e);
   await client.close();
-  assert.equal(await done, []);
+  assert.ok(Array.isArray(await events));
+  assert.ok((await states).every((i) => i.state === 'PENDING'));
+  assert.is((await ready as { code: string }).code, 'BUS_CLOSED');
 });
 
 test.run();
