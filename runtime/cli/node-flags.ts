@@ -50,9 +50,10 @@ export function nodeFlagArgs(command: string, args: ParsedArgs): string[] {
     return path;
   });
   check('taints', (v) => void parseTaintsFlag(v));
-  check('resources', (v) => void parseResourcesFlag(v));
-  check('num-cpus', (v) => void quantity('CPU', v));
-  check('num-gpus', (v) => void quantity('GPU', v));
+  let resources: Record<string, number> = {};
+  check('resources', (v) => void (resources = parseResourcesFlag(v)));
+  check('num-cpus', (v) => void quantity('CPU', v, resources));
+  check('num-gpus', (v) => void quantity('GPU', v, resources));
   check('node-name', (v) => {
     const problem = labelValueProblem(v);
     if (problem) throw new Error(`${JSON.stringify(v)} cannot be a node name: ${problem}`);
@@ -77,7 +78,7 @@ export function parseTaintsFlag(text: string): Record<string, string> {
   return out;
 }
 
-/** A JSON object of custom resources; CPU and GPU have their own flags. */
+/** A JSON object of resource name to quantity (`{"GPU":1,"my_res":2}`). */
 export function parseResourcesFlag(text: string): Record<string, number> {
   let value: unknown;
   try {
@@ -88,14 +89,13 @@ export function parseResourcesFlag(text: string): Record<string, number> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new Error(`expected a JSON object of resource name to quantity, got ${JSON.stringify(text)}`);
   }
-  for (const [name, flag] of [['CPU', '--num-cpus'], ['GPU', '--num-gpus']]) {
-    if (Object.hasOwn(value, name)) throw new Error(`use ${flag} for ${name}, not --resources`);
-  }
   parseResources(value, 'resources');
   return value as Record<string, number>;
 }
 
-function quantity(resource: string, text: string): number {
+/** --num-cpus / --num-gpus: a quantity, not also given in --resources. */
+function quantity(resource: string, text: string, resources: Record<string, number>): number {
+  if (Object.hasOwn(resources, resource)) throw new Error(`--resources also sets ${resource}; give it once`);
   const n = Number(text);
   if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`expected a non-negative number, got ${JSON.stringify(text)}`);
   parseResources({ [resource]: n });

@@ -32,7 +32,7 @@ const cases: [string, string[], RegExp][] = [
   ['--taints pair', ['start', '--head', '--taints', 'gpu'], /--taints: expected key=value/],
   ['--resources JSON', ['start', '--head', '--resources', '{GPU:1}'], /--resources: expected a JSON object/],
   ['--resources array', ['start', '--head', '--resources', '[1]'], /--resources: expected a JSON object/],
-  ['--resources CPU', ['start', '--head', '--resources', '{"CPU":4}'], /--resources: use --num-cpus for CPU/],
+  ['CPU in --resources and --num-cpus', ['start', '--head', '--resources', '{"CPU":4}', '--num-cpus', '2'], /start: --num-cpus: --resources also sets CPU; give it once/],
   ['--resources bad quantity', ['start', '--head', '--resources', '{"disk":-2}'], /--resources: .*disk.*negative/],
   ['--node-name', ['start', '--head', '--node-name', 'no spaces'], /--node-name: "no spaces" cannot be a node name/],
   ['--address scheme', ['status', '--address', 'http://h:4222'], /status: --address: "http:\/\/h:4222" has scheme http/],
