@@ -125,4 +125,28 @@ test('start --head and start --address run a cluster in the background; list, st
   assert.match(after.stderr, /no GCS answers for cluster "default"/);
 });
 
+test('start --head --block runs in the foreground until SIGTERM, then stops what it started', async () => {
+  const child = spawn(process.execPath, [...process.execArgv, MAIN, 'start', '--head', '--block', '--cluster', 'blocking', '--node-name', 'fg'], {
+    env: { ...process.env, ORRERY_ADDRESS: server.url, ORRERY_RUN_DIR: runDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (stdout.includes('Drivers connect with')) resolve();
+    });
+    void exited.then(() => reject(new Error(`exited before it was ready: ${stdout}`)));
+  });
+  assert.match(stdout, /orrery start --address \S+ --cluster blocking/);
+  const list = await orrery(['list', 'nodes', '--json', '--cluster', 'blocking'], { ORRERY_ADDRESS: server.url });
+  assert.equal((JSON.parse(list.stdout) as NodeInfo[]).map((n) => n.name), ['fg']);
+  assert.equal(readFileSync(join(runDir, 'processes.json'), 'utf8').includes('blocking'), false, 'nothing recorded for orrery stop');
+  child.kill('SIGTERM');
+  assert.is(await exited, 0);
+  const after = await orrery(['list', 'nodes', '--cluster', 'blocking'], { ORRERY_ADDRESS: server.url });
+  assert.match(after.stderr, /no GCS answers for cluster "blocking"/);
+});
+
 test.run();

@@ -28,8 +28,8 @@ test.after(async () => {
   await local?.stop();
 });
 
-test('without an address it spawns its own nats-server; killNode SIGKILLs the raylet and its worker hosts', async () => {
-  local = await startLocalCluster({ transport: 'nats', nodes: [{ name: 'keep' }, { name: 'victim', labels: { role: 'victim' } }] });
+test('by default (nats-server installed) it spawns its own nats-server; killNode SIGKILLs the raylet and its worker hosts', async () => {
+  local = await startLocalCluster({ nodes: [{ name: 'keep' }, { name: 'victim', labels: { role: 'victim' } }] });
   assert.is(local.transport, 'nats');
   assert.match(local.address, /^nats:\/\/127\.0\.0\.1:\d+$/);
   assert.is.not(local.address, 'nats://127.0.0.1:4222');
