@@ -1,5 +1,7 @@
 import type { Observable } from 'rxjs';
 import { filter } from 'rxjs';
+import { validateLabelKey, validateLabels } from '../../lib/labels/validate.ts';
+import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import { nodeInfo } from '../../protocols/messages/cluster.ts';
 import { subjects as clusterSubjects, type ClusterSubjects } from '../../protocols/subjects.ts';
@@ -95,11 +97,17 @@ export class ClusterClient implements Cluster, HandleContext {
     return (await this.gcs.request('list_actors', {}, array(actorInfo))).map(actorFromWire);
   }
 
+  /** Changes a node's user labels (validated here; `orrery.io/` keys are refused) and returns the node. */
   async setNodeLabels(nodeId: string, change: { set?: Record<string, string>; remove?: string[] }): Promise<NodeInfo> {
+    if (change.set !== undefined) validateLabels(change.set);
+    for (const key of change.remove ?? []) validateLabelKey(key);
     return nodeFromWire(await this.gcs.request('set_node_labels', { nodeId, set: change.set, remove: change.remove }, nodeInfo));
   }
 
+  /** Adds (`key: 'value[:Effect]'`) or removes taints of a node (validated here) and returns the node. */
   async setNodeTaints(nodeId: string, change: { add?: Record<string, string>; remove?: string[] }): Promise<NodeInfo> {
+    if (change.add !== undefined) parseTaints(change.add);
+    for (const key of change.remove ?? []) validateLabelKey(key);
     return nodeFromWire(await this.gcs.request('set_node_taints', { nodeId, add: change.add, remove: change.remove }, nodeInfo));
   }
 

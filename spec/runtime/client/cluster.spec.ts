@@ -131,6 +131,42 @@ test('an unplaceable actor stays PENDING with the reason; scheduleFailed$ and ev
   await handle.kill();
 });
 
+test('setNodeLabels and setNodeTaints change a node, publish events, and unblock a waiting actor', async () => {
+  const m1 = (await local.cluster.nodes()).find((n) => n.name === 'm1')!;
+  const waiting = await local.cluster.actor(CounterActor).options({ labelSelector: { tier: 'gold' } }).remote();
+  assert.is((await waiting.info()).state, 'PENDING');
+  const changed = firstValueFrom(local.cluster.events$.pipe(filter((e) => e.type === 'node_labels_changed')));
+  const labelled = await local.cluster.setNodeLabels(m1.nodeId, { set: { tier: 'gold' } });
+  assert.is(labelled.labels.tier, 'gold');
+  assert.is((await changed).type, 'node_labels_changed');
+  assert.is((await waiting.ready({ timeoutMs: 5000 })).nodeId, m1.nodeId);
+  await waiting.kill();
+  const tainted = await local.cluster.setNodeTaints(m1.nodeId, { add: { maintenance: 'true:PreferNoSchedule' } });
+  assert.is(tainted.taints.maintenance, 'true:PreferNoSchedule');
+  const cleared = await local.cluster.setNodeTaints(m1.nodeId, { remove: ['maintenance'] });
+  assert.equal(cleared.taints, {});
+  await local.cluster.setNodeLabels(m1.nodeId, { remove: ['tier'] });
+  const reserved = await local.cluster.setNodeLabels(m1.nodeId, { set: { 'orrery.io/x': 'y' } }).catch((e: unknown) => e);
+  assert.match((reserved as Error).message, /orrery\.io/);
+  const badTaint = await local.cluster.setNodeTaints(m1.nodeId, { add: { k: 'v:Sometimes' } }).catch((e: unknown) => e);
+  assert.is((badTaint as { code: string }).code, 'INVALID_LABEL');
+  const noNode = await local.cluster.setNodeLabels('feedfacefeedface', { set: { a: 'b' } }).catch((e: unknown) => e);
+  assert.instance(noNode, NodeNotFoundError);
+});
+
+test('kill({ noRestart: false }) restarts the actor; with maxTaskRetries a call waits for it instead of failing', async () => {
+  const retrying = await local.cluster.actor(CounterActor).options({ maxRestarts: 2, maxTaskRetries: -1 }).remote(7);
+  await retrying.ready({ timeoutMs: 5000 });
+  assert.is(await retrying.call('add', 1), 8);
+  await retrying.kill({ noRestart: false });
+  assert.is(await retrying.call('get'), 7, 'the restarted instance was constructed again with its arguments');
+  const info = await retrying.info();
+  assert.is(info.state, 'ALIVE');
+  assert.is(info.numRestarts, 1);
+
+  await retrying.kill();
+});
+
 test('state$ completes after DEAD; ready() on a dead actor rejects with ActorDiedError', async () => {
   const handle = await local.cluster.actor(CounterActor).remote();
   await handle.ready({ timeoutMs: 5000 });
