@@ -56,6 +56,8 @@ export class ClusterState {
   readonly index = new LabelIndex();
   readonly order = new NodeOrder<SchedNode>();
   readonly spreadThreshold: number;
+  /** For each node label key=value, its nodes in the same (score, id) order. */
+  readonly #labelOrders = new Map<string, NodeOrder<SchedNode>>();
   /** Node ids in sorted order, for SPREAD's round robin. */
   readonly ids: string[] = [];
   /** The node id the last SPREAD decision chose; the next one starts after it. */
@@ -95,6 +97,7 @@ export class ClusterState {
     this.index.add(NODE_SCOPE, node.id, node.labels);
     this.#indexTaints(node, 1);
     this.order.insert(node);
+    this.#orderLabels(node, 1);
     this.ids.splice(lowerBound(this.ids, node.id), 0, node.id);
     return node;
   }
@@ -105,6 +108,7 @@ export class ClusterState {
     this.#indexTaints(node, -1);
     for (const actor of node.actors.values()) this.index.remove(actorScope(actor.namespace), id, actor.labels);
     this.order.remove(node);
+    this.#orderLabels(node, -1);
     this.ids.splice(lowerBound(this.ids, id), 1);
     this.nodes.delete(id);
   }
@@ -116,8 +120,10 @@ export class ClusterState {
   setNodeLabels(id: string, labels: Readonly<Record<string, string>>): void {
     const node = this.#get(id);
     this.index.remove(NODE_SCOPE, id, node.labels);
+    this.#orderLabels(node, -1);
     node.labels = { ...labels };
     this.index.add(NODE_SCOPE, id, node.labels);
+    this.#orderLabels(node, 1);
   }
 
   setNodeTaints(id: string, taints: readonly Taint[]): void {
@@ -184,8 +190,33 @@ export class ClusterState {
     return util < this.spreadThreshold ? 0 : util;
   }
 
+  /** The nodes labelled key=value in (score, id) order, or undefined when there are none. */
+  labelOrder(key: string, value: string): NodeOrder<SchedNode> | undefined {
+    return this.#labelOrders.get(key + '\0' + value);
+  }
+
   #rescore(node: SchedNode): void {
-    this.order.rescore(node, node.score, this.scoreOf(node));
+    const next = this.scoreOf(node);
+    if (next === node.score) return;
+    this.order.remove(node);
+    this.#orderLabels(node, -1);
+    node.score = next;
+    this.order.insert(node);
+    this.#orderLabels(node, 1);
+  }
+
+  #orderLabels(node: SchedNode, sign: 1 | -1): void {
+    for (const key in node.labels) {
+      const k = key + '\0' + node.labels[key];
+      let order = this.#labelOrders.get(k);
+      if (sign > 0) {
+        if (!order) this.#labelOrders.set(k, (order = new NodeOrder()));
+        order.insert(node);
+      } else if (order) {
+        order.remove(node);
+        if (order.size === 0) this.#labelOrders.delete(k);
+      }
+    }
   }
 
   #indexTaints(node: SchedNode, sign: 1 | -1): void {

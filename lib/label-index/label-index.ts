@@ -76,6 +76,11 @@ export class LabelIndex {
     return n;
   }
 
+  /** The values `key` has on some node in `scope`. */
+  valuesOf(scope: string, key: string): string[] {
+    return [...(this.#byValue.get(scope + '\0' + key)?.keys() ?? [])];
+  }
+
   countByKey(scope: string, key: string): number {
     return this.#byKey.get(scope + '\0' + key)?.size ?? 0;
   }

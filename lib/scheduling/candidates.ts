@@ -1,4 +1,5 @@
-import type { ClusterState } from '../cluster/cluster-state.ts';
+import type { ClusterState, SchedNode } from '../cluster/cluster-state.ts';
+import type { NodeOrder } from '../cluster/node-order.ts';
 import { NODE_SCOPE, actorScope } from '../label-index/label-index.ts';
 import type { LabelMatchExpression } from '../selectors/expression.ts';
 import type { Attempt } from './filters/filter.ts';
@@ -12,7 +13,15 @@ import type { Attempt } from './filters/filter.ts';
 export interface Candidates {
   readonly size: number;
   ids(): Iterable<string>;
+  /**
+   * For node-label expressions: the candidates in the cluster's (score, id) order, merged from the
+   * per-value orders ClusterState keeps, so a picker can walk them best-first.
+   */
+  ordered?(): Iterable<SchedNode>;
 }
+
+/** Merging more per-value orders than this costs more than it saves. */
+const MAX_MERGED_ORDERS = 8;
 
 export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates | undefined {
   if (attempt.nodeId !== undefined) {
@@ -21,16 +30,39 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
   }
   let best: Candidates | undefined;
   const consider = (scope: string, expr: LabelMatchExpression): void => {
-    if (expr.operator === 'IN') {
-      const size = state.index.countByKeyValue(scope, expr.key, expr.values);
-      if (!best || size < best.size) best = { size, ids: () => state.index.nodesByKeyValue(scope, expr.key, expr.values) };
-    } else if (expr.operator === 'EXISTS') {
-      const size = state.index.countByKey(scope, expr.key);
-      if (!best || size < best.size) best = { size, ids: () => state.index.nodesByKey(scope, expr.key) };
+    const values = expr.operator === 'IN' ? expr.values : expr.operator === 'EXISTS' ? undefined : null;
+    if (values === null) return;
+    const size = values ? state.index.countByKeyValue(scope, expr.key, values) : state.index.countByKey(scope, expr.key);
+    if (best && size >= best.size) return;
+    const ids = values ? () => state.index.nodesByKeyValue(scope, expr.key, values) : () => state.index.nodesByKey(scope, expr.key);
+    let ordered: Candidates['ordered'];
+    if (scope === NODE_SCOPE) {
+      const all = values ?? state.index.valuesOf(scope, expr.key);
+      if (all.length <= MAX_MERGED_ORDERS) ordered = () => mergeOrders(all.map((v) => state.labelOrder(expr.key, v)).filter((o) => o !== undefined));
     }
+    best = { size, ids, ordered };
   };
   for (const expr of attempt.selector) consider(NODE_SCOPE, expr);
   for (const expr of attempt.nodeAffinity) consider(NODE_SCOPE, expr);
   for (const expr of attempt.actorAffinity) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
   return best;
+}
+
+/** Walks several (score, id)-ordered node lists as one, best first. A node has one value per key, so the lists are disjoint. */
+function* mergeOrders(orders: readonly NodeOrder<SchedNode>[]): Generator<SchedNode> {
+  const at = orders.map(() => 0);
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < orders.length; i++) {
+      if (at[i] >= orders[i].size) continue;
+      if (best < 0 || before(orders[i].at(at[i]), orders[best].at(at[best]))) best = i;
+    }
+    if (best < 0) return;
+    yield orders[best].at(at[best]++);
+  }
+}
+
+/** Does node a come before node b in the hybrid order? */
+export function before(a: SchedNode, b: SchedNode): boolean {
+  return a.score < b.score || (a.score === b.score && a.id < b.id);
 }

@@ -1,6 +1,6 @@
 import type { ClusterState, SchedNode } from '../cluster/cluster-state.ts';
 import { baseAttempt } from './attempts.ts';
-import type { Filter, Rejection } from './filters/filter.ts';
+import type { Attempt, Filter, Rejection } from './filters/filter.ts';
 import type { SchedulingRequest } from './request.types.ts';
 
 /**
@@ -39,10 +39,11 @@ export function explain(
   let anyRulesPass = false;
   let anyResourcesFit = false;
   let anyLater = false;
+  const attempts = Array.from({ length: tiers }, (_, tier) => baseAttempt(req, tier));
   for (const node of counted) {
     const reasons = new Set<string>();
-    for (let tier = 0; tier < tiers; tier++) {
-      const verdicts = judge(state, node, req, tier, filters);
+    for (const attempt of attempts) {
+      const verdicts = judge(state, node, attempt, filters);
       if (!verdicts.constraint.length) anyRulesPass = true;
       if (!verdicts.resources.length) anyResourcesFit = true;
       if ([...verdicts.constraint, ...verdicts.resources].every((r) => r.code === 'unschedulable')) anyLater = true;
@@ -64,8 +65,7 @@ export function explain(
 }
 
 /** Every filter's verdict on one node for one tier's hard constraints (no short-circuit). */
-function judge(state: ClusterState, node: SchedNode, req: SchedulingRequest, tier: number, filters: readonly Filter[]) {
-  const attempt = baseAttempt(req, tier);
+function judge(state: ClusterState, node: SchedNode, attempt: Attempt, filters: readonly Filter[]) {
   const constraint: Rejection[] = [];
   const resources: Rejection[] = [];
   for (const f of filters) {
@@ -73,4 +73,19 @@ function judge(state: ClusterState, node: SchedNode, req: SchedulingRequest, tie
     if (r) (f.kind === 'resources' ? resources : constraint).push(r);
   }
   return { constraint, resources };
+}
+
+/**
+ * An unschedulable verdict whose explanation is computed when first read, then kept. Deciding that
+ * nothing can take a request is cheap; explaining why walks every node. Callers that only need the
+ * verdict (a retry that fails again) never pay for the walk.
+ */
+export function unschedulable(compute: () => ScheduleFailure): { readonly status: 'unschedulable'; readonly failure: ScheduleFailure } {
+  let memo: ScheduleFailure | undefined;
+  return {
+    status: 'unschedulable',
+    get failure() {
+      return (memo ??= compute());
+    },
+  };
 }

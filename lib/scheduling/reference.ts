@@ -6,7 +6,7 @@ import { conditionMatches, describeExpression, type LabelMatchExpression } from 
 import { attemptsFor, baseAttempt } from './attempts.ts';
 import { ACTOR_AFFINITY_MISMATCH, ACTOR_ANTI_AFFINITY_MISMATCH } from './filters/actor-affinity.ts';
 import type { Attempt, Filter } from './filters/filter.ts';
-import { explain } from './explain.ts';
+import { explain, unschedulable } from './explain.ts';
 import { DEFAULT_FILTERS } from './policy.ts';
 import type { SchedulingRequest } from './request.types.ts';
 import type { Decision } from './schedule.ts';
@@ -51,7 +51,7 @@ export const REFERENCE_FILTERS: readonly Filter[] = DEFAULT_FILTERS.map((f) => (
 
 export function referenceSchedule(state: ClusterState, req: SchedulingRequest, rng: Rng, topKFraction = 0.2): ReferenceDecision {
   const failedOrWait = (eligible: string[] = []): ReferenceDecision => ({
-    decision: { status: 'unschedulable', failure: explain(state, req, REFERENCE_FILTERS) },
+    decision: unschedulable(() => explain(state, req, REFERENCE_FILTERS)),
     eligible,
   });
   if (req.nodeId) {
@@ -70,11 +70,11 @@ export function referenceSchedule(state: ClusterState, req: SchedulingRequest, r
       later = feasibleOn(node, baseAttempt(pinned, tier), state);
     }
     if (pin.soft && (!later || pin.spillOnUnavailable)) return referenceSchedule(state, rest, rng, topKFraction);
-    const failure = explain(state, pinned, REFERENCE_FILTERS);
     if (!pin.soft && pin.failOnUnavailable) {
+      const failure = explain(state, pinned, REFERENCE_FILTERS);
       return { decision: { status: 'failed', error: new NodeUnavailableError(node.id, failure.nodes.find((n) => n.nodeId === node.id)?.reasons ?? []) }, eligible: [] };
     }
-    return { decision: { status: 'unschedulable', failure }, eligible: [] };
+    return { decision: unschedulable(() => explain(state, pinned, REFERENCE_FILTERS)), eligible: [] };
   }
 
   const all = [...state.nodes.values()];
@@ -91,7 +91,7 @@ export function referenceSchedule(state: ClusterState, req: SchedulingRequest, r
       if (pool.length) return { decision: { status: 'placed', nodeId: pool[randomInt(rng, pool.length)], tier }, eligible: pool };
     }
     if (all.some((n) => feasibleOn(n, baseAttempt(req, tier), state))) {
-      return { decision: { status: 'unschedulable', failure: explain(state, req, REFERENCE_FILTERS, tier + 1) }, eligible: [] };
+      return { decision: unschedulable(() => explain(state, req, REFERENCE_FILTERS, tier + 1)), eligible: [] };
     }
   }
   return failedOrWait();

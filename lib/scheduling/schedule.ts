@@ -3,7 +3,7 @@ import { NodeNotFoundError, NodeUnavailableError, type OrreryError } from '../er
 import type { Rng } from '../random.ts';
 import { attemptsFor, baseAttempt } from './attempts.ts';
 import { candidatesFor } from './candidates.ts';
-import { explain, type ScheduleFailure } from './explain.ts';
+import { explain, unschedulable, type ScheduleFailure } from './explain.ts';
 import { pickHybrid } from './pick/hybrid.ts';
 import { pickSpread } from './pick/spread.ts';
 import { DEFAULT_POLICY, feasible, passes, type Policy } from './policy.ts';
@@ -42,10 +42,10 @@ export function schedule(state: ClusterState, req: SchedulingRequest, opts: Sche
       if (node) return { status: 'placed', nodeId: node.id, tier };
     }
     if (anyFeasible(state, req, tier, policy)) {
-      return { status: 'unschedulable', failure: explain(state, req, policy.filters, tier + 1) };
+      return unschedulable(() => explain(state, req, policy.filters, tier + 1));
     }
   }
-  return { status: 'unschedulable', failure: explain(state, req, policy.filters) };
+  return unschedulable(() => explain(state, req, policy.filters));
 }
 
 /** Is there a node that could take the tier's hard constraints once it has room? */
@@ -80,10 +80,9 @@ function scheduleWithNodeId(state: ClusterState, req: SchedulingRequest, opts: S
     couldFitLater = feasible(node, baseAttempt(pinned, tier), state, policy.filters);
   }
   if (pin.soft && (!couldFitLater || pin.spillOnUnavailable)) return schedule(state, withoutPin, opts);
-  const failure = explain(state, pinned, policy.filters);
   if (!pin.soft && pin.failOnUnavailable) {
-    const reasons = failure.nodes.find((n) => n.nodeId === node.id)?.reasons ?? [];
+    const reasons = explain(state, pinned, policy.filters).nodes.find((n) => n.nodeId === node.id)?.reasons ?? [];
     return { status: 'failed', error: new NodeUnavailableError(node.id, reasons) };
   }
-  return { status: 'unschedulable', failure };
+  return unschedulable(() => explain(state, pinned, policy.filters));
 }

@@ -1,6 +1,7 @@
 import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
 import { actorScope } from '../../label-index/label-index.ts';
-import { conditionMatches, describeExpression, type LabelMatchExpression } from '../../selectors/expression.ts';
+import { conditionMatches, type LabelMatchExpression } from '../../selectors/expression.ts';
+import { expressionRejection } from './rejections.ts';
 import type { Filter } from './filter.ts';
 
 export const ACTOR_AFFINITY_MISMATCH = "didn't match actor affinity";
@@ -41,8 +42,7 @@ export const actorAffinity: Filter = {
   check(node, attempt, state) {
     for (const expr of attempt.actorAffinity) {
       if (!actorExpressionMatches(state, node, expr, attempt.req.namespace)) {
-        const what = isAnti(expr) ? ACTOR_ANTI_AFFINITY_MISMATCH : ACTOR_AFFINITY_MISMATCH;
-        return { code: 'unschedulable', reason: `${what} ${describeExpression(expr)}` };
+        return expressionRejection(isAnti(expr) ? ACTOR_ANTI_AFFINITY_MISMATCH : ACTOR_AFFINITY_MISMATCH, 'unschedulable', expr);
       }
     }
     return undefined;

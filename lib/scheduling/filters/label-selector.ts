@@ -1,4 +1,5 @@
-import { describeExpression, expressionMatches } from '../../selectors/expression.ts';
+import { expressionMatches } from '../../selectors/expression.ts';
+import { expressionRejection } from './rejections.ts';
 import type { Filter } from './filter.ts';
 
 export const SELECTOR_MISMATCH = "didn't match label selector";
@@ -10,7 +11,7 @@ export const labelSelector: Filter = {
   check(node, attempt) {
     for (const expr of attempt.selector) {
       if (!expressionMatches(expr, node.labels)) {
-        return { code: 'infeasible', reason: `${SELECTOR_MISMATCH} ${describeExpression(expr)}` };
+        return expressionRejection(SELECTOR_MISMATCH, 'infeasible', expr);
       }
     }
     return undefined;

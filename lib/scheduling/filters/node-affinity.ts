@@ -1,4 +1,5 @@
-import { describeExpression, expressionMatches } from '../../selectors/expression.ts';
+import { expressionMatches } from '../../selectors/expression.ts';
+import { expressionRejection } from './rejections.ts';
 import type { Filter } from './filter.ts';
 
 export const NODE_AFFINITY_MISMATCH = "didn't match node affinity";
@@ -10,7 +11,7 @@ export const nodeAffinity: Filter = {
   check(node, attempt) {
     for (const expr of attempt.nodeAffinity) {
       if (!expressionMatches(expr, node.labels)) {
-        return { code: 'infeasible', reason: `${NODE_AFFINITY_MISMATCH} ${describeExpression(expr)}` };
+        return expressionRejection(NODE_AFFINITY_MISMATCH, 'infeasible', expr);
       }
     }
     return undefined;

@@ -1,6 +1,6 @@
 import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
 import { randomInt, type Rng } from '../../random.ts';
-import { candidatesFor } from '../candidates.ts';
+import { before, candidatesFor } from '../candidates.ts';
 import type { Attempt } from '../filters/filter.ts';
 import { passes, type Policy } from '../policy.ts';
 
@@ -28,6 +28,7 @@ export function pickHybrid(state: ClusterState, attempt: Attempt, policy: Policy
     const node = state.order.at(randomInt(rng, first));
     if (passes(node, attempt, state, policy.filters)) return node;
   }
+  if (cand?.ordered) return pickOrdered(state, attempt, policy, rng, cand.ordered(), k);
   if (cand && cand.size * Math.log2(n + 1) < n) return pickAmong(state, attempt, policy, rng, cand.ids(), k);
   for (let start = 0; start < n; start += k) {
     const pool: SchedNode[] = [];
@@ -38,6 +39,36 @@ export function pickHybrid(state: ClusterState, attempt: Attempt, policy: Policy
     if (pool.length) return pool[randomInt(rng, pool.length)];
   }
   return undefined;
+}
+
+/**
+ * Walks the candidates best-first to the first passing one, whose window is then the best window
+ * with a passing node. Within that window: random probes first, else every passing candidate in it
+ * (passing nodes all match the expression the candidates come from, so none is missed).
+ */
+function pickOrdered(state: ClusterState, attempt: Attempt, policy: Policy, rng: Rng, ordered: Iterable<SchedNode>, k: number): SchedNode | undefined {
+  const n = state.order.size;
+  let end: SchedNode | undefined;
+  let found = false;
+  const pool: SchedNode[] = [];
+  for (const node of ordered) {
+    if (found && end && !before(node, end)) break;
+    if (!passes(node, attempt, state, policy.filters)) continue;
+    if (!found) {
+      found = true;
+      const start = Math.floor(state.order.rankOf(node) / k) * k;
+      end = start + k < n ? state.order.at(start + k) : undefined;
+      if (start > 0) {
+        const width = Math.min(k, n - start);
+        for (let t = 0; t < policy.sampleTries; t++) {
+          const probe = state.order.at(start + randomInt(rng, width));
+          if (passes(probe, attempt, state, policy.filters)) return probe;
+        }
+      }
+    }
+    pool.push(node);
+  }
+  return pool.length ? pool[randomInt(rng, pool.length)] : undefined;
 }
 
 /** Exhaustive over a candidate set: the passing candidates in the best window, one at random. */

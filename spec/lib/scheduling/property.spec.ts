@@ -19,10 +19,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  CRITICAL_RESOURCES, DEFAULT_FILTERS, NODE_SCOPE, REFERENCE_FILTERS, TAINT_SCOPE, actorScope, addResources, attemptsFor,
+  CRITICAL_RESOURCES, DEFAULT_FILTERS, DEFAULT_POLICY, NODE_SCOPE, REFERENCE_FILTERS, TAINT_SCOPE, actorScope, addResources, attemptsFor,
   baseAttempt, candidatesFor, expressionMatches, feasible, firstUntoleratedTaint, fits, parseResources, passes, randomInt,
   referenceSchedule, referenceScheduleBundles, referenceVerdicts, schedule, scheduleBundles, seededRng, type Attempt,
-  type ClusterState, type Filter, type NodeState, type PlacementGroupRequest, type Rng, type SchedNode,
+  type ClusterState, type Filter, type NodeState, type PlacementGroupRequest, type Policy, type Rng, type SchedNode,
 } from '../../../lib/index.ts';
 import {
   REQUEST_KINDS, RandomCluster, chance, pick, randomActorResources, randomNodeLabels, randomPlacementGroup, randomRequest,
@@ -76,12 +76,30 @@ function compareFilters(state: ClusterState, gen: GeneratedRequest): string[] {
   return out;
 }
 
+/**
+ * Policies that switch the pickers' shortcuts off, so every path is checked against the reference on
+ * every case: exact window scans and ordered candidate walks instead of random probes, and ordered
+ * walks instead of exhaustive scans of small candidate sets.
+ */
+const NO_SHORTCUTS: { name: string; policy: Policy }[] = [
+  { name: 'no probes', policy: { ...DEFAULT_POLICY, sampleTries: 0 } },
+  { name: 'no probes, no small-set scans', policy: { ...DEFAULT_POLICY, sampleTries: 0, candidateScanLimit: 0 } },
+  { name: 'no small-set scans', policy: { ...DEFAULT_POLICY, candidateScanLimit: 0 } },
+];
+
 /** Reference first (SPREAD moves the cursor only in schedule), then the indexed decision. */
 function compareDecisions(state: ClusterState, gen: GeneratedRequest, rngs: { sched: Rng; ref: Rng }): { problems: string[]; status: string; placedOn?: string } {
   const ref = referenceSchedule(state, gen.request, rngs.ref);
-  const got = schedule(state, gen.request, { rng: rngs.sched });
   const want = ref.decision;
   const problems: string[] = [];
+  const cursor = state.spreadCursor;
+  for (const { name, policy } of NO_SHORTCUTS) {
+    const alt = schedule(state, gen.request, { rng: rngs.sched, policy });
+    state.spreadCursor = cursor;
+    if (alt.status !== want.status) problems.push(`${name}: status ${alt.status} vs reference ${want.status}`);
+    else if (alt.status === 'placed' && !ref.eligible.includes(alt.nodeId)) problems.push(`${name}: placed on ${alt.nodeId}, not among ${JSON.stringify(ref.eligible)}`);
+  }
+  const got = schedule(state, gen.request, { rng: rngs.sched });
   const status = got.status;
   if (got.status !== want.status) {
     problems.push(`status: schedule ${JSON.stringify(got)} vs reference ${JSON.stringify(want)}`);
