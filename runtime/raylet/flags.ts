@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import { OrreryError } from '../../lib/errors.ts';
+import { composeLabels, parseLabelsFlag, parseLabelsYaml } from '../../lib/labels/parse.ts';
+import { labelValueProblem } from '../../lib/labels/validate.ts';
+import { parseResources } from '../../lib/resources/resource-set.ts';
+import { parseTaints } from '../../lib/scheduling/taints.ts';
+import { assertToken } from '../../protocols/subjects.ts';
+
+/** A command-line flag or its value is unusable; the message is the one line the user sees. */
+export class FlagError extends OrreryError {
+  override name = 'FlagError';
+  constructor(readonly flag: string, readonly problem: string) {
+    super('INVALID_FLAG', `${flag}: ${problem}`, { detail: { flag, problem } });
+  }
+}
+
+export interface RayletFlags {
+  address: string;
+  cluster: string;
+  nodeName?: string;
+  nodeIp?: string;
+  labels: Record<string, string>;
+  taints: Record<string, string>;
+  /** User-facing quantities; CPU only when --num-cpus or --resources gave it. */
+  resources: Record<string, number>;
+  help: boolean;
+}
+
+export const DEFAULT_ADDRESS = 'nats://127.0.0.1:4222';
+
+export const USAGE = `usage: raylet [--address URL] [--cluster NAME] [--node-name NAME] [--node-ip IP]
+              [--labels "k=v,…"] [--labels-file FILE.yaml] [--taints "k=v[:Effect],…"]
+              [--resources '{"GPU":1}'] [--num-cpus N] [--num-gpus N]
+  --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; labels also come from $ORRERY_NODE_LABELS`;
+
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--node-name', '--node-ip', '--labels', '--labels-file', '--taints', '--resources', '--num-cpus', '--num-gpus']);
+
+/** Parses the raylet's flags and environment; every problem is a FlagError naming its flag. */
+export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv): RayletFlags {
+  const given = new Map<string, string>();
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
+    if (!VALUE_FLAGS.has(flag)) throw new FlagError(flag, arg.startsWith('-') ? 'unknown flag' : 'unexpected argument');
+    let value: string | undefined;
+    if (flag !== arg) value = arg.slice(eq + 1);
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) value = argv[++i];
+    if (value === undefined) throw new FlagError(flag, 'needs a value');
+    if (given.has(flag)) throw new FlagError(flag, 'given more than once');
+    given.set(flag, value);
+  }
+  const at = <T>(flag: string, parse: () => T): T => {
+    try {
+      return parse();
+    } catch (err) {
+      throw err instanceof FlagError ? err : new FlagError(flag, err instanceof Error ? err.message : String(err));
+    }
+  };
+
+  const address = given.get('--address') ?? (env.ORRERY_ADDRESS?.trim() || DEFAULT_ADDRESS);
+  if (address.trim() === '') throw new FlagError('--address', 'must not be empty');
+  const cluster = at('--cluster', () => assertToken('cluster', given.get('--cluster') ?? 'default'));
+  const nodeName = given.get('--node-name');
+  if (nodeName !== undefined) {
+    const problem = nodeName === '' ? 'must not be empty' : labelValueProblem(nodeName);
+    if (problem) throw new FlagError('--node-name', problem);
+  }
+  const nodeIp = given.get('--node-ip');
+  if (nodeIp !== undefined && !/^[0-9a-fA-F.:]+$/.test(nodeIp)) throw new FlagError('--node-ip', `not an IP address: ${JSON.stringify(nodeIp)}`);
+
+  const fromFlag = at('--labels', () => parseLabelsFlag(given.get('--labels') ?? ''));
+  const file = given.get('--labels-file');
+  const fromFile = file === undefined ? undefined : at('--labels-file', () => parseLabelsYaml(readLabelsFile(file)));
+  const fromEnv = at('ORRERY_NODE_LABELS', () => parseLabelsFlag(env.ORRERY_NODE_LABELS ?? ''));
+  const labels = { ...composeLabels(fromFile, fromFlag, fromEnv) };
+
+  const taints = at('--taints', () => parseTaintsFlag(given.get('--taints') ?? ''));
+  const resources = at('--resources', () => parseResourcesFlag(given.get('--resources')));
+  for (const [flag, name] of [['--num-cpus', 'CPU'], ['--num-gpus', 'GPU']] as const) {
+    const text = given.get(flag);
+    if (text === undefined) continue;
+    if (Object.hasOwn(resources, name)) throw new FlagError(flag, `--resources also sets ${name}; give it once`);
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n)) throw new FlagError(flag, `expected a number, got ${JSON.stringify(text)}`);
+    at(flag, () => parseResources({ [name]: n }));
+    resources[name] = n;
+  }
+  return { address, cluster, nodeName, nodeIp, labels, taints, resources, help };
+}
+
+function readLabelsFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    throw new FlagError('--labels-file', code === 'ENOENT' ? `no such file: ${path}` : `cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** `k=v,k2=v2:PreferNoSchedule`: each pair split at its first '=', checked by parseTaints. */
+export function parseTaintsFlag(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (text.trim() === '') return out;
+  for (const raw of text.split(',')) {
+    const pair = raw.trim();
+    const eq = pair.indexOf('=');
+    if (pair === '') throw new Error("empty key=value pair (a stray ',')");
+    if (eq < 0) throw new Error(`expected key=value[:Effect], got ${JSON.stringify(pair)}`);
+    const key = pair.slice(0, eq).trim();
+    if (Object.hasOwn(out, key)) throw new Error(`duplicate key ${JSON.stringify(key)}`);
+    out[key] = pair.slice(eq + 1).trim();
+  }
+  parseTaints(out);
+  return out;
+}
+
+function parseResourcesFlag(text: string | undefined): Record<string, number> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`expected a JSON object such as '{"GPU":1}', got ${JSON.stringify(text)}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`expected a JSON object such as '{"GPU":1}', got ${JSON.stringify(text)}`);
+  parseResources(value);
+  return { ...(value as Record<string, number>) };
+}

@@ -1,0 +1,79 @@
+/**
+ * The raylet process: `node runtime/raylet/main.ts --address nats://… [node flags]` (flags.ts).
+ * It connects to NATS, starts a raylet whose worker hosts are forked processes, and prints one line
+ * on stdout once the node is registered:
+ *
+ *   ORRERY_READY {"role":"raylet","nodeId":"…","nodeName":"…"}
+ *
+ * Logs go to stderr. SIGTERM or SIGINT stops it gracefully (exit 0). A bad flag is one line on
+ * stderr naming the flag, exit 2; NATS that cannot be reached, or a GCS that refuses the node, is
+ * one line, exit 1.
+ */
+import { OrreryError } from '../../lib/errors.ts';
+import { connectNatsBus } from '../bus/nats.ts';
+import type { Bus } from '../bus/bus.ts';
+import { FlagError, parseRayletFlags, USAGE, type RayletFlags } from './flags.ts';
+import { startRaylet, type RayletHandle } from './index.ts';
+
+const say = (line: string): void => void process.stderr.write(`orrery raylet: ${line}\n`);
+
+function fail(code: number, line: string): never {
+  say(line);
+  process.exit(code);
+}
+
+let flags: RayletFlags;
+try {
+  flags = parseRayletFlags(process.argv.slice(2), process.env);
+} catch (err) {
+  fail(2, err instanceof FlagError ? err.message : String(err));
+}
+if (flags.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+let bus: Bus;
+try {
+  bus = await connectNatsBus({ servers: flags.address, name: `orrery-raylet-${flags.nodeName ?? process.pid}`, onHandlerError: (err) => say(`handler error: ${String(err)}`) });
+} catch (err) {
+  fail(1, `cannot connect to NATS at ${flags.address}: ${err instanceof OrreryError ? String(err.detail.reason ?? err.message) : String(err)}`);
+}
+
+let raylet: RayletHandle;
+try {
+  raylet = await startRaylet({
+    bus,
+    cluster: flags.cluster,
+    nodeName: flags.nodeName,
+    nodeIp: flags.nodeIp,
+    labels: flags.labels,
+    taints: flags.taints,
+    resources: flags.resources,
+    hosts: { mode: 'process', natsAddress: flags.address },
+    log: say,
+  });
+} catch (err) {
+  await bus.close().catch(() => undefined);
+  fail(err instanceof OrreryError && /^INVALID_/.test(err.code) ? 2 : 1, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+process.stdout.write(`ORRERY_READY ${JSON.stringify({ role: 'raylet', nodeId: raylet.nodeId, nodeName: raylet.nodeName })}\n`);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  say(`${signal}: stopping`);
+  await raylet.stop();
+  await bus.close().catch(() => undefined);
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+const { error } = await raylet.closed;
+if (error && !stopping) {
+  await bus.close().catch(() => undefined);
+  fail(1, `stopped: the GCS refused the node (${error.code}): ${error.message}`);
+}
