@@ -58,6 +58,8 @@ export class ClusterState {
   readonly spreadThreshold: number;
   /** For each node label key=value, its nodes in the same (score, id) order. */
   readonly #labelOrders = new Map<string, NodeOrder<SchedNode>>();
+  /** The label orders each node is in, so a rescore moves it without building keys. */
+  readonly #ordersOf = new WeakMap<SchedNode, NodeOrder<SchedNode>[]>();
   /** Node ids in sorted order, for SPREAD's round robin. */
   readonly ids: string[] = [];
   /** The node id the last SPREAD decision chose; the next one starts after it. */
@@ -198,25 +200,29 @@ export class ClusterState {
   #rescore(node: SchedNode): void {
     const next = this.scoreOf(node);
     if (next === node.score) return;
+    const orders = this.#ordersOf.get(node) ?? [];
     this.order.remove(node);
-    this.#orderLabels(node, -1);
+    for (const o of orders) o.remove(node);
     node.score = next;
     this.order.insert(node);
-    this.#orderLabels(node, 1);
+    for (const o of orders) o.insert(node);
   }
 
   #orderLabels(node: SchedNode, sign: 1 | -1): void {
+    const mine: NodeOrder<SchedNode>[] = [];
     for (const key in node.labels) {
       const k = key + '\0' + node.labels[key];
       let order = this.#labelOrders.get(k);
       if (sign > 0) {
         if (!order) this.#labelOrders.set(k, (order = new NodeOrder()));
         order.insert(node);
+        mine.push(order);
       } else if (order) {
         order.remove(node);
         if (order.size === 0) this.#labelOrders.delete(k);
       }
     }
+    this.#ordersOf.set(node, mine);
   }
 
   #indexTaints(node: SchedNode, sign: 1 | -1): void {

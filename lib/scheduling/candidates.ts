@@ -14,10 +14,12 @@ export interface Candidates {
   readonly size: number;
   ids(): Iterable<string>;
   /**
-   * For node-label expressions: the candidates in the cluster's (score, id) order, merged from the
-   * per-value orders ClusterState keeps, so a picker can walk them best-first.
+   * Every selective node-label expression's candidates in the cluster's (score, id) order, merged
+   * from the per-value orders ClusterState keeps, so a picker can walk them best-first. A node that
+   * passes is in each of these sets, so walking them side by side finds it after at most
+   * (walks × the shortest walk) steps, whichever expression that turns out to be.
    */
-  ordered?(): Iterable<SchedNode>;
+  readonly walks: readonly (() => Iterable<SchedNode>)[];
 }
 
 /** Merging more per-value orders than this costs more than it saves. */
@@ -26,26 +28,26 @@ const MAX_MERGED_ORDERS = 8;
 export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates | undefined {
   if (attempt.nodeId !== undefined) {
     const id = attempt.nodeId;
-    return { size: 1, ids: () => [id] };
+    return { size: 1, ids: () => [id], walks: [] };
   }
-  let best: Candidates | undefined;
+  let best: Omit<Candidates, 'walks'> | undefined;
+  const walks: (() => Iterable<SchedNode>)[] = [];
   const consider = (scope: string, expr: LabelMatchExpression): void => {
     const values = expr.operator === 'IN' ? expr.values : expr.operator === 'EXISTS' ? undefined : null;
     if (values === null) return;
     const size = values ? state.index.countByKeyValue(scope, expr.key, values) : state.index.countByKey(scope, expr.key);
-    if (best && size >= best.size) return;
-    const ids = values ? () => state.index.nodesByKeyValue(scope, expr.key, values) : () => state.index.nodesByKey(scope, expr.key);
-    let ordered: Candidates['ordered'];
     if (scope === NODE_SCOPE) {
       const all = values ?? state.index.valuesOf(scope, expr.key);
-      if (all.length <= MAX_MERGED_ORDERS) ordered = () => mergeOrders(all.map((v) => state.labelOrder(expr.key, v)).filter((o) => o !== undefined));
+      if (all.length <= MAX_MERGED_ORDERS) walks.push(() => mergeOrders(all.map((v) => state.labelOrder(expr.key, v)).filter((o) => o !== undefined)));
     }
-    best = { size, ids, ordered };
+    if (best && size >= best.size) return;
+    const ids = values ? () => state.index.nodesByKeyValue(scope, expr.key, values) : () => state.index.nodesByKey(scope, expr.key);
+    best = { size, ids };
   };
   for (const expr of attempt.selector) consider(NODE_SCOPE, expr);
   for (const expr of attempt.nodeAffinity) consider(NODE_SCOPE, expr);
   for (const expr of attempt.actorAffinity) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
-  return best;
+  return best && { ...best, walks };
 }
 
 /** Walks several (score, id)-ordered node lists as one, best first. A node has one value per key, so the lists are disjoint. */

@@ -28,7 +28,7 @@ export function pickHybrid(state: ClusterState, attempt: Attempt, policy: Policy
     const node = state.order.at(randomInt(rng, first));
     if (passes(node, attempt, state, policy.filters)) return node;
   }
-  if (cand?.ordered) return pickOrdered(state, attempt, policy, rng, cand.ordered(), k);
+  if (cand?.walks.length) return pickOrdered(state, attempt, policy, rng, cand.walks.map((w) => w()[Symbol.iterator]()), k);
   if (cand && cand.size * Math.log2(n + 1) < n) return pickAmong(state, attempt, policy, rng, cand.ids(), k);
   for (let start = 0; start < n; start += k) {
     const pool: SchedNode[] = [];
@@ -42,33 +42,40 @@ export function pickHybrid(state: ClusterState, attempt: Attempt, policy: Policy
 }
 
 /**
- * Walks the candidates best-first to the first passing one, whose window is then the best window
- * with a passing node. Within that window: random probes first, else every passing candidate in it
- * (passing nodes all match the expression the candidates come from, so none is missed).
+ * Walks the candidate lists best-first, side by side, to the first passing node; its window is the
+ * best window holding a passing node. Within that window: random probes first, else every passing
+ * node in it, collected from the walk that found the first (a passing node is in every list).
+ * A list that ends before any node passes proves that none does.
  */
-function pickOrdered(state: ClusterState, attempt: Attempt, policy: Policy, rng: Rng, ordered: Iterable<SchedNode>, k: number): SchedNode | undefined {
-  const n = state.order.size;
-  let end: SchedNode | undefined;
-  let found = false;
-  const pool: SchedNode[] = [];
-  for (const node of ordered) {
-    if (found && end && !before(node, end)) break;
-    if (!passes(node, attempt, state, policy.filters)) continue;
-    if (!found) {
-      found = true;
-      const start = Math.floor(state.order.rankOf(node) / k) * k;
-      end = start + k < n ? state.order.at(start + k) : undefined;
-      if (start > 0) {
-        const width = Math.min(k, n - start);
-        for (let t = 0; t < policy.sampleTries; t++) {
-          const probe = state.order.at(start + randomInt(rng, width));
-          if (passes(probe, attempt, state, policy.filters)) return probe;
-        }
+function pickOrdered(state: ClusterState, attempt: Attempt, policy: Policy, rng: Rng, walks: Iterator<SchedNode>[], k: number): SchedNode | undefined {
+  let first: SchedNode | undefined;
+  let walk: Iterator<SchedNode> | undefined;
+  while (!first) {
+    for (const w of walks) {
+      const step = w.next();
+      if (step.done) return undefined;
+      if (passes(step.value, attempt, state, policy.filters)) {
+        first = step.value;
+        walk = w;
+        break;
       }
     }
-    pool.push(node);
   }
-  return pool.length ? pool[randomInt(rng, pool.length)] : undefined;
+  const n = state.order.size;
+  const start = Math.floor(state.order.rankOf(first) / k) * k;
+  const end = start + k < n ? state.order.at(start + k) : undefined;
+  if (start > 0) {
+    const width = Math.min(k, n - start);
+    for (let t = 0; t < policy.sampleTries; t++) {
+      const probe = state.order.at(start + randomInt(rng, width));
+      if (passes(probe, attempt, state, policy.filters)) return probe;
+    }
+  }
+  const pool = [first];
+  for (let step = walk!.next(); !step.done && (!end || before(step.value, end)); step = walk!.next()) {
+    if (passes(step.value, attempt, state, policy.filters)) pool.push(step.value);
+  }
+  return pool[randomInt(rng, pool.length)];
 }
 
 /** Exhaustive over a candidate set: the passing candidates in the best window, one at random. */
