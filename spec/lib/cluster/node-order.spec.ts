@@ -88,4 +88,41 @@ test('seeded random inserts, removals and rescores agree with a fresh sort', () 
   for (const m of members) assert.is(order.at(order.rankOf(m)), m);
 });
 
+
+
+test('thousands of random inserts, removals and rescores agree with a plainly sorted array (blocks split and empty)', () => {
+  const rng = seededRng(99);
+  const order = new NodeOrder<{ id: string; score: number }>();
+  const live: { id: string; score: number }[] = [];
+  const sorted = () => [...live].sort((a, b) => a.score - b.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (let step = 0; step < 6_000; step++) {
+    const roll = rng();
+    if (roll < 0.5 || live.length === 0) {
+      const item = { id: `n${String(Math.floor(rng() * 1e9)).padStart(9, '0')}-${step}`, score: rng() < 0.5 ? 0 : Math.round(rng() * 100) / 100 };
+      live.push(item);
+      order.insert(item);
+    } else if (roll < 0.75) {
+      const [item] = live.splice(Math.floor(rng() * live.length), 1);
+      order.remove(item);
+      assert.is(order.rankOf(item), -1);
+    } else {
+      const item = live[Math.floor(rng() * live.length)];
+      order.rescore(item, item.score, rng() < 0.3 ? 0 : Math.round(rng() * 100) / 100);
+    }
+    if (step % 500 === 499 || step === 5_999) {
+      const want = sorted();
+      assert.is(order.size, want.length);
+      want.forEach((item, i) => {
+        assert.is(order.at(i), item);
+        assert.is(order.rankOf(item), i);
+      });
+    }
+  }
+  // drain completely, then reuse
+  for (const item of [...live]) order.remove(item);
+  assert.is(order.size, 0);
+  order.insert({ id: 'z', score: 1 });
+  assert.is(order.at(0).id, 'z');
+});
+
 test.run();
