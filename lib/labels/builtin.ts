@@ -1,8 +1,9 @@
 /**
  * Built-in labels. Everything under the `orrery.io/` prefix (or a subdomain of it) belongs to the
  * runtime: raylets set the node labels below when they register, and every actor carries
- * ACTOR_ID_LABEL so actor affinity can name actors by id. Users may select on these keys but never
- * set them.
+ * ACTOR_ID_LABEL so actor affinity can name actors by id. Users may select on all of them; they may
+ * set only the ones describing the machine (SETTABLE_BUILTIN_LABELS in validate.ts) — never the
+ * node's id, name or ip, which the raylet owns.
  */
 import { InvalidLabelError } from '../errors.ts';
 import { isReservedPrefix, validateLabels } from './validate.ts';

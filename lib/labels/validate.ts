@@ -8,7 +8,10 @@
  *   value  = empty, or the same shape as a name
  *
  * The prefix `orrery.io` (and its subdomains) is reserved for built-in labels: user labels may not
- * use it, selectors may (pass `allowReserved`). The `*Problem` functions return the first rule a
+ * use it, except the built-in labels that describe the machine and that only its operator knows
+ * (SETTABLE_BUILTIN_LABELS: accelerator type, market type, node group, availability zone and
+ * region — as `ray start --labels` sets `ray.io/accelerator-type`); selectors may use any (pass
+ * `allowReserved`). The `*Problem` functions return the first rule a
  * key or value breaks (undefined when fine); the `validate*` functions throw it as an
  * InvalidLabelError.
  */
@@ -24,7 +27,7 @@ export const LABEL_RULES = {
   prefixLength: 'prefix must be 253 characters or less',
   prefixSyntax:
     "prefix must be a DNS subdomain: lowercase alphanumerics, '-' and '.', each dot-separated part starting and ending with an alphanumeric character",
-  prefixReserved: `prefix ${RESERVED_LABEL_PREFIX}/ is reserved for built-in labels`,
+  prefixReserved: `prefix ${RESERVED_LABEL_PREFIX}/ is reserved for built-in labels (users may set only orrery.io/accelerator-type, market-type, node-group, availability-zone and availability-region)`,
   nameEmpty: 'name must not be empty',
   nameLength: 'name must be 63 characters or less',
   nameEnds: 'name must start and end with an alphanumeric character',
@@ -34,6 +37,15 @@ export const LABEL_RULES = {
   valueChars: "value may contain only alphanumerics, '-', '_' and '.'",
   notARecord: 'labels must be an object mapping keys to string values',
 } as const;
+
+/** Built-in labels an operator may set (with --labels, a labels file or ORRERY_NODE_LABELS). */
+export const SETTABLE_BUILTIN_LABELS: ReadonlySet<string> = new Set([
+  'orrery.io/accelerator-type',
+  'orrery.io/market-type',
+  'orrery.io/node-group',
+  'orrery.io/availability-zone',
+  'orrery.io/availability-region',
+]);
 
 export interface KeyOptions {
   /** Accept keys under the reserved `orrery.io/` prefix (selectors, built-in labels). */
@@ -91,7 +103,7 @@ export function labelKeyProblem(key: unknown, opts: KeyOptions = {}): string | u
   if (name === '') return LABEL_RULES.nameEmpty;
   const problem = segmentProblem(name, 'name');
   if (problem) return problem;
-  if (parts.length === 2 && !opts.allowReserved && isReservedPrefix(parts[0])) return LABEL_RULES.prefixReserved;
+  if (parts.length === 2 && !opts.allowReserved && isReservedPrefix(parts[0]) && !SETTABLE_BUILTIN_LABELS.has(key)) return LABEL_RULES.prefixReserved;
   return undefined;
 }
 

@@ -50,7 +50,7 @@ const badFlags: { name: string; input: unknown; want: Want }[] = [
   { name: 'duplicate key', input: 'a=1,b=2,a=3', want: { key: 'a', value: '3', rule: 'duplicate key' } },
   { name: "'=' inside the value", input: 'a=b=c', want: { key: 'a', value: 'b=c', rule: CHARS } },
   { name: 'space inside the key', input: 'a b=c', want: { key: 'a b', rule: "name may contain only alphanumerics, '-', '_' and '.'" } },
-  { name: 'reserved key', input: 'orrery.io/node-id=x', want: { key: 'orrery.io/node-id', rule: 'prefix orrery.io/ is reserved for built-in labels' } },
+  { name: 'reserved key', input: 'orrery.io/node-id=x', want: { key: 'orrery.io/node-id', rule: 'prefix orrery.io/ is reserved for built-in labels (users may set only orrery.io/accelerator-type, market-type, node-group, availability-zone and availability-region)' } },
   { name: 'not a string', input: 5, want: { key: '', rule: 'labels must be given as a string of key=value pairs (got number)' } },
 ];
 for (const c of badFlags) {
@@ -88,7 +88,7 @@ const badFiles: { name: string; input: unknown; want: Want }[] = [
   { name: 'a nested mapping', input: 'a:\n  b: c', want: { key: 'a', rule: 'value must be a scalar, not a mapping' } },
   { name: 'a list value', input: 'a: [1, 2]', want: { key: 'a', rule: 'value must be a scalar, not a list' } },
   { name: 'a list key', input: '? [a]\n: b', want: { key: '', rule: 'key must be a scalar, not a list' } },
-  { name: 'a reserved key', input: 'orrery.io/zone: x', want: { key: 'orrery.io/zone', rule: 'prefix orrery.io/ is reserved for built-in labels' } },
+  { name: 'a reserved key', input: 'orrery.io/zone: x', want: { key: 'orrery.io/zone', rule: 'prefix orrery.io/ is reserved for built-in labels (users may set only orrery.io/accelerator-type, market-type, node-group, availability-zone and availability-region)' } },
   { name: 'an invalid value', input: 'a: b c', want: { key: 'a', value: 'b c', rule: CHARS } },
   { name: 'infinity', input: 'a: .inf', want: { key: 'a', value: '.inf', rule: 'value must start and end with an alphanumeric character' } },
   { name: 'not text', input: null, want: { key: '', rule: 'labels file must be text (got null)' } },
@@ -120,7 +120,7 @@ for (const c of precedence) {
 test('composeLabels validates every source as user labels', () => {
   expectLabelError(() => composeLabels({ 'orrery.io/node-id': 'x' }, {}), {
     key: 'orrery.io/node-id',
-    rule: 'prefix orrery.io/ is reserved for built-in labels',
+    rule: 'prefix orrery.io/ is reserved for built-in labels (users may set only orrery.io/accelerator-type, market-type, node-group, availability-zone and availability-region)',
   });
   expectLabelError(() => composeLabels({}, {}, { zone: 'a b' }), { key: 'zone', value: 'a b', rule: CHARS });
 });

@@ -25,7 +25,7 @@ const R = {
   nameChars: "name may contain only alphanumerics, '-', '_' and '.'",
   valueEnds: 'value must start and end with an alphanumeric character',
   valueChars: "value may contain only alphanumerics, '-', '_' and '.'",
-  reserved: 'prefix orrery.io/ is reserved for built-in labels',
+  reserved: 'prefix orrery.io/ is reserved for built-in labels (users may set only orrery.io/accelerator-type, market-type, node-group, availability-zone and availability-region)',
 };
 const name63 = 'a' + 'b'.repeat(61) + 'c';
 const prefix253 = Array.from({ length: 4 }, () => 'p'.repeat(62)).join('.') + '.q'; // 4*62 + 3 dots + 2 = 253
@@ -43,6 +43,12 @@ const validKeys: { name: string; input: string; reserved?: boolean }[] = [
   { name: 'reserved name as a domain further up', input: 'orrery.io.example.com/x' },
   { name: 'orrery.io as a name (no prefix)', input: 'orrery.io' },
   { name: 'reserved prefix when allowed', input: 'orrery.io/node-id', reserved: true },
+  // what only the machine's operator knows (seed 002 sets ray.io/accelerator-type with --labels)
+  { name: 'settable built-in: accelerator type', input: 'orrery.io/accelerator-type' },
+  { name: 'settable built-in: market type', input: 'orrery.io/market-type' },
+  { name: 'settable built-in: node group', input: 'orrery.io/node-group' },
+  { name: 'settable built-in: availability zone', input: 'orrery.io/availability-zone' },
+  { name: 'settable built-in: availability region', input: 'orrery.io/availability-region' },
   { name: 'reserved subdomain when allowed', input: 'x.orrery.io/y', reserved: true },
 ];
 
@@ -72,6 +78,9 @@ const invalidKeys: { name: string; input: unknown; key: string; want: string; re
   { name: 'prefix part ending with a dash', input: 'ex.com-/a', key: 'ex.com-/a', want: R.prefixSyntax },
   { name: 'prefix of 254 characters', input: `${prefix253}q/x`, key: `${prefix253}q/x`, want: 'prefix must be 253 characters or less' },
   { name: 'reserved prefix', input: 'orrery.io/node-id', key: 'orrery.io/node-id', want: R.reserved },
+  { name: 'reserved: the node name the raylet owns', input: 'orrery.io/node-name', key: 'orrery.io/node-name', want: R.reserved },
+  { name: 'reserved: the node ip the raylet owns', input: 'orrery.io/node-ip', key: 'orrery.io/node-ip', want: R.reserved },
+  { name: 'reserved: an actor id', input: 'orrery.io/actor-id', key: 'orrery.io/actor-id', want: R.reserved },
   { name: 'reserved subdomain', input: 'x.orrery.io/y', key: 'x.orrery.io/y', want: R.reserved },
   { name: 'syntax is checked before the reservation', input: 'orrery.io/-x', key: 'orrery.io/-x', want: R.nameEnds, reserved: true },
   { name: 'a number', input: 5, key: '(number)', want: 'key must be a string (got number)' },
