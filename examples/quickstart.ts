@@ -1,59 +1,33 @@
-// Quickstart: orrery's scheduler on a simulated four-node cluster. Each request below uses one of
-// the scheduling options from the seeds; the program prints where it landed or, when nothing can
-// take it, the explanation a user would see ("0/4 nodes are available: …").
+// Quickstart: a four-node cluster, actors placed with label selectors, affinity, anti-affinity and
+// a GPU taint, each printing where it landed — and one that cannot be placed, with the reason.
 //
-//   npm start
-import {
-  ClusterState, NODE_ID_LABEL, Exists, actorAffinity, affinity, antiAffinity, compilePlacementGroup, compileRequest,
-  labelIn, nodeAffinity, parseResources, parseTaints, scheduleBundles, schedule, seededRng, type PlacementOptions,
-} from 'orrery';
+//   npm start                                (a local cluster)
+//   ORRERY_ADDRESS=nats://host:4222 npm start  (your cluster; labels as below)
+import { Exists, actorAffinity, affinity, antiAffinity, labelIn, nodeAffinity } from 'orrery';
+import { ServiceActor } from './actors.ts';
+import { exampleCluster, report } from './support/cluster.ts';
 
-const cluster = new ClusterState();
-const nodes: { nodeId: string; labels: Record<string, string>; cpu: number; gpu?: number; taints?: Record<string, string> }[] = [
-  { nodeId: 'node-1', labels: { region: 'us', zone: 'us-east-1a' }, cpu: 8 },
-  { nodeId: 'node-2', labels: { region: 'us', zone: 'us-east-1b' }, cpu: 8 },
-  { nodeId: 'node-3', labels: { region: 'eu', zone: 'eu-west-1a' }, cpu: 4 },
-  { nodeId: 'gpu-1', labels: { region: 'us', 'orrery.io/accelerator-type': 'nvidia-h100' }, cpu: 16, gpu: 2, taints: { gpu_node: 'true' } },
-];
-for (const n of nodes) {
-  cluster.addNode({
-    nodeId: n.nodeId,
-    labels: { ...n.labels, [NODE_ID_LABEL]: n.nodeId },
-    taints: parseTaints(n.taints ?? {}),
-    total: parseResources({ CPU: n.cpu, ...(n.gpu ? { GPU: n.gpu } : {}) }),
-  });
+const { cluster, names, stop } = await exampleCluster([
+  { name: 'us-1', labels: { region: 'us', zone: 'us-east-1a' }, resources: { CPU: 4 } },
+  { name: 'us-2', labels: { region: 'us', zone: 'us-east-1b' }, resources: { CPU: 4 } },
+  { name: 'eu-1', labels: { region: 'eu', zone: 'eu-west-1a' }, resources: { CPU: 2 } },
+  { name: 'gpu-1', labels: { region: 'us', 'orrery.io/accelerator-type': 'nvidia-h100' }, resources: { CPU: 8, GPU: 2 }, taints: { gpu_node: 'true' } },
+]);
+try {
+  console.log('\nplacements:');
+  const web = await cluster.actor(ServiceActor).options({ name: 'web', labelSelector: { region: 'us' } }).remote('web');
+  await report("web: labelSelector region=us", web, names);
+  const cache = await cluster.actor(ServiceActor).options({ schedulingStrategy: actorAffinity(affinity(web)) }).remote('cache');
+  await report('cache: affinity to web', cache, names);
+  const replica = await cluster.actor(ServiceActor).options({ schedulingStrategy: actorAffinity(antiAffinity(web)) }).remote('replica');
+  await report('replica: anti-affinity to web', replica, names);
+  const eu = await cluster.actor(ServiceActor).options({ schedulingStrategy: nodeAffinity(labelIn('region', ['eu'])) }).remote('eu');
+  await report('eu: node affinity region in (eu)', eu, names);
+  const trainer = await cluster.actor(ServiceActor).options({ numGpus: 1, tolerations: { gpu_node: Exists() } }).remote('trainer');
+  await report('trainer: 1 GPU, tolerates gpu_node', trainer, names);
+  const huge = await cluster.actor(ServiceActor).options({ numCpus: 64 }).remote('huge');
+  await report('huge: 64 CPUs', huge, names, 1_000);
+  console.log(`\n${await web.call('ping')}`);
+} finally {
+  await stop();
 }
-
-const rng = seededRng(2026);
-const rows: string[][] = [];
-function place(actorId: string, what: string, opts: PlacementOptions): void {
-  const req = compileRequest(opts, { namespace: 'default', target: { kind: 'actor', id: actorId } });
-  const d = schedule(cluster, req, { rng });
-  if (d.status === 'placed') {
-    cluster.allocate(d.nodeId, req.resources);
-    cluster.addActor(d.nodeId, { actorId, namespace: 'default' });
-    rows.push([actorId, what, d.nodeId + (d.tier ? ` (fallback ${d.tier})` : '')]);
-  } else if (d.status === 'unschedulable') {
-    rows.push([actorId, what, `pending — ${d.failure.message}`]);
-  } else {
-    rows.push([actorId, what, `error ${d.error.code}: ${d.error.message}`]);
-  }
-}
-
-place('web', 'labelSelector region=us', { numCpus: 2, labelSelector: { region: 'us' } });
-place('cache', 'affinity to web', { numCpus: 1, schedulingStrategy: actorAffinity(affinity('web')) });
-place('replica', 'anti-affinity to web', { numCpus: 2, schedulingStrategy: actorAffinity(antiAffinity('web')) });
-place('eu-svc', 'nodeAffinity region in (eu)', { numCpus: 1, schedulingStrategy: nodeAffinity(labelIn('region', ['eu'])) });
-place('trainer', 'GPU, tolerates gpu_node', { numGpus: 1, tolerations: { gpu_node: Exists() } });
-place('no-gpu', 'GPU without toleration', { numGpus: 1 });
-place('ap-svc', 'region=ap, fallback any', { numCpus: 1, labelSelector: { region: 'ap' }, fallbackStrategy: [{ labelSelector: {} }] });
-place('huge', '64 CPUs', { numCpus: 64 });
-
-const pg = compilePlacementGroup({ bundles: [{ CPU: 2 }, { CPU: 2 }, { CPU: 2 }], strategy: 'STRICT_SPREAD' }, { id: 'pg-1' });
-const group = scheduleBundles(cluster, pg, { rng });
-rows.push(['pg-1', 'placement group 3×{CPU:2} STRICT_SPREAD', group.status === 'placed' ? group.nodeIds.join(', ') : group.failure.message]);
-
-const width = [0, 1].map((i) => Math.max(...rows.map((r) => r[i].length)));
-console.log(`orrery quickstart — ${nodes.length} simulated nodes\n`);
-for (const r of rows) console.log(`  ${r[0].padEnd(width[0])}  ${r[1].padEnd(width[1])}  → ${r[2]}`);
-console.log('\nThe cluster runtime (GCS, raylets and actors on NATS) builds on this scheduling core; see README.md.');
