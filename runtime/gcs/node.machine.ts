@@ -7,9 +7,9 @@ import { assign, setup, type SnapshotFrom } from 'xstate';
  *     │                 │
  *     └── no HEARTBEAT for `nodeTimeoutMs` ──▶ DEAD (final)
  *
- * Each HEARTBEAT re-enters the current state, which restarts its `nodeTimeout` delay; the delay is
- * read from the context, so the clock (real, or xstate's SimulatedClock in specs) is the only
- * timer. What a death means for the cluster (its actors fail, it leaves the scheduler's view) is
+ * Each HEARTBEAT re-enters the current state, which restarts its `nodeTimeout` delay (moving
+ * between ALIVE and DRAINING starts a fresh window too). The delay is read from the context, so the
+ * clock (real, or xstate's SimulatedClock in specs) is the only timer. What a death means for the cluster (its actors fail, it leaves the scheduler's view) is
  * the GCS's business: it watches the snapshots. The context is plain data.
  */
 export type NodeState = 'ALIVE' | 'DRAINING' | 'DEAD';

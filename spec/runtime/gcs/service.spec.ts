@@ -232,6 +232,40 @@ test('actor_died from a raylet restarts the actor; a stale report changes nothin
     assert.is((await h.actor('a1')).state, 'ALIVE');
   }));
 
+test('a raylet that does not answer create_actor in time fails the attempt; the restart lands', () =>
+  withGcs({ createTimeoutMs: 100 }, async (h) => {
+    const raylet = await h.addNode(us('n1'));
+    raylet.hold = (req) => req.incarnation === 0;
+    await h.registerActor('a1', { maxRestarts: 1 });
+    await h.reached('a1', 'RESTARTING', 3000);
+    const alive = await h.reached('a1', 'ALIVE');
+    assert.is(alive.numRestarts, 1);
+    assert.equal(raylet.created.map((c) => c.incarnation), [0, 1]);
+
+    raylet.close();
+    await h.registerActor('a2', {});
+    const dead = await h.reached('a2', 'DEAD');
+    assert.match(dead.deathCause!, /^create_actor on node n1: (NO_RESPONDERS|TIMEOUT): /);
+  }));
+
+test('a late create_actor answer for an older incarnation is an orphan: the GCS kills it', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode(us('n1'));
+    raylet.hold = () => true;
+    await h.registerActor('a1', { maxRestarts: 1 });
+    assert.equal(await h.request('actor_died', 'actor_died', { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'host exited' }), { failed: 1 });
+    await h.events.wait((e) => e.actor?.actorId === 'a1' && e.actor.state === 'SCHEDULED' && e.actor.numRestarts === 1, 'a1 scheduled again');
+    await raylet.creates.wait((c) => c.incarnation === 1, 'the second create');
+    const [first, second] = raylet.held;
+    assert.equal([first.req.incarnation, second.req.incarnation], [0, 1]);
+    first.answer();
+    second.answer();
+    assert.is((await h.reached('a1', 'ALIVE')).numRestarts, 1);
+    await raylet.kills.wait((k) => k.incarnation === 0, 'the orphan killed');
+    assert.equal(raylet.killed, [{ actorId: 'a1', incarnation: 0 }]);
+    assert.is((await h.actor('a1')).state, 'ALIVE', 'the current incarnation lives on');
+  }));
+
 // ---- the pending queue ----
 
 test('a pending actor is placed when a matching node registers', () =>
@@ -346,6 +380,29 @@ test('view deltas come in version order and view_snapshot matches what they add 
     assert.equal(n1.resources.available, { CPU: CPU(2) });
     assert.equal(n1.actors, [{ actorId: 'a1', namespace: 'default', labels: { role: 'db', 'orrery.io/actor-id': 'a1' } }]);
     assert.equal(snapshot.upserts.find((n) => n.nodeId === 'n2')!.taints, { maintenance: 'soon:PreferNoSchedule' });
+  }));
+
+test('heartbeats neither retry the pending queue nor change the view', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode(us('n1'));
+    assert.is((await h.registerActor('big', { numCpus: 64 })).state, 'PENDING');
+    const before = await h.request('view_snapshot', 'view_snapshot', {});
+    const { passes } = h.gcs.snapshot().pending;
+    for (let i = 0; i < 5; i++) assert.equal(await raylet.heartbeat(), { known: true });
+    assert.is(h.gcs.snapshot().pending.passes, passes);
+    assert.is((await h.request('view_snapshot', 'view_snapshot', {})).version, before.version, 'nothing changed, no new version');
+  }));
+
+test('view deltas are at most one per interval: a burst of changes is coalesced', () =>
+  withGcs({ viewIntervalMs: 100 }, async (h) => {
+    await h.addNode(us('n1'));
+    const first = await h.views.wait((v) => v.version === 1, 'view 1');
+    const firstAt = Date.now();
+    await Promise.all([0, 1, 2, 3, 4].map((i) => h.registerActor(`a${i}`, { numCpus: 0.5 })));
+    const second = await h.views.wait((v) => v.version === 2, 'view 2');
+    assert.ok(Date.now() - firstAt >= 85, `the second delta came ${Date.now() - firstAt} ms after the first`);
+    assert.equal(first.upserts.map((n) => n.nodeId), ['n1']);
+    assert.equal(second.upserts[0].actors!.map((a) => a.actorId), ['a0', 'a1', 'a2', 'a3', 'a4'], 'five placements in one delta');
   }));
 
 test.run();

@@ -140,9 +140,12 @@ export class Harness {
 
 /** A raylet peer: answers create_actor ok (or with `failCreate`'s error), kill_actor ok. */
 export class StubRaylet {
-  readonly created: CreateActor[] = [];
-  readonly killed: MessageBody<'raylet_kill_actor'>[] = [];
+  readonly creates = new Recorder<CreateActor>();
+  readonly kills = new Recorder<MessageBody<'raylet_kill_actor'>>();
   failCreate: (req: CreateActor) => WireError | undefined = () => undefined;
+  /** create_actor requests this says to hold wait in `held`, unanswered until the spec answers them. */
+  hold: (req: CreateActor) => boolean = () => false;
+  readonly held: { req: CreateActor; answer: () => void }[] = [];
   #timer: NodeJS.Timeout | undefined;
   #seq = 0;
   readonly #subs;
@@ -151,10 +154,18 @@ export class StubRaylet {
     this.#subs = [
       h.bus.subscribe(h.s.raylet(spec.nodeId, 'create_actor'), (m) => this.#create(m)),
       h.bus.subscribe(h.s.raylet(spec.nodeId, 'kill_actor'), (m) => {
-        this.killed.push(decode(m.data, { registry: { raylet_kill_actor: messages.raylet_kill_actor } }).body);
+        this.kills.push(decode(m.data, { registry: { raylet_kill_actor: messages.raylet_kill_actor } }).body);
         m.respond(encodeOk(null));
       }),
     ];
+  }
+
+  get created(): CreateActor[] {
+    return this.creates.got;
+  }
+
+  get killed(): MessageBody<'raylet_kill_actor'>[] {
+    return this.kills.got;
   }
 
   get nodeId(): string {
@@ -193,8 +204,10 @@ export class StubRaylet {
 
   #create(m: BusMsg): void {
     const req = decode(m.data, { registry: { create_actor: messages.create_actor } }).body;
-    this.created.push(req);
+    this.creates.push(req);
     const error = this.failCreate(req);
-    m.respond(error ? encodeError(new OrreryError(error.code, error.message, { detail: { ...error.detail } })) : encodeOk(null));
+    const answer = () => m.respond(error ? encodeError(new OrreryError(error.code, error.message, { detail: { ...error.detail } })) : encodeOk(null));
+    if (this.hold(req)) this.held.push({ req, answer });
+    else answer();
   }
 }

@@ -1,0 +1,59 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createActor, SimulatedClock } from 'xstate';
+import { nodeMachine, nodeStateOf } from '../../../runtime/gcs/node.machine.ts';
+
+// The Node machine on xstate's SimulatedClock: time moves only when the spec says so.
+
+function node(timeoutMs = 3000) {
+  const clock = new SimulatedClock();
+  const actor = createActor(nodeMachine, { clock, input: { nodeId: 'n1', nodeTimeoutMs: timeoutMs } }).start();
+  return { clock, actor, state: () => nodeStateOf(actor.getSnapshot()) };
+}
+
+test('a node that never heartbeats is DEAD after the timeout, not before', () => {
+  const n = node();
+  n.clock.increment(2999);
+  assert.is(n.state(), 'ALIVE');
+  n.clock.increment(1);
+  assert.is(n.state(), 'DEAD');
+  assert.is(n.actor.getSnapshot().status, 'done');
+});
+
+test('each heartbeat restarts the timeout', () => {
+  const n = node();
+  for (let i = 0; i < 10; i++) {
+    n.clock.increment(2500);
+    n.actor.send({ type: 'HEARTBEAT', seq: i });
+  }
+  assert.is(n.state(), 'ALIVE');
+  assert.is(n.actor.getSnapshot().context.lastSeq, 9);
+  assert.is(n.actor.getSnapshot().context.heartbeats, 10);
+  n.clock.increment(3000);
+  assert.is(n.state(), 'DEAD');
+});
+
+test('DRAINING keeps the liveness timeout; UNDRAIN returns to ALIVE', () => {
+  const n = node(1000);
+  n.actor.send({ type: 'DRAIN' });
+  assert.is(n.state(), 'DRAINING');
+  n.clock.increment(900);
+  n.actor.send({ type: 'HEARTBEAT', seq: 0 });
+  n.clock.increment(900);
+  assert.is(n.state(), 'DRAINING');
+  n.actor.send({ type: 'UNDRAIN' });
+  assert.is(n.state(), 'ALIVE');
+  n.actor.send({ type: 'DRAIN' });
+  n.clock.increment(1000);
+  assert.is(n.state(), 'DEAD');
+});
+
+test('a dead node takes no more events', () => {
+  const n = node(10);
+  n.clock.increment(10);
+  n.actor.send({ type: 'HEARTBEAT', seq: 1 });
+  n.actor.send({ type: 'DRAIN' });
+  assert.is(n.state(), 'DEAD');
+});
+
+test.run();
