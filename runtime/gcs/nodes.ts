@@ -6,7 +6,7 @@ import type { MessageBody } from '../../protocols/messages/registry.ts';
 import type { Infer } from '../../protocols/validate.ts';
 import type { EventPublisher, NodeEventType } from './events.ts';
 import type { NodeRef } from './gcs.machine.ts';
-import { nodeStateOf, type NodeMachineInput, type NodeSnapshot, type NodeState } from './node.machine.ts';
+import { nodeStateOf, type NodeMachineInput, type NodeState } from './node.machine.ts';
 import { changedLabels, changedTaints, nodeSetup } from './node-registration.ts';
 import type { KickReason } from './pending-queue.ts';
 import type { GcsStore } from './store.ts';
