@@ -72,7 +72,7 @@ const badTaints: { name: string; key: string; raw: unknown; want: { key: string;
   { name: 'a value of 64 characters', key: 'k', raw: 'v'.repeat(64), want: { key: 'k', value: 'v'.repeat(64), rule: 'value must be 63 characters or less' } },
   { name: 'a key with a space', key: 'bad key', raw: 'true', want: { key: 'bad key', value: undefined, rule: "name may contain only alphanumerics, '-', '_' and '.'" } },
   { name: 'an empty key', key: '', raw: 'true', want: { key: '', value: undefined, rule: 'key must not be empty' } },
-  { name: 'a reserved key by default', key: 'orrery.io/x', raw: 'true', want: { key: 'orrery.io/x', value: undefined, rule: 'prefix orrery.io/ is reserved for built-in labels' } },
+  { name: 'a reserved key by default', key: 'orrery.io/x', raw: 'true', want: { key: 'orrery.io/x', value: undefined, rule: 'prefix orrery.io/ is reserved for built-in labels (users may set only orrery.io/accelerator-type, market-type, node-group, availability-zone and availability-region)' } },
   { name: 'a value that is not a string', key: 'k', raw: 5, want: { key: 'k', value: '5', rule: 'taint value must be a string' } },
 ];
 
