@@ -6,7 +6,7 @@ import { RayletService } from './service.ts';
 
 export { rayletConfig, firstIpv4, newNodeId, type RayletConfig } from './config.ts';
 export { rayletMachine, type RayletContext, type RayletInput } from './raylet.machine.ts';
-export { WORKER_ENTRY } from './worker-process.ts';
+export { DEFAULT_WORKER_FLAGS, WORKER_ENTRY } from './worker-process.ts';
 
 export interface RayletOptions {
   bus: Bus;
@@ -20,8 +20,11 @@ export interface RayletOptions {
   taints?: Record<string, string>;
   /** User-facing quantities (`{ CPU: 4, GPU: 1, my_res: 2 }`); CPU defaults to os.availableParallelism(). */
   resources?: Record<string, number>;
-  /** Where actors run: on the raylet's bus in this process, or in forked worker processes. */
-  hosts: { mode: 'inline' } | { mode: 'process'; natsAddress: string };
+  /**
+   * Where actors run: on the raylet's bus in this process, or in forked worker processes that
+   * connect to `natsAddress` (`workerExecArgv`: extra node flags, default DEFAULT_WORKER_FLAGS).
+   */
+  hosts: { mode: 'inline' } | { mode: 'process'; natsAddress: string; workerExecArgv?: readonly string[] };
   /** Default: the first non-internal IPv4 address, else 127.0.0.1. */
   nodeIp?: string;
   log?: (line: string) => void;

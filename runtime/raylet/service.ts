@@ -20,7 +20,7 @@ import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
 import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
 
-export type HostsOption = { mode: 'inline' } | { mode: 'process'; natsAddress: string };
+export type HostsOption = { mode: 'inline' } | { mode: 'process'; natsAddress: string; workerExecArgv?: readonly string[] };
 
 export interface RayletServiceOptions {
   bus: Bus;
@@ -309,7 +309,7 @@ export class RayletService {
   private launchHost(): Promise<WorkerHost> {
     const { hosts, bus, config, log } = this.opts;
     if (hosts.mode === 'inline') return Promise.resolve(new InlineWorkerHost({ bus, cluster: config.cluster, node: this.node, log }));
-    return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, node: this.node, log });
+    return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, node: this.node, log, execArgv: hosts.workerExecArgv });
   }
 }
 
