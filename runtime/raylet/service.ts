@@ -1,21 +1,17 @@
-import { hostname as osHostname } from 'node:os';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { OrreryError } from '../../lib/errors.ts';
 import { decode, encode } from '../../protocols/codec.ts';
-import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { registered } from '../../protocols/messages/cluster.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { decodeReply, encodeError, encodeOk } from '../../protocols/reply.ts';
 import { RayletVerb, subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import { bool, object } from '../../protocols/validate.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
-import { ActorDiedError } from '../errors.ts';
 import type { HostNode } from '../worker/host.ts';
 import { MalformedCounter } from '../worker/malformed.ts';
 import { respond } from '../worker/respond.ts';
 import type { RayletConfig } from './config.ts';
-import { HostManager } from './host-manager.ts';
-import { Leases } from './leases.ts';
+import { LocalActors, type LostActor } from './local-actors.ts';
 import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
 import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
@@ -35,15 +31,6 @@ export interface RayletServiceOptions {
   requestTimeoutMs?: number;
 }
 
-/** An actor this raylet runs or is starting. */
-interface ActorRecord {
-  readonly incarnation: number;
-  /** Settles when its creation has: the create_actor reply. */
-  readonly created: Promise<{ actorId: string; incarnation: number; pid: number }>;
-  /** True once the create_actor reply said it is running. */
-  acknowledged: boolean;
-}
-
 const heartbeatAnswer = object({ known: bool() });
 const KILL_TYPE = 'raylet_kill_actor';
 const MAX_DIED_ATTEMPTS = 10;
@@ -59,9 +46,7 @@ export class RayletService {
   /** Resolves when the raylet has stopped: by stop() or crash(), or because the GCS refused it. */
   readonly closed: Promise<{ error?: { code: string; message: string } }>;
   private readonly s: ClusterSubjects;
-  private readonly actors = new Map<string, ActorRecord>();
-  private readonly leases: Leases;
-  private readonly hosts: HostManager;
+  private readonly actors: LocalActors;
   private readonly node: HostNode;
   private subs: Subscription[] = [];
   private machine: Actor<RayletMachine> | undefined;
@@ -71,13 +56,13 @@ export class RayletService {
   constructor(private readonly opts: RayletServiceOptions) {
     const { config } = opts;
     this.s = subjects(config.cluster);
-    this.leases = new Leases(config.total);
     this.node = { nodeId: config.nodeId, nodeName: config.nodeName, labels: config.labels };
     this.malformed = new MalformedCounter('raylet: refused a malformed request', opts.log);
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
-    this.hosts = new HostManager({
+    this.actors = new LocalActors({
+      total: config.total,
       launch: () => this.launchHost(),
-      onHostExit: (actorIds, cause) => this.onHostExit(actorIds, cause),
+      onLost: (actors, cause) => void this.reportDied(actors, cause),
       log: opts.log,
     });
   }
@@ -96,11 +81,11 @@ export class RayletService {
     const context = this.machine?.getSnapshot().context;
     return {
       phase: this.phase,
-      actors: this.actors.size,
-      hosts: this.hosts.hostCount,
+      actors: this.actors.count,
+      hosts: this.actors.hostCount,
       seq: context?.seq ?? 0,
       registrations: context?.registrations ?? 0,
-      available: this.leases.available(),
+      available: this.actors.available(),
       malformed: this.malformed.snapshot(),
     };
   }
@@ -154,11 +139,9 @@ export class RayletService {
     else this.machine?.send({ type: 'STOP' });
     for (const sub of this.subs) sub.unsubscribe();
     this.subs = [];
-    if (how === 'crash') this.hosts.crash();
-    else await this.hosts.stop();
+    if (how === 'crash') this.actors.crash();
+    else await this.actors.stop();
     this.machine?.stop();
-    this.actors.clear();
-    this.leases.clear();
     this.state = 'stopped';
     this.markClosed(result);
   }
@@ -166,8 +149,8 @@ export class RayletService {
   /** The raylet's own subjects, subscribed before it registers. */
   private async subscribe(): Promise<void> {
     const on = (verb: RayletVerb, handler: (msg: BusMsg) => void) => this.subs.push(this.opts.bus.subscribe(this.s.raylet(this.nodeId, verb), handler));
-    on(RayletVerb.create_actor, this.handler('create_actor', (body) => this.createActor(body)));
-    on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.killActor(body.actorId, body.incarnation)));
+    on(RayletVerb.create_actor, this.handler('create_actor', (body) => this.actors.create(body)));
+    on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
     for (const verb of Object.values(RayletVerb)) {
       if (verb === RayletVerb.create_actor || verb === RayletVerb.kill_actor) continue;
       on(verb, (msg) => {
@@ -204,8 +187,8 @@ export class RayletService {
       name: config.nodeName,
       labels: config.labels,
       taints: config.taints,
-      resources: { total: config.total, available: this.leases.available() },
-      address: { ip: config.nodeIp, hostname: config.hostname || osHostname(), pid: process.pid },
+      resources: { total: config.total, available: this.actors.available() },
+      address: { ip: config.nodeIp, hostname: config.hostname, pid: process.pid },
     });
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
     const reply = decodeReply(msg.data, { value: registered });
@@ -213,7 +196,7 @@ export class RayletService {
   }
 
   private async heartbeat(seq: number): Promise<{ known: boolean }> {
-    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.available() });
+    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.actors.available() });
     const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
     return decodeReply(msg.data, { value: heartbeatAnswer });
   }
@@ -222,77 +205,13 @@ export class RayletService {
     return this.opts.requestTimeoutMs ?? 2000;
   }
 
-  private createActor(spec: CreateActor): Promise<{ actorId: string; incarnation: number; pid: number }> {
-    if (this.state === 'stopping' || this.state === 'stopped') return Promise.reject(new ActorDiedError(spec.actorId, 'the raylet is stopping'));
-    const existing = this.actors.get(spec.actorId);
-    if (existing && existing.incarnation === spec.incarnation) return existing.created;
-    if (existing && existing.incarnation > spec.incarnation) {
-      return Promise.reject(
-        new OrreryError('STALE_INCARNATION', `actor ${spec.actorId} already runs incarnation ${existing.incarnation} here; refusing ${spec.incarnation}`, {
-          detail: { actorId: spec.actorId, running: existing.incarnation, requested: spec.incarnation },
-        }),
-      );
-    }
-    const replaced = existing ? this.killActor(spec.actorId, existing.incarnation) : Promise.resolve({ killed: false });
-    this.leases.acquire(spec.actorId, spec.resources);
-    const record: ActorRecord = {
-      incarnation: spec.incarnation,
-      acknowledged: false,
-      created: replaced.then(() => this.startActor(spec, record)),
-    };
-    this.actors.set(spec.actorId, record);
-    return record.created;
-  }
-
-  private async startActor(spec: CreateActor, record: ActorRecord): Promise<{ actorId: string; incarnation: number; pid: number }> {
-    try {
-      const { pid } = await this.hosts.create(spec);
-      if (this.actors.get(spec.actorId) !== record) {
-        throw new ActorDiedError(spec.actorId, 'killed while starting');
-      }
-      record.acknowledged = true;
-      return { actorId: spec.actorId, incarnation: spec.incarnation, pid };
-    } catch (err) {
-      if (this.actors.get(spec.actorId) === record) {
-        this.actors.delete(spec.actorId);
-        this.leases.release(spec.actorId);
-        await this.hosts.kill(spec.actorId);
-      }
-      throw err;
-    }
-  }
-
-  /** Drops an actor unless a newer incarnation runs here; `killed` says whether one was dropped. */
-  private async killActor(actorId: string, incarnation: number): Promise<{ killed: boolean }> {
-    const record = this.actors.get(actorId);
-    if (!record || record.incarnation > incarnation) return { killed: false };
-    this.actors.delete(actorId);
-    this.leases.release(actorId);
-    await this.hosts.kill(actorId);
-    return { killed: true };
-  }
-
   /** The GCS forgot this node: it no longer knows these actors either, so they go. */
   private forgetActors(): void {
-    const ids = [...this.actors.keys()];
-    if (ids.length > 0) this.opts.log(`raylet ${this.nodeId}: the GCS forgot this node; dropping ${ids.length} actor(s) before registering again`);
-    for (const id of ids) void this.killActor(id, Number.MAX_SAFE_INTEGER);
+    const n = this.actors.forgetAll();
+    if (n > 0) this.opts.log(`raylet ${this.nodeId}: the GCS forgot this node; dropped ${n} actor(s) before registering again`);
   }
 
-  private onHostExit(actorIds: string[], cause: string): void {
-    const lost: { actorId: string; incarnation: number }[] = [];
-    for (const actorId of actorIds) {
-      const record = this.actors.get(actorId);
-      if (!record) continue;
-      this.actors.delete(actorId);
-      this.leases.release(actorId);
-      // An actor still starting learns of the exit through its create_actor reply.
-      if (record.acknowledged) lost.push({ actorId, incarnation: record.incarnation });
-    }
-    if (lost.length > 0) void this.reportDied(lost, cause);
-  }
-
-  private async reportDied(actors: { actorId: string; incarnation: number }[], cause: string): Promise<void> {
+  private async reportDied(actors: LostActor[], cause: string): Promise<void> {
     const body = encode('actor_died', { nodeId: this.nodeId, actors, cause });
     for (let attempt = 1; attempt <= MAX_DIED_ATTEMPTS && this.state !== 'stopped'; attempt++) {
       try {

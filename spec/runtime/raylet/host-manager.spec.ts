@@ -1,46 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { CreateActor } from '../../../protocols/messages/actor.ts';
 import { HostManager } from '../../../runtime/raylet/host-manager.ts';
-import type { WorkerHost } from '../../../runtime/raylet/worker-host.ts';
+import { FakeHost } from './fake-host.ts';
 import { createSpec, rejection } from '../worker/support.ts';
-
-/** A scripted worker host: records what it was asked, dies when the spec says so. */
-class FakeHost implements WorkerHost {
-  static nextPid = 1000;
-  readonly pid = FakeHost.nextPid++;
-  readonly exited: Promise<string>;
-  readonly actors = new Set<string>();
-  stopped = false;
-  failCreate: Error | undefined;
-  private end!: (how: string) => void;
-
-  constructor() {
-    this.exited = new Promise((resolve) => (this.end = resolve));
-  }
-
-  async create(spec: CreateActor): Promise<void> {
-    if (this.failCreate) throw this.failCreate;
-    this.actors.add(spec.actorId);
-  }
-
-  async kill(actorId: string): Promise<boolean> {
-    return this.actors.delete(actorId);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.end('code 0');
-  }
-
-  crash(): void {
-    this.end('signal SIGKILL');
-  }
-
-  die(how: string): void {
-    this.end(how);
-  }
-}
 
 function manager(opts: { failCreate?: (dedicated: boolean) => Error | undefined } = {}) {
   const launched: { host: FakeHost; dedicated: boolean }[] = [];

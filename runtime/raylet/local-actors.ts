@@ -1,0 +1,147 @@
+import { OrreryError } from '../../lib/errors.ts';
+import type { ResourceSet } from '../../lib/resources/resource-set.ts';
+import type { CreateActor } from '../../protocols/messages/actor.ts';
+import { ActorDiedError } from '../errors.ts';
+import { HostManager } from './host-manager.ts';
+import { Leases } from './leases.ts';
+import type { WorkerHost } from './worker-host.ts';
+
+/** The value of a create_actor reply: the actor runs in process `pid`. */
+export interface ActorCreated {
+  readonly actorId: string;
+  readonly incarnation: number;
+  readonly pid: number;
+}
+
+/** An actor lost with its worker host, as gcs.actor_died names it. */
+export interface LostActor {
+  readonly actorId: string;
+  readonly incarnation: number;
+}
+
+export interface LocalActorsOptions {
+  total: ResourceSet;
+  launch(opts: { dedicated: boolean }): Promise<WorkerHost>;
+  /** Actors whose creation was acknowledged and whose worker host then exited unexpectedly. */
+  onLost(actors: LostActor[], cause: string): void;
+  log: (line: string) => void;
+}
+
+interface ActorRecord {
+  readonly incarnation: number;
+  /** Settles with the create_actor reply. */
+  readonly created: Promise<ActorCreated>;
+  /** True once the create_actor reply said it runs; only such actors are reported lost. */
+  acknowledged: boolean;
+}
+
+/**
+ * The actors one raylet runs: which incarnation of each, the resources each one leases, and the
+ * worker hosts they run in. Incarnations order competing requests: the same one twice is one
+ * actor, an older one is refused (STALE_INCARNATION), a newer one replaces the running one, and a
+ * kill for an older incarnation leaves a newer one alone.
+ */
+export class LocalActors {
+  private readonly records = new Map<string, ActorRecord>();
+  private readonly leases: Leases;
+  private readonly hosts: HostManager;
+  private closed = false;
+
+  constructor(private readonly opts: LocalActorsOptions) {
+    this.leases = new Leases(opts.total);
+    this.hosts = new HostManager({ launch: opts.launch, onHostExit: (ids, cause) => this.onHostExit(ids, cause), log: opts.log });
+  }
+
+  get count(): number {
+    return this.records.size;
+  }
+
+  get hostCount(): number {
+    return this.hosts.hostCount;
+  }
+
+  /** Total minus what the actors lease, in units. */
+  available(): Record<string, number> {
+    return this.leases.available();
+  }
+
+  /** Starts an actor; resolves once its constructor returned (its create_actor reply). */
+  create(spec: CreateActor): Promise<ActorCreated> {
+    if (this.closed) return Promise.reject(new ActorDiedError(spec.actorId, 'the raylet is stopping'));
+    const existing = this.records.get(spec.actorId);
+    if (existing && existing.incarnation === spec.incarnation) return existing.created;
+    if (existing && existing.incarnation > spec.incarnation) {
+      return Promise.reject(
+        new OrreryError('STALE_INCARNATION', `actor ${spec.actorId} already runs incarnation ${existing.incarnation} here; refusing ${spec.incarnation}`, {
+          detail: { actorId: spec.actorId, running: existing.incarnation, requested: spec.incarnation },
+        }),
+      );
+    }
+    const replaced = existing ? this.kill(spec.actorId, existing.incarnation) : Promise.resolve();
+    this.leases.acquire(spec.actorId, spec.resources);
+    const record: ActorRecord = { incarnation: spec.incarnation, acknowledged: false, created: replaced.then(() => this.start(spec, record)) };
+    this.records.set(spec.actorId, record);
+    return record.created;
+  }
+
+  /** Drops an actor unless a newer incarnation runs here; `killed` says whether one was dropped. */
+  async kill(actorId: string, incarnation: number): Promise<{ killed: boolean }> {
+    const record = this.records.get(actorId);
+    if (!record || record.incarnation > incarnation) return { killed: false };
+    this.drop(actorId);
+    await this.hosts.kill(actorId);
+    return { killed: true };
+  }
+
+  /** Drops every actor (the GCS forgot this node, and with it these actors). */
+  forgetAll(): number {
+    const ids = [...this.records.keys()];
+    for (const id of ids) void this.kill(id, Number.MAX_SAFE_INTEGER);
+    return ids.length;
+  }
+
+  /** Graceful: every worker host stopped. */
+  async stop(): Promise<void> {
+    this.closed = true;
+    await this.hosts.stop();
+    this.records.clear();
+    this.leases.clear();
+  }
+
+  /** Abrupt: every worker host killed. */
+  crash(): void {
+    this.closed = true;
+    this.hosts.crash();
+    this.records.clear();
+    this.leases.clear();
+  }
+
+  private async start(spec: CreateActor, record: ActorRecord): Promise<ActorCreated> {
+    try {
+      const { pid } = await this.hosts.create(spec);
+      if (this.records.get(spec.actorId) !== record) throw new ActorDiedError(spec.actorId, 'killed while starting');
+      record.acknowledged = true;
+      return { actorId: spec.actorId, incarnation: spec.incarnation, pid };
+    } catch (err) {
+      if (this.records.get(spec.actorId) === record) this.drop(spec.actorId);
+      throw err;
+    }
+  }
+
+  private drop(actorId: string): void {
+    this.records.delete(actorId);
+    this.leases.release(actorId);
+  }
+
+  private onHostExit(actorIds: string[], cause: string): void {
+    const lost: LostActor[] = [];
+    for (const actorId of actorIds) {
+      const record = this.records.get(actorId);
+      if (!record) continue;
+      this.drop(actorId);
+      // An actor still starting learns of the exit through its create_actor reply.
+      if (record.acknowledged) lost.push({ actorId, incarnation: record.incarnation });
+    }
+    if (lost.length > 0) this.opts.onLost(lost, cause);
+  }
+}

@@ -1,0 +1,93 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { LocalActors, type LostActor } from '../../../runtime/raylet/local-actors.ts';
+import { createSpec, rejection } from '../worker/support.ts';
+import { FakeHost } from './fake-host.ts';
+
+function table() {
+  const hosts: FakeHost[] = [];
+  const lost: { actors: LostActor[]; cause: string }[] = [];
+  let gate: Promise<void> | undefined;
+  const actors = new LocalActors({
+    total: { CPU: 40_000, GPU: 10_000 },
+    launch: async () => {
+      const host = new FakeHost();
+      host.gate = gate;
+      hosts.push(host);
+      return host;
+    },
+    onLost: (list, cause) => lost.push({ actors: list, cause }),
+    log: () => {},
+  });
+  return { actors, hosts, lost, holdCreates: (p: Promise<void>) => (gate = p) };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+test('leases follow creates, failed creates and kills', async () => {
+  const { actors, hosts } = table();
+  const a = createSpec('Counter', { resources: { CPU: 15_000, GPU: 10_000 } });
+  await actors.create(a);
+  assert.equal(actors.available(), { CPU: 25_000, GPU: 0 });
+  hosts[0].failCreate = new Error('constructor threw');
+  await rejection(actors.create(createSpec('Failing', { resources: { CPU: 10_000 } })));
+  assert.equal(actors.available(), { CPU: 25_000, GPU: 0 });
+  hosts[0].failCreate = undefined;
+  assert.equal(await actors.kill(a.actorId, 0), { killed: true });
+  assert.equal(actors.available(), { CPU: 40_000, GPU: 10_000 });
+  assert.is(actors.count, 0);
+});
+
+test('more than the node holds is still run (the GCS decides); available stops at zero', async () => {
+  const { actors } = table();
+  await actors.create(createSpec('Counter', { resources: { CPU: 30_000 } }));
+  await actors.create(createSpec('Counter', { resources: { CPU: 30_000 } }));
+  assert.equal(actors.available(), { CPU: 0, GPU: 10_000 });
+  assert.is(actors.count, 2);
+});
+
+test('a host that dies reports only the actors whose creation was acknowledged', async () => {
+  const { actors, hosts, lost } = table();
+  const a = createSpec('Counter', { incarnation: 2 });
+  await actors.create(a);
+  let open!: () => void;
+  hosts[0].gate = new Promise<void>((resolve) => (open = resolve));
+  const starting = createSpec('Counter');
+  const pending = rejection(actors.create(starting));
+  await turn();
+  hosts[0].die('signal SIGKILL');
+  await turn();
+  open();
+  assert.equal(lost, [{ actors: [{ actorId: a.actorId, incarnation: 2 }], cause: `worker host (pid ${hosts[0].pid}) exited unexpectedly (signal SIGKILL)` }]);
+  assert.is(actors.count, 0);
+  await pending.catch(() => undefined);
+});
+
+test('a kill while the constructor runs fails the create with ACTOR_DIED and leaves nothing', async () => {
+  const { actors, hosts, holdCreates } = table();
+  let open!: () => void;
+  holdCreates(new Promise<void>((resolve) => (open = resolve)));
+  const spec = createSpec('Counter', { resources: { CPU: 10_000 } });
+  const creating = rejection(actors.create(spec));
+  await turn();
+  assert.equal(await actors.kill(spec.actorId, 0), { killed: true });
+  open();
+  const err = await creating;
+  assert.is(err.code, 'ACTOR_DIED');
+  assert.is(actors.count, 0);
+  assert.equal(actors.available(), { CPU: 40_000, GPU: 10_000 });
+  assert.is(hosts.length, 1);
+});
+
+test('forgetAll drops every actor; stop refuses later creates', async () => {
+  const { actors } = table();
+  await actors.create(createSpec('Counter'));
+  await actors.create(createSpec('Counter', { isolation: 'process' }));
+  assert.is(actors.forgetAll(), 2);
+  await turn();
+  assert.is(actors.count, 0);
+  await actors.stop();
+  assert.is((await rejection(actors.create(createSpec('Counter')))).code, 'ACTOR_DIED');
+});
+
+test.run();
