@@ -36,6 +36,7 @@ export const GcsVerb = {
   drain_node: 'drain_node',
   view_snapshot: 'view_snapshot',
   actor_died: 'actor_died',
+  list_events: 'list_events',
 } as const;
 export type GcsVerb = (typeof GcsVerb)[keyof typeof GcsVerb];
 

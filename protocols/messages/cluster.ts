@@ -29,10 +29,16 @@ export const scheduleFailed = object({
   nodes: array(object({ nodeId: id, reasons: array(str({ max: 1024 }), { max: 64 }) }), { max: 100_000 }),
 });
 
-/** Everything on `events.<type>`: `type` says which; schedule_failed has the API.md shape. */
+/**
+ * Everything on `events.<type>`: `type` says which; schedule_failed has the API.md shape.
+ * `seq` (optional; added with the GCS's recent-events ring) numbers the GCS's events in publish
+ * order, so a reader of `list_events` and of the live stream can tell which it has seen.
+ * actor_evicted carries `actor`, `reason` (`no_execute_taint` | `affinity_lost`) and `message`.
+ */
 export const clusterEvent = object({
   type: str({ min: 1, max: 64 }),
   time: num(),
+  seq: optional(num({ int: true, min: 0 })),
   node: optional(nodeInfo),
   actor: optional(actorInfo),
   target: optional(record(unknown())),
@@ -41,6 +47,28 @@ export const clusterEvent = object({
   nodes: optional(array(unknown(), { max: 100_000 })),
 });
 export type ClusterEventWire = Infer<typeof clusterEvent>;
+
+/**
+ * driver → GCS (`gcs.list_events`): the GCS's recent events (a bounded ring), oldest first: those
+ * with `seq` > `afterSeq` whose type is one of `types` (all when absent), at most the newest `limit`.
+ */
+export const listEvents = object({
+  types: optional(array(str({ min: 1, max: 64 }), { max: 64 })),
+  afterSeq: optional(num({ int: true, min: 0 })),
+  limit: optional(num({ int: true, min: 1, max: 100_000 })),
+});
+
+/**
+ * The answer to list_events. `lastSeq`: the seq of the newest event published (0: none yet);
+ * `omitted`: matching events left out (older than the newest `limit`, over the reply's size budget,
+ * or already gone from the ring).
+ */
+export const recentEvents = object({
+  events: array(clusterEvent, { max: 100_000 }),
+  lastSeq: num({ int: true, min: 0 }),
+  omitted: num({ int: true, min: 0 }),
+});
+export type RecentEventsWire = Infer<typeof recentEvents>;
 
 /** Bodies of requests that carry nothing. */
 export const empty = object({});

@@ -3,7 +3,7 @@ import { heartbeat, registerNode } from './node.ts';
 import { reply } from './reply.ts';
 import { viewDelta } from './view.ts';
 import { actorCall, actorDied, createActor, getActor, killActor, rayletKillActor, registerActor } from './actor.ts';
-import { clusterEvent, empty, labelsChange, nodeRef, taintsChange } from './cluster.ts';
+import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
 
 /** A registry maps each message type (the envelope's `t`) to the validator of its body. */
 export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
@@ -23,6 +23,7 @@ export const messages = {
   set_node_taints: taintsChange,
   drain_node: nodeRef,
   actor_died: actorDied,
+  list_events: listEvents,
   create_actor: createActor,
   raylet_kill_actor: rayletKillActor,
   actor_call: actorCall,

@@ -26,6 +26,14 @@ export interface CompiledActor {
   readonly maxRestarts: number;
   readonly maxConcurrency: number;
   readonly isolation: 'shared' | 'process';
+  /**
+   * affinityDuringExecution: 'required' re-places the running actor when one of its hard constraints
+   * stops holding (docs/failover.md); 'ignored' (the default, as Kubernetes'
+   * IgnoredDuringExecution) checks them at placement only.
+   */
+  readonly requiredDuringExecution: boolean;
+  /** It has actor-affinity terms that another actor's placement can satisfy. */
+  readonly waitsOnPeers: boolean;
 }
 
 const MAX_CONCURRENCY = 100_000;
@@ -45,7 +53,15 @@ export function compileActor(reg: RegisterActor, ctx: { rareResources: readonly 
     maxRestarts: integerOption(options, 'maxRestarts', { min: -1, fallback: 0 }),
     maxConcurrency: integerOption(options, 'maxConcurrency', { min: 1, max: MAX_CONCURRENCY, fallback: 1 }),
     isolation: isolationOption(options.isolation),
+    requiredDuringExecution: duringExecutionOption(options.affinityDuringExecution),
+    waitsOnPeers: request.actorAffinity.some((e) => e.operator !== 'NOT_IN' && e.operator !== 'DOES_NOT_EXIST'),
   };
+}
+
+function duringExecutionOption(value: unknown): boolean {
+  if (value === undefined || value === null || value === 'ignored') return false;
+  if (value === 'required') return true;
+  throw new InvalidOptionError('affinityDuringExecution', value, "expected 'required' or 'ignored'");
 }
 
 function integerOption(options: Record<string, unknown>, name: string, rule: { min: number; max?: number; fallback: number }): number {

@@ -7,8 +7,8 @@ import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
  *              PLACED                    CREATED
  *   PENDING ──────────▶ onNode.SCHEDULED ─────────▶ onNode.ALIVE
  *    ▲  │ ↺ UNSCHEDULABLE     │  (from SCHEDULED or ALIVE:)
- *    │  │   (reported when    │  FAILED / KILL, restarts left ──▶ RESTARTING
- *    │  │    it changes)      │  FAILED / KILL, none left ──────▶ DEAD
+ *    │  │   (reported when    │  FAILED / KILL / EVICT, restarts left ──▶ RESTARTING
+ *    │  │    it changes)      │  FAILED / KILL / EVICT, none left ──────▶ DEAD
  *    │  │                     │  CREATE_FAILED (SCHEDULED) ─────▶ DEAD
  *    │  └── REJECTED / KILL ──▶ DEAD (final)
  *    └── UNSCHEDULABLE ── RESTARTING ── PLACED ──▶ onNode.SCHEDULED
@@ -23,6 +23,12 @@ import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
  *
  * `nodeId` is set on PLACED and cleared on entering RESTARTING or DEAD — after the exit and
  * transition actions, so removeFromNode and requestKill still see where the actor was.
+ *
+ * EVICT moves a running actor off its node because the node stopped being a place it may run (a
+ * NoExecute taint it does not tolerate, or a constraint it requires during execution that no longer
+ * holds — docs/failover.md): like a failure it counts a restart, and with none left the actor dies
+ * with the eviction's cause; unlike a failure its instance is still running, so it is killed
+ * (`requestKill`).
  *
  * RESTARTING is a waiting state like PENDING: the pending queue tries to place it at once and sends
  * PLACED (straight to SCHEDULED) or UNSCHEDULABLE (to PENDING, with its explanation). A restart
@@ -63,7 +69,9 @@ export type ActorEvent =
   | { type: 'CREATE_FAILED'; incarnation: number; cause: string }
   /** The worker or the node died, or the raylet could not be reached. */
   | { type: 'FAILED'; incarnation: number; cause: string }
-  | { type: 'KILL'; noRestart: boolean };
+  | { type: 'KILL'; noRestart: boolean }
+  /** The actor may no longer run where it is (NoExecute taint, a required constraint broke). */
+  | { type: 'EVICT'; cause: string };
 
 /** The death cause of an actor killed through kill_actor. */
 export const KILLED = 'killed';
@@ -166,6 +174,10 @@ export const actorMachine = setup({
             actions: 'requestKill',
           },
           { target: 'DEAD', actions: ['requestKill', { type: 'setDeathCause', params: { cause: KILLED } }] },
+        ],
+        EVICT: [
+          { guard: 'restartsLeft', target: 'RESTARTING', actions: 'requestKill' },
+          { target: 'DEAD', actions: ['requestKill', { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) }] },
         ],
       },
     },

@@ -8,7 +8,8 @@ import type { MessageBody } from '../../protocols/messages/registry.ts';
 import { ActorNameTakenError, ActorNotFoundError } from '../errors.ts';
 import { actorStateOf, type ActorContext, type ActorMachineInput, type ActorSnapshot } from './actor.machine.ts';
 import { compileActor, type CompiledActor } from './actor-options.ts';
-import type { EventPublisher } from './events.ts';
+import type { EventPublisher, EvictionReason } from './events.ts';
+import type { EvictionGuard, RunningActor } from './eviction.ts';
 import type { ActorRef } from './gcs.machine.ts';
 import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
 import { describe, type CreateOutcome, type RayletClient } from './raylets.ts';
@@ -27,6 +28,7 @@ export interface ActorDirectoryDeps {
   readonly events: EventPublisher;
   readonly raylets: RayletClient;
   readonly queue: () => PendingQueue;
+  readonly eviction: () => EvictionGuard;
   readonly spawn: (input: ActorMachineInput) => ActorRef;
   readonly rng: Rng;
   readonly rareResources: readonly string[];
@@ -72,9 +74,12 @@ export class ActorDirectory {
     const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, ref.getSnapshot()) };
     this.#entries.set(reg.actorId, entry);
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
+    if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
     this.#observe(entry, ref.getSnapshot(), true);
     ref.subscribe({ next: (snapshot) => this.#observe(entry, snapshot, false), error: (err) => this.deps.log(`actor ${reg.actorId} machine failed: ${String(err)}`) });
     this.#apply(ref, decision);
+    // decided against the cluster as it is: the queue need not try it again until something changes
+    if (decision.status === 'unschedulable') this.deps.queue().tried(reg.actorId);
     return entry.info;
   }
 
@@ -123,6 +128,31 @@ export class ActorDirectory {
       const context = entry.ref?.getSnapshot().context;
       if (context?.nodeId === nodeId) entry.ref!.send({ type: 'FAILED', incarnation: context.incarnation, cause: `node ${nodeId} died` });
     }
+  }
+
+  /**
+   * Moves a running actor off its node (eviction.ts): it restarts elsewhere when it may, else dies
+   * with `cause`; an actor_evicted event says why.
+   */
+  evict(actorId: string, reason: EvictionReason, cause: string): void {
+    const entry = this.#entries.get(actorId);
+    const from = entry?.ref?.getSnapshot().context.nodeId;
+    if (!entry?.ref || from === undefined) return;
+    entry.ref.send({ type: 'EVICT', cause });
+    this.deps.log(`actor ${actorId} left node ${from}: ${cause}`);
+    this.deps.events.actorEvicted(entry.info, reason, cause);
+  }
+
+  /** A placed actor's request, for the eviction guard. */
+  running(actorId: string): RunningActor | undefined {
+    const entry = this.#entries.get(actorId);
+    if (!entry?.ref) return undefined;
+    return { request: entry.compiled.request, namespace: entry.registration.namespace, required: entry.compiled.requiredDuringExecution };
+  }
+
+  /** Whether another actor's placement can let this one fit (the pending queue's filter). */
+  waitsOnPeers(actorId: string): boolean {
+    return this.#entries.get(actorId)?.compiled.waitsOnPeers ?? false;
   }
 
   /** The pending queue's attempt to place one waiting actor. */
@@ -205,6 +235,7 @@ export class ActorDirectory {
     else if (info.state === 'RESTARTING') queue.kick('actor_waiting');
     else if (info.state === 'DEAD') {
       entry.ref = undefined;
+      if (entry.compiled.requiredDuringExecution) this.deps.eviction().requiredActors(-1);
       const name = entry.registration.name;
       if (name !== undefined && this.#names.get(nameKey(info.namespace, name)) === info.actorId) this.#names.delete(nameKey(info.namespace, name));
     }

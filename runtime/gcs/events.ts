@@ -4,21 +4,28 @@ import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import type { ClusterEventWire, NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
+import type { EventLog } from './event-log.ts';
 
 /**
  * The GCS's lifecycle events, each an `event` message on `events.<type>` (docs/runtime.md):
  * node_added / node_dead / node_labels_changed / node_taints_changed / node_draining / node_alive
  * (with `node`; node_alive is a node that stopped draining), actor_state
- * (with `actor`) and schedule_failed (the ScheduleFailedEvent fields of API.md). Publishing is
+ * (with `actor`), actor_evicted (with `actor`, `reason` and `message`: a running actor moved off
+ * its node because a NoExecute taint or a constraint it requires during execution stopped holding —
+ * docs/failover.md) and schedule_failed (the ScheduleFailedEvent fields of API.md). Each event is
+ * numbered and kept in the recent-events ring (event-log.ts) before it is published. Publishing is
  * fire-and-forget: a failure is logged, never thrown into the GCS's state changes.
  */
 export type NodeEventType = 'node_added' | 'node_dead' | 'node_labels_changed' | 'node_taints_changed' | 'node_draining' | 'node_alive';
 
 export type ScheduleTarget = { kind: 'actor' | 'task' | 'placement_group'; id: string; name?: string };
 
+/** Why a running actor was moved off its node. */
+export type EvictionReason = 'no_execute_taint' | 'affinity_lost';
+
 export class EventPublisher {
   constructor(
-    private readonly deps: { bus: Bus; subjects: ClusterSubjects; log: (line: string) => void; now?: () => number },
+    private readonly deps: { bus: Bus; subjects: ClusterSubjects; log: (line: string) => void; history: EventLog; now?: () => number },
   ) {}
 
   node(type: NodeEventType, node: NodeInfoWire): void {
@@ -27,6 +34,10 @@ export class EventPublisher {
 
   actorState(actor: ActorInfoWire): void {
     this.#publish({ type: 'actor_state', time: this.#now(), actor });
+  }
+
+  actorEvicted(actor: ActorInfoWire, reason: EvictionReason, message: string): void {
+    this.#publish({ type: 'actor_evicted', time: this.#now(), actor, reason, message });
   }
 
   scheduleFailed(target: ScheduleTarget, failure: ScheduleFailure): void {
@@ -44,9 +55,10 @@ export class EventPublisher {
     return (this.deps.now ?? Date.now)();
   }
 
-  #publish(event: ClusterEventWire): void {
+  #publish(event: Omit<ClusterEventWire, 'seq'>): void {
+    const numbered = this.deps.history.append(event);
     try {
-      this.deps.bus.publish(this.deps.subjects.event(event.type), encode('event', event));
+      this.deps.bus.publish(this.deps.subjects.event(event.type), encode('event', numbered));
     } catch (err) {
       this.deps.log(`cannot publish ${event.type}: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -28,6 +28,8 @@ export interface NodeDirectoryDeps {
   readonly spawn: (input: NodeMachineInput) => NodeRef;
   readonly failActorsOn: (nodeId: string) => void;
   readonly kick: (reason: KickReason) => void;
+  /** A node's labels or taints changed: running actors there may have to move (eviction.ts). */
+  readonly constraintsChanged: (nodeId: string) => void;
   readonly heartbeatMs: number;
   readonly nodeTimeoutMs: number;
   readonly rareResources: readonly string[];
@@ -79,12 +81,14 @@ export class NodeDirectory {
   setLabels(change: MessageBody<'set_node_labels'>): NodeInfoWire {
     const node = this.#live(change.nodeId);
     this.deps.state.setNodeLabels(node.id, changedLabels(node.labels, change));
+    this.deps.constraintsChanged(node.id);
     return this.#changed(node.id, 'node_labels_changed');
   }
 
   setTaints(change: MessageBody<'set_node_taints'>): NodeInfoWire {
     const node = this.#live(change.nodeId);
     this.deps.state.setNodeTaints(node.id, changedTaints(node.taints, change));
+    this.deps.constraintsChanged(node.id);
     return this.#changed(node.id, 'node_taints_changed');
   }
 

@@ -31,6 +31,7 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     drain_node: route('drain_node', (body) => gcs.nodes.drain(body)),
     view_snapshot: route('view_snapshot', () => gcs.view.snapshot()),
     actor_died: route('actor_died', (body) => gcs.actors.died(body)),
+    list_events: route('list_events', (body) => gcs.history.query(body)),
     list_placement_groups: { type: undefined },
     create_pg: { type: undefined },
     remove_pg: { type: undefined },

@@ -7,7 +7,9 @@ import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
 import { provideActorEffects } from './actor-effects.ts';
 import { ActorDirectory } from './actors.ts';
+import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
 import { EventPublisher } from './events.ts';
+import { EvictionGuard } from './eviction.ts';
 import { actorChildId, gcsMachine, nodeChildId, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
 import { NodeDirectory } from './nodes.ts';
 import { PendingQueue } from './pending-queue.ts';
@@ -41,6 +43,10 @@ export interface GcsOptions {
   maxMessageBytes?: number;
   /** The node and actor tables; default a fresh MemoryStore. */
   store?: GcsStore;
+  /** How many recent events the GCS keeps for `list_events` (`orrery events`); default 10,000. */
+  eventHistory?: number;
+  /** Longest stretch of one pending-queue pass before it yields to the event loop; default 5 ms. */
+  queueSliceMs?: number;
   /** xstate inspection of the Gcs machine and every Node and Actor machine it spawned. */
   inspect?: (event: InspectionEvent) => void;
 }
@@ -53,6 +59,8 @@ export class GcsService {
   readonly intake: WireIntake;
   readonly view: ViewBroadcaster;
   readonly queue: PendingQueue;
+  readonly history: EventLog;
+  readonly eviction: EvictionGuard;
   readonly nodes: NodeDirectory;
   readonly actors: ActorDirectory;
   readonly actor: Actor<GcsMachine>;
@@ -69,7 +77,8 @@ export class GcsService {
     const { bus } = opts;
     this.store = opts.store ?? new MemoryStore();
     this.intake = new WireIntake({ log, maxBytes: positiveInt('maxMessageBytes', opts.maxMessageBytes, DEFAULT_MAX_BYTES, 1) });
-    const events = new EventPublisher({ bus, subjects: this.subjects, log });
+    this.history = new EventLog(positiveInt('eventHistory', opts.eventHistory, DEFAULT_EVENT_HISTORY, 1));
+    const events = new EventPublisher({ bus, subjects: this.subjects, log, history: this.history });
     this.view = new ViewBroadcaster({ bus, subjects: this.subjects, state: this.state, intervalMs: positiveInt('viewIntervalMs', opts.viewIntervalMs, DEFAULT_VIEW_INTERVAL_MS, 1), log });
     const raylets = new RayletClient({
       bus,
@@ -78,22 +87,38 @@ export class GcsService {
       killTimeoutMs: positiveInt('killTimeoutMs', opts.killTimeoutMs, 5000, 1),
       log,
     });
-    this.queue = new PendingQueue({ tryPlace: (id) => this.actors.tryPlace(id), log });
+    this.queue = new PendingQueue({
+      tryPlace: (id) => this.actors.tryPlace(id),
+      waitsOnPeers: (id) => this.actors.waitsOnPeers(id),
+      log,
+      sliceMs: positiveInt('queueSliceMs', opts.queueSliceMs, 5, 1),
+    });
     const kick = this.queue.kick.bind(this.queue);
+    this.eviction = new EvictionGuard({
+      state: this.state,
+      running: (id) => this.actors.running(id),
+      evict: (id, reason, cause) => this.actors.evict(id, reason, cause),
+      whenSettled: (fn) => this.queue.whenIdle(fn),
+    });
     this.actors = new ActorDirectory({
       state: this.state, store: this.store, events, raylets, rng, rareResources, log,
       queue: () => this.queue,
+      eviction: () => this.eviction,
       spawn: (input) => this.#child<ActorRef>({ type: 'ACTOR_REGISTERED', actor: input }, actorChildId(input.actorId)),
     });
     this.nodes = new NodeDirectory({
       state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick,
+      constraintsChanged: (nodeId) => this.eviction.mark(nodeId),
       spawn: (input) => this.#child<NodeRef>({ type: 'NODE_REGISTERED', node: input }, nodeChildId(input.nodeId)),
       failActorsOn: (nodeId) => this.actors.failOnNode(nodeId),
     });
     const actorLogic = provideActorEffects({
       state: this.state,
       log,
-      nodeChanged: (nodeId) => this.nodes.touched(nodeId),
+      nodeChanged: (nodeId) => {
+        this.nodes.touched(nodeId);
+        this.eviction.mark(nodeId);
+      },
       resourcesFreed: () => kick('resources_freed'),
       requestCreate: (c) => this.actors.requestCreate(c),
       requestKill: (c) => this.actors.requestKill(c),
@@ -147,6 +172,7 @@ export class GcsService {
     for (const sub of this.#subscriptions) sub.unsubscribe();
     this.#subscriptions = [];
     this.queue.stop();
+    this.eviction.stop();
     this.view.stop();
   }
 }

@@ -45,6 +45,7 @@ const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown 
   set_node_taints: { type: 'set_node_taints', valid: { nodeId: 'n1', add: { x: 'y' } }, illTyped: { nodeId: 'n1', add: 'x=y' } },
   drain_node: { type: 'drain_node', valid: { nodeId: 'n1' }, illTyped: { nodeId: ['n1'] } },
   view_snapshot: { type: 'view_snapshot', valid: {}, illTyped: null },
+  list_events: { type: 'list_events', valid: { types: ['node_added'] }, illTyped: { limit: 'all' } },
   actor_died: { type: 'actor_died', valid: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'x' }, illTyped: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 'zero' }], cause: 'x' } },
 };
 

@@ -1,0 +1,76 @@
+import type { ClusterEventWire, RecentEventsWire } from '../../protocols/messages/cluster.ts';
+
+/**
+ * The GCS's recent events: a ring of the last `capacity` events it published, each numbered with a
+ * `seq` that grows by one per event. `orrery events` reads it through `gcs.list_events` (what
+ * happened before the command ran), then follows `events.>` and skips what it already printed by
+ * seq. A reply is kept under `maxReplyBytes` (the ring can hold far more than one NATS message):
+ * the newest events win, and `omitted` counts what was left out.
+ */
+export const DEFAULT_EVENT_HISTORY = 10_000;
+/** Under nats-server's default max_payload (1 MiB), with room for the envelope. */
+const DEFAULT_MAX_REPLY_BYTES = 900 * 1024;
+
+export interface EventQuery {
+  readonly types?: readonly string[];
+  readonly afterSeq?: number;
+  readonly limit?: number;
+}
+
+export class EventLog {
+  readonly #ring: (ClusterEventWire | undefined)[];
+  #next = 0;
+  #seq = 0;
+
+  constructor(
+    readonly capacity = DEFAULT_EVENT_HISTORY,
+    private readonly maxReplyBytes = DEFAULT_MAX_REPLY_BYTES,
+  ) {
+    this.#ring = new Array<ClusterEventWire | undefined>(capacity);
+  }
+
+  /** The seq of the newest event (0 before the first). */
+  get lastSeq(): number {
+    return this.#seq;
+  }
+
+  /** Numbers the event, keeps it (dropping the oldest when full) and returns it with its seq. */
+  append(event: Omit<ClusterEventWire, 'seq'>): ClusterEventWire {
+    const numbered: ClusterEventWire = { ...event, seq: ++this.#seq };
+    this.#ring[this.#next] = numbered;
+    this.#next = (this.#next + 1) % this.capacity;
+    return numbered;
+  }
+
+  /** The newest matching events after `afterSeq`, oldest first, within the limit and the byte budget. */
+  query(q: EventQuery): RecentEventsWire {
+    const types = q.types && q.types.length > 0 ? new Set(q.types) : undefined;
+    const after = q.afterSeq ?? 0;
+    const limit = q.limit ?? this.capacity;
+    const picked: ClusterEventWire[] = [];
+    let omitted = 0;
+    let bytes = 0;
+    // newest first, so the limit and the budget keep the latest events
+    for (let i = 1; i <= this.capacity; i++) {
+      const event = this.#ring[(this.#next - i + this.capacity) % this.capacity];
+      if (event === undefined || event.seq! <= after) break;
+      if (types && !types.has(event.type)) continue;
+      if (picked.length >= limit) {
+        omitted++;
+        continue;
+      }
+      // JSON is larger than the msgpack that travels, so this bound is conservative
+      const size = JSON.stringify(event).length;
+      if (bytes + size > this.maxReplyBytes) {
+        omitted++;
+        continue;
+      }
+      bytes += size;
+      picked.push(event);
+    }
+    // events after `afterSeq` that the ring no longer holds
+    const oldestHeld = this.#seq - Math.min(this.#seq, this.capacity) + 1;
+    if (types === undefined && after + 1 < oldestHeld) omitted += oldestHeld - after - 1;
+    return { events: picked.reverse(), lastSeq: this.#seq, omitted };
+  }
+}
