@@ -56,17 +56,23 @@ export class WorkerProcess implements WorkerHost {
 
   private constructor(private readonly child: ChildProcess, private readonly opts: WorkerProcessOptions) {
     this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.gone = signal ? `signal ${signal}` : `code ${code}`;
-        const err = new OrreryError('WORKER_EXITED', `the worker host (pid ${child.pid}) exited (${this.gone})`, { detail: { pid: child.pid, code, signal } });
+      const end = (how: string, detail: Record<string, unknown>) => {
+        if (this.gone !== undefined) return;
+        this.gone = how;
+        const err = new OrreryError('WORKER_EXITED', `the worker host (pid ${child.pid}) exited (${how})`, { detail: { pid: child.pid, ...detail } });
         for (const p of this.pending.values()) p.reject(err);
         this.pending.clear();
-        resolve(this.gone);
+        resolve(how);
+      };
+      child.once('exit', (code, signal) => end(signal ? `signal ${signal}` : `code ${code}`, { code, signal }));
+      child.on('error', (err) => {
+        // A child that could not be spawned never exits; any other error (an IPC write to a child
+        // that just died) is followed by its exit.
+        if (child.pid === undefined) end(`spawn failed: ${err.message}`, { reason: err.message });
+        else opts.log?.(`worker host ${child.pid}: ${err.message}`);
       });
     });
     child.on('message', (message: unknown) => this.onMessage(message));
-    // An IPC write to a child that just died; the exit handler reports it.
-    child.on('error', (err) => opts.log?.(`worker host ${child.pid}: ${err.message}`));
   }
 
   /** Forks a host and resolves once it is connected to NATS and ready for creates. */
