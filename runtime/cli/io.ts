@@ -3,6 +3,8 @@ export interface CliIo {
   out(line: string): void;
   err(line: string): void;
   readonly env: NodeJS.ProcessEnv;
+  /** Ends a long-running command (`events --follow`) as SIGINT would; for in-process callers. */
+  readonly signal?: AbortSignal;
 }
 
 export const processIo: CliIo = {

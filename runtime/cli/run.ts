@@ -1,22 +1,30 @@
 import { OrreryError } from '../../lib/errors.ts';
 import { UsageError } from './args.ts';
+import { events } from './commands/events.ts';
+import { label } from './commands/label.ts';
 import { list } from './commands/list.ts';
 import { start } from './commands/start.ts';
 import { status } from './commands/status.ts';
 import { stop } from './commands/stop.ts';
+import { taint } from './commands/taint.ts';
 import type { CliIo } from './io.ts';
 
-const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, status, list };
+const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, status, list, label, taint, events };
 
 export const USAGE = `usage:
-  orrery start --head [--address URL] [node flags] [--cluster NAME] [--block]
+  orrery start --head [--address URL] [node flags] [--rare-resources GPU,my_rare] [--cluster NAME] [--block]
   orrery start --address URL [node flags] [--cluster NAME] [--block]
-      node flags: --labels "k=v,k2=v2"  --labels-file FILE.yaml  --taints "k=v[:Effect]"
+      node flags: --labels "k=v,k2=v2"  --labels-file FILE.yaml  --taints "k=v[:Effect],…"
                   --resources '{"my_res":2}'  --num-cpus N  --num-gpus N  --node-name NAME
   orrery stop
   orrery status [--address URL] [--cluster NAME]
   orrery list nodes|actors [--json] [--address URL] [--cluster NAME]
-Every command reads ORRERY_ADDRESS when --address is absent (default nats://127.0.0.1:4222).`;
+  orrery label (--node-id ID | --node-name NAME) (--set k=v[,…] | --remove k[,…]) [--json]
+  orrery taint (--node-id ID | --node-name NAME | --node-ip IP) (--add k=v[:Effect][,…] | --remove k[,…]) [--json]
+      effects: NoSchedule (default), PreferNoSchedule, NoExecute (moves running actors that do not tolerate it)
+  orrery events [--follow] [--type T[,T2]] [--json] [--limit N]
+Every command reads ORRERY_ADDRESS when --address is absent (default nats://127.0.0.1:4222).
+A failure is one line on stderr ending in its stable code, e.g. [NODE_NOT_FOUND]; exit 2 for bad usage, 1 otherwise.`;
 
 /**
  * Runs one command line and returns the exit code: 0 done, 1 failed, 2 bad usage. Every failure is
@@ -38,7 +46,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
+/** The first line of the message, then the error's stable code: `… [NODE_NOT_FOUND]`. */
 function oneLine(err: unknown): string {
-  const text = err instanceof OrreryError || err instanceof Error ? err.message : String(err);
-  return text.split('\n')[0].trim();
+  const text = (err instanceof Error ? err.message : String(err)).split('\n')[0].trim();
+  return err instanceof OrreryError ? `${text} [${err.code}]` : text;
 }

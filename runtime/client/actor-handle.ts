@@ -6,12 +6,13 @@ import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import { BusClosedError, NoRespondersError } from '../bus/errors.ts';
-import { ActorDiedError, ActorUnavailableError, WaitTimeoutError } from '../errors.ts';
+import { ActorDiedError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
 import type { ActorInfo, ActorState } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
+import { RestartGate, UnavailableNow } from './restart-gate.ts';
 
 /** A reference to one actor: call its methods, wait for it, follow its state, kill it. */
 export interface ActorHandle<T = unknown> {
@@ -66,6 +67,10 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
   readonly state$: Observable<ActorInfo>;
   /** Set once the actor was seen DEAD: DEAD is final, so later calls fail without a round trip. */
   private death: { cause?: string } | undefined;
+  /** Where calls with retries wait while the actor restarts (restart-gate.ts). */
+  private readonly gate: RestartGate;
+  /** Numbers calls in the order they were made. */
+  private nextCall = 0;
 
   constructor(
     private readonly ctx: HandleContext,
@@ -88,17 +93,29 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
       this.info().then(emit, (err: unknown) => subscriber.error(err));
       return stop;
     });
+    this.gate = new RestartGate({ actorId, watch: (w) => ctx.watchActor(actorId, w), info: () => this.info() });
   }
 
+  /**
+   * One call to the actor. When the actor cannot take it (restarting, its node gone): with
+   * maxTaskRetries 0 it fails at once with ActorUnavailableError; otherwise it waits — with every
+   * other call that waits, in the order they were made — until the actor is ALIVE again, and is sent
+   * again, up to maxTaskRetries times (-1: no limit). A dead actor fails it with ActorDiedError.
+   */
   async call<K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>): Promise<MethodResult<T, K>> {
+    const seq = this.nextCall++;
     let retriesLeft = this.maxTaskRetries;
     for (;;) {
+      if (retriesLeft !== 0 && this.gate.shut) await this.gate.wait(seq);
       try {
-        return (await this.callOnce(method, args)) as MethodResult<T, K>;
+        const value = (await this.callOnce(method, args)) as MethodResult<T, K>;
+        this.gate.succeeded();
+        return value;
       } catch (err) {
-        if (!(err instanceof ActorUnavailableError) || retriesLeft === 0) throw err;
+        // UnavailableNow is an ActorUnavailableError that knows the state the actor was in
+        if (!(err instanceof UnavailableNow) || retriesLeft === 0) throw err;
         if (retriesLeft > 0) retriesLeft--;
-        await this.ready();
+        this.gate.shutAfter(err.info);
       }
     }
   }
@@ -172,7 +189,7 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
         next: (info) => {
           this.observe(info);
           if (info.state === 'DEAD') finish(() => reject(new ActorDiedError(this.actorId, info.deathCause)));
-          else if (info.state === 'RESTARTING') finish(() => reject(new ActorUnavailableError(this.actorId, info.state)));
+          else if (info.state === 'RESTARTING') finish(() => reject(new UnavailableNow(this.actorId, info)));
         },
         end: (err) => finish(() => reject(err)),
       });
@@ -199,6 +216,6 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
   /** Nothing hosts the actor: ask the GCS whether it is dead or just not alive right now. */
   private async unreachable(): Promise<Error> {
     const info = await this.info();
-    return info.state === 'DEAD' ? new ActorDiedError(this.actorId, info.deathCause) : new ActorUnavailableError(this.actorId, info.state);
+    return info.state === 'DEAD' ? new ActorDiedError(this.actorId, info.deathCause) : new UnavailableNow(this.actorId, info);
   }
 }

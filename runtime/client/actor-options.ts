@@ -18,10 +18,17 @@ export type ActorOptions = TaskOptions & {
   maxConcurrency?: number;
   /** 'shared' (default): a worker host shared with other actors; 'process': a host of its own. */
   isolation?: 'shared' | 'process';
+  /**
+   * 'ignored' (default): hard constraints are checked when the actor is placed. 'required': also
+   * while it runs — when one stops holding (its affinity peer left, the node's labels changed, an
+   * actor it is anti-affine to arrived) the actor is restarted where they hold, counting a restart
+   * (docs/failover.md).
+   */
+  affinityDuringExecution?: 'required' | 'ignored';
 };
 
 const PLACEMENT_KEYS = ['numCpus', 'numGpus', 'memory', 'resources', 'labelSelector', 'fallbackStrategy', 'tolerations', 'schedulingStrategy'] as const;
-const ACTOR_KEYS = ['name', 'namespace', 'labels', 'maxRestarts', 'maxTaskRetries', 'maxConcurrency', 'isolation'] as const;
+const ACTOR_KEYS = ['name', 'namespace', 'labels', 'maxRestarts', 'maxTaskRetries', 'maxConcurrency', 'isolation', 'affinityDuringExecution'] as const;
 const KNOWN = new Set<string>([...PLACEMENT_KEYS, ...ACTOR_KEYS]);
 const MAX_NAME = 256;
 
@@ -53,6 +60,10 @@ export function validateActorOptions(opts: ActorOptions, ctx: { namespace: strin
   checkInteger('maxConcurrency', opts.maxConcurrency, 1, 100_000);
   if (opts.isolation !== undefined && opts.isolation !== 'shared' && opts.isolation !== 'process') {
     throw new InvalidOptionError('isolation', opts.isolation, "expected 'shared' or 'process'");
+  }
+  const during = opts.affinityDuringExecution;
+  if (during !== undefined && during !== 'required' && during !== 'ignored') {
+    throw new InvalidOptionError('affinityDuringExecution', during, "expected 'required' or 'ignored'");
   }
   const target = ctx.actorId === undefined ? undefined : { kind: 'actor' as const, id: ctx.actorId, ...(opts.name === undefined ? {} : { name: opts.name }) };
   compileRequest(opts, { namespace, target });

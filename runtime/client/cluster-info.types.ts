@@ -38,10 +38,16 @@ export interface PlacementGroupInfo {
   bundles: { index: number; resources: Record<string, number>; nodeId?: string }[];
 }
 
+/**
+ * Every event carries `time` (ms since epoch) and, from a GCS that keeps a recent-events ring,
+ * `seq`: its number in the GCS's publish order (what `orrery events` uses to join history and the
+ * live stream without gaps or repeats).
+ */
 export interface ScheduleFailedEvent {
   type: 'schedule_failed';
   /** ms since epoch */
   time: number;
+  seq?: number;
   target: { kind: 'actor' | 'task' | 'placement_group'; id: string; name?: string };
   reason: 'constraints' | 'resources' | 'constraints_and_resources';
   /** "0/3 nodes are available: 2 node(s) …, 1 node(s) …." */
@@ -49,23 +55,51 @@ export interface ScheduleFailedEvent {
   nodes: { nodeId: string; reasons: string[] }[];
 }
 
+/** node_draining: the node takes no new work; node_alive: it stopped draining. */
 export interface NodeEvent {
-  type: 'node_added' | 'node_dead' | 'node_labels_changed' | 'node_taints_changed';
+  type: 'node_added' | 'node_dead' | 'node_labels_changed' | 'node_taints_changed' | 'node_draining' | 'node_alive';
   time: number;
+  seq?: number;
   node: NodeInfo;
 }
 
 export interface ActorStateEvent {
   type: 'actor_state';
   time: number;
+  seq?: number;
   actor: ActorInfo;
+}
+
+/**
+ * A running actor was moved off its node: a NoExecute taint it does not tolerate, or a constraint
+ * it requires during execution (affinityDuringExecution: 'required') stopped holding. `actor` is its
+ * state right after (RESTARTING, or DEAD with no restarts left); `message` says which taint or
+ * constraint.
+ */
+export interface ActorEvictedEvent {
+  type: 'actor_evicted';
+  time: number;
+  seq?: number;
+  actor: ActorInfo;
+  reason: 'no_execute_taint' | 'affinity_lost';
+  message: string;
 }
 
 export interface PlacementGroupStateEvent {
   type: 'placement_group_state';
   time: number;
+  seq?: number;
   placementGroup: PlacementGroupInfo;
 }
 
 /** Every lifecycle event the GCS publishes, discriminated by `type`. */
-export type ClusterEvent = NodeEvent | ActorStateEvent | PlacementGroupStateEvent | ScheduleFailedEvent;
+export type ClusterEvent = NodeEvent | ActorStateEvent | ActorEvictedEvent | PlacementGroupStateEvent | ScheduleFailedEvent;
+
+/** What `cluster.recentEvents()` answers: the GCS's recent events, oldest first. */
+export interface RecentEvents {
+  events: ClusterEvent[];
+  /** The seq of the newest event the GCS published (0: none yet). */
+  lastSeq: number;
+  /** Matching events left out: beyond the limit, over one reply's size, or no longer kept. */
+  omitted: number;
+}

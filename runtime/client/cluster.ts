@@ -3,16 +3,16 @@ import { filter } from 'rxjs';
 import { validateLabelKey, validateLabels } from '../../lib/labels/validate.ts';
 import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
-import { nodeInfo } from '../../protocols/messages/cluster.ts';
+import { nodeInfo, recentEvents } from '../../protocols/messages/cluster.ts';
 import { subjects as clusterSubjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import { array } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { ActorClass } from './actor-class.ts';
 import { actorBuilder, type ActorBuilder } from './actor-builder.ts';
 import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleContext } from './actor-handle.ts';
-import type { ActorInfo, ClusterEvent, NodeInfo, ScheduleFailedEvent } from './cluster-info.types.ts';
+import type { ActorInfo, ClusterEvent, NodeInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
 import { EventStream } from './event-stream.ts';
-import { actorFromWire, nodeFromWire } from './from-wire.ts';
+import { actorFromWire, eventFromWire, nodeFromWire } from './from-wire.ts';
 import { GcsClient } from './gcs-client.ts';
 
 /** A driver's connection to one cluster (API.md). */
@@ -32,6 +32,11 @@ export interface Cluster {
   /** Every lifecycle event, from one shared subscription; completes on close(). */
   readonly events$: Observable<ClusterEvent>;
   readonly scheduleFailed$: Observable<ScheduleFailedEvent>;
+  /**
+   * The GCS's recent events (it keeps the last 10,000 by default), oldest first: of the given types
+   * (all when absent), newer than `afterSeq`, at most the newest `limit` (default 1,000).
+   */
+  recentEvents(opts?: { types?: string[]; afterSeq?: number; limit?: number }): Promise<RecentEvents>;
   close(): Promise<void>;
 }
 
@@ -109,6 +114,16 @@ export class ClusterClient implements Cluster, HandleContext {
     if (change.add !== undefined) parseTaints(change.add);
     for (const key of change.remove ?? []) validateLabelKey(key);
     return nodeFromWire(await this.gcs.request('set_node_taints', { nodeId, add: change.add, remove: change.remove }, nodeInfo));
+  }
+
+  async recentEvents(opts: { types?: string[]; afterSeq?: number; limit?: number } = {}): Promise<RecentEvents> {
+    const reply = await this.gcs.request('list_events', { types: opts.types, afterSeq: opts.afterSeq, limit: opts.limit ?? 1000 }, recentEvents);
+    const events: ClusterEvent[] = [];
+    for (const wire of reply.events) {
+      const event = eventFromWire(wire);
+      if (event) events.push(event);
+    }
+    return { events, lastSeq: reply.lastSeq, omitted: reply.omitted };
   }
 
   watchActor(actorId: string, watcher: ActorWatcher): () => void {

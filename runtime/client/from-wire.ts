@@ -22,7 +22,8 @@ export function actorFromWire(wire: ActorInfoWire): ActorInfo {
   return { ...wire, labels: { ...wire.labels } };
 }
 
-const NODE_EVENTS = new Set(['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed']);
+const NODE_EVENTS = new Set(['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed', 'node_draining', 'node_alive']);
+const EVICTION_REASONS = new Set(['no_execute_taint', 'affinity_lost']);
 
 /**
  * One event as the API types it, or undefined for an event this client does not know (a newer GCS)
@@ -32,11 +33,15 @@ const NODE_EVENTS = new Set(['node_added', 'node_dead', 'node_labels_changed', '
  */
 export function eventFromWire(wire: ClusterEventWire): ClusterEvent | undefined {
   const { type, time } = wire;
-  if (NODE_EVENTS.has(type) && wire.node) return { type: type as 'node_added', time, node: nodeFromWire(wire.node) };
-  if (type === 'actor_state' && wire.actor) return { type, time, actor: actorFromWire(wire.actor) };
+  const seq = wire.seq === undefined ? {} : { seq: wire.seq };
+  if (NODE_EVENTS.has(type) && wire.node) return { type: type as 'node_added', time, ...seq, node: nodeFromWire(wire.node) };
+  if (type === 'actor_state' && wire.actor) return { type, time, ...seq, actor: actorFromWire(wire.actor) };
+  if (type === 'actor_evicted' && wire.actor && wire.reason !== undefined && EVICTION_REASONS.has(wire.reason)) {
+    return { type, time, ...seq, actor: actorFromWire(wire.actor), reason: wire.reason as 'affinity_lost', message: wire.message ?? '' };
+  }
   if (type === 'schedule_failed') {
     try {
-      return scheduleFailed(wire, 'event');
+      return { ...scheduleFailed(wire, 'event'), ...seq };
     } catch {
       return undefined;
     }

@@ -16,6 +16,7 @@ const MESSAGE_OF = {
   list_actors: 'list_actors',
   set_node_labels: 'set_node_labels',
   set_node_taints: 'set_node_taints',
+  list_events: 'list_events',
 } as const satisfies Partial<Record<GcsVerb, MessageType>>;
 type ClientVerb = keyof typeof MESSAGE_OF;
 

@@ -24,7 +24,9 @@ export const DEFAULT_ADDRESS = 'nats://127.0.0.1:4222';
 export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resources GPU,my_rare]
            [--heartbeat-ms N] [--node-timeout-ms N]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
-  --heartbeat-ms to 500 (at least 10); --node-timeout-ms to 3000 (longer than a heartbeat)`;
+  --heartbeat-ms to $ORRERY_HEARTBEAT_MS, then 500 (at least 10); --node-timeout-ms to
+  $ORRERY_NODE_TIMEOUT_MS, then 3000 (longer than a heartbeat): a node is DEAD after missing
+  about node-timeout / heartbeat beats in a row (6 by default)`;
 
 const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms']);
 
@@ -57,10 +59,17 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   } catch {
     throw new FlagError('--cluster', "must be one subject token: not empty, no '.', '*', '>' or whitespace");
   }
-  const heartbeatMs = integer('--heartbeat-ms', given.get('--heartbeat-ms'), 500, 10);
-  const nodeTimeoutMs = integer('--node-timeout-ms', given.get('--node-timeout-ms'), 3000, 1);
+  const heartbeatMs = integer(...fromFlagOrEnv(given, '--heartbeat-ms', env, 'ORRERY_HEARTBEAT_MS'), 500, 10);
+  const nodeTimeoutMs = integer(...fromFlagOrEnv(given, '--node-timeout-ms', env, 'ORRERY_NODE_TIMEOUT_MS'), 3000, 1);
   if (nodeTimeoutMs <= heartbeatMs) throw new FlagError('--node-timeout-ms', `must be longer than the heartbeat (${heartbeatMs} ms)`);
   return { address, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, help };
+}
+
+/** The flag's value, else the environment variable's (named as the source of a bad value). */
+function fromFlagOrEnv(given: Map<string, string>, flag: string, env: NodeJS.ProcessEnv, variable: string): [string, string | undefined] {
+  if (given.has(flag)) return [flag, given.get(flag)];
+  const value = env[variable]?.trim();
+  return value ? [variable, value] : [flag, undefined];
 }
 
 function integer(flag: string, text: string | undefined, fallback: number, min: number): number {
@@ -70,7 +79,8 @@ function integer(flag: string, text: string | undefined, fallback: number, min: 
   return n;
 }
 
-function rareList(text: string | undefined): string[] {
+/** `GPU,my_rare` → the resource names (deduplicated); a bad name is a FlagError on --rare-resources. */
+export function rareList(text: string | undefined): string[] {
   if (text === undefined || text.trim() === '') return [];
   const names = text.split(',').map((s) => s.trim());
   for (const name of names) {

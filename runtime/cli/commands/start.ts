@@ -1,15 +1,16 @@
 import { networkInterfaces } from 'node:os';
 import { OrreryError } from '../../../lib/errors.ts';
 import { GcsUnavailableError } from '../../client/errors.ts';
+import { rareList } from '../../gcs/flags.ts';
 import { NatsServerMissingError, NATS_DEFAULT_PORT, canConnect, findNatsServer } from '../../local/nats-server.ts';
-import { UsageError, parseArgs } from '../args.ts';
+import { UsageError, parseArgs, stringFlag } from '../args.ts';
 import { addressOf } from '../address.ts';
 import { clusterOf, withCluster } from '../connection.ts';
 import type { CliIo } from '../io.ts';
 import { NODE_FLAGS, nodeFlagArgs } from '../node-flags.ts';
 import { AttachedSession, DetachedSession, type Session } from '../sessions.ts';
 
-const FLAGS = { head: 'boolean', address: 'string', cluster: 'string', block: 'boolean', ...NODE_FLAGS } as const;
+const FLAGS = { head: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', ...NODE_FLAGS } as const;
 const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
 
 /**
@@ -17,12 +18,17 @@ const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
  * --address / ORRERY_ADDRESS, else the one answering at 127.0.0.1:4222, else a nats-server started
  * there. `orrery start --address URL`: a raylet joining that cluster. Without --block the processes
  * run in the background and `orrery stop` stops them.
+ *
+ * `--rare-resources GPU,my_rare` (head only) is the GCS's: every node with one of those resources
+ * gets the taint `orrery.io/rare-<name>=true`, and requests for them tolerate it automatically
+ * (seed 003). `--taints "k=v[:Effect],…"` are this node's static taints.
  */
 export async function start(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('start', argv, FLAGS);
   const head = args.flags.head === true;
   const block = args.flags.block === true;
   const nodeArgs = nodeFlagArgs('start', args);
+  const rare = rareResourcesOf(args, head);
   const cluster = clusterOf('start', args, io.env);
   let address = addressOf('start', args, io.env, null);
   if (!head && address === undefined) {
@@ -50,7 +56,7 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
     }
     const common = ['--address', address, '--cluster', cluster];
     const meta = { cluster, address };
-    const gcs = head ? await session.start('gcs', common, meta) : undefined;
+    const gcs = head ? await session.start('gcs', [...common, ...rare], meta) : undefined;
     const raylet = await session.start('raylet', [...common, ...nodeArgs], meta);
     const node = `node ${String(raylet.ready.nodeName)} (${String(raylet.ready.nodeId)})`;
     if (head) {
@@ -71,6 +77,19 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
   } catch (err) {
     await session.abort();
     throw err;
+  }
+}
+
+/** --rare-resources, checked as the GCS will; only the head runs a GCS, so only it takes the flag. */
+function rareResourcesOf(args: Parameters<typeof stringFlag>[0], head: boolean): string[] {
+  const text = stringFlag(args, 'rare-resources');
+  if (text === undefined) return [];
+  if (!head) throw new UsageError('start: --rare-resources is a cluster setting: give it to the head (orrery start --head)', '--rare-resources');
+  try {
+    const names = rareList(text);
+    return names.length > 0 ? ['--rare-resources', names.join(',')] : [];
+  } catch (err) {
+    throw new UsageError(`start: ${err instanceof Error ? err.message : String(err)}`, '--rare-resources');
   }
 }
 

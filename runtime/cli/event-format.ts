@@ -1,0 +1,50 @@
+import type { ClusterEvent } from '../client/cluster-info.types.ts';
+import { pairs } from './format.ts';
+
+/**
+ * One event as one line of `orrery events`: time, type, what it is about, what happened.
+ *
+ *   2026-05-01T10:00:00.000Z  schedule_failed  actor 3f2a9c0d1e2b4a5f (web)  constraints: 0/3 nodes are available: …
+ *   2026-05-01T10:00:01.250Z  actor_state      actor 3f2a9c0d1e2b4a5f (web)  ALIVE on 8c1d… (restarts 1)
+ */
+export function describeEvent(event: ClusterEvent): string {
+  const when = new Date(event.time).toISOString();
+  return `${when}  ${event.type.padEnd(19)}  ${subjectOf(event)}  ${detailOf(event)}`.trimEnd();
+}
+
+function subjectOf(event: ClusterEvent): string {
+  switch (event.type) {
+    case 'schedule_failed':
+      return `${event.target.kind} ${event.target.id}${event.target.name ? ` (${event.target.name})` : ''}`;
+    case 'actor_state':
+    case 'actor_evicted':
+      return `actor ${event.actor.actorId}${event.actor.name ? ` (${event.actor.namespace}/${event.actor.name})` : ''}`;
+    case 'placement_group_state':
+      return `placement group ${event.placementGroup.id}`;
+    default:
+      return `node ${event.node.nodeId} (${event.node.name})`;
+  }
+}
+
+function detailOf(event: ClusterEvent): string {
+  switch (event.type) {
+    case 'schedule_failed':
+      return `${event.reason}: ${event.message}`;
+    case 'actor_state': {
+      const a = event.actor;
+      const where = a.nodeId ? ` on ${a.nodeId}` : '';
+      const why = a.state === 'DEAD' ? `: ${a.deathCause ?? ''}` : a.state === 'PENDING' && a.pendingReason ? `: ${a.pendingReason}` : '';
+      return `${a.className} ${a.state}${where} (restarts ${a.numRestarts})${why}`;
+    }
+    case 'actor_evicted':
+      return `${event.reason}: ${event.message} → ${event.actor.state}`;
+    case 'placement_group_state':
+      return event.placementGroup.state;
+    case 'node_labels_changed':
+      return `labels ${pairs(event.node.labels)}`;
+    case 'node_taints_changed':
+      return `taints ${pairs(event.node.taints)}`;
+    default:
+      return event.node.state;
+  }
+}

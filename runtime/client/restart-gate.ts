@@ -1,0 +1,132 @@
+import { BusClosedError } from '../bus/errors.ts';
+import { ActorDiedError, ActorUnavailableError } from '../errors.ts';
+import type { ActorWatcher } from './actor-handle.ts';
+import type { ActorInfo, ActorState } from './cluster-info.types.ts';
+
+/**
+ * Calls with `maxTaskRetries` ≠ 0 that meet an actor which cannot take them (restarting, or its
+ * node gone) wait here and are let through together, in the order they were made, once the actor
+ * is ALIVE again — a later incarnation than the one they failed on. Calls made while the gate is
+ * shut wait behind them, so the actor receives every waiting call in call order. The actor's death
+ * fails them all with ActorDiedError.
+ *
+ * The gate learns the actor's state from its actor_state events and from get_actor: once when it
+ * shuts (the event it waits for may have passed already), then again after a back-off (250 ms,
+ * doubling to 4 s) when a call failed on an actor the GCS still reports ALIVE — the GCS has not
+ * noticed the node's death yet, or the failure was passing; such a probe that finds it ALIVE opens
+ * the gate for another try.
+ */
+export class UnavailableNow extends ActorUnavailableError {
+  constructor(actorId: string, readonly info: ActorInfo) {
+    super(actorId, info.state);
+  }
+}
+
+export interface GateDeps {
+  readonly actorId: string;
+  watch(watcher: ActorWatcher): () => void;
+  info(): Promise<ActorInfo>;
+}
+
+const ORDER: Record<ActorState, number> = { RESTARTING: 0, DEPENDENCIES_UNREADY: 1, PENDING: 2, SCHEDULED: 3, ALIVE: 4, DEAD: 5 };
+const rankOf = (info: ActorInfo): number => (info.state === 'DEAD' ? Number.POSITIVE_INFINITY : info.numRestarts * 10 + ORDER[info.state]);
+const FIRST_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 4000;
+
+interface Waiter {
+  readonly seq: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export class RestartGate {
+  /** The newest state a call failed in, while shut. */
+  #since: ActorInfo | undefined;
+  #waiters: Waiter[] = [];
+  #unwatch: (() => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #backoffMs = FIRST_BACKOFF_MS;
+
+  constructor(private readonly deps: GateDeps) {}
+
+  get shut(): boolean {
+    return this.#since !== undefined;
+  }
+
+  /** A call failed on the actor in state `info`: shut until a later incarnation is ALIVE. */
+  shutAfter(info: ActorInfo): void {
+    if (info.state === 'DEAD') return this.#fail(new ActorDiedError(this.deps.actorId, info.deathCause));
+    const first = this.#since === undefined;
+    if (first || rankOf(info) > rankOf(this.#since!)) this.#since = info;
+    if (!first) return;
+    this.#unwatch = this.deps.watch({ next: (i) => this.#seen(i, false), end: (err) => this.#fail(err) });
+    this.#probe(false);
+  }
+
+  /** Resolves when the call numbered `seq` may go (after every waiting call with a lower number). */
+  wait(seq: number): Promise<void> {
+    if (!this.shut) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const at = this.#waiters.findIndex((w) => w.seq > seq);
+      const waiter = { seq, resolve, reject };
+      if (at < 0) this.#waiters.push(waiter);
+      else this.#waiters.splice(at, 0, waiter);
+    });
+  }
+
+  /** A call went through: the next stale failure starts its back-off afresh. */
+  succeeded(): void {
+    this.#backoffMs = FIRST_BACKOFF_MS;
+  }
+
+  #probe(afterBackoff: boolean): void {
+    this.deps.info().then(
+      (info) => this.#seen(info, afterBackoff),
+      (err: unknown) => (err instanceof BusClosedError ? this.#fail(err) : this.#retryLater()),
+    );
+  }
+
+  #seen(info: ActorInfo, fromBackoffProbe: boolean): void {
+    const since = this.#since;
+    if (since === undefined) return;
+    if (info.state === 'DEAD') return this.#fail(new ActorDiedError(this.deps.actorId, info.deathCause));
+    if (info.state === 'ALIVE' && rankOf(info) > rankOf(since)) {
+      this.#backoffMs = FIRST_BACKOFF_MS;
+      return this.#open();
+    }
+    if (info.state === 'ALIVE' && fromBackoffProbe) return this.#open();
+    // reported ALIVE but unreachable: look again after a back-off
+    if (since.state === 'ALIVE' && this.#timer === undefined) this.#retryLater();
+  }
+
+  #retryLater(): void {
+    clearTimeout(this.#timer);
+    const delay = this.#backoffMs;
+    this.#backoffMs = Math.min(this.#backoffMs * 2, MAX_BACKOFF_MS);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (this.shut) this.#probe(true);
+    }, delay);
+  }
+
+  #open(): void {
+    const waiters = this.#reset();
+    for (const w of waiters) w.resolve();
+  }
+
+  #fail(err: unknown): void {
+    const waiters = this.#reset();
+    for (const w of waiters) w.reject(err);
+  }
+
+  #reset(): Waiter[] {
+    this.#since = undefined;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    return waiters;
+  }
+}
