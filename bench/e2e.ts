@@ -1,0 +1,480 @@
+/**
+ * End to end on real processes: a nats-server, a GCS process and four raylet processes (each with
+ * its forked worker host) on this machine, started by startLocalCluster({ transport: 'nats' }), and
+ * this process as the driver.
+ *
+ *   npm run bench:e2e [-- --json] [-- --quick]
+ *
+ * 1. Actor creation: 10,000 no-op actors with a mix of constraints (bench/support/e2e-mix.ts),
+ *    submitted 256 at a time (remote() then ready()), counted until every one is ALIVE; then all
+ *    killed, 256 at a time, counted until every one is DEAD. Reference: Ray's published
+ *    many_actors figure, a printed constant (not measured here).
+ * 2. Actor call latency: sequential calls and 64 in flight of a method echoing 100 bytes, beside
+ *    raw NATS request/reply of the same bytes to a plain responder in a process of its own
+ *    (bench/support/e2e-responder.ts) — the same hops as a call: driver → nats-server → host
+ *    process → nats-server → driver. Both are measured in alternating rounds of the same run.
+ * 3. Memory: VmRSS of one raylet process plus its worker hosts, before and after 2,500 idle actors
+ *    are pinned to it.
+ *
+ * Targets (never lowered): ≥ 2,000 actors/s to ALIVE; sequential call p50 ≤ 1.5× raw NATS p50;
+ * pipelined calls/s ≥ 0.6× raw NATS; raylet + worker hosts ≤ 150 MB with 2,500 idle actors.
+ *
+ * The memory section runs first, on a raylet nothing else has touched; the creation section second;
+ * the calls last. Every process started here is stopped on the way out, failure or not.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism, cpus, totalmem } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { nodeIdAffinity } from '../lib/index.ts';
+import { encode } from '../protocols/codec.ts';
+import { connectNatsBus } from '../runtime/bus/nats.ts';
+import type { Bus } from '../runtime/bus/bus.ts';
+import { startLocalCluster, type ActorHandle, type LocalCluster, type NodeInfo } from '../runtime/index.ts';
+import { EchoActor, NoopActor, type Echo, type Noop } from './fixtures/actors.ts';
+import { CPUS_PER_ACTOR, KINDS, Mix, NODES, peerable, violations, type Kind, type Request } from './support/e2e-mix.ts';
+import { findRayletPid, hasProc, idleNodeKiB, treeMemory, type TreeMemory } from './support/e2e-proc.ts';
+import { loadAverage, mean, percentile, runPool, sleep } from './support/e2e-stats.ts';
+import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
+
+const args = parseBenchArgs();
+const SIZE = args.quick
+  ? { actors: 700, memoryActors: 250, sequential: 500, pipelined: 4_000, warmup: 200 }
+  : { actors: 10_000, memoryActors: 2_500, sequential: 5_000, pipelined: 20_000, warmup: 500 };
+const IN_FLIGHT = 256;
+const PIPELINE = 64;
+const PAYLOAD_BYTES = 100;
+const ROUNDS = 10;
+const READY_TIMEOUT_MS = 120_000;
+const MEMORY_NODE = 'us-a';
+const ECHO_NODE = 'us-b';
+/** Ray's published many_actors release figure: printed for context, not measured here. */
+const RAY_MANY_ACTORS_PER_S = 650;
+const TARGETS = { createRate: 2_000, sequentialRatio: 1.5, pipelinedRatio: 0.6, rssMB: 150 };
+
+const rows: Row[] = [];
+const verdicts: string[] = [];
+const out = (line = ''): void => console.log(line);
+const progress = (line: string): void => console.log(`  … ${line}`);
+const ms = (t: number): string => formatNumber(t);
+const secs = (t: number): number => t / 1000;
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** A target row, its line in the verdict list, and the cells of its table row. */
+function target(row: Omit<Row, 'target' | 'met'>, value: number, goal: Goal, label: string, unit: string): string[] {
+  rows.push(targetRow(row, value, goal));
+  const mark = goal === 'atLeast' ? '≥' : '≤';
+  verdicts.push(`  ${label}: ${formatNumber(row.value)}${unit} (target ${mark} ${formatNumber(value)}${unit}) — ${verdict(row.value, value, goal)}`);
+  return [`${mark} ${formatNumber(value)}${unit}`, verdict(row.value, value, goal)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. memory (run first)
+
+interface MemoryResult {
+  /** An idle Node.js process with the same flags as the raylet and its hosts. */
+  readonly idleNodeKiB: number;
+  readonly before: TreeMemory;
+  readonly one: TreeMemory;
+  readonly after: TreeMemory;
+  readonly actors: number;
+}
+
+async function measureMemory(local: LocalCluster, node: NodeInfo, idleNode: number): Promise<MemoryResult> {
+  const raylet = findRayletPid(process.pid, node.name);
+  const pinned = { numCpus: CPUS_PER_ACTOR, schedulingStrategy: nodeIdAffinity(node.nodeId) };
+  const builder = local.cluster.actor(NoopActor).options(pinned);
+  await sleep(1_000);
+  const before = treeMemory(raylet);
+  const first = await builder.remote();
+  await first.ready({ timeoutMs: READY_TIMEOUT_MS });
+  await first.call('ping');
+  await sleep(1_000);
+  const one = treeMemory(raylet);
+  const handles: ActorHandle<Noop>[] = [first];
+  const started = await runPool(SIZE.memoryActors - 1, IN_FLIGHT, async () => {
+    const h = await builder.remote();
+    const info = await h.ready({ timeoutMs: READY_TIMEOUT_MS });
+    if (info.nodeId !== node.nodeId) throw new Error(`actor ${h.actorId} landed on ${info.nodeId}, not ${node.nodeId}`);
+    handles.push(h);
+    return h;
+  });
+  const failed = started.filter((r) => 'error' in r);
+  if (failed.length > 0) throw new Error(`${failed.length} pinned actors did not start: ${String((failed[0] as { error: unknown }).error)}`);
+  // one call each, so every actor has served a call, then let the processes go idle
+  await runPool(handles.length, IN_FLIGHT, (i) => handles[i].call('ping'));
+  await sleep(3_000);
+  const after = treeMemory(raylet);
+  progress(`memory: ${count(handles.length)} idle actors on ${node.name}; killing them`);
+  await runPool(handles.length, IN_FLIGHT, (i) => handles[i].kill());
+  return { idleNodeKiB: idleNode, before, one, after, actors: handles.length };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. actor creation and kill
+
+interface CreationResult {
+  readonly n: number;
+  readonly alive: number;
+  readonly failures: string[];
+  readonly registerMs: number[];
+  readonly readyMs: number[];
+  /** From the first submission to the last remote() / ready() / kill() that resolved. */
+  readonly allRegisteredMs: number;
+  readonly allAliveMs: number;
+  readonly killMs: number;
+  readonly killed: number;
+  readonly byKind: Map<Kind, { register: number[]; ready: number[]; nodes: Map<string, number> }>;
+  readonly violations: number;
+}
+
+async function measureCreation(local: LocalCluster, nodes: NodeInfo[]): Promise<CreationResult> {
+  const n = SIZE.actors;
+  const mix = new Mix();
+  const peers: string[] = [];
+  const requests: (Request | undefined)[] = new Array(n);
+  const ids: (string | undefined)[] = new Array(n);
+  const registerMs: number[] = [];
+  const readyMs: number[] = [];
+  const nodeOf = new Map<string, string>();
+  const nameOf = new Map(nodes.map((x) => [x.nodeId, x.name]));
+  const byKind = new Map(KINDS.map((k) => [k, { register: [] as number[], ready: [] as number[], nodes: new Map<string, number>() }]));
+  const handles: ActorHandle<Noop>[] = [];
+  let lastRegistered = 0;
+  let lastAlive = 0;
+  let done = 0;
+  const ticker = setInterval(() => progress(`creation: ${done.toLocaleString('en-US')} of ${n.toLocaleString('en-US')} ALIVE`), 5_000);
+  const t0 = performance.now();
+  const results = await runPool(n, IN_FLIGHT, async (i) => {
+    const req = mix.next(i, peers);
+    requests[i] = req;
+    const a = performance.now();
+    const h = await local.cluster.actor(NoopActor).options(req.options).remote();
+    const b = performance.now();
+    lastRegistered = b;
+    ids[i] = h.actorId;
+    handles.push(h);
+    if (peerable(req)) peers.push(h.actorId);
+    const info = await h.ready({ timeoutMs: READY_TIMEOUT_MS });
+    const c = performance.now();
+    lastAlive = c;
+    done++;
+    nodeOf.set(h.actorId, info.nodeId!);
+    registerMs.push(b - a);
+    readyMs.push(c - b);
+    const k = byKind.get(req.kind)!;
+    k.register.push(b - a);
+    k.ready.push(c - b);
+    const name = nameOf.get(info.nodeId!) ?? '?';
+    k.nodes.set(name, (k.nodes.get(name) ?? 0) + 1);
+  });
+  clearInterval(ticker);
+  const failures = results.flatMap((r) => (r && typeof r === 'object' && 'error' in r ? [String(r.error)] : []));
+  const bad = violations(requests, ids, nodeOf, nodes);
+
+  progress(`creation: ${done.toLocaleString('en-US')} ALIVE in ${formatNumber(secs(lastAlive - t0))} s; killing them`);
+  let killed = 0;
+  const k0 = performance.now();
+  let lastKilled = k0;
+  await runPool(handles.length, IN_FLIGHT, async (i) => {
+    await handles[i].kill();
+    killed++;
+    lastKilled = performance.now();
+  });
+  return {
+    n, alive: done, failures, registerMs, readyMs,
+    allRegisteredMs: lastRegistered - t0, allAliveMs: lastAlive - t0,
+    killMs: lastKilled - k0, killed, byKind, violations: bad,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. call latency against raw NATS
+
+interface LatencyResult {
+  readonly requestBytes: number;
+  readonly actorSeq: number[];
+  readonly rawSeq: number[];
+  readonly actorPipe: { calls: number; ms: number };
+  readonly rawPipe: { calls: number; ms: number };
+}
+
+async function startResponder(address: string, subject: string): Promise<ChildProcess> {
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  const entry = fileURLToPath(new URL(`./support/e2e-responder${ext}`, import.meta.url));
+  const child = spawn(process.execPath, [...process.execArgv, entry, address, subject], { stdio: ['pipe', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the raw NATS responder did not start within 30 s')), 30_000);
+    child.once('exit', (code, sig) => reject(new Error(`the raw NATS responder exited (${sig ?? code}) before it was ready`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line === 'READY') {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return child;
+}
+
+async function sequential(calls: number, call: () => Promise<unknown>, into: number[]): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const a = performance.now();
+    await call();
+    into.push((performance.now() - a) * 1000);
+  }
+}
+
+async function pipelined(calls: number, call: () => Promise<unknown>, total: { calls: number; ms: number }): Promise<void> {
+  const a = performance.now();
+  const results = await runPool(calls, PIPELINE, () => call());
+  const failed = results.filter((r) => r && typeof r === 'object' && 'error' in r);
+  if (failed.length > 0) throw new Error(`${failed.length} pipelined calls failed: ${String((failed[0] as { error: unknown }).error)}`);
+  total.ms += performance.now() - a;
+  total.calls += calls;
+}
+
+async function measureLatency(local: LocalCluster, node: NodeInfo, raw: Bus, subject: string): Promise<LatencyResult> {
+  const payload = 'x'.repeat(PAYLOAD_BYTES);
+  const echo: ActorHandle<Echo> = await local.cluster
+    .actor(EchoActor)
+    .options({ numCpus: CPUS_PER_ACTOR, schedulingStrategy: nodeIdAffinity(node.nodeId) })
+    .remote();
+  await echo.ready({ timeoutMs: READY_TIMEOUT_MS });
+  if ((await echo.call('echo', payload)) !== payload) throw new Error('the echo actor did not return its payload');
+  // The raw request carries exactly the bytes an actor call puts on the wire.
+  const request = encode('actor_call', { method: 'echo', args: [payload] });
+  const rawCall = async (): Promise<void> => {
+    const reply = await raw.request(subject, request, { timeoutMs: 30_000 });
+    if (reply.data.length !== request.length) throw new Error('the raw responder answered other bytes');
+  };
+  const actorCall = (): Promise<string> => echo.call('echo', payload);
+
+  for (let i = 0; i < SIZE.warmup; i++) {
+    await rawCall();
+    await actorCall();
+  }
+  await Promise.all([pipelined(SIZE.warmup * 4, rawCall, { calls: 0, ms: 0 }), pipelined(SIZE.warmup * 4, actorCall, { calls: 0, ms: 0 })]);
+
+  const actorSeq: number[] = [];
+  const rawSeq: number[] = [];
+  const perRound = Math.ceil(SIZE.sequential / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    // alternate which goes first, so a burst of load from elsewhere on the machine hits both alike
+    if (r % 2 === 0) {
+      await sequential(perRound, rawCall, rawSeq);
+      await sequential(perRound, actorCall, actorSeq);
+    } else {
+      await sequential(perRound, actorCall, actorSeq);
+      await sequential(perRound, rawCall, rawSeq);
+    }
+  }
+  progress(`calls: ${actorSeq.length.toLocaleString('en-US')} sequential each; now ${PIPELINE} in flight`);
+  const actorPipe = { calls: 0, ms: 0 };
+  const rawPipe = { calls: 0, ms: 0 };
+  const pipeRound = Math.ceil(SIZE.pipelined / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      await pipelined(pipeRound, rawCall, rawPipe);
+      await pipelined(pipeRound, actorCall, actorPipe);
+    } else {
+      await pipelined(pipeRound, actorCall, actorPipe);
+      await pipelined(pipeRound, rawCall, rawPipe);
+    }
+  }
+  await echo.kill();
+  return { requestBytes: request.length, actorSeq, rawSeq, actorPipe, rawPipe };
+}
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+function reportCreation(c: CreationResult): void {
+  const rate = c.alive / secs(c.allAliveMs);
+  const killRate = c.killed / secs(c.killMs);
+  const title = `${c.n.toLocaleString('en-US')} actors, ${IN_FLIGHT} in flight`;
+  const table: string[][] = [];
+  table.push([`actors ALIVE/s (${title})`, formatNumber(rate), `${formatNumber(RAY_MANY_ACTORS_PER_S)} (Ray many_actors, published)`, `${formatNumber(rate / RAY_MANY_ACTORS_PER_S)}×`,
+    ...target({ name: `actor creation: actors ALIVE/s (${title}, constraint mix)`, value: rate, unit: 'actors/s', reference: RAY_MANY_ACTORS_PER_S, ratio: rate / RAY_MANY_ACTORS_PER_S }, TARGETS.createRate, 'atLeast', 'actors ALIVE/s', '/s')]);
+  const plain = (name: string, value: number, unit: string, shown = formatNumber(value)): void => {
+    rows.push({ name, value, unit });
+    table.push([name.replace(/^actor (creation|kill): /, ''), shown, '—', '—', '—', '—']);
+  };
+  plain('actor creation: actors that did not become ALIVE', c.n - c.alive, 'actors', count(c.n - c.alive));
+  plain('actor creation: time until every actor was registered (s)', secs(c.allRegisteredMs), 's');
+  plain('actor creation: time until every actor was ALIVE (s)', secs(c.allAliveMs), 's');
+  plain('actor creation: register, remote() p50 (ms)', percentile(c.registerMs, 50), 'ms');
+  plain('actor creation: register, remote() p99 (ms)', percentile(c.registerMs, 99), 'ms');
+  plain('actor creation: registered → ALIVE, ready() p50 (ms)', percentile(c.readyMs, 50), 'ms');
+  plain('actor creation: registered → ALIVE, ready() p99 (ms)', percentile(c.readyMs, 99), 'ms');
+  plain('actor creation: share of an actor\'s time spent registering (%)', (100 * mean(c.registerMs)) / (mean(c.registerMs) + mean(c.readyMs)), '%');
+  plain('actor creation: placements that broke their constraints', c.violations, 'actors', count(c.violations));
+  plain('actor kill: actors DEAD/s', killRate, 'actors/s');
+  out(`\n1. Actor creation — ${title}, ${CPUS_PER_ACTOR} CPU each, until every one is ALIVE; then kill()`);
+  out(formatTable(['figure', 'orrery', 'reference', 'ratio', 'target', 'verdict'], table));
+  const names = NODES.map((x) => x.name!);
+  const kinds: string[][] = KINDS.map((k) => {
+    const s = c.byKind.get(k)!;
+    return [k, count(s.register.length), ms(percentile(s.register, 50)), ms(percentile(s.register, 99)), ms(percentile(s.ready, 50)), ms(percentile(s.ready, 99)),
+      ...names.map((x) => count(s.nodes.get(x) ?? 0))];
+  });
+  out('\nby constraint (ms; register = remote(), ALIVE = registered → ready(); where they landed)');
+  out(formatTable(['constraint', 'actors', 'register p50', 'register p99', 'ALIVE p50', 'ALIVE p99', ...names], kinds));
+  if (c.failures.length > 0) out(`\n${c.failures.length} actors failed; the first: ${c.failures[0]}`);
+  if (c.violations > 0) out(`\nWARNING: ${c.violations} actors were placed against their constraints`);
+}
+
+function reportLatency(l: LatencyResult): void {
+  const a50 = percentile(l.actorSeq, 50);
+  const r50 = percentile(l.rawSeq, 50);
+  const a99 = percentile(l.actorSeq, 99);
+  const r99 = percentile(l.rawSeq, 99);
+  const aRate = l.actorPipe.calls / secs(l.actorPipe.ms);
+  const rRate = l.rawPipe.calls / secs(l.rawPipe.ms);
+  const table: string[][] = [];
+  rows.push({ name: 'actor call: sequential p50 (µs)', value: a50, unit: 'µs', reference: r50, ratio: a50 / r50 });
+  table.push(['sequential p50 (µs)', formatNumber(a50), formatNumber(r50), `${formatNumber(a50 / r50)}×`,
+    ...target({ name: 'actor call: sequential p50 ÷ raw NATS p50', value: a50 / r50, unit: '×' }, TARGETS.sequentialRatio, 'atMost', 'sequential call p50 ÷ raw NATS p50', '×')]);
+  rows.push({ name: 'actor call: sequential p99 (µs)', value: a99, unit: 'µs', reference: r99, ratio: a99 / r99 });
+  table.push(['sequential p99 (µs)', formatNumber(a99), formatNumber(r99), `${formatNumber(a99 / r99)}×`, '—', '—']);
+  rows.push({ name: 'actor call: sequential mean (µs)', value: mean(l.actorSeq), unit: 'µs', reference: mean(l.rawSeq), ratio: mean(l.actorSeq) / mean(l.rawSeq) });
+  table.push(['sequential mean (µs)', formatNumber(mean(l.actorSeq)), formatNumber(mean(l.rawSeq)), `${formatNumber(mean(l.actorSeq) / mean(l.rawSeq))}×`, '—', '—']);
+  rows.push({ name: `actor call: calls/s with ${PIPELINE} in flight`, value: aRate, unit: 'calls/s', reference: rRate, ratio: aRate / rRate });
+  table.push([`calls/s, ${PIPELINE} in flight`, formatNumber(aRate), formatNumber(rRate), `${formatNumber(aRate / rRate)}×`,
+    ...target({ name: `actor call: calls/s with ${PIPELINE} in flight ÷ raw NATS`, value: aRate / rRate, unit: '×' }, TARGETS.pipelinedRatio, 'atLeast', `calls/s with ${PIPELINE} in flight ÷ raw NATS`, '×')]);
+  out(`\n2. Actor call vs raw NATS request/reply — ${PAYLOAD_BYTES}-byte payload (${l.requestBytes} bytes on the wire each way for raw), ${count(l.actorSeq.length)} sequential and ${count(l.actorPipe.calls)} pipelined each, ${ROUNDS} alternating rounds`);
+  out(formatTable(['figure', 'actor call', 'raw NATS', 'ratio', 'target', 'verdict'], table));
+}
+
+function reportMemory(m: MemoryResult): void {
+  const mb = (kib: number): number => kib / 1024;
+  const hosts = (t: TreeMemory): number => t.children.reduce((a, c) => a + c.kib, 0);
+  const perActorKiB = (m.after.totalKiB - m.one.totalKiB) / (m.actors - 1);
+  const floor = (procs: number): string => `${formatNumber(mb(procs * m.idleNodeKiB))} (${procs} idle)`;
+  const table: string[][] = [];
+  const row = (label: string, t: TreeMemory): void => {
+    const procs = 1 + t.children.length;
+    table.push([label, formatNumber(mb(t.rootKiB)), t.children.length ? formatNumber(mb(hosts(t))) : '—', String(t.children.length), formatNumber(mb(t.totalKiB)), floor(procs), '—', '—']);
+  };
+  row('before: no actors', m.before);
+  row('1 actor (worker host started)', m.one);
+  const title = `${count(m.actors)} idle actors`;
+  const procs = 1 + m.after.children.length;
+  table.push([title, formatNumber(mb(m.after.rootKiB)), formatNumber(mb(hosts(m.after))), String(m.after.children.length), formatNumber(mb(m.after.totalKiB)), floor(procs),
+    ...target({ name: `memory: raylet + worker hosts VmRSS with ${title} (MB)`, value: mb(m.after.totalKiB), unit: 'MB', reference: mb(procs * m.idleNodeKiB), ratio: m.after.totalKiB / (procs * m.idleNodeKiB) }, TARGETS.rssMB, 'atMost', `raylet + worker hosts with ${title}`, ' MB')]);
+  rows.push({ name: 'memory: idle Node.js process with the same flags, VmRSS (MB)', value: mb(m.idleNodeKiB), unit: 'MB' });
+  rows.push({ name: 'memory: raylet + worker hosts VmRSS before (MB)', value: mb(m.before.totalKiB), unit: 'MB' });
+  rows.push({ name: 'memory: raylet + worker hosts VmRSS with 1 actor (MB)', value: mb(m.one.totalKiB), unit: 'MB' });
+  rows.push({ name: `memory: raylet VmRSS with ${title} (MB)`, value: mb(m.after.rootKiB), unit: 'MB' });
+  rows.push({ name: `memory: worker hosts VmRSS with ${title} (MB)`, value: mb(hosts(m.after)), unit: 'MB' });
+  rows.push({ name: 'memory: VmRSS per idle actor beyond the first (KiB)', value: perActorKiB, unit: 'KiB' });
+  out(`\n3. Memory — VmRSS (MB = MiB) of the raylet of node ${MEMORY_NODE} and the processes below it`);
+  out(formatTable(['actors on the raylet', 'raylet', 'hosts', 'host procs', 'total', 'idle node floor', 'target', 'verdict'], table));
+  const procs1 = [{ pid: 0, kib: m.after.rootKiB, what: 'raylet' }, ...m.after.children.map((c) => ({ ...c, what: c.command }))];
+  out(`processes with ${title}: ${procs1.map((p) => `${p.what} ${formatNumber(mb(p.kib))} MB`).join('; ')}`);
+  out(`per idle actor beyond the first: ${formatNumber(perActorKiB)} KiB; idle floor = VmRSS of \`node ${process.execArgv.join(' ')} -e <idle>\` (${formatNumber(mb(m.idleNodeKiB))} MB) per process`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (!hasProc()) throw new Error('this bench reads /proc (Linux) for process memory');
+  const started = new Date();
+  out(`e2e bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}: node ${process.version}, ${started.toISOString()}`);
+  out(`code: ${sourceVersion()}`);
+  out(`machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} CPUs, ${formatNumber(totalmem() / 2 ** 30)} GiB; load average at start ${loadAverage()}`);
+
+  let local: LocalCluster | undefined;
+  let responder: ChildProcess | undefined;
+  let raw: Bus | undefined;
+  const recent: string[] = [];
+  const cleanup = async (): Promise<void> => {
+    await raw?.close().catch(() => undefined);
+    raw = undefined;
+    if (responder && responder.exitCode === null && responder.signalCode === null) {
+      const child = responder;
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+      await gone;
+      clearTimeout(timer);
+    }
+    responder = undefined;
+    await local?.stop().catch((err: unknown) => console.error(`stopping the cluster: ${String(err)}`));
+    local = undefined;
+  };
+  let stopping = false;
+  const interrupted = (sig: NodeJS.Signals): void => {
+    stopping = true;
+    console.error(`\n${sig}: stopping every process this bench started`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+
+  let memory: MemoryResult;
+  let creation: CreationResult;
+  let latency: LatencyResult;
+  try {
+    const idleNode = await idleNodeKiB();
+    const t0 = performance.now();
+    local = await startLocalCluster({
+      transport: 'nats',
+      nodes: NODES,
+      onOutput: (line, source) => {
+        recent.push(`${source}: ${line}`);
+        if (recent.length > 30) recent.shift();
+      },
+    });
+    const nodes = await local.cluster.nodes();
+    const byName = (name: string): NodeInfo => nodes.find((x) => x.name === name) ?? assertNever(name);
+    progress(`cluster up in ${formatNumber(secs(performance.now() - t0))} s: nats-server ${local.address}, GCS, ${nodes.length} raylets (${nodes.map((x) => x.name).join(', ')})`);
+
+    memory = await measureMemory(local, byName(MEMORY_NODE), idleNode);
+    progress(`memory done; load average ${loadAverage()}`);
+    creation = await measureCreation(local, nodes);
+    progress(`creation done; load average ${loadAverage()}`);
+    const subject = 'bench.raw.echo';
+    responder = await startResponder(local.address, subject);
+    raw = await connectNatsBus({ servers: local.address, name: 'orrery-bench-raw-client' });
+    latency = await measureLatency(local, byName(ECHO_NODE), raw, subject);
+  } catch (err) {
+    if (stopping) return;
+    if (recent.length > 0) console.error(`last lines of the cluster's processes:\n${recent.join('\n')}`);
+    throw err;
+  } finally {
+    await cleanup();
+    process.removeListener('SIGINT', interrupted);
+    process.removeListener('SIGTERM', interrupted);
+  }
+
+  reportCreation(creation);
+  reportLatency(latency);
+  reportMemory(memory);
+  out('\ntargets');
+  out(verdicts.join('\n'));
+  const judged = rows.filter((r) => r.met !== undefined);
+  const missed = judged.filter((r) => r.met === false).length;
+  out(`\n${judged.length - missed} targets met, ${missed} missed; load average at end ${loadAverage()}; ${formatNumber(secs(Date.now() - started.getTime()))} s in all`);
+  printJsonLast(args, rows);
+}
+
+/** The commit measured, and whether the runtime's sources differ from it (others edit this tree). */
+function sourceVersion(): string {
+  const git = (...a: string[]): string => execFileSync('git', a, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    const dirty = git('status', '--porcelain', '--', 'lib', 'protocols', 'runtime');
+    return `commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ` + uncommitted changes to ${dirty.split('\n').length} file(s) under lib/, protocols/, runtime/` : ''}`;
+  } catch {
+    return 'not a git checkout';
+  }
+}
+
+function assertNever(name: string): never {
+  throw new Error(`no node named ${name} in the cluster`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  process.exitCode = 1;
+});
