@@ -34,6 +34,11 @@ export interface CompiledActor {
   readonly requiredDuringExecution: boolean;
   /** It has actor-affinity terms that another actor's placement can satisfy. */
   readonly waitsOnPeers: boolean;
+  /**
+   * What its placement depends on, as a string: actors with the same shape get the same decision
+   * from the same cluster state (the pending queue reuses an unschedulable one within a pass).
+   */
+  readonly shape: string;
 }
 
 const MAX_CONCURRENCY = 100_000;
@@ -55,7 +60,14 @@ export function compileActor(reg: RegisterActor, ctx: { rareResources: readonly 
     isolation: isolationOption(options.isolation),
     requiredDuringExecution: duringExecutionOption(options.affinityDuringExecution),
     waitsOnPeers: request.actorAffinity.some((e) => e.operator !== 'NOT_IN' && e.operator !== 'DOES_NOT_EXIST'),
+    shape: placementShape(reg.namespace, options),
   };
+}
+
+/** The options a decision reads (not the actor's name, labels, restarts, …), in a canonical order. */
+const PLACEMENT_KEYS = ['numCpus', 'numGpus', 'memory', 'resources', 'labelSelector', 'fallbackStrategy', 'tolerations', 'schedulingStrategy'] as const;
+function placementShape(namespace: string, options: Record<string, unknown>): string {
+  return JSON.stringify([namespace, ...PLACEMENT_KEYS.map((k) => options[k] ?? null)]);
 }
 
 function duringExecutionOption(value: unknown): boolean {

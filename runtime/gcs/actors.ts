@@ -49,6 +49,9 @@ export class ActorDirectory {
   readonly #entries = new Map<string, ActorEntry>();
   readonly #names = new Map<string, string>();
   readonly #kills = new Map<string, Promise<void>>();
+  /** Unschedulable decisions by placement shape, valid for one queue generation (see #decide). */
+  readonly #unplaceable = new Map<string, Decision>();
+  #unplaceableGen = -1;
 
   constructor(private readonly deps: ActorDirectoryDeps) {}
 
@@ -59,7 +62,7 @@ export class ActorDirectory {
     if (existing) return existing.info;
     const compiled = compileActor(reg, { rareResources: this.deps.rareResources });
     if (reg.name !== undefined && this.#names.has(nameKey(reg.namespace, reg.name))) throw new ActorNameTakenError(reg.name, reg.namespace);
-    const decision = schedule(this.deps.state, compiled.request, { rng: this.deps.rng });
+    const decision = this.#decide(compiled);
     if (decision.status === 'failed') throw decision.error;
 
     const ref = this.deps.spawn({
@@ -160,7 +163,7 @@ export class ActorDirectory {
     const entry = this.#entries.get(actorId);
     const state = entry?.ref ? actorStateOf(entry.ref.getSnapshot()) : 'DEAD';
     if (!entry?.ref || (state !== 'PENDING' && state !== 'RESTARTING')) return 'gone';
-    const decision = schedule(this.deps.state, entry.compiled.request, { rng: this.deps.rng });
+    const decision = this.#decide(entry.compiled);
     this.#apply(entry.ref, decision);
     return decision.status === 'placed' ? 'placed' : decision.status === 'failed' ? 'gone' : 'waiting';
   }
@@ -200,6 +203,25 @@ export class ActorDirectory {
   }
 
   // ---- internals ----
+
+  /**
+   * schedule(), except that an actor whose placement shape already proved unschedulable in this
+   * generation of the pending queue (nothing was placed, freed or changed since: every such change
+   * kicks the queue) gets that decision again without another search and explanation — so a storm
+   * of identical unplaceable actors costs one explanation per pass, not one per actor.
+   */
+  #decide(compiled: CompiledActor): Decision {
+    const gen = this.deps.queue().generation;
+    if (gen !== this.#unplaceableGen) {
+      this.#unplaceable.clear();
+      this.#unplaceableGen = gen;
+    }
+    const known = this.#unplaceable.get(compiled.shape);
+    if (known) return known;
+    const decision = schedule(this.deps.state, compiled.request, { rng: this.deps.rng });
+    if (decision.status === 'unschedulable') this.#unplaceable.set(compiled.shape, decision);
+    return decision;
+  }
 
   #apply(ref: ActorRef, decision: Decision): void {
     if (decision.status === 'placed') ref.send({ type: 'PLACED', nodeId: decision.nodeId });

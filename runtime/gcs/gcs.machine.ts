@@ -1,5 +1,5 @@
 import { fromPromise, setup, spawnChild, stopChild, type ActorRefFrom, type SnapshotFrom } from 'xstate';
-import { actorMachine, type ActorMachineInput } from './actor.machine.ts';
+import { actorMachine } from './actor.machine.ts';
 import { nodeMachine, type NodeMachineInput } from './node.machine.ts';
 
 /**
@@ -8,10 +8,13 @@ import { nodeMachine, type NodeMachineInput } from './node.machine.ts';
  *   starting ──(subjects open)──▶ serving ──STOP──▶ stopping ──(subjects closed)──▶ stopped
  *       └──(cannot open)──▶ failed
  *
- * While starting and serving it spawns one Node machine per registered node and one Actor machine
- * per registered actor as its children (ids `node-<nodeId>`, `actor-<actorId>`), so a single
- * inspection stream on this actor shows the whole control plane. A child that reaches its final state (a DEAD node or
- * actor) is stopped and dropped from `children`; its last state lives on in the GCS's store.
+ * While starting and serving it spawns one Node machine per registered node as its children (ids
+ * `node-<nodeId>`). Actor machines (ids `actor-<actorId>`) are created by the service with this
+ * actor as their parent — the same actor system, so one inspection stream shows the whole control
+ * plane, and their done and error events arrive here — but they are not kept in `children`: xstate
+ * copies that object on every spawn and stop, a cost that grows with the number of actors (a 100 ms
+ * stall per actor death at 1,000 actors). A child that reaches its final state (a DEAD node) is
+ * stopped and dropped from `children`; its last state lives on in the GCS's store.
  *
  * Opening and closing the request subjects are the invoked `openSubjects` / `closeSubjects` promise
  * actors, supplied with provide() by the service; the defaults here do nothing.
@@ -20,17 +23,13 @@ export interface GcsMachineInput {
   cluster: string;
 }
 
-export type GcsEvent =
-  | { type: 'NODE_REGISTERED'; node: NodeMachineInput }
-  | { type: 'ACTOR_REGISTERED'; actor: ActorMachineInput }
-  | { type: 'STOP' };
+export type GcsEvent = { type: 'NODE_REGISTERED'; node: NodeMachineInput } | { type: 'STOP' };
 
 export const nodeChildId = (nodeId: string): string => `node-${nodeId}`;
 export const actorChildId = (actorId: string): string => `actor-${actorId}`;
 
 // xstate types spawnChild's mappers and wildcard handlers with the whole event union; these narrow.
 const nodeOf = (event: GcsEvent): NodeMachineInput => (event as Extract<GcsEvent, { type: 'NODE_REGISTERED' }>).node;
-const actorOf = (event: GcsEvent): ActorMachineInput => (event as Extract<GcsEvent, { type: 'ACTOR_REGISTERED' }>).actor;
 /** `xstate.done.actor.<id>` / `xstate.error.actor.<id>` carry the child's id (and its error). */
 const childOf = (event: unknown): { actorId: string; error?: unknown } => event as { actorId: string; error?: unknown };
 
@@ -55,14 +54,11 @@ export const gcsMachine = setup({
   id: 'gcs',
   context: ({ input }) => ({ cluster: input.cluster }),
   initial: 'starting',
-  // Children are spawned while starting (a request may arrive between the first subscription and
-  // the last) and serving; `stopping` refuses them, so the service can tell a stopping GCS.
+  // Nodes are spawned while starting (a request may arrive between the first subscription and the
+  // last) and serving; `stopping` refuses them, so the service can tell a stopping GCS.
   on: {
     NODE_REGISTERED: {
       actions: spawnChild('node', { id: ({ event }) => nodeChildId(nodeOf(event).nodeId), input: ({ event }) => nodeOf(event) }),
-    },
-    ACTOR_REGISTERED: {
-      actions: spawnChild('actor', { id: ({ event }) => actorChildId(actorOf(event).actorId), input: ({ event }) => actorOf(event) }),
     },
     'xstate.done.actor.*': { actions: stopChild(({ event }) => childOf(event).actorId) },
     'xstate.error.actor.*': {
@@ -86,7 +82,7 @@ export const gcsMachine = setup({
     },
     stopping: {
       invoke: { src: 'closeSubjects', input: ({ context }) => context, onDone: 'stopped', onError: 'stopped' },
-      on: { NODE_REGISTERED: {}, ACTOR_REGISTERED: {} },
+      on: { NODE_REGISTERED: {} },
     },
     stopped: { type: 'final' },
     failed: { type: 'final' },

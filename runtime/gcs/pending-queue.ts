@@ -94,6 +94,11 @@ export class PendingQueue {
     return this.#tried.size;
   }
 
+  /** Raised by every kick: two decisions in the same generation saw the same cluster state. */
+  get generation(): number {
+    return this.#gen;
+  }
+
   /** No pass running or scheduled. */
   get idle(): boolean {
     return this.#pass === undefined && this.#immediate === undefined;

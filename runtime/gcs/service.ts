@@ -5,6 +5,7 @@ import type { Rng } from '../../lib/random.ts';
 import { DEFAULT_MAX_BYTES } from '../../protocols/codec.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
+import type { ActorMachine, ActorMachineInput } from './actor.machine.ts';
 import { provideActorEffects } from './actor-effects.ts';
 import { ActorDirectory } from './actors.ts';
 import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
@@ -65,6 +66,8 @@ export class GcsService {
   readonly actors: ActorDirectory;
   readonly actor: Actor<GcsMachine>;
   #subscriptions: Subscription[] = [];
+  #actorLogic: ActorMachine;
+  readonly #actorRefs = new Set<ActorRef>();
 
   constructor(readonly opts: GcsOptions) {
     const log = opts.log ?? (() => {});
@@ -104,7 +107,7 @@ export class GcsService {
       state: this.state, store: this.store, events, raylets, rng, rareResources, log,
       queue: () => this.queue,
       eviction: () => this.eviction,
-      spawn: (input) => this.#child<ActorRef>({ type: 'ACTOR_REGISTERED', actor: input }, actorChildId(input.actorId)),
+      spawn: (input) => this.#startActor(input),
     });
     this.nodes = new NodeDirectory({
       state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick,
@@ -124,6 +127,7 @@ export class GcsService {
       requestKill: (c) => this.actors.requestKill(c),
       scheduleFailed: (c, failure) => this.actors.scheduleFailed(c, failure),
     });
+    this.#actorLogic = actorLogic;
     const machine = gcsMachine.provide({
       actors: {
         actor: actorLogic,
@@ -155,6 +159,20 @@ export class GcsService {
     this.actor.stop();
   }
 
+  /**
+   * Starts an Actor machine with the Gcs actor as its parent (see gcs.machine.ts for why it is not a
+   * spawned child); it is stopped when the GCS stops.
+   */
+  #startActor(input: ActorMachineInput): ActorRef {
+    const value = this.actor.getSnapshot().value;
+    if (value !== 'starting' && value !== 'serving') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes or actors');
+    const ref = createActor(this.#actorLogic, { parent: this.actor, id: actorChildId(input.actorId), input });
+    this.#actorRefs.add(ref);
+    ref.subscribe({ complete: () => this.#actorRefs.delete(ref), error: () => this.#actorRefs.delete(ref) });
+    ref.start();
+    return ref;
+  }
+
   /** Spawns a child of the Gcs machine through `event` and returns it. */
   #child<R>(event: Parameters<Actor<GcsMachine>['send']>[0], id: string): R {
     this.actor.send(event);
@@ -174,6 +192,8 @@ export class GcsService {
     this.queue.stop();
     this.eviction.stop();
     this.view.stop();
+    for (const ref of this.#actorRefs) ref.stop();
+    this.#actorRefs.clear();
   }
 }
 

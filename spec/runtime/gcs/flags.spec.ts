@@ -11,6 +11,8 @@ const accepted: { name: string; argv: string[]; env?: Record<string, string>; wa
   { name: '--flag=value', argv: ['--cluster=prod', '--heartbeat-ms=100', '--node-timeout-ms=1000'], want: { cluster: 'prod', heartbeatMs: 100, nodeTimeoutMs: 1000 } },
   { name: 'rare resources, deduplicated', argv: ['--rare-resources', 'GPU, my_rare,GPU'], want: { rareResources: ['GPU', 'my_rare'] } },
   { name: '--help', argv: ['--help'], want: { help: true } },
+  { name: 'heartbeat and timeout from the environment', argv: [], env: { ORRERY_HEARTBEAT_MS: '100', ORRERY_NODE_TIMEOUT_MS: '800' }, want: { heartbeatMs: 100, nodeTimeoutMs: 800 } },
+  { name: 'flags over the environment', argv: ['--node-timeout-ms', '1500'], env: { ORRERY_NODE_TIMEOUT_MS: '800' }, want: { nodeTimeoutMs: 1500 } },
 ];
 
 for (const c of accepted) {
@@ -19,7 +21,8 @@ for (const c of accepted) {
   });
 }
 
-const refused: { name: string; argv: string[]; flag: string; problem: RegExp }[] = [
+const refused: { name: string; argv: string[]; env?: Record<string, string>; flag: string; problem: RegExp }[] = [
+  { name: 'a bad timeout in the environment', argv: [], env: { ORRERY_NODE_TIMEOUT_MS: 'soon' }, flag: 'ORRERY_NODE_TIMEOUT_MS', problem: /whole number/ },
   { name: 'an unknown flag', argv: ['--verbose'], flag: '--verbose', problem: /unknown flag/ },
   { name: 'a stray argument', argv: ['gcs'], flag: 'gcs', problem: /unexpected argument/ },
   { name: 'a flag without its value', argv: ['--cluster'], flag: '--cluster', problem: /needs a value/ },
@@ -37,7 +40,7 @@ const refused: { name: string; argv: string[]; flag: string; problem: RegExp }[]
 for (const c of refused) {
   test(`refuses ${c.name}, naming ${c.flag}`, () => {
     try {
-      parseGcsFlags(c.argv, {});
+      parseGcsFlags(c.argv, c.env ?? {});
     } catch (err) {
       assert.instance(err, FlagError);
       const e = err as FlagError;

@@ -1,0 +1,60 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { EventLog } from '../../../runtime/gcs/event-log.ts';
+import { Harness } from './support.ts';
+
+// The recent-events ring behind `gcs.list_events` (`orrery events`): numbering, filters, limits,
+// the reply's size budget, and what it says about events it no longer has.
+
+const ev = (type: string, i: number) => ({ type, time: 1000 + i, message: `m${i}` });
+
+test('events are numbered in publish order; a query returns the newest matching ones, oldest first', () => {
+  const log = new EventLog(100);
+  for (let i = 1; i <= 10; i++) log.append(ev(i % 2 ? 'odd' : 'even', i));
+  assert.is(log.lastSeq, 10);
+  const all = log.query({});
+  assert.equal(all.events.map((e) => e.seq), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  assert.equal([all.lastSeq, all.omitted], [10, 0]);
+  const odd = log.query({ types: ['odd'], limit: 3 });
+  assert.equal(odd.events.map((e) => e.seq), [5, 7, 9], 'the newest three, oldest first');
+  assert.is(odd.omitted, 2);
+  assert.equal(log.query({ afterSeq: 8 }).events.map((e) => e.seq), [9, 10]);
+  assert.equal(log.query({ afterSeq: 10 }).events, []);
+});
+
+test('a full ring drops the oldest, and says how many a reader asking from before has missed', () => {
+  const log = new EventLog(4);
+  for (let i = 1; i <= 10; i++) log.append(ev('x', i));
+  const r = log.query({});
+  assert.equal(r.events.map((e) => e.seq), [7, 8, 9, 10]);
+  assert.is(r.omitted, 6);
+  assert.is(log.query({ afterSeq: 8 }).omitted, 0);
+});
+
+test('a reply stays within its byte budget, keeping the newest events', () => {
+  const log = new EventLog(100, 1000);
+  for (let i = 1; i <= 50; i++) log.append({ type: 'big', time: i, message: 'x'.repeat(200) });
+  const r = log.query({});
+  assert.ok(r.events.length >= 3 && r.events.length <= 4, `${r.events.length} events`);
+  assert.is(r.events.at(-1)!.seq, 50);
+  assert.is(r.omitted, 50 - r.events.length);
+});
+
+test('list_events answers what the GCS published, each event carrying its seq', async () => {
+  const h = await Harness.start({ eventHistory: 50 });
+  try {
+    await h.addNode({ nodeId: 'n1', labels: {} });
+    await h.registerActor('a1', { labelSelector: { region: 'mars' } });
+    await h.events.wait((e) => e.type === 'schedule_failed', 'schedule_failed');
+    const r = await h.request('list_events', 'list_events', { types: ['schedule_failed', 'node_added'] });
+    assert.equal(r.events.map((e: { type: string }) => e.type), ['node_added', 'schedule_failed']);
+    const published = h.events.got.filter((e) => e.type === 'schedule_failed')[0];
+    assert.is(r.events[1].seq, published.seq, 'the ring and the stream number events alike');
+    assert.equal(r.events[1], published);
+    assert.is(r.lastSeq, Math.max(...h.events.got.map((e) => e.seq!)));
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();
