@@ -26,6 +26,12 @@ export interface LocalClusterOptions {
   cluster?: string;
   /** Resources whose nodes get a rare-resource taint (seed 003), e.g. ['GPU']. */
   rareResources?: string[];
+  /**
+   * Node flags for the GCS and raylet processes (nats transport); default: this process's own
+   * (process.execArgv), so a driver running under tsx starts them under tsx too. Pass [] to run the
+   * compiled package's entries on plain node, as an installed orrery runs.
+   */
+  nodeFlags?: string[];
   /** Every output line of the GCS and raylet processes (nats transport); by default they are kept quietly. */
   onOutput?: (line: string, source: string) => void;
 }

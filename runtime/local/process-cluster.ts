@@ -34,7 +34,7 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
     void child.exited.then(() => children.delete(child));
     return child;
   };
-  const spawnOpts = { onLine: opts.onOutput };
+  const spawnOpts = { onLine: opts.onOutput, nodeFlags: opts.nodeFlags };
 
   let address = opts.address;
   const common = (): string[] => ['--address', address!, '--cluster', clusterName];

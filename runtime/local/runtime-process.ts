@@ -41,9 +41,9 @@ export function entryPath(role: RuntimeRole): string {
   return fileURLToPath(new URL(`../${role}/main${ext}`, import.meta.url));
 }
 
-/** The node arguments that run `role`'s entry with this process's loader flags. */
-export function nodeArgs(role: RuntimeRole, args: readonly string[]): string[] {
-  return [...process.execArgv, entryPath(role), ...args];
+/** The node arguments that run `role`'s entry with `flags` (default: this process's loader flags). */
+export function nodeArgs(role: RuntimeRole, args: readonly string[], flags: readonly string[] = process.execArgv): string[] {
+  return [...flags, entryPath(role), ...args];
 }
 
 export function parseReadyLine(line: string): ReadyInfo | undefined {
@@ -71,9 +71,9 @@ export class RuntimeStartError extends OrreryError {
 export async function spawnRuntimeProcess(
   role: RuntimeRole,
   args: readonly string[],
-  opts: { env?: NodeJS.ProcessEnv; readyTimeoutMs?: number; onLine?: (line: string, role: RuntimeRole) => void } = {},
+  opts: { env?: NodeJS.ProcessEnv; readyTimeoutMs?: number; onLine?: (line: string, role: RuntimeRole) => void; nodeFlags?: readonly string[] } = {},
 ): Promise<RuntimeProcess> {
-  const child = spawn(process.execPath, nodeArgs(role, args), { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
+  const child = spawn(process.execPath, nodeArgs(role, args, opts.nodeFlags), { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
   const lines: string[] = [];
   const keep = (line: string): void => {
     lines.push(line);
