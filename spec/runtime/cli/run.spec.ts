@@ -42,6 +42,26 @@ const cases: [string, string[], RegExp][] = [
   ['list without kind', ['list'], /list: expected what to list: nodes or actors/],
   ['list of something else', ['list', 'tasks'], /list: cannot list "tasks"/],
   ['--json on status', ['status', '--json'], /status: unknown flag --json/],
+  ['--rare-resources off the head', ['start', '--address', 'nats://h:4222', '--rare-resources', 'GPU'], /start: --rare-resources is a cluster setting: give it to the head/],
+  ['--rare-resources name', ['start', '--head', '--rare-resources', 'GPU,9lives'], /start: --rare-resources: not a resource name: "9lives"/],
+  ['label without a node', ['label', '--set', 'a=b'], /label: which node\? give one of --node-id, --node-name/],
+  ['label with two nodes', ['label', '--node-id', 'n1', '--node-name', 'x', '--set', 'a=b'], /label: give only one of --node-id, --node-name/],
+  ['label --node-ip', ['label', '--node-ip', '10.0.0.1', '--set', 'a=b'], /label: unknown flag --node-ip/],
+  ['label with nothing to change', ['label', '--node-id', 'n1'], /label: nothing to change/],
+  ['label --set syntax', ['label', '--node-id', 'n1', '--set', 'zone'], /label: --set: .*expected key=value/],
+  ['label --set reserved', ['label', '--node-id', 'n1', '--set', 'orrery.io/node-name=x'], /label: --set: .*orrery\.io/],
+  ['label --remove key', ['label', '--node-id', 'n1', '--remove', 'bad key'], /label: --remove: invalid label key "bad key"/],
+  ['label --remove stray comma', ['label', '--node-id', 'n1', '--remove', 'a,,b'], /label: --remove: empty key/],
+  ['taint without a node', ['taint', '--add', 'a=b'], /taint: which node\? give one of --node-id, --node-name, --node-ip/],
+  ['taint with nothing to change', ['taint', '--node-ip', '10.0.0.1'], /taint: nothing to change/],
+  ['taint --add effect', ['taint', '--node-id', 'n1', '--add', 'gpu=true:Never'], /taint: --add: .*effect must be one of NoSchedule, PreferNoSchedule, NoExecute/],
+  ['taint --add pair', ['taint', '--node-id', 'n1', '--add', 'gpu'], /taint: --add: expected key=value\[:Effect\]/],
+  ['taint --add value', ['taint', '--node-id', 'n1', '--add', 'gpu=has space:NoExecute'], /taint: --add: invalid label "gpu"="has space"/],
+  ['taint --add duplicate', ['taint', '--node-id', 'n1', '--add', 'a=1,a=2'], /taint: --add: duplicate key "a"/],
+  ['taint --add reserved', ['taint', '--node-id', 'n1', '--add', 'orrery.io/rare-gpu=true'], /taint: --add: .*orrery\.io/],
+  ['events --type', ['events', '--type', 'schedule_failed,actor_exploded'], /events: --type: unknown event type "actor_exploded"/],
+  ['events --limit', ['events', '--limit', '0'], /events: --limit: expected a whole number from 1 to 100000/],
+  ['events stray argument', ['events', 'now'], /events: unexpected argument "now"/],
 ];
 
 for (const [name, argv, pattern] of cases) {
@@ -52,6 +72,7 @@ for (const [name, argv, pattern] of cases) {
     assert.equal(r.out, []);
     assert.is(r.err.length, 1, r.err.join('\n'));
     assert.match(r.err[0], pattern);
+    assert.match(r.err[0], / \[USAGE\]$/, 'the line ends in its stable code');
   });
 }
 

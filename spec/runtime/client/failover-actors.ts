@@ -1,0 +1,29 @@
+// Actor classes for the failover specs (memory and nats). Exported under their own names from this
+// module, so worker hosts (in-process or forked) load them by this module's URL.
+import { defineActor, getRuntimeContext } from '../../../runtime/index.ts';
+
+/** Remembers the calls it received, in order; a new incarnation starts with an empty journal. */
+export class Journal {
+  private readonly entries: string[] = [];
+  append(entry: string): number {
+    this.entries.push(entry);
+    return this.entries.length;
+  }
+  async appendLater(entry: string, ms: number): Promise<number> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return this.append(entry);
+  }
+  journal(): string[] {
+    return [...this.entries];
+  }
+  where(): { nodeId: string; nodeName: string; pid: number } {
+    const { nodeId, nodeName } = getRuntimeContext();
+    return { nodeId, nodeName, pid: process.pid };
+  }
+  /** Ends the worker host's process (isolation 'process'), as a crash would. */
+  exit(): void {
+    setImmediate(() => process.exit(7));
+  }
+}
+
+export const JournalActor = defineActor(import.meta.url, Journal);
