@@ -3,7 +3,18 @@
  * its forked worker host) on this machine, started by startLocalCluster({ transport: 'nats' }), and
  * this process as the driver.
  *
- *   npm run bench:e2e [-- --json] [-- --quick]
+ *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev]
+ *
+ * Two modes; every section runs in the chosen one:
+ * - default ("plain node"): the cluster as users run it — startLocalCluster from the compiled
+ *   package (dist/index.js, so the GCS, raylet and worker-host entries are dist/*.js) with
+ *   nodeFlags: [], so those processes run on plain node (worker hosts add the runtime's worker
+ *   flags); actors from bench/fixtures/actors.mjs, which imports 'orrery' by name (→ dist/). The
+ *   script builds dist/ first. The driver (this file) stays under tsx, loading only dist/ code for
+ *   the runtime.
+ * - --dev: everything from source under tsx (--conditions=source --import tsx), as in development;
+ *   actors from bench/fixtures/actors.ts.
+ * The idle-process baseline and the raw NATS responder use the mode's flags too.
  *
  * 1. Actor creation: 10,000 no-op actors with a mix of constraints (bench/support/e2e-mix.ts),
  *    submitted 256 at a time (remote() then ready()), counted until every one is ALIVE; then all
@@ -26,19 +37,65 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { nodeIdAffinity } from '../lib/index.ts';
-import { encode } from '../protocols/codec.ts';
-import { connectNatsBus } from '../runtime/bus/nats.ts';
 import type { Bus } from '../runtime/bus/bus.ts';
-import { startLocalCluster, type ActorHandle, type LocalCluster, type NodeInfo } from '../runtime/index.ts';
-import { EchoActor, NoopActor, type Echo, type Noop } from './fixtures/actors.ts';
+import type { ActorHandle, LocalCluster, NodeInfo } from '../runtime/index.ts';
+import type { Echo, Noop } from './fixtures/actors.ts';
 import { CPUS_PER_ACTOR, KINDS, Mix, NODES, peerable, violations, type Kind, type Request } from './support/e2e-mix.ts';
-import { findRayletPid, hasProc, idleNodeKiB, treeMemory, type TreeMemory } from './support/e2e-proc.ts';
+import { findRayletPid, hasProc, idleNodeKiB, nodeFlagsOf, treeMemory, type TreeMemory } from './support/e2e-proc.ts';
 import { loadAverage, mean, percentile, runPool, sleep } from './support/e2e-stats.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
 
-const args = parseBenchArgs();
+const DEV = process.argv.includes('--dev');
+const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev'));
+
+/** Which code the cluster runs and with which Node flags. */
+interface Mode {
+  /** Prefix of every JSON row's name, so rows of the two modes are never taken for each other. */
+  readonly tag: string;
+  readonly describe: string;
+  /** startLocalCluster's nodeFlags: the GCS and raylets run with them, worker hosts with them plus the worker flags. */
+  readonly nodeFlags: string[];
+  /** Modules, relative to this file. */
+  readonly pkg: string;
+  readonly bus: string;
+  readonly codec: string;
+  readonly fixtures: string;
+  readonly responder: string;
+}
+
+const MODE: Mode = DEV
+  ? {
+      tag: 'dev (source, tsx)',
+      describe: 'dev (--dev) — from source under tsx: GCS, raylets and worker hosts run the .ts entries with --conditions=source --import tsx; actors from bench/fixtures/actors.ts',
+      nodeFlags: ['--conditions=source', '--import', 'tsx'],
+      pkg: '../index.ts',
+      bus: '../runtime/bus/nats.ts',
+      codec: '../protocols/codec.ts',
+      fixtures: './fixtures/actors.ts',
+      responder: './support/e2e-responder.ts',
+    }
+  : {
+      tag: 'plain node (dist)',
+      describe: "plain node (default) — the compiled package: startLocalCluster from dist/index.js with nodeFlags [], so GCS, raylets and worker hosts run dist/*.js on plain node; actors from bench/fixtures/actors.mjs (imports 'orrery')",
+      nodeFlags: [],
+      pkg: '../dist/index.js',
+      bus: '../dist/runtime/bus/nats.js',
+      codec: '../dist/protocols/codec.js',
+      fixtures: './fixtures/actors.mjs',
+      responder: './fixtures/e2e-responder.mjs',
+    };
+
+const here = (path: string): string => new URL(path, import.meta.url).href;
+// Loaded by URL so the mode decides which tree the driver's runtime code comes from; the types are
+// the source's, which dist/ is compiled from.
+const pkg = (await import(here(MODE.pkg))) as typeof import('../index.ts');
+const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats.ts');
+const { encode } = (await import(here(MODE.codec))) as typeof import('../protocols/codec.ts');
+const { NoopActor, EchoActor } = (await import(here(MODE.fixtures))) as typeof import('./fixtures/actors.ts');
+const { nodeIdAffinity, startLocalCluster } = pkg;
+
 const SIZE = args.quick
   ? { actors: 700, memoryActors: 250, sequential: 500, pipelined: 4_000, warmup: 200 }
   : { actors: 10_000, memoryActors: 2_500, sequential: 5_000, pipelined: 20_000, warmup: 500 };
@@ -73,12 +130,14 @@ function target(row: Omit<Row, 'target' | 'met'>, value: number, goal: Goal, lab
 // 3. memory (run first)
 
 interface MemoryResult {
-  /** An idle Node.js process with the same flags as the raylet and its hosts. */
+  /** An idle Node.js process with the mode's node flags (the raylet's). */
   readonly idleNodeKiB: number;
   readonly before: TreeMemory;
   readonly one: TreeMemory;
   readonly after: TreeMemory;
   readonly actors: number;
+  /** The node flags each process of the tree ran with (read from /proc/<pid>/cmdline). */
+  readonly flags: readonly { what: string; flags: string[] }[];
 }
 
 async function measureMemory(local: LocalCluster, node: NodeInfo, idleNode: number): Promise<MemoryResult> {
@@ -106,9 +165,10 @@ async function measureMemory(local: LocalCluster, node: NodeInfo, idleNode: numb
   await runPool(handles.length, IN_FLIGHT, (i) => handles[i].call('ping'));
   await sleep(3_000);
   const after = treeMemory(raylet);
+  const flags = [{ what: 'raylet', flags: nodeFlagsOf(raylet) }, ...after.children.map((c) => ({ what: c.command, flags: nodeFlagsOf(c.pid) }))];
   progress(`memory: ${count(handles.length)} idle actors on ${node.name}; killing them`);
   await runPool(handles.length, IN_FLIGHT, (i) => handles[i].kill());
-  return { idleNodeKiB: idleNode, before, one, after, actors: handles.length };
+  return { idleNodeKiB: idleNode, before, one, after, actors: handles.length, flags };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,9 +261,8 @@ interface LatencyResult {
 }
 
 async function startResponder(address: string, subject: string): Promise<ChildProcess> {
-  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const entry = fileURLToPath(new URL(`./support/e2e-responder${ext}`, import.meta.url));
-  const child = spawn(process.execPath, [...process.execArgv, entry, address, subject], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const entry = fileURLToPath(new URL(MODE.responder, import.meta.url));
+  const child = spawn(process.execPath, [...MODE.nodeFlags, entry, address, subject], { stdio: ['pipe', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the raw NATS responder did not start within 30 s')), 30_000);
     child.once('exit', (code, sig) => reject(new Error(`the raw NATS responder exited (${sig ?? code}) before it was ready`)));
@@ -353,26 +412,27 @@ function reportMemory(m: MemoryResult): void {
   const floor = (procs: number): string => `${formatNumber(mb(procs * m.idleNodeKiB))} (${procs} idle)`;
   const table: string[][] = [];
   const row = (label: string, t: TreeMemory): void => {
-    const procs = 1 + t.children.length;
+    const procs = 1 + t.children.filter((c) => c.node).length;
     table.push([label, formatNumber(mb(t.rootKiB)), t.children.length ? formatNumber(mb(hosts(t))) : '—', String(t.children.length), formatNumber(mb(t.totalKiB)), floor(procs), '—', '—']);
   };
   row('before: no actors', m.before);
   row('1 actor (worker host started)', m.one);
   const title = `${count(m.actors)} idle actors`;
-  const procs = 1 + m.after.children.length;
+  const procs = 1 + m.after.children.filter((c) => c.node).length;
   table.push([title, formatNumber(mb(m.after.rootKiB)), formatNumber(mb(hosts(m.after))), String(m.after.children.length), formatNumber(mb(m.after.totalKiB)), floor(procs),
     ...target({ name: `memory: raylet + worker hosts VmRSS with ${title} (MB)`, value: mb(m.after.totalKiB), unit: 'MB', reference: mb(procs * m.idleNodeKiB), ratio: m.after.totalKiB / (procs * m.idleNodeKiB) }, TARGETS.rssMB, 'atMost', `raylet + worker hosts with ${title}`, ' MB')]);
-  rows.push({ name: 'memory: idle Node.js process with the same flags, VmRSS (MB)', value: mb(m.idleNodeKiB), unit: 'MB' });
+  rows.push({ name: `memory: idle Node.js process with the cluster's node flags [${MODE.nodeFlags.join(' ')}], VmRSS (MB)`, value: mb(m.idleNodeKiB), unit: 'MB' });
   rows.push({ name: 'memory: raylet + worker hosts VmRSS before (MB)', value: mb(m.before.totalKiB), unit: 'MB' });
   rows.push({ name: 'memory: raylet + worker hosts VmRSS with 1 actor (MB)', value: mb(m.one.totalKiB), unit: 'MB' });
   rows.push({ name: `memory: raylet VmRSS with ${title} (MB)`, value: mb(m.after.rootKiB), unit: 'MB' });
   rows.push({ name: `memory: worker hosts VmRSS with ${title} (MB)`, value: mb(hosts(m.after)), unit: 'MB' });
   rows.push({ name: 'memory: VmRSS per idle actor beyond the first (KiB)', value: perActorKiB, unit: 'KiB' });
   out(`\n3. Memory — VmRSS (MB = MiB) of the raylet of node ${MEMORY_NODE} and the processes below it`);
-  out(formatTable(['actors on the raylet', 'raylet', 'hosts', 'host procs', 'total', 'idle node floor', 'target', 'verdict'], table));
+  out(formatTable(['actors on the raylet', 'raylet', 'hosts', 'procs below', 'total', 'idle node floor', 'target', 'verdict'], table));
   const procs1 = [{ pid: 0, kib: m.after.rootKiB, what: 'raylet' }, ...m.after.children.map((c) => ({ ...c, what: c.command }))];
   out(`processes with ${title}: ${procs1.map((p) => `${p.what} ${formatNumber(mb(p.kib))} MB`).join('; ')}`);
-  out(`per idle actor beyond the first: ${formatNumber(perActorKiB)} KiB; idle floor = VmRSS of \`node ${process.execArgv.join(' ')} -e <idle>\` (${formatNumber(mb(m.idleNodeKiB))} MB) per process`);
+  out(`per idle actor beyond the first: ${formatNumber(perActorKiB)} KiB; idle floor = VmRSS of \`${['node', ...MODE.nodeFlags].join(' ')} -e <idle>\` (${formatNumber(mb(m.idleNodeKiB))} MB) per process`);
+  out(`node flags: ${m.flags.map((p) => `${p.what} [${p.flags.join(' ')}]`).join('; ')}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,7 +441,9 @@ async function main(): Promise<void> {
   if (!hasProc()) throw new Error('this bench reads /proc (Linux) for process memory');
   const started = new Date();
   out(`e2e bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}: node ${process.version}, ${started.toISOString()}`);
+  out(`mode: ${MODE.describe}`);
   out(`code: ${sourceVersion()}`);
+  if (!DEV) out(`dist/: ${distState()}`);
   out(`machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} CPUs, ${formatNumber(totalmem() / 2 ** 30)} GiB; load average at start ${loadAverage()}`);
 
   let local: LocalCluster | undefined;
@@ -416,11 +478,12 @@ async function main(): Promise<void> {
   let creation: CreationResult;
   let latency: LatencyResult;
   try {
-    const idleNode = await idleNodeKiB();
+    const idleNode = await idleNodeKiB(MODE.nodeFlags);
     const t0 = performance.now();
     local = await startLocalCluster({
       transport: 'nats',
       nodes: NODES,
+      nodeFlags: MODE.nodeFlags,
       onOutput: (line, source) => {
         recent.push(`${source}: ${line}`);
         if (recent.length > 30) recent.shift();
@@ -455,8 +518,8 @@ async function main(): Promise<void> {
   out(verdicts.join('\n'));
   const judged = rows.filter((r) => r.met !== undefined);
   const missed = judged.filter((r) => r.met === false).length;
-  out(`\n${judged.length - missed} targets met, ${missed} missed; load average at end ${loadAverage()}; ${formatNumber(secs(Date.now() - started.getTime()))} s in all`);
-  printJsonLast(args, rows);
+  out(`\n${judged.length - missed} targets met, ${missed} missed (mode: ${MODE.tag}); load average at end ${loadAverage()}; ${formatNumber(secs(Date.now() - started.getTime()))} s in all`);
+  printJsonLast(args, rows.map((r) => ({ ...r, name: `${MODE.tag}: ${r.name}` })));
 }
 
 /** The commit measured, and whether the runtime's sources differ from it (others edit this tree). */
@@ -468,6 +531,36 @@ function sourceVersion(): string {
   } catch {
     return 'not a git checkout';
   }
+}
+
+/**
+ * When dist/ was built, whether any source of the package changed since (a stale build measures
+ * other code than the commit printed), and whether the driver's 'orrery' (the fixture's import) is
+ * that build: under --conditions=source it would be index.ts, a second copy of the runtime.
+ */
+function distState(): string {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  let built: number;
+  try {
+    built = statSync(`${root}dist/index.js`).mtimeMs;
+  } catch {
+    throw new Error('dist/index.js is missing: run `npm run build` (npm run bench:e2e does) or pass --dev');
+  }
+  const newer: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(`${root}${dir}`, { withFileTypes: true })) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory()) walk(path);
+      else if (e.name.endsWith('.ts') && statSync(`${root}${path}`).mtimeMs > built) newer.push(path);
+    }
+  };
+  for (const dir of ['lib', 'protocols', 'runtime']) walk(dir);
+  if (statSync(`${root}index.ts`).mtimeMs > built) newer.push('index.ts');
+  const parts = [`built ${new Date(built).toISOString()}`];
+  parts.push(newer.length === 0 ? 'no source newer than the build' : `WARNING: ${newer.length} source file(s) changed since the build (${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ', …' : ''}); run npm run build`);
+  const resolved = import.meta.resolve('orrery');
+  parts.push(resolved === here('../dist/index.js') ? "the driver's 'orrery' is dist/index.js" : `WARNING: the driver's 'orrery' is ${resolved}, not dist/ (drop --conditions=source)`);
+  return parts.join('; ');
 }
 
 function assertNever(name: string): never {

@@ -45,13 +45,14 @@ export function shortCommand(pid: number): string {
 export interface TreeMemory {
   readonly rootKiB: number;
   /** Every process below the root (a raylet's worker hosts). */
-  readonly children: readonly { pid: number; kib: number; command: string }[];
+  readonly children: readonly { pid: number; kib: number; command: string; node: boolean }[];
   readonly totalKiB: number;
 }
 
 export function treeMemory(root: number): TreeMemory {
   const rootKiB = rssKiB(root);
-  const children = descendants(root).map((pid) => ({ pid, kib: rssKiB(pid), command: shortCommand(pid) }));
+  // node: a Node.js process (a worker host), not a helper such as tsx's esbuild service
+  const children = descendants(root).map((pid) => ({ pid, kib: rssKiB(pid), command: shortCommand(pid), node: commandLine(pid)[0] === process.execPath }));
   return { rootKiB, children, totalKiB: rootKiB + children.reduce((a, c) => a + c.kib, 0) };
 }
 
@@ -66,11 +67,23 @@ export function hasProc(): boolean {
 }
 
 /**
- * VmRSS of an idle Node.js process started with this process's flags (under `--import tsx` that
- * includes the loader's own thread): the floor under every raylet and worker host of the cluster.
+ * The Node flags a node process runs with: its argv between the executable and the script
+ * (`--max-semi-space-size=4` for a worker host on plain node; `--conditions=source --import tsx …`
+ * under tsx).
  */
-export async function idleNodeKiB(settleMs = 3_000): Promise<number> {
-  const child = spawn(process.execPath, [...process.execArgv, '-e', 'setInterval(() => {}, 60_000)'], { stdio: 'ignore' });
+export function nodeFlagsOf(pid: number): string[] {
+  const argv = commandLine(pid);
+  const script = argv.findIndex((a, i) => i > 0 && /\.(ts|js|mjs|cjs)$/.test(a) && argv[i - 1] !== '--import');
+  return argv.slice(1, script < 0 ? argv.length : script);
+}
+
+/**
+ * VmRSS of an idle Node.js process started with `flags` — the cluster processes' flags, so the
+ * floor under every raylet and worker host of the cluster ([] on plain node; under `--import tsx`
+ * it includes the loader's own thread).
+ */
+export async function idleNodeKiB(flags: readonly string[], settleMs = 3_000): Promise<number> {
+  const child = spawn(process.execPath, [...flags, '-e', 'setInterval(() => {}, 60_000)'], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await new Promise((resolve) => setTimeout(resolve, settleMs));

@@ -1,7 +1,9 @@
 /**
  * The raw-NATS reference of the end-to-end bench's call latency: a plain responder in a process of
  * its own (as a worker host is), on its own connectNatsBus connection, answering every request on
- * one subject with the request's bytes — no codec, no mailbox, no actor.
+ * one subject with the request's bytes — no codec, no mailbox, no actor. This one runs from source
+ * under tsx (bench:e2e --dev); the default mode runs bench/fixtures/e2e-responder.mjs, the same on the
+ * compiled bus, on plain node.
  *
  *   node --conditions=source --import tsx bench/support/e2e-responder.ts <nats-url> <subject>
  *
