@@ -9,9 +9,11 @@ export class Journal {
     this.entries.push(entry);
     return this.entries.length;
   }
+  /** Recorded on arrival, answered after `ms`. */
   async appendLater(entry: string, ms: number): Promise<number> {
+    const n = this.append(entry);
     await new Promise((resolve) => setTimeout(resolve, ms));
-    return this.append(entry);
+    return n;
   }
   journal(): string[] {
     return [...this.entries];
