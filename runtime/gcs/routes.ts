@@ -21,7 +21,7 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
   return {
     register_node: route('register_node', (body) => gcs.nodes.register(body)),
     heartbeat: route('heartbeat', (body) => gcs.nodes.heartbeat(body)),
-    register_actor: route('register_actor', (body) => gcs.actors.register(body)),
+    register_actor: route('register_actor', (body) => gcs.registrations.run(() => gcs.actors.register(body))),
     get_actor: route('get_actor', (body) => gcs.actors.get(body)),
     kill_actor: route('kill_actor', (body) => gcs.actors.kill(body)),
     list_nodes: route('list_nodes', () => gcs.nodes.list()),

@@ -11,6 +11,7 @@ import { ActorDirectory } from './actors.ts';
 import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
 import { EventPublisher } from './events.ts';
 import { EvictionGuard } from './eviction.ts';
+import { IntakeQueue } from './intake-queue.ts';
 import { actorChildId, gcsMachine, nodeChildId, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
 import { NodeDirectory } from './nodes.ts';
 import { PendingQueue } from './pending-queue.ts';
@@ -46,7 +47,10 @@ export interface GcsOptions {
   store?: GcsStore;
   /** How many recent events the GCS keeps for `list_events` (`orrery events`); default 10,000. */
   eventHistory?: number;
-  /** Longest stretch of one pending-queue pass before it yields to the event loop; default 5 ms. */
+  /**
+   * Longest stretch of one pending-queue pass, or of registrations handled back to back, before the
+   * GCS yields to the event loop; default 5 ms.
+   */
   queueSliceMs?: number;
   /** xstate inspection of the Gcs machine and every Node and Actor machine it spawned. */
   inspect?: (event: InspectionEvent) => void;
@@ -61,6 +65,8 @@ export class GcsService {
   readonly view: ViewBroadcaster;
   readonly queue: PendingQueue;
   readonly history: EventLog;
+  /** Where register_actor requests wait their turn (intake-queue.ts). */
+  readonly registrations: IntakeQueue;
   readonly eviction: EvictionGuard;
   readonly nodes: NodeDirectory;
   readonly actors: ActorDirectory;
@@ -97,6 +103,7 @@ export class GcsService {
       sliceMs: positiveInt('queueSliceMs', opts.queueSliceMs, 5, 1),
     });
     const kick = this.queue.kick.bind(this.queue);
+    this.registrations = new IntakeQueue({ sliceMs: positiveInt('queueSliceMs', opts.queueSliceMs, 5, 1) });
     this.eviction = new EvictionGuard({
       state: this.state,
       running: (id) => this.actors.running(id),
@@ -189,6 +196,7 @@ export class GcsService {
   async #close(): Promise<void> {
     for (const sub of this.#subscriptions) sub.unsubscribe();
     this.#subscriptions = [];
+    this.registrations.stop();
     this.queue.stop();
     this.eviction.stop();
     this.view.stop();

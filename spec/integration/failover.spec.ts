@@ -9,7 +9,7 @@ import { filter, firstValueFrom, timeout } from 'rxjs';
 import { actorAffinity, affinity, antiAffinity, nodeIdAffinity } from '../../lib/index.ts';
 import type { ActorEvictedEvent } from '../../runtime/client/index.ts';
 import {
-  ActorDiedError, ActorUnavailableError, startLocalCluster, type ActorHandle, type ActorInfo, type ActorOptions, type ClusterEvent, type LocalCluster,
+  ActorDiedError, ActorUnavailableError, startLocalCluster, type ActorHandle, type ActorInfo, type ActorOptions, type ClusterEvent, type LocalCluster, type NodeEvent,
 } from '../../runtime/index.ts';
 import { JournalActor, type Journal } from '../runtime/client/failover-actors.ts';
 import { ExplodingActor } from '../fixtures/client/actors.ts';
@@ -65,7 +65,7 @@ test('a SIGKILLed raylet is DEAD within the node timeout; its actors restart or 
   const mortal = await local.cluster.actor(JournalActor).options({ labelSelector: { role: 'victim' } }).remote();
   for (const h of [movable, bound, mortal]) assert.is((await h.ready({ timeoutMs: WAIT_MS })).nodeId, victim.nodeId);
 
-  const dead = event((e): e is Extract<ClusterEvent, { type: 'node_dead' }> => e.type === 'node_dead' && e.node.nodeId === victim.nodeId);
+  const dead = event((e): e is NodeEvent => e.type === 'node_dead' && e.node.nodeId === victim.nodeId);
   const killedAt = performance.now();
   await local.killNode(victim.nodeId);
   await dead;
@@ -83,7 +83,7 @@ test('a SIGKILLed raylet is DEAD within the node timeout; its actors restart or 
   assert.match(waiting.pendingReason!, /didn't match label selector role in \(victim\)/);
 
   // a raylet started again is a new node; the waiting actor is placed as soon as it registers
-  const joined = event((e): e is Extract<ClusterEvent, { type: 'node_added' }> => e.type === 'node_added' && e.node.name === 'victim-2');
+  const joined = event((e): e is NodeEvent => e.type === 'node_added' && e.node.name === 'victim-2');
   const scheduled = stateOf(bound, (i) => i.state === 'SCHEDULED');
   const again = await local.addNode({ name: 'victim-2', labels: { role: 'victim' }, resources: { CPU: 2 } });
   assert.is.not(again.nodeId, victim.nodeId);
@@ -97,7 +97,7 @@ test('a SIGKILLed raylet is DEAD within the node timeout; its actors restart or 
   assert.ok(placedEvent && placedEvent.time - added.time < 100, 'placed within 100 ms of the node joining: the join kicked the queue');
   const states = (await local.cluster.nodes()).filter((n) => n.name.startsWith('victim')).map((n) => `${n.name}:${n.state}`).sort();
   assert.equal(states, ['victim-2:ALIVE', 'victim:DEAD']);
-  const gone = event((e): e is Extract<ClusterEvent, { type: 'node_dead' }> => e.type === 'node_dead' && e.node.nodeId === again.nodeId);
+  const gone = event((e): e is NodeEvent => e.type === 'node_dead' && e.node.nodeId === again.nodeId);
   await local.killNode(again.nodeId);
   await gone;
 });

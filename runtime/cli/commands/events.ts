@@ -57,6 +57,7 @@ export async function events(argv: readonly string[], io: CliIo): Promise<number
     if (recent.omitted > 0 && !json) io.err(`(${recent.omitted} older event(s) not shown)`);
     for (const event of recent.events) print(event);
     if (!follow) return 0;
+    io.err(`following the events of cluster ${JSON.stringify(cluster)} at ${address} (Ctrl-C to stop)`);
     printedUpTo = recent.lastSeq;
     for (const event of buffered.splice(0)) if (event.seq === undefined || event.seq > recent.lastSeq) print(event);
     return await untilStopped(done, io);

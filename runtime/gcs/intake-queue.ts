@@ -1,0 +1,64 @@
+import { OrreryError } from '../../lib/errors.ts';
+
+/**
+ * Requests whose handling is heavy (register_actor: options compiled, a placement decided and
+ * explained, a machine started, events published) wait here and run in arrival order, in slices of
+ * at most `sliceMs` with a turn of the event loop between slices. NATS hands the GCS every message
+ * that arrived in one read before anything else runs, so without this a burst of registrations would
+ * hold a cheap query (`nodes()`) behind all of them; with it the query is answered between slices.
+ */
+export class IntakeQueue {
+  #jobs: { run: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  #head = 0;
+  #immediate: NodeJS.Immediate | undefined;
+  #stopped = false;
+
+  constructor(private readonly opts: { sliceMs: number; now?: () => number }) {}
+
+  /** Runs `fn` after every job queued before it; resolves with its result. */
+  run<T>(fn: () => T): Promise<T> {
+    if (this.#stopped) return Promise.reject(stopping());
+    return new Promise<T>((resolve, reject) => {
+      this.#jobs.push({ run: fn, resolve: resolve as (v: unknown) => void, reject });
+      this.#immediate ??= setImmediate(() => this.#slice());
+    });
+  }
+
+  get size(): number {
+    return this.#jobs.length - this.#head;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#immediate !== undefined) clearImmediate(this.#immediate);
+    this.#immediate = undefined;
+    for (const job of this.#jobs.slice(this.#head)) job.reject(stopping());
+    this.#jobs = [];
+    this.#head = 0;
+  }
+
+  #slice(): void {
+    this.#immediate = undefined;
+    const now = this.opts.now ?? Date.now;
+    const until = now() + this.opts.sliceMs;
+    while (this.#head < this.#jobs.length && !this.#stopped) {
+      const job = this.#jobs[this.#head++];
+      try {
+        job.resolve(job.run());
+      } catch (err) {
+        job.reject(err);
+      }
+      if (now() >= until) break;
+    }
+    if (this.#head >= this.#jobs.length) {
+      this.#jobs = [];
+      this.#head = 0;
+    } else if (!this.#stopped) {
+      this.#immediate = setImmediate(() => this.#slice());
+    }
+  }
+}
+
+function stopping(): OrreryError {
+  return new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes or actors');
+}
