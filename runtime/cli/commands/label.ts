@@ -1,10 +1,10 @@
 import { OrreryError } from '../../../lib/errors.ts';
 import { parseLabelsFlag } from '../../../lib/labels/parse.ts';
-import { validateLabelKey } from '../../../lib/labels/validate.ts';
+import { RESERVED_LABEL_PREFIX, validateLabelKey } from '../../../lib/labels/validate.ts';
 import { UsageError, parseArgs, stringFlag } from '../args.ts';
 import { addressOf } from '../address.ts';
 import { clusterOf, withCluster } from '../connection.ts';
-import { extraLabels, pairs } from '../format.ts';
+import { pairs } from '../format.ts';
 import type { CliIo } from '../io.ts';
 import { keyList, nodeSelectorOf, selectNode } from '../node-target.ts';
 
@@ -16,6 +16,11 @@ const FLAGS = { address: 'string', cluster: 'string', 'node-id': 'string', 'node
  * value is checked before anything is sent, a removed key must be on the node, and the GCS applies
  * the whole change or none of it; the new labels are printed (`--json`: the NodeInfo).
  */
+/** The labels users set: the built-in `orrery.io/` ones describe the machine and are not theirs to change. */
+function userLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(labels).filter(([k]) => !k.startsWith(RESERVED_LABEL_PREFIX)));
+}
+
 export async function label(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('label', argv, FLAGS);
   const selector = nodeSelectorOf('label', args, ['node-id', 'node-name']);
@@ -45,7 +50,7 @@ export async function label(argv: readonly string[], io: CliIo): Promise<number>
     }
     const changed = await client.setNodeLabels(node.nodeId, { ...(set ? { set } : {}), ...(remove.length ? { remove } : {}) });
     if (args.flags.json === true) io.out(JSON.stringify(changed, null, 2));
-    else io.out(`node ${changed.name} (${changed.nodeId}): labels ${pairs(extraLabels(changed))}`);
+    else io.out(`node ${changed.name} (${changed.nodeId}): labels ${pairs(userLabels(changed.labels))}`);
   });
   return 0;
 }
