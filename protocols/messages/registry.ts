@@ -4,6 +4,7 @@ import { reply } from './reply.ts';
 import { viewDelta } from './view.ts';
 import { actorCall, actorDied, createActor, getActor, killActor, rayletKillActor, registerActor } from './actor.ts';
 import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
+import { submitTask } from './task.ts';
 
 /** A registry maps each message type (the envelope's `t`) to the validator of its body. */
 export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
@@ -27,6 +28,7 @@ export const messages = {
   create_actor: createActor,
   raylet_kill_actor: rayletKillActor,
   actor_call: actorCall,
+  submit_task: submitTask,
   event: clusterEvent,
   reply,
 } as const satisfies MessageRegistry;

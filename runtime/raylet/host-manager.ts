@@ -1,9 +1,12 @@
 import type { CreateActor } from '../../protocols/messages/actor.ts';
+import type { RunTask } from '../worker/task-runner.ts';
 import type { WorkerHost } from './worker-host.ts';
 
 export interface HostManagerOptions {
   /** Starts a worker host; `dedicated` is true for an actor with `isolation: 'process'`. */
   launch(opts: { dedicated: boolean }): Promise<WorkerHost>;
+  /** Most worker hosts for tasks at once; default 1. */
+  maxTaskHosts?: number;
   /** A host ended without being asked to: `actorIds` were running in it. */
   onHostExit(actorIds: string[], cause: string): void;
   log?: (line: string) => void;
@@ -13,6 +16,8 @@ interface HostEntry {
   readonly host: WorkerHost;
   readonly dedicated: boolean;
   readonly actors: Set<string>;
+  /** Tasks running in it (task hosts only). */
+  tasks: number;
   /** Set when the manager itself ends the host, so its exit is not a failure. */
   retiring: boolean;
 }
@@ -21,18 +26,45 @@ interface HostEntry {
  * The worker hosts of one raylet: one shared host, started when the first actor needs it (and again
  * after it died), and one dedicated host per `isolation: 'process'` actor, ended with its actor.
  * It knows which host runs which actor, and reports the actors of a host that exits unexpectedly.
+ *
+ * Tasks run in hosts of their own, apart from actors (a task that crashes its process takes no actor
+ * with it): a pool started with the first task, which grows by one host — in the background, never
+ * delaying a task — whenever a task starts while every task host is busy, up to `maxTaskHosts`.
+ * A task goes to the least busy live task host.
  */
 export class HostManager {
   private shared: Promise<HostEntry> | undefined;
+  private readonly taskHosts: HostEntry[] = [];
+  private firstTaskHost: Promise<HostEntry> | undefined;
+  private taskHostsStarting = 0;
   private readonly byActor = new Map<string, HostEntry>();
   private readonly entries = new Set<HostEntry>();
   private closed = false;
 
   constructor(private readonly opts: HostManagerOptions) {}
 
-  /** Live hosts (the shared one, once started, and every dedicated one). */
+  /** Live hosts (the shared one, once started, every dedicated one, and the task hosts). */
   get hostCount(): number {
     return this.entries.size;
+  }
+
+  /** Live task hosts. */
+  get taskHostCount(): number {
+    return this.taskHosts.length;
+  }
+
+  /**
+   * Runs a task in a task host; resolves once it ended, rejects (WORKER_EXITED, or the host could
+   * not start) when its host ended first.
+   */
+  async runTask(task: RunTask): Promise<void> {
+    const entry = await this.taskHost();
+    entry.tasks++;
+    try {
+      await entry.host.runTask(task);
+    } finally {
+      entry.tasks--;
+    }
   }
 
   /** The pid of the process an actor runs in. */
@@ -71,6 +103,7 @@ export class HostManager {
   /** Graceful: ends every host. */
   async stop(): Promise<void> {
     this.closed = true;
+    this.taskHosts.length = 0;
     await Promise.all([...this.entries].map((e) => this.retire(e)));
     this.byActor.clear();
   }
@@ -84,6 +117,32 @@ export class HostManager {
     }
     this.entries.clear();
     this.byActor.clear();
+    this.taskHosts.length = 0;
+  }
+
+  private async taskHost(): Promise<HostEntry> {
+    let best: HostEntry | undefined;
+    for (const e of this.taskHosts) if (!best || e.tasks < best.tasks) best = e;
+    if (!best) {
+      this.firstTaskHost ??= this.startTaskHost().finally(() => (this.firstTaskHost = undefined));
+      return this.firstTaskHost;
+    }
+    const max = this.opts.maxTaskHosts ?? 1;
+    if (best.tasks > 0 && this.taskHosts.length + this.taskHostsStarting < max) {
+      this.startTaskHost().catch((err: unknown) => this.opts.log?.(`cannot start another task host: ${err instanceof Error ? err.message : String(err)}`));
+    }
+    return best;
+  }
+
+  private async startTaskHost(): Promise<HostEntry> {
+    this.taskHostsStarting++;
+    try {
+      const entry = await this.start(false);
+      this.taskHosts.push(entry);
+      return entry;
+    } finally {
+      this.taskHostsStarting--;
+    }
   }
 
   private sharedHost(): Promise<HostEntry> {
@@ -100,7 +159,7 @@ export class HostManager {
   private async start(dedicated: boolean): Promise<HostEntry> {
     if (this.closed) throw new Error('the raylet is stopping');
     const host = await this.opts.launch({ dedicated });
-    const entry: HostEntry = { host, dedicated, actors: new Set(), retiring: false };
+    const entry: HostEntry = { host, dedicated, actors: new Set(), tasks: 0, retiring: false };
     if (this.closed) {
       host.crash();
       throw new Error('the raylet is stopping');
@@ -124,6 +183,12 @@ export class HostManager {
 
   private onExit(entry: HostEntry, how: string): void {
     this.entries.delete(entry);
+    const pooled = this.taskHosts.indexOf(entry);
+    if (pooled >= 0) {
+      this.taskHosts.splice(pooled, 1);
+      if (!entry.retiring && !this.closed) this.opts.log?.(`task host ${entry.host.pid} exited unexpectedly (${how}); ${entry.tasks} task(s) lost`);
+      return;
+    }
     // There is one shared host at a time, so the shared host that ended is the one `shared` holds.
     if (!entry.dedicated) this.shared = undefined;
     const actors = [...entry.actors];

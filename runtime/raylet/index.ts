@@ -1,5 +1,6 @@
-// runtime/raylet — one per node: registers the node with the GCS, heartbeats, and runs actors in
-// worker hosts (in-process for the memory transport, forked children on NATS).
+// runtime/raylet — one per node: registers the node with the GCS, heartbeats, runs actors in
+// worker hosts (in-process for the memory transport, forked children on NATS), keeps a copy of the
+// cluster view from gcs.view, and decides, runs, spills back or queues the tasks submitted to it.
 import type { Bus } from '../bus/bus.ts';
 import { rayletConfig } from './config.ts';
 import { RayletService } from './service.ts';
@@ -7,6 +8,9 @@ import { RayletService } from './service.ts';
 export { rayletConfig, firstIpv4, newNodeId, type RayletConfig } from './config.ts';
 export { rayletMachine, type RayletContext, type RayletInput } from './raylet.machine.ts';
 export { DEFAULT_WORKER_FLAGS, WORKER_ENTRY } from './worker-process.ts';
+export { RayletView, type LocalNode, type ViewStats } from './cluster-view.ts';
+export { decideTask, feasibleHere, passesHere, type TaskDecision } from './task-decision.ts';
+export { DEFAULT_MAX_SPILL_HOPS } from './local-tasks.ts';
 
 export interface RayletOptions {
   bus: Bus;
@@ -34,6 +38,10 @@ export interface RayletOptions {
   retryMs?: number;
   /** Timeout of each request to the GCS; default 2,000 ms. */
   requestTimeoutMs?: number;
+  /** Most worker hosts for tasks; default: the node's whole CPUs, at most the machine's cores (at least 1). */
+  maxTaskHosts?: number;
+  /** Spills of one task submission for want of room before a raylet that could run it keeps it; default 3. */
+  maxSpillHops?: number;
 }
 
 export interface RayletHandle {
@@ -64,6 +72,8 @@ export async function startRaylet(opts: RayletOptions): Promise<RayletHandle> {
     heartbeatMs: opts.heartbeatMs,
     retryMs: opts.retryMs,
     requestTimeoutMs: opts.requestTimeoutMs,
+    maxTaskHosts: opts.maxTaskHosts,
+    maxSpillHops: opts.maxSpillHops,
   });
   await service.start();
   return {

@@ -1,41 +1,63 @@
 import { addResources, subtractResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
 
 /**
- * The resources the actors of this node hold, in units. The GCS decides placements, so a lease is
- * never refused here; what remains (never below zero) is what heartbeats report as available.
+ * The resources held on this node, in units: by each actor the GCS placed here, and by each task
+ * running here (keyed `task/<taskId>`, so the two kinds never collide). The GCS decides where actors
+ * go, so an actor's lease is never refused here; the raylet grants a task's lease only when its own
+ * view of this node says it fits. What remains (never below zero) is what heartbeats report as
+ * available and what the raylet's task decisions see of this node.
  */
 export class Leases {
   private readonly held = new Map<string, ResourceSet>();
-  private used: Record<string, number> = {};
+  private usedUnits: Record<string, number> = {};
 
-  constructor(readonly total: ResourceSet) {}
+  /** `onChange` runs after every acquire, release and clear that changed something. */
+  constructor(readonly total: ResourceSet, private readonly onChange: () => void = () => {}) {}
 
-  acquire(actorId: string, resources: ResourceSet): void {
-    this.release(actorId);
-    this.held.set(actorId, resources);
-    this.used = addResources(this.used, resources);
+  acquire(holder: string, resources: ResourceSet): void {
+    this.drop(holder);
+    this.held.set(holder, resources);
+    this.usedUnits = addResources(this.usedUnits, resources);
+    this.onChange();
   }
 
-  release(actorId: string): void {
-    const resources = this.held.get(actorId);
-    if (!resources) return;
-    this.held.delete(actorId);
-    this.used = subtractResources(this.used, resources);
+  release(holder: string): void {
+    if (this.drop(holder)) this.onChange();
   }
 
   clear(): void {
+    if (this.held.size === 0) return;
     this.held.clear();
-    this.used = {};
+    this.usedUnits = {};
+    this.onChange();
   }
 
   get count(): number {
     return this.held.size;
   }
 
+  /** What the leases hold together, per resource. */
+  used(): Readonly<Record<string, number>> {
+    return this.usedUnits;
+  }
+
   /** Total minus what the leases hold, per resource of the node, clamped at zero. */
   available(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const [name, units] of Object.entries(this.total)) out[name] = Math.max(0, units - (this.used[name] ?? 0));
-    return out;
+    return remaining(this.total, this.usedUnits);
   }
+
+  private drop(holder: string): boolean {
+    const resources = this.held.get(holder);
+    if (!resources) return false;
+    this.held.delete(holder);
+    this.usedUnits = subtractResources(this.usedUnits, resources);
+    return true;
+  }
+}
+
+/** `total` minus `used` for every resource of `total`, clamped at zero. */
+export function remaining(total: ResourceSet, used: Readonly<Record<string, number>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, units] of Object.entries(total)) out[name] = Math.max(0, units - (used[name] ?? 0));
+  return out;
 }

@@ -21,6 +21,10 @@ export interface LostActor {
 
 export interface LocalActorsOptions {
   total: ResourceSet;
+  /** The node's leases, shared with its tasks; default: leases of their own over `total`. */
+  leases?: Leases;
+  /** Most worker hosts for tasks (HostManagerOptions.maxTaskHosts). */
+  maxTaskHosts?: number;
   launch(opts: { dedicated: boolean }): Promise<WorkerHost>;
   /** Actors whose creation was acknowledged and whose worker host then exited unexpectedly. */
   onLost(actors: LostActor[], cause: string): void;
@@ -44,12 +48,18 @@ interface ActorRecord {
 export class LocalActors {
   private readonly records = new Map<string, ActorRecord>();
   private readonly leases: Leases;
-  private readonly hosts: HostManager;
+  /** The node's worker hosts: this raylet's actors', and its tasks' too. */
+  readonly hosts: HostManager;
   private closed = false;
 
   constructor(private readonly opts: LocalActorsOptions) {
-    this.leases = new Leases(opts.total);
-    this.hosts = new HostManager({ launch: opts.launch, onHostExit: (ids, cause) => this.onHostExit(ids, cause), log: opts.log });
+    this.leases = opts.leases ?? new Leases(opts.total);
+    this.hosts = new HostManager({
+      launch: opts.launch,
+      maxTaskHosts: opts.maxTaskHosts,
+      onHostExit: (ids, cause) => this.onHostExit(ids, cause),
+      log: opts.log,
+    });
   }
 
   get count(): number {
@@ -104,16 +114,18 @@ export class LocalActors {
   async stop(): Promise<void> {
     this.closed = true;
     await this.hosts.stop();
-    this.records.clear();
-    this.leases.clear();
+    this.dropAll();
   }
 
   /** Abrupt: every worker host killed. */
   crash(): void {
     this.closed = true;
     this.hosts.crash();
-    this.records.clear();
-    this.leases.clear();
+    this.dropAll();
+  }
+
+  private dropAll(): void {
+    for (const id of [...this.records.keys()]) this.drop(id);
   }
 
   private async start(spec: CreateActor, record: ActorRecord): Promise<ActorCreated> {

@@ -1,8 +1,15 @@
+import { randomInt } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { OrreryError } from '../../lib/errors.ts';
+import { seededRng } from '../../lib/random.ts';
+import { fromUnits } from '../../lib/resources/quantity.ts';
+import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
 import { decode, encode } from '../../protocols/codec.ts';
+import { ProtocolError } from '../../protocols/errors.ts';
 import { registered } from '../../protocols/messages/cluster.ts';
 import { messages } from '../../protocols/messages/registry.ts';
+import { viewDelta, type ViewDelta } from '../../protocols/messages/view.ts';
 import { decodeReply, encodeError, encodeOk } from '../../protocols/reply.ts';
 import { RayletVerb, subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import { bool, object } from '../../protocols/validate.ts';
@@ -10,8 +17,11 @@ import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import type { HostNode } from '../worker/host.ts';
 import { MalformedCounter } from '../worker/malformed.ts';
 import { respond } from '../worker/respond.ts';
+import { RayletView, type ViewStats } from './cluster-view.ts';
 import type { RayletConfig } from './config.ts';
+import { Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
+import { LocalTasks } from './local-tasks.ts';
 import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
 import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
@@ -29,25 +39,37 @@ export interface RayletServiceOptions {
   retryMs?: number;
   /** Timeout of each request to the GCS; default 2,000 ms. */
   requestTimeoutMs?: number;
+  /** Most worker hosts for tasks; default: the node's whole CPUs, at most the machine's cores (at least 1). */
+  maxTaskHosts?: number;
+  /** Spills of one task submission for want of room before a raylet that could run it keeps it; default 3. */
+  maxSpillHops?: number;
 }
 
 const heartbeatAnswer = object({ known: bool() });
 const KILL_TYPE = 'raylet_kill_actor';
 const MAX_DIED_ATTEMPTS = 10;
+const SUBMIT_REGISTRY = { submit_task: messages.submit_task } as const;
+const VIEW_REGISTRY = { view_delta: messages.view_delta } as const;
 
 /**
  * A raylet: registers its node with the GCS and keeps it alive with heartbeats (the Raylet machine),
  * answers create_actor / kill_actor on its own subjects by starting and dropping actors in its
- * worker hosts, keeps the resource leases of its actors, and reports the actors of a worker host
- * that died (gcs.actor_died) at once.
+ * worker hosts, keeps the resource leases of its actors and tasks, and reports the actors of a
+ * worker host that died (gcs.actor_died) at once. It keeps its own copy of the cluster view from
+ * `gcs.view` (cluster-view.ts) and decides the tasks submitted to it on that copy (local-tasks.ts):
+ * runs them here, spills them back to the node its view prefers, or queues them.
  */
 export class RayletService {
   readonly malformed: MalformedCounter;
   /** Resolves when the raylet has stopped: by stop() or crash(), or because the GCS refused it. */
   readonly closed: Promise<{ error?: { code: string; message: string } }>;
   private readonly s: ClusterSubjects;
+  private readonly leases: Leases;
   private readonly actors: LocalActors;
+  private readonly view: RayletView;
+  private readonly tasks: LocalTasks;
   private readonly node: HostNode;
+  private rareResources: readonly string[] = [];
   private subs: Subscription[] = [];
   private machine: Actor<RayletMachine> | undefined;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -59,11 +81,31 @@ export class RayletService {
     this.node = { nodeId: config.nodeId, nodeName: config.nodeName, labels: config.labels };
     this.malformed = new MalformedCounter('raylet: refused a malformed request', opts.log);
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    this.leases = new Leases(config.total, () => this.leasesChanged());
     this.actors = new LocalActors({
       total: config.total,
+      leases: this.leases,
+      maxTaskHosts: opts.maxTaskHosts ?? defaultTaskHosts(config.total.CPU ?? 0),
       launch: () => this.launchHost(),
       onLost: (actors, cause) => void this.reportDied(actors, cause),
       log: opts.log,
+    });
+    this.view = new RayletView({
+      local: { nodeId: config.nodeId, name: config.nodeName, labels: config.labels, taints: config.taints, total: config.total },
+      requestSnapshot: () => this.snapshot(),
+      onChange: () => this.tasks.viewChanged(),
+      log: (line) => opts.log(`raylet ${config.nodeId}: ${line}`),
+      retryMs: opts.retryMs,
+    });
+    this.tasks = new LocalTasks({
+      view: this.view,
+      leases: this.leases,
+      run: (task) => this.actors.hosts.runTask(task),
+      rareResources: () => this.rareResources,
+      rng: seededRng(randomInt(2 ** 31)),
+      log: opts.log,
+      onWaiting: (task, failure) => this.publishWaiting(task, failure),
+      maxSpillHops: opts.maxSpillHops,
     });
   }
 
@@ -77,15 +119,29 @@ export class RayletService {
     return typeof value === 'string' ? value : value ? Object.keys(value)[0] : 'new';
   }
 
-  stats(): { phase: string; actors: number; hosts: number; seq: number; registrations: number; available: Record<string, number>; malformed: Record<string, number> } {
+  stats(): {
+    phase: string;
+    actors: number;
+    hosts: number;
+    taskHosts: number;
+    tasks: { running: number; queued: number };
+    view: ViewStats;
+    seq: number;
+    registrations: number;
+    available: Record<string, number>;
+    malformed: Record<string, number>;
+  } {
     const context = this.machine?.getSnapshot().context;
     return {
       phase: this.phase,
       actors: this.actors.count,
       hosts: this.actors.hostCount,
+      taskHosts: this.actors.hosts.taskHostCount,
+      tasks: this.tasks.stats(),
+      view: this.view.stats(),
       seq: context?.seq ?? 0,
       registrations: context?.registrations ?? 0,
-      available: this.actors.available(),
+      available: this.leases.available(),
       malformed: this.malformed.snapshot(),
     };
   }
@@ -139,6 +195,9 @@ export class RayletService {
     else this.machine?.send({ type: 'STOP' });
     for (const sub of this.subs) sub.unsubscribe();
     this.subs = [];
+    this.view.stop();
+    if (how === 'crash') this.tasks.crash();
+    else this.tasks.stop();
     if (how === 'crash') this.actors.crash();
     else await this.actors.stop();
     this.machine?.stop();
@@ -151,8 +210,11 @@ export class RayletService {
     const on = (verb: RayletVerb, handler: (msg: BusMsg) => void) => this.subs.push(this.opts.bus.subscribe(this.s.raylet(this.nodeId, verb), handler));
     on(RayletVerb.create_actor, this.handler('create_actor', (body) => this.actors.create(body)));
     on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
+    on(RayletVerb.submit_task, (msg) => this.onSubmit(msg));
+    this.subs.push(this.opts.bus.subscribe(this.s.view(), (msg) => this.onView(msg)));
+    const served = new Set<string>([RayletVerb.create_actor, RayletVerb.kill_actor, RayletVerb.submit_task]);
     for (const verb of Object.values(RayletVerb)) {
-      if (verb === RayletVerb.create_actor || verb === RayletVerb.kill_actor) continue;
+      if (served.has(verb)) continue;
       on(verb, (msg) => {
         const err = new OrreryError('UNSUPPORTED', `this raylet does not serve ${verb} yet`, { detail: { verb } });
         respond(msg, () => encodeError(err));
@@ -180,6 +242,62 @@ export class RayletService {
     };
   }
 
+  /** submit_task: decoded here (malformed ones answered with their wire error), decided by LocalTasks. */
+  private onSubmit(msg: BusMsg): void {
+    let body;
+    try {
+      body = decode(msg.data, { registry: SUBMIT_REGISTRY }).body;
+    } catch (err) {
+      this.malformed.count(err);
+      respond(msg, () => encodeError(err));
+      return;
+    }
+    if (msg.reply === undefined) {
+      this.malformed.count(new ProtocolError('INVALID_MESSAGE', 'submit_task without a reply subject: nobody could receive its result'));
+      return;
+    }
+    this.tasks.submit(body, msg as BusMsg & { reply: string });
+  }
+
+  /** A delta on gcs.view; one that does not decode is counted and dropped (a gap will show later). */
+  private onView(msg: BusMsg): void {
+    let delta: ViewDelta;
+    try {
+      delta = decode(msg.data, { registry: VIEW_REGISTRY }).body;
+    } catch (err) {
+      this.malformed.count(err);
+      return;
+    }
+    this.view.receive(delta);
+  }
+
+  private async snapshot(): Promise<ViewDelta> {
+    const msg = await this.opts.bus.request(this.s.gcs('view_snapshot'), encode('view_snapshot', {}), { timeoutMs: this.timeoutMs });
+    return decodeReply(msg.data, { value: viewDelta });
+  }
+
+  private leasesChanged(): void {
+    this.view.setLocalUsed(this.leases.used());
+    this.tasks.resourcesFreed();
+  }
+
+  /** A task waits: schedule_failed on events.schedule_failed, as the GCS publishes for actors. */
+  private publishWaiting(task: { taskId: string; functionName: string }, failure: ScheduleFailure): void {
+    const event = {
+      type: 'schedule_failed',
+      time: Date.now(),
+      target: { kind: 'task', id: task.taskId, name: task.functionName },
+      reason: failure.reason,
+      message: failure.message.slice(0, 65_536),
+      nodes: failure.nodes.map((n) => ({ nodeId: n.nodeId, reasons: [...n.reasons] })),
+    };
+    try {
+      this.opts.bus.publish(this.s.event('schedule_failed'), encode('event', event));
+    } catch (err) {
+      this.opts.log(`raylet ${this.nodeId}: cannot publish schedule_failed for task ${task.taskId}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   private async register(): Promise<{ heartbeatMs: number }> {
     const { config } = this.opts;
     const body = encode('register_node', {
@@ -187,16 +305,17 @@ export class RayletService {
       name: config.nodeName,
       labels: config.labels,
       taints: config.taints,
-      resources: { total: config.total, available: this.actors.available() },
+      resources: { total: config.total, available: this.leases.available() },
       address: { ip: config.nodeIp, hostname: config.hostname, pid: process.pid },
     });
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
     const reply = decodeReply(msg.data, { value: registered });
+    this.rareResources = reply.rareResources;
     return { heartbeatMs: reply.heartbeatMs };
   }
 
   private async heartbeat(seq: number): Promise<{ known: boolean }> {
-    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.actors.available() });
+    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.available() });
     const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
     return decodeReply(msg.data, { value: heartbeatAnswer });
   }
@@ -232,3 +351,8 @@ export class RayletService {
   }
 }
 
+
+/** Task hosts: one per whole CPU of the node, no more than the machine has cores, at least one. */
+function defaultTaskHosts(cpuUnits: number): number {
+  return Math.max(1, Math.min(Math.floor(fromUnits('CPU', cpuUnits)), availableParallelism()));
+}

@@ -1,6 +1,8 @@
+import { OrreryError } from '../../lib/errors.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import type { Bus } from '../bus/bus.ts';
 import { ActorHost, type HostNode } from '../worker/host.ts';
+import { TaskRunner, type RunTask } from '../worker/task-runner.ts';
 
 /**
  * What a raylet holds of one worker host, whether it runs in the raylet's own process (inline) or
@@ -15,6 +17,11 @@ export interface WorkerHost {
   create(spec: CreateActor): Promise<void>;
   /** Drops an actor; false when the host did not hold it. */
   kill(actorId: string): Promise<boolean>;
+  /**
+   * Runs a task; the host answers the driver on `task.reply` itself. Resolves once the task has
+   * ended (its resources may go back); rejects (WORKER_EXITED) when the host ended first.
+   */
+  runTask(task: RunTask): Promise<void>;
   /** Graceful: stops every actor and ends the host. */
   stop(): Promise<void>;
   /** Abrupt: ends the host now, as if it had died. */
@@ -26,10 +33,15 @@ export class InlineWorkerHost implements WorkerHost {
   readonly pid = process.pid;
   readonly exited: Promise<string>;
   private readonly host: ActorHost;
+  private readonly tasks: TaskRunner;
+  /** Rejecters of the tasks running now, so an ended host fails them as a dead process would. */
+  private readonly running = new Set<(err: Error) => void>();
+  private gone: string | undefined;
   private end!: (how: string) => void;
 
   constructor(opts: { bus: Bus; cluster: string; node: HostNode; log?: (line: string) => void }) {
     this.host = new ActorHost(opts);
+    this.tasks = new TaskRunner({ bus: opts.bus, node: opts.node });
     this.exited = new Promise((resolve) => (this.end = resolve));
   }
 
@@ -41,13 +53,37 @@ export class InlineWorkerHost implements WorkerHost {
     return this.host.kill(actorId);
   }
 
+  runTask(task: RunTask): Promise<void> {
+    if (this.gone !== undefined) return Promise.reject(exitedError(this.gone));
+    return new Promise<void>((resolve, reject) => {
+      this.running.add(reject);
+      this.tasks.run(task).then(() => {
+        this.running.delete(reject);
+        resolve();
+      });
+    });
+  }
+
   async stop(): Promise<void> {
-    this.host.stop();
-    this.end('stopped');
+    this.finish('stopped');
   }
 
   crash(): void {
-    this.host.stop();
-    this.end('crashed');
+    this.finish('crashed');
   }
+
+  private finish(how: string): void {
+    if (this.gone !== undefined) return;
+    this.gone = how;
+    this.host.stop();
+    this.tasks.stop();
+    const err = exitedError(how);
+    for (const reject of this.running) reject(err);
+    this.running.clear();
+    this.end(how);
+  }
+}
+
+function exitedError(how: string): OrreryError {
+  return new OrreryError('WORKER_EXITED', `the in-process worker host has ended (${how})`, { detail: { how } });
 }

@@ -6,6 +6,7 @@ import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { specializeError } from '../errors.ts';
 import type { HostNode } from '../worker/host.ts';
 import { isHostToRaylet, type RayletToHost } from '../worker/ipc.ts';
+import type { RunTask } from '../worker/task-runner.ts';
 import type { WorkerHost } from './worker-host.ts';
 
 /** The worker host's entry beside this file's tree: `.ts` in the source tree, `.js` in dist/. */
@@ -119,6 +120,10 @@ export class WorkerProcess implements WorkerHost {
 
   async kill(actorId: string): Promise<boolean> {
     return (await this.request((id) => ({ type: 'kill', id, actorId }))) === true;
+  }
+
+  async runTask(task: RunTask): Promise<void> {
+    await this.request((id) => ({ type: 'task', id, task }));
   }
 
   async stop(): Promise<void> {

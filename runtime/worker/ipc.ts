@@ -1,6 +1,7 @@
 import type { WireError } from '../../protocols/errors.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import type { HostNode } from './host.ts';
+import type { RunTask } from './task-runner.ts';
 
 /**
  * The Node IPC protocol between a raylet and a worker host it forked (`fork` with `serialization:
@@ -10,10 +11,13 @@ import type { HostNode } from './host.ts';
  *   raylet → host   init    once, first: the cluster, the NATS address and the node
  *                   create  start an actor (a createActor body); result once its constructor returned
  *                   kill    drop an actor; result value: whether the host held it
+ *                   task    run a task (RunTask); the host answers the driver on `reply` itself, and
+ *                           sends result (ok) just before that, so the raylet frees the task's
+ *                           resources before the driver can submit its next task
  *                   exit    stop every actor, drain the NATS connection, exit 0
  *   host → raylet   ready   connected to NATS and taking creates; carries the host's pid
  *                   failed  init failed (NATS unreachable); the host exits 1 after sending it
- *                   result  the answer to create or kill: ok, or a wire error (code, message, detail)
+ *                   result  the answer to create, kill or task: ok, or a wire error (code, message, detail)
  *
  * A host exits as soon as the IPC channel disconnects, i.e. when its raylet died, so no host
  * outlives its raylet.
@@ -22,6 +26,7 @@ export type RayletToHost =
   | { readonly type: 'init'; readonly cluster: string; readonly natsAddress: string; readonly node: HostNode }
   | { readonly type: 'create'; readonly id: number; readonly actor: CreateActor }
   | { readonly type: 'kill'; readonly id: number; readonly actorId: string }
+  | { readonly type: 'task'; readonly id: number; readonly task: RunTask }
   | { readonly type: 'exit' };
 
 export type HostToRaylet =
@@ -30,7 +35,7 @@ export type HostToRaylet =
   | { readonly type: 'result'; readonly id: number; readonly ok: true; readonly value?: unknown }
   | { readonly type: 'result'; readonly id: number; readonly ok: false; readonly error: WireError };
 
-const RAYLET_TYPES = new Set(['init', 'create', 'kill', 'exit']);
+const RAYLET_TYPES = new Set(['init', 'create', 'kill', 'task', 'exit']);
 const HOST_TYPES = new Set(['ready', 'failed', 'result']);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -42,8 +47,15 @@ export function isRayletToHost(value: unknown): value is RayletToHost {
   if (!isRecord(value) || typeof value.type !== 'string' || !RAYLET_TYPES.has(value.type)) return false;
   if (value.type === 'create') return typeof value.id === 'number' && isRecord(value.actor);
   if (value.type === 'kill') return typeof value.id === 'number' && typeof value.actorId === 'string';
+  if (value.type === 'task') return typeof value.id === 'number' && isRunTask(value.task);
   if (value.type === 'init') return typeof value.cluster === 'string' && typeof value.natsAddress === 'string' && isRecord(value.node);
   return true;
+}
+
+function isRunTask(value: unknown): value is RunTask {
+  if (!isRecord(value) || typeof value.taskId !== 'string' || typeof value.reply !== 'string' || !isRecord(value.code)) return false;
+  const { moduleUrl, functionName, args } = value.code;
+  return typeof moduleUrl === 'string' && typeof functionName === 'string' && Array.isArray(args);
 }
 
 export function isHostToRaylet(value: unknown): value is HostToRaylet {

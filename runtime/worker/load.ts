@@ -5,6 +5,9 @@ import { CodeLoadError } from '../errors.ts';
 /** Anything `new` can be applied to; the host checks that it is written as a class. */
 export type ActorClass = new (...args: unknown[]) => object;
 
+/** A task function as a worker host calls it. */
+export type TaskFunctionImpl = (...args: unknown[]) => unknown;
+
 const MAX_REASON = 1000;
 
 /**
@@ -14,20 +17,37 @@ const MAX_REASON = 1000;
  * else under that name.
  */
 export async function loadActorClass(moduleUrl: string, className: string): Promise<ActorClass> {
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await import(specifier(moduleUrl))) as Record<string, unknown>;
-  } catch (err) {
-    throw new CodeLoadError(moduleUrl, className, clip(err instanceof Error ? err.message : String(err)));
-  }
-  if (!Object.hasOwn(mod, className)) {
-    throw new CodeLoadError(moduleUrl, className, `the module has no export named ${JSON.stringify(className)}`);
-  }
-  const value = mod[className];
+  const value = await loadExport(moduleUrl, className);
   if (!isClass(value)) {
     throw new CodeLoadError(moduleUrl, className, `the export ${JSON.stringify(className)} is not a class (it is ${describe(value)})`);
   }
   return value;
+}
+
+/**
+ * Imports `moduleUrl` and returns its export named `functionName`, which must be a function that is
+ * not a class. Every failure is a CodeLoadError (CODE_LOAD_FAILED), as for actor classes.
+ */
+export async function loadTaskFunction(moduleUrl: string, functionName: string): Promise<TaskFunctionImpl> {
+  const value = await loadExport(moduleUrl, functionName);
+  if (typeof value !== 'function' || isClass(value)) {
+    const what = isClass(value) ? 'a class' : describe(value);
+    throw new CodeLoadError(moduleUrl, functionName, `the export ${JSON.stringify(functionName)} is not a function (it is ${what})`);
+  }
+  return value as TaskFunctionImpl;
+}
+
+async function loadExport(moduleUrl: string, name: string): Promise<unknown> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(specifier(moduleUrl))) as Record<string, unknown>;
+  } catch (err) {
+    throw new CodeLoadError(moduleUrl, name, clip(err instanceof Error ? err.message : String(err)));
+  }
+  if (!Object.hasOwn(mod, name)) {
+    throw new CodeLoadError(moduleUrl, name, `the module has no export named ${JSON.stringify(name)}`);
+  }
+  return mod[name];
 }
 
 function specifier(moduleUrl: string): string {

@@ -11,6 +11,7 @@ import type { Bus } from '../bus/bus.ts';
 import { connectNatsBus } from '../bus/nats.ts';
 import { ActorHost } from './host.ts';
 import { isRayletToHost, type HostToRaylet, type RayletToHost } from './ipc.ts';
+import { TaskRunner, type RunTask } from './task-runner.ts';
 
 const log = (line: string): void => void process.stderr.write(`orrery worker ${process.pid}: ${line}\n`);
 
@@ -21,6 +22,7 @@ if (typeof process.send !== 'function') {
 
 let bus: Bus | undefined;
 let host: ActorHost | undefined;
+let tasks: TaskRunner | undefined;
 let exiting = false;
 
 function send(message: HostToRaylet, then?: () => void): void {
@@ -38,6 +40,7 @@ async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<v
     return;
   }
   host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log });
+  tasks = new TaskRunner({ bus, node: message.node });
   send({ type: 'ready', pid: process.pid });
 }
 
@@ -51,10 +54,19 @@ async function create(id: number, body: unknown): Promise<void> {
   }
 }
 
+/** Runs a task; tells the raylet it ended just before answering the driver (see ipc.ts). */
+async function task(id: number, body: RunTask): Promise<void> {
+  if (!tasks) return send({ type: 'result', id, ok: false, error: toWireError(new Error('task before init')) });
+  const answer = await tasks.execute(body);
+  send({ type: 'result', id, ok: true });
+  tasks.answer(body.reply, answer);
+}
+
 async function exit(code: number): Promise<void> {
   if (exiting) return;
   exiting = true;
   host?.stop();
+  tasks?.stop();
   await bus?.close().catch(() => undefined);
   process.exit(code);
 }
@@ -68,6 +80,8 @@ process.on('message', (message: unknown) => {
       return void create(message.id, message.actor);
     case 'kill':
       return send({ type: 'result', id: message.id, ok: true, value: host?.kill(message.actorId) ?? false });
+    case 'task':
+      return void task(message.id, message.task);
     case 'exit':
       return void exit(0);
   }

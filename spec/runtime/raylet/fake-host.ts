@@ -1,5 +1,6 @@
 import type { CreateActor } from '../../../protocols/messages/actor.ts';
 import type { WorkerHost } from '../../../runtime/raylet/worker-host.ts';
+import type { RunTask } from '../../../runtime/worker/task-runner.ts';
 
 /** A scripted worker host: records what it was asked, dies when the spec says so. */
 export class FakeHost implements WorkerHost {
@@ -9,10 +10,30 @@ export class FakeHost implements WorkerHost {
   readonly actors = new Set<string>();
   stopped = false;
   failCreate: Error | undefined;
+  /** Every task it was asked to run. */
+  readonly tasks: RunTask[] = [];
+  /** When set, tasks end only when it resolves. */
+  taskGate: Promise<void> | undefined;
+  private readonly running = new Set<(err: Error) => void>();
   private end!: (how: string) => void;
 
   constructor() {
     this.exited = new Promise((resolve) => (this.end = resolve));
+    void this.exited.then((how) => {
+      for (const reject of this.running) reject(new Error(`host exited (${how})`));
+      this.running.clear();
+    });
+  }
+
+  runTask(task: RunTask): Promise<void> {
+    this.tasks.push(task);
+    return new Promise<void>((resolve, reject) => {
+      this.running.add(reject);
+      void (this.taskGate ?? Promise.resolve()).then(() => {
+        this.running.delete(reject);
+        resolve();
+      });
+    });
   }
 
   /** When set, create waits for it before answering. */

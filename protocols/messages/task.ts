@@ -1,0 +1,61 @@
+import { array, childPath, invalid, isPlainObject, literal, num, object, record, str, unknown, type Infer, type Validator } from '../validate.ts';
+import { id } from './common.ts';
+
+/** Most raylets one submission may visit before the last one keeps it (runtime/raylet/local-tasks.ts). */
+export const MAX_TASK_HOPS = 64;
+
+/**
+ * How to run a task anywhere: the module that exports the function under its own name, and the
+ * arguments (msgpack-encodable values; the client refuses anything else before sending).
+ */
+export const taskCode = object({
+  moduleUrl: str({ min: 1, max: 4096 }),
+  functionName: str({ min: 1, max: 256 }),
+  args: array(unknown(), { max: 100_000 }),
+});
+
+/**
+ * driver → raylet (`raylet.<nodeId>.submit_task`), a request: the raylet decides with its cluster
+ * view and answers exactly once — with the task's result (sent by the worker host that ran it), a
+ * spillback naming the node to ask next, `resubmit` (the raylet is stopping; ask another), or an
+ * error (REMOTE_ERROR when the function threw, CODE_LOAD_FAILED, TASK_WORKER_DIED, INVALID_OPTION…).
+ *
+ * `options` is the placement part of TaskOptions as plain data; the raylet compiles it with lib's
+ * compileRequest. `hops` counts the raylets that spilled this submission back so far (0 from the
+ * driver); `attempt` counts runs after failures (0 the first time).
+ */
+export const submitTask = object({
+  taskId: id,
+  code: taskCode,
+  namespace: str({ min: 1, max: 256 }),
+  options: record(unknown(), { maxKeys: 64 }),
+  hops: num({ int: true, min: 0, max: MAX_TASK_HOPS }),
+  attempt: num({ int: true, min: 0 }),
+});
+export type SubmitTask = Infer<typeof submitTask>;
+
+const done = object({ kind: literal('done'), value: unknown() });
+const spillback = object({ kind: literal('spillback'), nodeId: id });
+const resubmit = object({ kind: literal('resubmit') });
+
+/**
+ * The value of a submit_task reply:
+ *   done       the task ran here; `value` is what the function returned (awaited)
+ *   spillback  ask raylet `nodeId` instead (its view prefers it), with hops + 1
+ *   resubmit   this raylet is stopping and the task never started: submit it again elsewhere
+ */
+export type TaskOutcome = Infer<typeof done> | Infer<typeof spillback> | Infer<typeof resubmit>;
+
+export const taskOutcome: Validator<TaskOutcome> = (value, path) => {
+  if (!isPlainObject(value)) return invalid(path, 'expected an object');
+  switch (value.kind) {
+    case 'done':
+      return done(value, path);
+    case 'spillback':
+      return spillback(value, path);
+    case 'resubmit':
+      return resubmit(value, path);
+    default:
+      return invalid(childPath(path, 'kind'), 'expected "done", "spillback" or "resubmit"');
+  }
+};

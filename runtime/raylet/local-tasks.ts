@@ -1,0 +1,218 @@
+import { OrreryError } from '../../lib/errors.ts';
+import type { Rng } from '../../lib/random.ts';
+import { fits } from '../../lib/resources/resource-set.ts';
+import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+import { compileRequest, type PlacementOptions } from '../../lib/scheduling/request.ts';
+import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
+import { MAX_TASK_HOPS, type SubmitTask } from '../../protocols/messages/task.ts';
+import { encodeError, encodeOk } from '../../protocols/reply.ts';
+import type { BusMsg } from '../bus/bus.ts';
+import { respond } from '../worker/respond.ts';
+import type { RunTask } from '../worker/task-runner.ts';
+import type { RayletView } from './cluster-view.ts';
+import type { Leases } from './leases.ts';
+import { decideTask, feasibleHere, passesHere } from './task-decision.ts';
+
+/** Spills of one submission for want of room, after which a raylet that could run it keeps it. */
+export const DEFAULT_MAX_SPILL_HOPS = 3;
+const COMPILED_CACHE = 1024;
+
+export interface LocalTasksOptions {
+  view: RayletView;
+  leases: Leases;
+  /** Runs a task in a worker host; resolves once it ended, rejects when its host died first. */
+  run(task: RunTask): Promise<void>;
+  /** The cluster's rare resources (from the registration reply): requests for them tolerate their taints. */
+  rareResources(): readonly string[];
+  rng: Rng;
+  log: (line: string) => void;
+  /** A task waits because no node can take it; called again only when the explanation changes. */
+  onWaiting?(task: { taskId: string; functionName: string }, failure: ScheduleFailure): void;
+  /** Default DEFAULT_MAX_SPILL_HOPS. */
+  maxSpillHops?: number;
+}
+
+interface Task {
+  readonly body: SubmitTask;
+  readonly msg: BusMsg & { readonly reply: string };
+  readonly req: SchedulingRequest;
+  lastMessage?: string;
+}
+
+/**
+ * The tasks of one raylet (docs/runtime.md, "Tasks"). A submission is decided on the raylet's view
+ * (task-decision.ts) at once:
+ *
+ *   local  its resources are leased here and it runs in a task host, which answers the driver;
+ *          the lease goes back when the task ends
+ *   spill  the driver is told which node to ask instead — unless the submission has already been
+ *          spilled `maxSpillHops` times and this node could run it once it has room: then it stays
+ *   wait   it joins this raylet's queue (schedule_failed explains why)
+ *   fail   answered with the error (NODE_NOT_FOUND for a hard node-id affinity to an unknown node)
+ *
+ * Queued tasks are decided again when the view changes (every decision may differ) and, when this
+ * node frees resources, those that would fit here. A task whose worker host dies is answered
+ * TASK_WORKER_DIED, which the driver retries. Every submission is answered exactly once.
+ */
+export class LocalTasks {
+  private queue: Task[] = [];
+  private readonly running = new Set<Task>();
+  private readonly compiled = new Map<string, SchedulingRequest>();
+  private readonly maxSpillHops: number;
+  private kick: 'view' | 'resources' | undefined;
+  private nextLease = 1;
+  /** stopping: nothing new is taken, running tasks still answer; crashed: nothing is answered. */
+  private state: 'open' | 'stopping' | 'crashed' = 'open';
+
+  constructor(private readonly opts: LocalTasksOptions) {
+    this.maxSpillHops = opts.maxSpillHops ?? DEFAULT_MAX_SPILL_HOPS;
+  }
+
+  stats(): { running: number; queued: number } {
+    return { running: this.running.size, queued: this.queue.length };
+  }
+
+  /** Takes a submission; `msg` is answered exactly once, now or later. */
+  submit(body: SubmitTask, msg: BusMsg & { readonly reply: string }): void {
+    if (this.state === 'crashed') return;
+    if (this.state === 'stopping') return void respond(msg, () => encodeOk({ kind: 'resubmit' }));
+    let req: SchedulingRequest;
+    try {
+      req = this.compile(body);
+    } catch (err) {
+      return void respond(msg, () => encodeError(err));
+    }
+    const task: Task = { body, msg, req };
+    if (!this.place(task)) this.queue.push(task);
+  }
+
+  /** The view changed: every queued task is decided again (once per turn, however many changes). */
+  viewChanged(): void {
+    this.schedule('view');
+  }
+
+  /** Resources were freed here: queued tasks that would fit here are decided again. */
+  resourcesFreed(): void {
+    this.schedule('resources');
+  }
+
+  /** Graceful: queued tasks are answered `resubmit`; running ones end with their hosts. */
+  stop(): void {
+    if (this.state !== 'open') return;
+    this.state = 'stopping';
+    const queued = this.queue;
+    this.queue = [];
+    for (const task of queued) respond(task.msg, () => encodeOk({ kind: 'resubmit' }));
+  }
+
+  /** Abrupt: everything is forgotten, nothing is answered. */
+  crash(): void {
+    this.state = 'crashed';
+    this.queue = [];
+    this.running.clear();
+  }
+
+  /** Decides a task and acts on the decision; false when it has to wait here. */
+  private place(task: Task): boolean {
+    const { view } = this.opts;
+    const decision = decideTask(view.state, task.req, view.localNodeId, { rng: this.opts.rng });
+    switch (decision.kind) {
+      case 'local':
+        this.start(task);
+        return true;
+      case 'spill':
+        if (this.maySpill(task)) {
+          respond(task.msg, () => encodeOk({ kind: 'spillback', nodeId: decision.nodeId }));
+          return true;
+        }
+        if (passesHere(view.state, task.req, view.localNodeId)) {
+          this.start(task);
+          return true;
+        }
+        return false;
+      case 'fail':
+        respond(task.msg, () => encodeError(decision.error));
+        return true;
+      case 'wait':
+        this.waiting(task, decision.failure);
+        return false;
+    }
+  }
+
+  /**
+   * A spill is allowed while the submission has been spilled fewer than `maxSpillHops` times, and
+   * always when this node could never run it (its labels changed under it) — within the wire's
+   * hop limit.
+   */
+  private maySpill(task: Task): boolean {
+    if (task.body.hops + 1 > MAX_TASK_HOPS) return false;
+    return task.body.hops < this.maxSpillHops || !feasibleHere(this.opts.view.state, task.req, this.opts.view.localNodeId);
+  }
+
+  private start(task: Task): void {
+    const holder = `task/${this.nextLease++}`;
+    const { body, msg } = task;
+    this.running.add(task);
+    this.opts.leases.acquire(holder, task.req.resources);
+    this.opts.run({ taskId: body.taskId, code: body.code, reply: msg.reply }).then(
+      () => this.finish(task, holder),
+      (err: unknown) => {
+        this.finish(task, holder);
+        if (this.state === 'crashed') return;
+        const cause = err instanceof Error ? err.message : String(err);
+        respond(msg, () => encodeError(new OrreryError('TASK_WORKER_DIED', `task ${body.taskId} (${body.code.functionName}) lost its worker host: ${cause}`, { detail: { taskId: body.taskId, cause } })));
+      },
+    );
+  }
+
+  private finish(task: Task, holder: string): void {
+    if (!this.running.delete(task)) return;
+    this.opts.leases.release(holder);
+  }
+
+  private waiting(task: Task, failure: ScheduleFailure): void {
+    if (!this.opts.onWaiting || failure.message === task.lastMessage) return;
+    task.lastMessage = failure.message;
+    this.opts.onWaiting({ taskId: task.body.taskId, functionName: task.body.code.functionName }, failure);
+  }
+
+  private schedule(kind: 'view' | 'resources'): void {
+    if (this.state !== 'open' || this.queue.length === 0) return;
+    if (this.kick !== undefined) {
+      if (kind === 'view') this.kick = 'view';
+      return;
+    }
+    this.kick = kind;
+    queueMicrotask(() => this.drain());
+  }
+
+  private drain(): void {
+    const kind = this.kick;
+    const queued = this.queue;
+    this.queue = [];
+    const local = this.opts.view.state.node(this.opts.view.localNodeId);
+    for (const task of queued) {
+      if (this.state !== 'open') break;
+      const worth = kind === 'view' || (local !== undefined && fits(local.available, task.req.resources));
+      if (!worth || !this.place(task)) this.queue.push(task);
+    }
+    this.kick = undefined;
+  }
+
+  private compile(body: SubmitTask): SchedulingRequest {
+    let key: string | undefined;
+    try {
+      key = `${body.namespace}\0${JSON.stringify(body.options)}`;
+    } catch {
+      key = undefined;
+    }
+    const cached = key === undefined ? undefined : this.compiled.get(key);
+    if (cached) return cached;
+    const req = compileRequest(body.options as PlacementOptions, { namespace: body.namespace, rareResources: this.opts.rareResources() });
+    if (key !== undefined) {
+      if (this.compiled.size >= COMPILED_CACHE) this.compiled.clear();
+      this.compiled.set(key, req);
+    }
+    return req;
+  }
+}
