@@ -25,6 +25,18 @@ export {
   type ScheduleFailedEvent,
   type TaskOptions,
 } from './client/index.ts';
+export {
+  defineTask,
+  NoNodesError,
+  TaskArgumentError,
+  TaskNodeDiedError,
+  TaskWorkerDiedError,
+  type AnyFunction,
+  type TaskBuilder,
+  type TaskFunction,
+  type TaskResult,
+  type TaskRunOptions,
+} from './client/index.ts';
 export { startLocalCluster, NatsServerMissingError, type LocalCluster, type LocalClusterOptions, type NodeSpec, type Transport } from './local/index.ts';
 export { getRuntimeContext } from './worker/context.ts';
 export {

@@ -14,6 +14,8 @@ import type { ActorInfo, ClusterEvent, NodeInfo, RecentEvents, ScheduleFailedEve
 import { EventStream } from './event-stream.ts';
 import { actorFromWire, eventFromWire, nodeFromWire } from './from-wire.ts';
 import { GcsClient } from './gcs-client.ts';
+import { taskBuilder, type TaskBuilder } from './task-builder.ts';
+import type { AnyFunction, TaskFunction } from './task-function.ts';
 
 /** A driver's connection to one cluster (API.md). */
 export interface Cluster {
@@ -23,6 +25,8 @@ export interface Cluster {
   readonly namespace: string;
   readonly address: string;
   actor<T, A extends unknown[]>(cls: ActorClass<T, A>): ActorBuilder<T, A>;
+  /** `cluster.task(f).options(o).remote(...args)`: runs a task defined with defineTask. */
+  task<F extends AnyFunction>(fn: TaskFunction<F>): TaskBuilder<F>;
   /** A handle to a named actor; ActorNotFoundError when there is none. */
   getActor<T = unknown>(name: string, namespace?: string): Promise<ActorHandle<T>>;
   nodes(): Promise<NodeInfo[]>;
@@ -87,6 +91,10 @@ export class ClusterClient implements Cluster, HandleContext {
 
   actor<T, A extends unknown[]>(cls: ActorClass<T, A>): ActorBuilder<T, A> {
     return actorBuilder(this, cls, { ...cls.defaults });
+  }
+
+  task<F extends AnyFunction>(fn: TaskFunction<F>): TaskBuilder<F> {
+    return taskBuilder(this, fn, { ...fn.defaults });
   }
 
   async getActor<T = unknown>(name: string, namespace: string = this.namespace): Promise<ActorHandle<T>> {

@@ -8,3 +8,8 @@ export type { ActorOptions, TaskOptions } from './actor-options.ts';
 export type * from './cluster-info.types.ts';
 export { GcsUnavailableError } from './errors.ts';
 export { registerMemoryBroker } from './memory-registry.ts';
+export { defineTask, type AnyFunction, type TaskFunction } from './task-function.ts';
+export type { TaskBuilder } from './task-builder.ts';
+export type { TaskRunOptions } from './task-options.ts';
+export type { TaskResult } from './task-submitter.ts';
+export { NoNodesError, TaskArgumentError, TaskNodeDiedError, TaskWorkerDiedError } from './task-errors.ts';

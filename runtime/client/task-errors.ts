@@ -1,0 +1,34 @@
+import { OrreryError } from '../../lib/errors.ts';
+
+/** An argument of a task cannot be sent (a function, a class instance, a cycle…); nothing was sent. */
+export class TaskArgumentError extends OrreryError {
+  override name = 'TaskArgumentError';
+  constructor(readonly functionName: string, readonly index: number, readonly path: string, readonly problem: string) {
+    const where = path ? ` at ${path}` : '';
+    super('INVALID_ARGUMENT', `argument ${index} of task ${functionName} cannot be sent${where}: ${problem}`, { detail: { functionName, index, path, problem } });
+  }
+}
+
+/** A task's node died while it ran (or waited there), and its retries are used up. */
+export class TaskNodeDiedError extends OrreryError {
+  override name = 'TaskNodeDiedError';
+  constructor(readonly taskId: string, readonly nodeId: string, readonly attempts: number) {
+    super('TASK_NODE_DIED', `task ${taskId} was on node ${nodeId}, which died; ${attempts} attempt(s) made, no retries left`, { detail: { taskId, nodeId, attempts } });
+  }
+}
+
+/** A task's worker host died while it ran, and its retries are used up. */
+export class TaskWorkerDiedError extends OrreryError {
+  override name = 'TaskWorkerDiedError';
+  constructor(readonly taskId: string, readonly reason: string, readonly attempts: number) {
+    super('TASK_WORKER_DIED', `task ${taskId} lost its worker host (${reason}); ${attempts} attempt(s) made, no retries left`, { detail: { taskId, cause: reason, attempts } });
+  }
+}
+
+/** No raylet takes tasks: the cluster has no live node, or every one refused. */
+export class NoNodesError extends OrreryError {
+  override name = 'NoNodesError';
+  constructor(readonly reason: string) {
+    super('NO_NODES', `no node can take the task: ${reason}`, { detail: { reason } });
+  }
+}

@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import type { Observable, Subscription } from 'rxjs';
+import { NodeNotFoundError, OrreryError } from '../../lib/errors.ts';
+import { encode } from '../../protocols/codec.ts';
+import { nodeInfo } from '../../protocols/messages/cluster.ts';
+import { taskOutcome, type SubmitTask, type TaskOutcome } from '../../protocols/messages/task.ts';
+import { decodeReply } from '../../protocols/reply.ts';
+import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import { array } from '../../protocols/validate.ts';
+import type { Bus } from '../bus/bus.ts';
+import { NoRespondersError } from '../bus/errors.ts';
+import type { ClusterEvent } from './cluster-info.types.ts';
+import { specializeWireError } from './errors.ts';
+import type { GcsClient } from './gcs-client.ts';
+import { NoNodesError, TaskNodeDiedError, TaskWorkerDiedError } from './task-errors.ts';
+
+/** What the submitter needs from its cluster connection (the ClusterClient provides it). */
+export interface TaskContext {
+  readonly bus: Bus;
+  readonly gcs: GcsClient;
+  readonly subjects: ClusterSubjects;
+  readonly callTimeoutMs: number;
+  readonly events$: Observable<ClusterEvent>;
+}
+
+/** One task to run, its options already validated. */
+export interface TaskSpec {
+  readonly taskId: string;
+  readonly code: SubmitTask['code'];
+  readonly namespace: string;
+  readonly options: Record<string, unknown>;
+  /** -1: no limit. */
+  readonly maxRetries: number;
+  readonly pin?: { readonly nodeId: string; readonly soft: boolean };
+}
+
+/** A task's result, with where it ran and how it got there. */
+export interface TaskResult<R = unknown> {
+  readonly value: R;
+  readonly taskId: string;
+  /** The node that ran it (the last raylet asked). */
+  readonly nodeId: string;
+  /** The raylets asked for the run that returned, in order: the first is where the driver sent it. */
+  readonly route: readonly string[];
+  /** Runs started: 1, plus one per retry after a node or worker host died. */
+  readonly attempts: number;
+}
+
+/** A fresh task id: 16 lowercase hex characters. */
+export const newTaskId = (): string => randomBytes(8).toString('hex');
+
+/** Requests in a row that found no raylet to take the task before the driver gives up. */
+const MAX_REFUSALS = 20;
+const FIRST_PAUSE_MS = 50;
+const MAX_PAUSE_MS = 1000;
+
+class NodeDied extends Error {
+  constructor(readonly nodeId: string) {
+    super(`node ${nodeId} died`);
+  }
+}
+
+/**
+ * The driver's side of tasks (docs/runtime.md, "Tasks"). A task goes to one raylet with
+ * submit_task: the one its hard node-id affinity names, else the driver's home raylet — a live node
+ * picked at random once, and again when it goes. The raylet answers with the result, or sends the
+ * driver on (spillback) to the node its view prefers; the driver follows, counting hops.
+ *
+ * The driver knows where its task is at every moment (the last raylet that took it), so a
+ * `node_dead` event for that node — or no raylet answering on its subject — means the task is lost
+ * there: it is submitted again from the start, up to `maxRetries` times, as is a task whose worker
+ * host died (TASK_WORKER_DIED). A task that threw is not retried.
+ *
+ * Live nodes come from one list_nodes, then node events; one events$ subscription serves every task.
+ */
+export class TaskSubmitter {
+  private live: Set<string> | undefined;
+  private loading: Promise<Set<string>> | undefined;
+  private home: string | undefined;
+  private readonly deathWatchers = new Map<string, Set<() => void>>();
+  private readonly sub: Subscription;
+
+  constructor(private readonly ctx: TaskContext) {
+    this.sub = ctx.events$.subscribe({ next: (event) => this.onEvent(event) });
+  }
+
+  async run(spec: TaskSpec): Promise<TaskResult> {
+    let attempt = 0;
+    let refusals = 0;
+    let lastLoss: { nodeId: string } | { cause: string } = { cause: '' };
+    for (;;) {
+      if (attempt > 0 && spec.maxRetries !== -1 && attempt > spec.maxRetries) {
+        throw 'nodeId' in lastLoss ? new TaskNodeDiedError(spec.taskId, lastLoss.nodeId, attempt) : new TaskWorkerDiedError(spec.taskId, lastLoss.cause, attempt);
+      }
+      let target = await this.entry(spec, refusals);
+      const route: string[] = [];
+      for (let hops = 0; ; hops++) {
+        route.push(target);
+        let outcome: TaskOutcome;
+        try {
+          outcome = await this.submitTo(target, encode('submit_task', { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, attempt }));
+        } catch (err) {
+          if (err instanceof NoRespondersError) {
+            // nothing serves that raylet's subject: the node is gone, and the task never reached it
+            this.forget(target);
+            if (spec.pin && !spec.pin.soft && target === spec.pin.nodeId) throw new NodeNotFoundError(target);
+            refusals++;
+            break;
+          }
+          if (err instanceof NodeDied) {
+            lastLoss = { nodeId: err.nodeId };
+            attempt++;
+            break;
+          }
+          const specialized = specializeWireError(err);
+          if (specialized instanceof OrreryError && specialized.code === 'TASK_WORKER_DIED') {
+            lastLoss = { cause: String(specialized.detail.cause ?? specialized.message) };
+            attempt++;
+            break;
+          }
+          throw specialized;
+        }
+        if (outcome.kind === 'done') return { value: outcome.value, taskId: spec.taskId, nodeId: target, route, attempts: attempt + 1 };
+        if (outcome.kind === 'resubmit') {
+          this.forget(target);
+          refusals++;
+          break;
+        }
+        refusals = 0;
+        target = outcome.nodeId;
+      }
+    }
+  }
+
+  /** Ends the node-event subscription (the client closed). */
+  close(): void {
+    this.sub.unsubscribe();
+  }
+
+  /** Where a (re)submission starts: the pinned node for a hard pin or a live soft one, else home. */
+  private async entry(spec: TaskSpec, refusals: number): Promise<string> {
+    if (refusals >= MAX_REFUSALS) throw new NoNodesError(`${refusals} submissions in a row found no raylet to take it`);
+    const pin = spec.pin;
+    if (pin && !pin.soft) return pin.nodeId;
+    let live = await this.liveNodes();
+    if (live.size === 0 || (refusals > 0 && this.home === undefined)) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_PAUSE_MS, FIRST_PAUSE_MS * 2 ** Math.max(0, refusals - 1))));
+      live = await this.liveNodes(true);
+      if (live.size === 0) throw new NoNodesError('the cluster has no live node');
+    }
+    if (pin && live.has(pin.nodeId)) return pin.nodeId;
+    if (this.home === undefined || !live.has(this.home)) {
+      const ids = [...live];
+      this.home = ids[Math.floor(Math.random() * ids.length)];
+    }
+    return this.home;
+  }
+
+  private async liveNodes(refresh = false): Promise<Set<string>> {
+    if (this.live && !refresh) return this.live;
+    this.loading ??= this.ctx.gcs.request('list_nodes', {}, array(nodeInfo)).then(
+      (nodes) => {
+        this.loading = undefined;
+        this.live = new Set(nodes.filter((n) => n.state === 'ALIVE').map((n) => n.nodeId));
+        return this.live;
+      },
+      (err: unknown) => {
+        this.loading = undefined;
+        throw err;
+      },
+    );
+    return this.loading;
+  }
+
+  private forget(nodeId: string): void {
+    this.live?.delete(nodeId);
+    if (this.home === nodeId) this.home = undefined;
+  }
+
+  private onEvent(event: ClusterEvent): void {
+    if (event.type === 'node_added' || event.type === 'node_alive') {
+      if (event.node.state === 'ALIVE') this.live?.add(event.node.nodeId);
+    } else if (event.type === 'node_draining') {
+      this.forget(event.node.nodeId);
+    } else if (event.type === 'node_dead') {
+      this.forget(event.node.nodeId);
+      const watchers = this.deathWatchers.get(event.node.nodeId);
+      if (watchers) for (const w of [...watchers]) w();
+    }
+  }
+
+  /** One submit_task to one raylet; rejects with NodeDied when that node is declared dead first. */
+  private submitTo(nodeId: string, data: Uint8Array): Promise<TaskOutcome> {
+    return new Promise<TaskOutcome>((resolve, reject) => {
+      let settled = false;
+      const finish = (done: () => void): void => {
+        if (settled) return;
+        settled = true;
+        unwatch();
+        done();
+      };
+      const unwatch = this.watchDeath(nodeId, () => finish(() => reject(new NodeDied(nodeId))));
+      this.ctx.bus.request(this.ctx.subjects.raylet(nodeId, 'submit_task'), data, { timeoutMs: this.ctx.callTimeoutMs }).then(
+        (msg) => {
+          try {
+            const outcome = decodeReply(msg.data, { value: taskOutcome });
+            finish(() => resolve(outcome));
+          } catch (err) {
+            finish(() => reject(err));
+          }
+        },
+        (err: unknown) => finish(() => reject(err)),
+      );
+    });
+  }
+
+  private watchDeath(nodeId: string, onDeath: () => void): () => void {
+    let set = this.deathWatchers.get(nodeId);
+    if (!set) this.deathWatchers.set(nodeId, (set = new Set()));
+    set.add(onDeath);
+    return () => {
+      set.delete(onDeath);
+      if (set.size === 0 && this.deathWatchers.get(nodeId) === set) this.deathWatchers.delete(nodeId);
+    };
+  }
+}
