@@ -25,6 +25,10 @@ export interface ActorEffectsDeps {
   requestCreate(context: ActorContext): void;
   requestKill(context: ActorContext): void;
   scheduleFailed(context: ActorContext, failure: ScheduleFailure): void;
+  /** The actor now runs on `context.nodeId` (after its labels were added there). */
+  actorPlaced(context: ActorContext): void;
+  /** The actor left its node (before resourcesFreed). */
+  actorLeft(context: ActorContext): void;
 }
 
 interface Placement {
@@ -51,6 +55,7 @@ export function provideActorEffects(deps: ActorEffectsDeps): ActorMachine {
           deps.state.allocate(nodeId, context.resources);
           deps.state.addActor(nodeId, { actorId: context.actorId, namespace: context.namespace, labels: context.labels });
           placements.set(context.actorId, { nodeId, resources: context.resources });
+          deps.actorPlaced(context);
           deps.nodeChanged(nodeId);
         }),
       removeFromNode: ({ context }) =>
@@ -58,6 +63,7 @@ export function provideActorEffects(deps: ActorEffectsDeps): ActorMachine {
           const placed = placements.get(context.actorId);
           if (placed === undefined) return;
           placements.delete(context.actorId);
+          deps.actorLeft(context);
           if (deps.state.node(placed.nodeId) !== undefined) {
             deps.state.removeActor(placed.nodeId, context.actorId);
             deps.state.release(placed.nodeId, placed.resources);

@@ -8,6 +8,7 @@ import type { MessageBody } from '../../protocols/messages/registry.ts';
 import { ActorNameTakenError, ActorNotFoundError } from '../errors.ts';
 import { actorStateOf, type ActorContext, type ActorMachineInput, type ActorSnapshot } from './actor.machine.ts';
 import { compileActor, type CompiledActor } from './actor-options.ts';
+import { AntiAffinityIndex } from './anti-affinity-index.ts';
 import type { EventPublisher, EvictionReason } from './events.ts';
 import type { EvictionGuard, RunningActor } from './eviction.ts';
 import type { ActorRef } from './gcs.machine.ts';
@@ -52,6 +53,8 @@ export class ActorDirectory {
   /** Unschedulable decisions by placement shape, valid for one queue generation (see #decide). */
   readonly #unplaceable = new Map<string, Decision>();
   #unplaceableGen = -1;
+  /** Placed actors' hard anti-affinity, honoured both ways (anti-affinity-index.ts). */
+  readonly #anti = new AntiAffinityIndex();
 
   constructor(private readonly deps: ActorDirectoryDeps) {}
 
@@ -62,7 +65,7 @@ export class ActorDirectory {
     if (existing) return existing.info;
     const compiled = compileActor(reg, { rareResources: this.deps.rareResources });
     if (reg.name !== undefined && this.#names.has(nameKey(reg.namespace, reg.name))) throw new ActorNameTakenError(reg.name, reg.namespace);
-    const decision = this.#decide(compiled);
+    const decision = this.#decide(compiled, reg);
     if (decision.status === 'failed') throw decision.error;
 
     const ref = this.deps.spawn({
@@ -163,7 +166,7 @@ export class ActorDirectory {
     const entry = this.#entries.get(actorId);
     const state = entry?.ref ? actorStateOf(entry.ref.getSnapshot()) : 'DEAD';
     if (!entry?.ref || (state !== 'PENDING' && state !== 'RESTARTING')) return 'gone';
-    const decision = this.#decide(entry.compiled);
+    const decision = this.#decide(entry.compiled, entry.registration);
     this.#apply(entry.ref, decision);
     return decision.status === 'placed' ? 'placed' : decision.status === 'failed' ? 'gone' : 'waiting';
   }
@@ -198,6 +201,15 @@ export class ActorDirectory {
     });
   }
 
+  placed(context: ActorContext): void {
+    const entry = this.#entries.get(context.actorId);
+    if (entry && context.nodeId !== undefined) this.#anti.placed(context.actorId, context.nodeId, context.namespace, entry.compiled.request);
+  }
+
+  left(context: ActorContext): void {
+    this.#anti.left(context.actorId);
+  }
+
   scheduleFailed(context: ActorContext, failure: ScheduleFailure): void {
     this.deps.events.scheduleFailed({ kind: 'actor', id: context.actorId, ...(context.name === undefined ? {} : { name: context.name }) }, failure);
   }
@@ -208,9 +220,13 @@ export class ActorDirectory {
    * schedule(), except that an actor whose placement shape already proved unschedulable in this
    * generation of the pending queue (nothing was placed, freed or changed since: every such change
    * kicks the queue) gets that decision again without another search and explanation — so a storm
-   * of identical unplaceable actors costs one explanation per pass, not one per actor.
+   * of identical unplaceable actors costs one explanation per pass, not one per actor. Nodes whose
+   * running actors are hard anti-affine to this one are excluded first (anti-affinity-index.ts);
+   * such a request is particular to the actor and is not shared.
    */
-  #decide(compiled: CompiledActor): Decision {
+  #decide(compiled: CompiledActor, reg: RegisterActor): Decision {
+    const request = this.#anti.constrain(compiled.request, { actorId: reg.actorId, namespace: reg.namespace, labels: compiled.labels });
+    if (request !== compiled.request) return schedule(this.deps.state, request, { rng: this.deps.rng });
     const gen = this.deps.queue().generation;
     if (gen !== this.#unplaceableGen) {
       this.#unplaceable.clear();
@@ -218,7 +234,7 @@ export class ActorDirectory {
     }
     const known = this.#unplaceable.get(compiled.shape);
     if (known) return known;
-    const decision = schedule(this.deps.state, compiled.request, { rng: this.deps.rng });
+    const decision = schedule(this.deps.state, request, { rng: this.deps.rng });
     if (decision.status === 'unschedulable') this.#unplaceable.set(compiled.shape, decision);
     return decision;
   }

@@ -133,6 +133,8 @@ export class GcsService {
       requestCreate: (c) => this.actors.requestCreate(c),
       requestKill: (c) => this.actors.requestKill(c),
       scheduleFailed: (c, failure) => this.actors.scheduleFailed(c, failure),
+      actorPlaced: (c) => this.actors.placed(c),
+      actorLeft: (c) => this.actors.left(c),
     });
     this.#actorLogic = actorLogic;
     const machine = gcsMachine.provide({

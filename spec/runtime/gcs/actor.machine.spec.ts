@@ -269,6 +269,8 @@ test('effects: labels and resources are on the node exactly while SCHEDULED or A
     requestCreate: (c) => calls.push(`create ${c.nodeId}#${c.incarnation}`),
     requestKill: (c) => calls.push(`kill ${c.nodeId}#${c.incarnation}`),
     scheduleFailed: () => calls.push('schedule_failed'),
+    actorPlaced: (c) => calls.push(`placed ${c.nodeId}`),
+    actorLeft: (c) => calls.push(`left ${c.nodeId}`),
   });
   const actor = createActor(logic, { input: input({ maxRestarts: 1 }) }).start();
   const cpu = (id: string) => state.node(id)!.available.CPU;
@@ -292,7 +294,10 @@ test('effects: labels and resources are on the node exactly while SCHEDULED or A
   assert.equal(actorNodes(state), []);
   assert.is(cpu('n2'), parseResources({ CPU: 4 }).CPU);
   assert.is(actor.getSnapshot().status, 'done');
-  assert.equal(calls, ['changed n1', 'create n1#0', 'changed n1', 'freed', 'changed n2', 'create n2#1', 'changed n2', 'freed', 'kill n2#1']);
+  assert.equal(calls, [
+    'placed n1', 'changed n1', 'create n1#0', 'left n1', 'changed n1', 'freed',
+    'placed n2', 'changed n2', 'create n2#1', 'left n2', 'changed n2', 'freed', 'kill n2#1',
+  ]);
 });
 
 test('effects: a node that left the cluster state has nothing to give back, and nothing throws', () => {
@@ -300,6 +305,7 @@ test('effects: a node that left the cluster state has nothing to give back, and 
   const logs: string[] = [];
   const logic = provideActorEffects({
     state, log: (l) => logs.push(l), nodeChanged: () => {}, resourcesFreed: () => {}, requestCreate: () => {}, requestKill: () => {}, scheduleFailed: () => {},
+    actorPlaced: () => {}, actorLeft: () => {},
   });
   const actor = createActor(logic, { input: input() }).start();
   actor.send({ type: 'PLACED', nodeId: 'n1' });
