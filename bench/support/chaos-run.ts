@@ -1,0 +1,203 @@
+/**
+ * One chaos run (bench/chaos.ts, and a small one in spec/integration/failover-chaos.spec.ts): a
+ * local cluster of raylet processes on NATS, actors with a mix of hard affinity, anti-affinity,
+ * label selectors and tolerations (maxRestarts -1), and a random raylet SIGKILLed every interval,
+ * a replacement with the same labels and taints started each time. Then the invariants of
+ * chaos-invariants.ts are checked, and each kill's times are reported:
+ *
+ *   detected   SIGKILL → the GCS's node_dead
+ *   recovered  SIGKILL → every actor ALIVE again (counted from actor_state events, confirmed with
+ *              actors()); when the next kill comes first, the time runs on until that moment
+ */
+import { filter, type Subscription } from 'rxjs';
+import { actorAffinity, affinity, antiAffinity, Exists, seededRng, type PlacementOptions, type Rng } from '../../lib/index.ts';
+import { subjects } from '../../protocols/subjects.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { startLocalCluster, type ActorInfo, type LocalCluster, type NodeEvent, type NodeSpec } from '../../runtime/index.ts';
+import { ChaosActorClass } from './chaos-actors.ts';
+import { checkInvariants, findIncarnations, type ExpectedActor, type Violation } from './chaos-invariants.ts';
+
+export interface ChaosOptions {
+  actors: number;
+  kills: number;
+  intervalMs: number;
+  seed?: number;
+  /** Which raylet each kill takes: a random one (default), or the one running the most actors. */
+  victim?: 'random' | 'busiest';
+  /** Longest wait for every actor to be ALIVE (after creation, and after the last kill). */
+  settleTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface KillRecord {
+  readonly node: string;
+  readonly actorsOnNode: number;
+  readonly detectedMs: number;
+  readonly recoveredMs: number;
+}
+
+export interface ChaosResult {
+  readonly actors: number;
+  readonly createMs: number;
+  readonly kills: readonly KillRecord[];
+  readonly alive: number;
+  readonly violations: readonly Violation[];
+  readonly mix: Readonly<Record<string, number>>;
+}
+
+const ZONES = ['a', 'b', 'c', 'd'];
+/** Node d is tainted: only actors that tolerate it (and select it) run there. */
+const NODE_SPECS: NodeSpec[] = ZONES.map((zone) => ({
+  name: `node-${zone}`,
+  labels: { zone },
+  resources: { CPU: 16, slots: 1000 },
+  ...(zone === 'd' ? { taints: { dedicated: 'batch' } } : {}),
+}));
+
+type Kind = 'anchor' | 'follower' | 'anti' | 'selector' | 'tolerant';
+
+// What every actor holds. 1,000 actors hold 30 CPUs of the 48 the untainted nodes have: past the
+// hybrid policy's 50% threshold, so placements spread over every node instead of packing onto the first.
+const HELD: PlacementOptions = { numCpus: 0.03, resources: { slots: 1 } };
+
+/** The placement options of an actor: 30% anchors, 25% affine to an anchor, 15% anti-affine to one, 20% selectors, 10% tolerations. */
+function optionsFor(rng: Rng, anchors: readonly string[]): { kind: Kind; options: PlacementOptions } {
+  const held = HELD;
+  const r = rng();
+  if (r < 0.3 || anchors.length === 0) return { kind: 'anchor', options: held };
+  const anchor = anchors[Math.floor(rng() * anchors.length)];
+  if (r < 0.55) return { kind: 'follower', options: { ...held, schedulingStrategy: actorAffinity(affinity(anchor)) } };
+  if (r < 0.7) return { kind: 'anti', options: { ...held, schedulingStrategy: actorAffinity(antiAffinity(anchor)) } };
+  if (r < 0.9) {
+    const selectors = [{ zone: 'in(a,b)' }, { zone: '!in(c)' }, { zone: 'in(b,c)' }];
+    return { kind: 'selector', options: { ...held, labelSelector: selectors[Math.floor(rng() * selectors.length)] } };
+  }
+  return { kind: 'tolerant', options: { ...held, labelSelector: { zone: 'd' }, tolerations: { dedicated: Exists() } } };
+}
+
+export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
+  const log = opts.log ?? (() => undefined);
+  const rng = seededRng(opts.seed ?? 42);
+  const settleMs = opts.settleTimeoutMs ?? 60_000;
+  const local = await startLocalCluster({ transport: 'nats', nodes: NODE_SPECS });
+  const bus = await connectNatsBus({ servers: local.address, name: 'orrery-chaos-check' });
+  const states = new Map<string, ActorInfo>();
+  let stateSub: Subscription | undefined;
+  try {
+    const { cluster } = local;
+    stateSub = cluster.events$.subscribe((e) => {
+      if (e.type === 'actor_state' && states.has(e.actor.actorId)) {
+        const last = states.get(e.actor.actorId)!;
+        if (e.actor.numRestarts >= last.numRestarts) states.set(e.actor.actorId, e.actor);
+      }
+    });
+    // ---- create ----
+    const expected: ExpectedActor[] = [];
+    const anchors: string[] = [];
+    const mix: Record<string, number> = {};
+    const created = performance.now();
+    // the first tenth are anchors, created before anything can refer to them
+    const firstAnchors = Math.min(opts.actors, Math.max(3, Math.ceil(opts.actors / 10)));
+    for (let i = 0; i < opts.actors; ) {
+      const end = i === 0 ? firstAnchors : Math.min(i + 50, opts.actors);
+      const batch = [];
+      for (let k = i; k < end; k++) {
+        const { kind, options } = k < firstAnchors ? { kind: 'anchor' as const, options: HELD } : optionsFor(rng, anchors);
+        mix[kind] = (mix[kind] ?? 0) + 1;
+        batch.push(
+          cluster.actor(ChaosActorClass).options({ ...options, maxRestarts: -1 }).remote().then((h) => {
+            expected.push({ actorId: h.actorId, namespace: h.namespace, options });
+            states.set(h.actorId, { actorId: h.actorId, namespace: h.namespace, className: 'ChaosActor', state: 'PENDING', numRestarts: 0, labels: {} });
+            if (kind === 'anchor') anchors.push(h.actorId);
+          }),
+        );
+      }
+      await Promise.all(batch);
+      i = end;
+    }
+    await allAlive(local, states, settleMs);
+    const createMs = performance.now() - created;
+    log(`created ${opts.actors} actors in ${(createMs / 1000).toFixed(1)} s: ${Object.entries(mix).map(([k, n]) => `${n} ${k}`).join(', ')}`);
+
+    // ---- kill ----
+    const kills: KillRecord[] = [];
+    const specs = new Map((await cluster.nodes()).map((n) => [n.nodeId, NODE_SPECS.find((s) => s.name === n.name)!]));
+    const names = new Map((await cluster.nodes()).map((n) => [n.nodeId, n.name]));
+    const pendingRecoveries: Promise<void>[] = [];
+    for (let k = 1; k <= opts.kills; k++) {
+      const started = performance.now();
+      const live = [...specs.keys()];
+      const load = (id: string) => [...states.values()].filter((a) => a.nodeId === id).length;
+      const victim = opts.victim === 'busiest' ? live.reduce((a, b) => (load(b) > load(a) ? b : a)) : live[Math.floor(rng() * live.length)];
+      const spec = specs.get(victim)!;
+      specs.delete(victim);
+      const onNode = [...states.values()].filter((a) => a.nodeId === victim && a.state === 'ALIVE').length;
+      const dead = nodeDead(local, victim);
+      const t0 = performance.now();
+      await local.killNode(victim);
+      const replacement = await local.addNode({ ...spec, name: `${spec.name}-r${k}` });
+      specs.set(replacement.nodeId, spec);
+      names.set(replacement.nodeId, replacement.name);
+      const victimName = names.get(victim) ?? victim;
+      log(`kill ${k}: SIGKILL ${victimName} (${victim}, ${onNode} actors); replacement ${replacement.name} joined`);
+      const record = { node: victimName, actorsOnNode: onNode, detectedMs: 0, recoveredMs: 0 };
+      kills.push(record);
+      pendingRecoveries.push(
+        (async () => {
+          await dead;
+          record.detectedMs = performance.now() - t0;
+          await allAlive(local, states, settleMs + opts.intervalMs * (opts.kills - k + 1));
+          record.recoveredMs = performance.now() - t0;
+          log(`kill ${k}: detected in ${(record.detectedMs / 1000).toFixed(2)} s, every actor ALIVE ${(record.recoveredMs / 1000).toFixed(2)} s after the kill`);
+        })(),
+      );
+      if (k < opts.kills) await new Promise((r) => setTimeout(r, Math.max(0, opts.intervalMs - (performance.now() - started))));
+    }
+    await Promise.all(pendingRecoveries);
+
+    // ---- check ----
+    const [nodes, actors] = await Promise.all([cluster.nodes(), cluster.actors()]);
+    const violations = [
+      ...checkInvariants({ nodes, actors, expected }),
+      ...(await findIncarnations(bus, subjects(cluster.name), actors.filter((a) => a.state === 'ALIVE'), { method: 'where', windowMs: 1500 })),
+    ];
+    return { actors: opts.actors, createMs, kills, alive: actors.filter((a) => a.state === 'ALIVE').length, violations, mix };
+  } finally {
+    stateSub?.unsubscribe();
+    await bus.close().catch(() => undefined);
+    await local.stop();
+  }
+}
+
+function nodeDead(local: LocalCluster, nodeId: string): Promise<NodeEvent> {
+  return new Promise((resolve) => {
+    const sub = local.cluster.events$.pipe(filter((e): e is NodeEvent => e.type === 'node_dead' && e.node.nodeId === nodeId)).subscribe((e) => {
+      sub.unsubscribe();
+      resolve(e);
+    });
+  });
+}
+
+/**
+ * Resolves once every tracked actor is ALIVE: counted from the events, then confirmed with
+ * actors() (an event can be missed; the GCS's table cannot).
+ */
+async function allAlive(local: LocalCluster, states: Map<string, ActorInfo>, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let lastConfirm = 0;
+  for (;;) {
+    const waiting = [...states.values()].filter((a) => a.state !== 'ALIVE').length;
+    const now = performance.now();
+    if (waiting === 0 || now - lastConfirm > 2000) {
+      lastConfirm = now;
+      const actors = await local.cluster.actors();
+      for (const a of actors) if (states.has(a.actorId)) states.set(a.actorId, a);
+      if (actors.filter((a) => states.has(a.actorId)).every((a) => a.state === 'ALIVE')) return;
+    }
+    if (now > deadline) {
+      const stuck = [...states.values()].filter((a) => a.state !== 'ALIVE');
+      throw new Error(`${stuck.length} actor(s) not ALIVE after ${timeoutMs} ms, e.g. ${stuck.slice(0, 3).map((a) => `${a.actorId} ${a.state} ${a.pendingReason ?? ''}`).join('; ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
