@@ -71,7 +71,7 @@ test('storm: 1,000 unplaceable actors produce about 1,000 events, and the GCS an
   const counting = local.cluster.scheduleFailed$.pipe(filter((e) => e.target.name?.startsWith('storm-') ?? false)).subscribe(() => stormEvents++);
   // measured from a process of its own: the GCS's answer time, not this busy process's
   const probe = await startLatencyProbe({ address: local.address });
-  let latencies: Latencies | undefined;
+  let latencies: { gcs: Latencies; control: Latencies } | undefined;
   try {
     const storm = [];
     for (let i = 0; i < N; i += 25) {
@@ -92,8 +92,14 @@ test('storm: 1,000 unplaceable actors produce about 1,000 events, and the GCS an
     assert.is(pending.length, N);
     assert.ok(pending.every((a) => a.state === 'PENDING' && a.pendingReason?.includes('region in (mars)')));
     assert.ok(stormEvents >= N && stormEvents <= N * 1.05, `${stormEvents} schedule_failed events for ${N} actors (not one per retry)`);
-    assert.ok(latencies.count > 50, `${latencies.count} probes`);
-    assert.ok(latencies.worst < 100, `nodes() answered within ${latencies.worst.toFixed(1)} ms at worst (p99 ${latencies.p99.toFixed(1)}, median ${latencies.median.toFixed(1)})`);
+    const { gcs, control } = latencies;
+    assert.ok(gcs.count > 50, `${gcs.count} probes`);
+    // 100 ms, plus what the machine itself cost: the stalls a trivial responder suffered in the same
+    // run (a few ms on a quiet machine; more when other work shares its cores)
+    const machine = Math.max(0, control.worst - control.median);
+    const ms = (l: Latencies) => `worst ${l.worst.toFixed(1)}, p99 ${l.p99.toFixed(1)}, median ${l.median.toFixed(1)} ms`;
+    if (process.env.ORRERY_SPEC_VERBOSE) console.log({ gcs, control });
+    assert.ok(gcs.worst < 100 + machine, `nodes() during the storm: ${ms(gcs)}; a trivial responder meanwhile: ${ms(control)}`);
     await Promise.all(storm.map((h) => h.kill()));
   } finally {
     if (!latencies) await probe.stop();

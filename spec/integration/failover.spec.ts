@@ -172,7 +172,7 @@ test('anti-affinity on restart: a restarting actor never lands next to an actor 
 test('calls during a restart: with retries they wait and arrive in call order; without, they fail at once with ACTOR_UNAVAILABLE', async () => {
   const patient = await actor({ maxRestarts: -1, maxTaskRetries: -1, maxConcurrency: 8 });
   assert.is(await patient.handle.call('append', 'c0'), 1);
-  const inFlight = patient.handle.call('appendLater', 'in-flight', 5000);
+  const inFlight = patient.handle.call('appendLater', 'in-flight', 800);
   await crash(patient.handle);
   const later = ['c1', 'c2', 'c3'].map((c) => patient.handle.call('append', c));
   const results = await Promise.all([inFlight, ...later]);

@@ -1,7 +1,10 @@
 // How long the GCS takes to answer a request, measured from a process of its own, so the numbers are
-// the GCS's and not those of a busy test process: a child sends the request every `everyMs` over its
-// own NATS connection and reports the round trips when told to stop.
-import { spawn } from 'node:child_process';
+// the GCS's and not those of a busy test process: a child sends `gcs.list_nodes` every `everyMs` over
+// its own NATS connection. Between two GCS requests it asks a control responder — a trivial process
+// that answers at once — so a machine too loaded to answer anything quickly shows in the control's
+// numbers as well, and a spec can tell the GCS's delays from the machine's.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { encode } from '../../../protocols/codec.ts';
 import { subjects } from '../../../protocols/subjects.ts';
@@ -15,45 +18,76 @@ export interface Latencies {
 
 const PROBE = `
 import { connect } from '@nats-io/transport-node';
-const [address, subject, b64, everyMs] = process.argv.slice(1);
+const [address, subject, b64, control, everyMs] = process.argv.slice(1);
 const data = Buffer.from(b64, 'base64');
 const nc = await connect({ servers: address });
-const rtts = [];
+const gcs = [];
+const ctl = [];
 let running = true;
 process.stdin.on('data', () => (running = false));
 process.stdin.on('end', () => (running = false));
+const time = async (s, d, into) => {
+  const t0 = performance.now();
+  await nc.request(s, d, { timeout: 10000 });
+  into.push(performance.now() - t0);
+};
+await time(control, data, ctl);
 console.log('PROBING');
 while (running) {
-  const t0 = performance.now();
-  await nc.request(subject, data, { timeout: 10000 });
-  rtts.push(performance.now() - t0);
+  await time(subject, data, gcs);
+  await time(control, data, ctl);
   await new Promise((r) => setTimeout(r, Number(everyMs)));
 }
 await nc.close();
-console.log('RESULT ' + JSON.stringify(rtts));
+console.log('RESULT ' + JSON.stringify({ gcs, ctl }));
 `;
 
-/** Starts probing `gcs.list_nodes` of `cluster` at `address`; resolves once the first request is out. */
-export async function startLatencyProbe(opts: { address: string; cluster?: string; everyMs?: number }): Promise<{ stop(): Promise<Latencies> }> {
-  const subject = subjects(opts.cluster ?? 'default').gcs('list_nodes');
-  const data = Buffer.from(encode('list_nodes', {})).toString('base64');
-  const child = spawn(process.execPath, ['--input-type=module', '-e', PROBE, opts.address, subject, data, String(opts.everyMs ?? 5)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
-  let onResult!: (rtts: number[]) => void;
-  const result = new Promise<number[]>((resolve) => (onResult = resolve));
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the latency probe exited (${code})`)));
+const RESPONDER = `
+import { connect } from '@nats-io/transport-node';
+const [address, subject] = process.argv.slice(1);
+const nc = await connect({ servers: address });
+nc.subscribe(subject, { callback: (_err, msg) => msg.respond(msg.data) });
+await nc.flush();
+console.log('READY');
+process.stdin.on('end', async () => { await nc.close(); process.exit(0); });
+process.stdin.resume();
+`;
+
+function child(code: string, args: string[], ready: string): Promise<{ proc: ChildProcess; lines: ReturnType<typeof createInterface> }> {
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', code, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: proc.stdout! });
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`a latency probe process exited (${code})`)));
     lines.on('line', (line) => {
-      if (line === 'PROBING') resolve();
-      else if (line.startsWith('RESULT ')) onResult(JSON.parse(line.slice(7)) as number[]);
+      if (line === ready) resolve({ proc, lines });
+    });
+  });
+}
+
+function summary(values: number[]): Latencies {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return { count: sorted.length, worst: sorted.at(-1) ?? 0, p99: at(0.99), median: at(0.5) };
+}
+
+/** Starts probing `gcs.list_nodes` of `cluster` at `address`; resolves once requests are going out. */
+export async function startLatencyProbe(opts: { address: string; cluster?: string; everyMs?: number }): Promise<{ stop(): Promise<{ gcs: Latencies; control: Latencies }> }> {
+  const subject = subjects(opts.cluster ?? 'default').gcs('list_nodes');
+  const control = `probe.control.${randomBytes(4).toString('hex')}`;
+  const data = Buffer.from(encode('list_nodes', {})).toString('base64');
+  const responder = await child(RESPONDER, [opts.address, control], 'READY');
+  const probe = await child(PROBE, [opts.address, subject, data, control, String(opts.everyMs ?? 5)], 'PROBING');
+  const result = new Promise<{ gcs: number[]; ctl: number[] }>((resolve) => {
+    probe.lines.on('line', (line) => {
+      if (line.startsWith('RESULT ')) resolve(JSON.parse(line.slice(7)) as { gcs: number[]; ctl: number[] });
     });
   });
   return {
     async stop() {
-      child.stdin!.end('stop\n');
-      const rtts = (await result).sort((a, b) => a - b);
-      const at = (q: number) => rtts[Math.min(rtts.length - 1, Math.floor(q * rtts.length))] ?? 0;
-      return { count: rtts.length, worst: rtts.at(-1) ?? 0, p99: at(0.99), median: at(0.5) };
+      probe.proc.stdin!.end('stop\n');
+      const { gcs, ctl } = await result;
+      responder.proc.stdin!.end();
+      return { gcs: summary(gcs), control: summary(ctl) };
     },
   };
 }
