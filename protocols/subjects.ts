@@ -48,6 +48,8 @@ export const RayletVerb = {
   commit_bundle: 'commit_bundle',
   cancel_bundle: 'cancel_bundle',
   submit_task: 'submit_task',
+  /** Published by the raylet itself (not a request): its node's free resources, for other raylets. */
+  load: 'load',
 } as const;
 export type RayletVerb = (typeof RayletVerb)[keyof typeof RayletVerb];
 

@@ -4,7 +4,7 @@ import { reply } from './reply.ts';
 import { viewDelta } from './view.ts';
 import { actorCall, actorDied, createActor, getActor, killActor, rayletKillActor, registerActor } from './actor.ts';
 import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
-import { submitTask } from './task.ts';
+import { rayletLoad, submitTask } from './task.ts';
 
 /** A registry maps each message type (the envelope's `t`) to the validator of its body. */
 export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
@@ -29,6 +29,7 @@ export const messages = {
   raylet_kill_actor: rayletKillActor,
   actor_call: actorCall,
   submit_task: submitTask,
+  raylet_load: rayletLoad,
   event: clusterEvent,
   reply,
 } as const satisfies MessageRegistry;

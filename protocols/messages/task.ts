@@ -1,5 +1,5 @@
-import { array, childPath, invalid, isPlainObject, literal, num, object, record, str, unknown, type Infer, type Validator } from '../validate.ts';
-import { id } from './common.ts';
+import { array, childPath, invalid, isPlainObject, literal, num, object, optional, record, str, unknown, type Infer, type Validator } from '../validate.ts';
+import { id, resourceSet, seq } from './common.ts';
 
 /** Most raylets one submission may visit before the last one keeps it (runtime/raylet/local-tasks.ts). */
 export const MAX_TASK_HOPS = 64;
@@ -22,7 +22,7 @@ export const taskCode = object({
  *
  * `options` is the placement part of TaskOptions as plain data; the raylet compiles it with lib's
  * compileRequest. `hops` counts the raylets that spilled this submission back so far (0 from the
- * driver); `attempt` counts runs after failures (0 the first time).
+ * driver), and `visited` names them; `attempt` counts runs after failures (0 the first time).
  */
 export const submitTask = object({
   taskId: id,
@@ -30,6 +30,7 @@ export const submitTask = object({
   namespace: str({ min: 1, max: 256 }),
   options: record(unknown(), { maxKeys: 64 }),
   hops: num({ int: true, min: 0, max: MAX_TASK_HOPS }),
+  visited: optional(array(id, { max: MAX_TASK_HOPS })),
   attempt: num({ int: true, min: 0 }),
 });
 export type SubmitTask = Infer<typeof submitTask>;
@@ -59,3 +60,13 @@ export const taskOutcome: Validator<TaskOutcome> = (value, path) => {
       return invalid(childPath(path, 'kind'), 'expected "done", "spillback" or "resubmit"');
   }
 };
+
+/**
+ * raylet → raylets (`raylet.<nodeId>.load`, published by the raylet of that node): what its node has
+ * free now — total minus what its actors and running tasks hold, in units — at most every few tens of
+ * milliseconds and only after a change. `seq` grows by one per report. Other raylets use it for the
+ * node's available resources in their view, which the GCS's view (actors only, one sync period old)
+ * cannot give them.
+ */
+export const rayletLoad = object({ nodeId: id, seq, available: resourceSet });
+export type RayletLoad = Infer<typeof rayletLoad>;

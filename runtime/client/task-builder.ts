@@ -1,7 +1,7 @@
 import { plainDataProblem } from '../worker/plain-data.ts';
 import { TaskArgumentError } from './task-errors.ts';
 import type { AnyFunction, TaskFunction } from './task-function.ts';
-import { validateTaskOptions, type TaskRunOptions } from './task-options.ts';
+import { validateTaskOptions, type TaskRunOptions, type ValidatedTaskOptions } from './task-options.ts';
 import { newTaskId, TaskSubmitter, type TaskContext, type TaskResult } from './task-submitter.ts';
 
 /** `cluster.task(f).options(o).remote(...args)`. */
@@ -29,9 +29,23 @@ function submitterOf(ctx: TaskContext): TaskSubmitter {
 }
 
 export function taskBuilder<F extends AnyFunction>(ctx: TaskContext & { readonly namespace: string }, fn: TaskFunction<F>, opts: TaskRunOptions): TaskBuilder<F> {
+  // A builder's options never change, so they are checked once, at its first call (and any error
+  // is thrown again at every call).
+  let checked: { valid: ValidatedTaskOptions } | { error: unknown } | undefined;
+  const validate = (): ValidatedTaskOptions => {
+    if (!checked) {
+      try {
+        checked = { valid: validateTaskOptions(opts, { namespace: ctx.namespace }) };
+      } catch (error) {
+        checked = { error };
+      }
+    }
+    if ('error' in checked) throw checked.error;
+    return checked.valid;
+  };
   const run = async (args: unknown[]): Promise<TaskResult<Awaited<ReturnType<F>>>> => {
+    const valid = validate();
     const taskId = newTaskId();
-    const valid = validateTaskOptions(opts, { namespace: ctx.namespace, taskId, name: fn.functionName });
     args.forEach((arg, index) => {
       const problem = plainDataProblem(arg);
       if (problem) throw new TaskArgumentError(fn.functionName, index, problem.path, problem.problem);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { Observable, Subscription } from 'rxjs';
 import { NodeNotFoundError, OrreryError } from '../../lib/errors.ts';
 import { encode } from '../../protocols/codec.ts';
@@ -7,7 +7,7 @@ import { taskOutcome, type SubmitTask, type TaskOutcome } from '../../protocols/
 import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { array } from '../../protocols/validate.ts';
-import type { Bus } from '../bus/bus.ts';
+import type { Bus, BusMsg } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
 import type { ClusterEvent } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
@@ -46,8 +46,18 @@ export interface TaskResult<R = unknown> {
   readonly attempts: number;
 }
 
-/** A fresh task id: 16 lowercase hex characters. */
-export const newTaskId = (): string => randomBytes(8).toString('hex');
+const ID_POOL = Buffer.alloc(8 * 512);
+let idAt = ID_POOL.length;
+
+/** A fresh task id: 16 lowercase hex characters (random bytes drawn 4 KiB at a time). */
+export function newTaskId(): string {
+  if (idAt === ID_POOL.length) {
+    randomFillSync(ID_POOL);
+    idAt = 0;
+  }
+  idAt += 8;
+  return ID_POOL.toString('hex', idAt - 8, idAt);
+}
 
 /** Requests in a row that found no raylet to take the task before the driver gives up. */
 const MAX_REFUSALS = 20;
@@ -98,7 +108,8 @@ export class TaskSubmitter {
         route.push(target);
         let outcome: TaskOutcome;
         try {
-          outcome = await this.submitTo(target, encode('submit_task', { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, attempt }));
+          const visited = route.length > 1 ? route.slice(0, -1) : undefined;
+          outcome = await this.submitTo(target, encode('submit_task', { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt }));
         } catch (err) {
           if (err instanceof NoRespondersError) {
             // nothing serves that raylet's subject: the node is gone, and the task never reached it
@@ -200,7 +211,15 @@ export class TaskSubmitter {
         done();
       };
       const unwatch = this.watchDeath(nodeId, () => finish(() => reject(new NodeDied(nodeId))));
-      this.ctx.bus.request(this.ctx.subjects.raylet(nodeId, 'submit_task'), data, { timeoutMs: this.ctx.callTimeoutMs }).then(
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      let request: Promise<BusMsg>;
+      try {
+        request = this.ctx.bus.request(this.ctx.subjects.raylet(nodeId, 'submit_task'), data, { timeoutMs: this.ctx.callTimeoutMs });
+      } finally {
+        Error.stackTraceLimit = limit;
+      }
+      request.then(
         (msg) => {
           try {
             const outcome = decodeReply(msg.data, { value: taskOutcome });

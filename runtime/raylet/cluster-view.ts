@@ -1,6 +1,6 @@
 import { ClusterState, type SchedNode } from '../../lib/cluster/cluster-state.ts';
 import { ACTOR_ID_LABEL } from '../../lib/labels/builtin.ts';
-import type { ResourceSet } from '../../lib/resources/resource-set.ts';
+import { subtractResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
 import { formatTaints, parseTaints, type Taint } from '../../lib/scheduling/taints.ts';
 import type { NodeView, ViewDelta } from '../../protocols/messages/view.ts';
 import { remaining } from './leases.ts';
@@ -23,6 +23,8 @@ export interface ViewStats {
   /** Deltas whose `previous` was not this view's version. */
   readonly gaps: number;
   readonly snapshots: number;
+  /** Load reports of other raylets applied. */
+  readonly loads: number;
 }
 
 /**
@@ -39,13 +41,21 @@ export interface ViewStats {
  * This node is always in the view, even before the GCS has described it. Its labels, taints and
  * total come from the view once there, but its available resources are always this raylet's own
  * accounting (`setLocalUsed`): exact, where the view's are one sync period old.
+ *
+ * The GCS's view counts what actors hold, not running tasks. So other raylets' load reports
+ * (`applyLoad`, published by each raylet on `raylet.<nodeId>.load`) say what each node has free,
+ * and a node's available is the lower of the two. A spill reserves the task's resources on its
+ * target at once (`reserve`, as Ray does), until the target's next report says how it really stands.
  */
 export class RayletView {
   readonly state = new ClusterState();
   private version = 0;
   private held: ViewDelta[] | undefined;
   private used: Readonly<Record<string, number>> = {};
-  private counts = { deltas: 0, gaps: 0, snapshots: 0 };
+  private counts = { deltas: 0, gaps: 0, snapshots: 0, loads: 0 };
+  /** The last load report of each other node, and the available of its last view upsert. */
+  private readonly loads = new Map<string, { seq: number; available: ResourceSet }>();
+  private readonly viewAvailable = new Map<string, ResourceSet>();
   private stopped = false;
 
   constructor(
@@ -57,6 +67,8 @@ export class RayletView {
       onChange: () => void;
       log: (line: string) => void;
       retryMs?: number;
+      /** Other nodes joined or left the view (the service follows their load reports). */
+      onNodes?: (change: { added: string[]; removed: string[] }) => void;
     },
   ) {
     const { local } = opts;
@@ -69,6 +81,27 @@ export class RayletView {
 
   stats(): ViewStats {
     return { version: this.version, nodes: this.state.nodes.size, ...this.counts };
+  }
+
+  /** Another node's load report: its available becomes the lower of the report and the GCS's view. */
+  applyLoad(nodeId: string, seq: number, available: ResourceSet): void {
+    const node = this.state.node(nodeId);
+    if (this.stopped || !node || nodeId === this.localNodeId) return;
+    const last = this.loads.get(nodeId);
+    if (last && last.seq >= seq) return;
+    this.counts.loads++;
+    this.loads.set(nodeId, { seq, available });
+    this.state.setTotal(nodeId, node.total, lower(node.total, this.viewAvailable.get(nodeId) ?? node.total, available));
+    this.opts.onChange();
+  }
+
+  /** A task was spilled to `nodeId`: its resources count as taken there until the node reports. */
+  reserve(nodeId: string, resources: ResourceSet): void {
+    const node = this.state.node(nodeId);
+    if (!node || nodeId === this.localNodeId) return;
+    const taken: Record<string, number> = {};
+    for (const name in resources) taken[name] = Math.min(resources[name], node.available[name] ?? 0);
+    this.state.setTotal(nodeId, node.total, subtractResources(node.available, taken));
   }
 
   /** What this raylet's leases hold on its node: the local node's available is its total minus this. */
@@ -135,18 +168,34 @@ export class RayletView {
   /** The snapshot replaces the view: nodes it does not list go (this node stays). */
   private replace(snapshot: ViewDelta): void {
     const listed = new Set(snapshot.upserts.map((n) => n.nodeId));
-    for (const id of [...this.state.nodes.keys()]) if (!listed.has(id) && id !== this.localNodeId) this.state.removeNode(id);
-    for (const node of snapshot.upserts) this.upsert(node);
+    const removed = [...this.state.nodes.keys()].filter((id) => !listed.has(id) && id !== this.localNodeId);
+    for (const id of removed) this.remove(id);
+    const added = snapshot.upserts.filter((n) => this.upsert(n)).map((n) => n.nodeId);
     this.version = snapshot.version;
+    this.notify(added, removed);
   }
 
   private apply(delta: ViewDelta): void {
-    for (const node of delta.upserts) this.upsert(node);
-    for (const id of delta.removals) if (id !== this.localNodeId && this.state.node(id)) this.state.removeNode(id);
+    const added = delta.upserts.filter((n) => this.upsert(n)).map((n) => n.nodeId);
+    const removed = delta.removals.filter((id) => id !== this.localNodeId && this.state.node(id));
+    for (const id of removed) this.remove(id);
     this.version = delta.version;
+    this.notify(added, removed);
   }
 
-  private upsert(view: NodeView): void {
+  private remove(id: string): void {
+    this.state.removeNode(id);
+    this.loads.delete(id);
+    this.viewAvailable.delete(id);
+  }
+
+  private notify(added: string[], removed: string[]): void {
+    const others = added.filter((id) => id !== this.localNodeId);
+    if (others.length > 0 || removed.length > 0) this.opts.onNodes?.({ added: others, removed });
+  }
+
+  /** Adds or updates a node; true when it was not in the view before. */
+  private upsert(view: NodeView): boolean {
     let taints: Taint[];
     try {
       taints = taintsOf(view.taints);
@@ -156,8 +205,11 @@ export class RayletView {
     }
     const local = view.nodeId === this.localNodeId;
     const total = view.resources.total;
-    const available = local ? remaining(total, this.used) : view.resources.available;
+    if (!local) this.viewAvailable.set(view.nodeId, view.resources.available);
+    const load = this.loads.get(view.nodeId)?.available;
+    const available = local ? remaining(total, this.used) : load ? lower(total, view.resources.available, load) : view.resources.available;
     let node = this.state.node(view.nodeId);
+    const isNew = !node;
     if (!node) {
       node = this.state.addNode({ nodeId: view.nodeId, name: view.name, state: view.state, labels: view.labels, taints, total, available });
     } else {
@@ -167,6 +219,7 @@ export class RayletView {
       this.state.setTotal(node.id, total, available);
     }
     if (view.actors !== undefined) this.syncActors(node, view.actors);
+    return isNew;
   }
 
   /** Makes the node's placed actors those of the view: gone ones leave, new or relabelled ones join. */
@@ -178,6 +231,13 @@ export class RayletView {
     }
     for (const actor of actors) if (!node.actors.has(actor.actorId)) this.state.addActor(node.id, actor);
   }
+}
+
+/** Per resource of `total`: the lower of two available sets, clamped to [0, total]. */
+function lower(total: ResourceSet, a: ResourceSet, b: ResourceSet): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const name in total) out[name] = Math.max(0, Math.min(total[name], a[name] ?? total[name], b[name] ?? total[name]));
+  return out;
 }
 
 function taintsOf(record: Readonly<Record<string, string>>): Taint[] {

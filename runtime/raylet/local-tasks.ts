@@ -45,8 +45,9 @@ interface Task {
  *
  *   local  its resources are leased here and it runs in a task host, which answers the driver;
  *          the lease goes back when the task ends
- *   spill  the driver is told which node to ask instead — unless the submission has already been
- *          spilled `maxSpillHops` times and this node could run it once it has room: then it stays
+ *   spill  the driver is told which node to ask instead — unless the submission was spilled here
+ *          and fits here now (then it runs here), or has already been spilled `maxSpillHops` times
+ *          and this node could run it once it has room (then it waits here)
  *   wait   it joins this raylet's queue (schedule_failed explains why)
  *   fail   answered with the error (NODE_NOT_FOUND for a hard node-id affinity to an unknown node)
  *
@@ -121,7 +122,14 @@ export class LocalTasks {
         this.start(task);
         return true;
       case 'spill':
-        if (this.maySpill(task)) {
+        // A task spilled here already runs here when it fits now: this node was preferred, and the
+        // view that prefers another one does not see the load of tasks there (Ray's grant-or-reject).
+        if (task.body.hops > 0 && passesHere(view.state, task.req, view.localNodeId)) {
+          this.start(task);
+          return true;
+        }
+        if (this.maySpill(task, decision.nodeId)) {
+          view.reserve(decision.nodeId, task.req.resources);
           respond(task.msg, () => encodeOk({ kind: 'spillback', nodeId: decision.nodeId }));
           return true;
         }
@@ -134,19 +142,21 @@ export class LocalTasks {
         respond(task.msg, () => encodeError(decision.error));
         return true;
       case 'wait':
-        this.waiting(task, decision.failure);
+        this.waiting(task, decision);
         return false;
     }
   }
 
   /**
-   * A spill is allowed while the submission has been spilled fewer than `maxSpillHops` times, and
-   * always when this node could never run it (its labels changed under it) — within the wire's
-   * hop limit.
+   * Within the wire's hop limit: the raylet the driver asked first spills freely; a raylet a task
+   * was spilled to spills it on only to a node it has not visited, fewer than `maxSpillHops` times
+   * in all — and always when this node could never run it (its labels changed under it).
    */
-  private maySpill(task: Task): boolean {
-    if (task.body.hops + 1 > MAX_TASK_HOPS) return false;
-    return task.body.hops < this.maxSpillHops || !feasibleHere(this.opts.view.state, task.req, this.opts.view.localNodeId);
+  private maySpill(task: Task, target: string): boolean {
+    const { hops, visited } = task.body;
+    if (hops + 1 > MAX_TASK_HOPS) return false;
+    if (!feasibleHere(this.opts.view.state, task.req, this.opts.view.localNodeId)) return true;
+    return hops === 0 || (hops < this.maxSpillHops && !visited?.includes(target));
   }
 
   private start(task: Task): void {
@@ -170,8 +180,14 @@ export class LocalTasks {
     this.opts.leases.release(holder);
   }
 
-  private waiting(task: Task, failure: ScheduleFailure): void {
-    if (!this.opts.onWaiting || failure.message === task.lastMessage) return;
+  /**
+   * A task that could run here once there is room is just queued (a busy cluster is not a failure);
+   * one that could not gets its explanation published when it changes.
+   */
+  private waiting(task: Task, decision: { readonly failure: ScheduleFailure }): void {
+    if (!this.opts.onWaiting || feasibleHere(this.opts.view.state, task.req, this.opts.view.localNodeId)) return;
+    const { failure } = decision;
+    if (failure.message === task.lastMessage) return;
     task.lastMessage = failure.message;
     this.opts.onWaiting({ taskId: task.body.taskId, functionName: task.body.code.functionName }, failure);
   }

@@ -50,6 +50,9 @@ const KILL_TYPE = 'raylet_kill_actor';
 const MAX_DIED_ATTEMPTS = 10;
 const SUBMIT_REGISTRY = { submit_task: messages.submit_task } as const;
 const VIEW_REGISTRY = { view_delta: messages.view_delta } as const;
+const LOAD_REGISTRY = { raylet_load: messages.raylet_load } as const;
+/** Least time between two load reports of this raylet. */
+const LOAD_INTERVAL_MS = 20;
 
 /**
  * A raylet: registers its node with the GCS and keeps it alive with heartbeats (the Raylet machine),
@@ -70,6 +73,9 @@ export class RayletService {
   private readonly tasks: LocalTasks;
   private readonly node: HostNode;
   private rareResources: readonly string[] = [];
+  /** Subscriptions to other raylets' load reports, by node id. */
+  private readonly loadSubs = new Map<string, Subscription>();
+  private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined };
   private subs: Subscription[] = [];
   private machine: Actor<RayletMachine> | undefined;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -96,6 +102,7 @@ export class RayletService {
       onChange: () => this.tasks.viewChanged(),
       log: (line) => opts.log(`raylet ${config.nodeId}: ${line}`),
       retryMs: opts.retryMs,
+      onNodes: (change) => this.followLoads(change),
     });
     this.tasks = new LocalTasks({
       view: this.view,
@@ -195,6 +202,9 @@ export class RayletService {
     else this.machine?.send({ type: 'STOP' });
     for (const sub of this.subs) sub.unsubscribe();
     this.subs = [];
+    for (const sub of this.loadSubs.values()) sub.unsubscribe();
+    this.loadSubs.clear();
+    clearTimeout(this.load.timer);
     this.view.stop();
     if (how === 'crash') this.tasks.crash();
     else this.tasks.stop();
@@ -212,7 +222,8 @@ export class RayletService {
     on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
     on(RayletVerb.submit_task, (msg) => this.onSubmit(msg));
     this.subs.push(this.opts.bus.subscribe(this.s.view(), (msg) => this.onView(msg)));
-    const served = new Set<string>([RayletVerb.create_actor, RayletVerb.kill_actor, RayletVerb.submit_task]);
+    // load is published by a raylet, not requested of it
+    const served = new Set<string>([RayletVerb.create_actor, RayletVerb.kill_actor, RayletVerb.submit_task, RayletVerb.load]);
     for (const verb of Object.values(RayletVerb)) {
       if (served.has(verb)) continue;
       on(verb, (msg) => {
@@ -279,6 +290,54 @@ export class RayletService {
   private leasesChanged(): void {
     this.view.setLocalUsed(this.leases.used());
     this.tasks.resourcesFreed();
+    this.reportLoad();
+  }
+
+  /** Publishes this node's free resources for other raylets: now, or when LOAD_INTERVAL_MS has passed. */
+  private reportLoad(): void {
+    if (this.load.timer !== undefined || this.state === 'stopping' || this.state === 'stopped') return;
+    const wait = this.load.last + LOAD_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      this.load.timer = setTimeout(() => {
+        this.load.timer = undefined;
+        this.reportLoad();
+      }, wait);
+      return;
+    }
+    this.load.last = performance.now();
+    try {
+      this.opts.bus.publish(this.s.raylet(this.nodeId, 'load'), encode('raylet_load', { nodeId: this.nodeId, seq: ++this.load.seq, available: this.leases.available() }));
+    } catch (err) {
+      this.opts.log(`raylet ${this.nodeId}: cannot publish its load: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Follows the load reports of the nodes in the view. */
+  private followLoads(change: { added: string[]; removed: string[] }): void {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    for (const id of change.removed) {
+      this.loadSubs.get(id)?.unsubscribe();
+      this.loadSubs.delete(id);
+    }
+    for (const id of change.added) {
+      if (this.loadSubs.has(id)) continue;
+      try {
+        this.loadSubs.set(id, this.opts.bus.subscribe(this.s.raylet(id, 'load'), (msg) => this.onLoad(msg)));
+      } catch (err) {
+        this.opts.log(`raylet ${this.nodeId}: cannot follow the load of node ${id}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  private onLoad(msg: BusMsg): void {
+    let body;
+    try {
+      body = decode(msg.data, { registry: LOAD_REGISTRY }).body;
+    } catch (err) {
+      this.malformed.count(err);
+      return;
+    }
+    this.view.applyLoad(body.nodeId, body.seq, body.available);
   }
 
   /** A task waits: schedule_failed on events.schedule_failed, as the GCS publishes for actors. */

@@ -52,6 +52,7 @@ interface Pending {
 export class WorkerProcess implements WorkerHost {
   readonly exited: Promise<string>;
   private readonly pending = new Map<number, Pending>();
+  private outbox: { id: number; task: RunTask }[] = [];
   private nextId = 1;
   private gone: string | undefined;
 
@@ -122,8 +123,23 @@ export class WorkerProcess implements WorkerHost {
     return (await this.request((id) => ({ type: 'kill', id, actorId }))) === true;
   }
 
-  async runTask(task: RunTask): Promise<void> {
-    await this.request((id) => ({ type: 'task', id, task }));
+  /** Tasks handed over in one turn go in one IPC message; `ended` resolves them (see ipc.ts). */
+  runTask(task: RunTask): Promise<void> {
+    if (this.gone !== undefined) {
+      return Promise.reject(new OrreryError('WORKER_EXITED', `the worker host (pid ${this.pid}) has exited (${this.gone})`, { detail: { pid: this.pid } }));
+    }
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { resolve: () => resolve(), reject });
+      if (this.outbox.length === 0) queueMicrotask(() => this.flushTasks());
+      this.outbox.push({ id, task });
+    });
+  }
+
+  private flushTasks(): void {
+    const tasks = this.outbox;
+    this.outbox = [];
+    if (tasks.length > 0 && this.gone === undefined) this.send({ type: 'tasks', tasks });
   }
 
   async stop(): Promise<void> {
@@ -155,7 +171,16 @@ export class WorkerProcess implements WorkerHost {
   }
 
   private onMessage(message: unknown): void {
-    if (!isHostToRaylet(message) || message.type !== 'result') return;
+    if (!isHostToRaylet(message)) return;
+    if (message.type === 'ended') {
+      for (const id of message.ids) {
+        const pending = this.pending.get(id);
+        this.pending.delete(id);
+        pending?.resolve(undefined);
+      }
+      return;
+    }
+    if (message.type !== 'result') return;
     const pending = this.pending.get(message.id);
     if (!pending) return;
     this.pending.delete(message.id);

@@ -54,12 +54,19 @@ async function create(id: number, body: unknown): Promise<void> {
   }
 }
 
-/** Runs a task; tells the raylet it ended just before answering the driver (see ipc.ts). */
+let ended: number[] = [];
+
+/** Runs a task and answers its driver; the raylet hears it ended once the turn's answers are out. */
 async function task(id: number, body: RunTask): Promise<void> {
-  if (!tasks) return send({ type: 'result', id, ok: false, error: toWireError(new Error('task before init')) });
-  const answer = await tasks.execute(body);
-  send({ type: 'result', id, ok: true });
-  tasks.answer(body.reply, answer);
+  if (tasks) await tasks.run(body);
+  if (ended.length === 0) setImmediate(flushEnded);
+  ended.push(id);
+}
+
+function flushEnded(): void {
+  const ids = ended;
+  ended = [];
+  send({ type: 'ended', ids });
 }
 
 async function exit(code: number): Promise<void> {
@@ -80,8 +87,9 @@ process.on('message', (message: unknown) => {
       return void create(message.id, message.actor);
     case 'kill':
       return send({ type: 'result', id: message.id, ok: true, value: host?.kill(message.actorId) ?? false });
-    case 'task':
-      return void task(message.id, message.task);
+    case 'tasks':
+      for (const t of message.tasks) void task(t.id, t.task);
+      return;
     case 'exit':
       return void exit(0);
   }
