@@ -30,6 +30,9 @@ export interface ActorDirectoryDeps {
   readonly raylets: RayletClient;
   readonly queue: () => PendingQueue;
   readonly eviction: () => EvictionGuard;
+  /** Live nodes placements keep off for now: their raylet did not answer (nodes.ts). */
+  readonly unreachableNodes: () => ReadonlySet<string>;
+  readonly nodeUnreachable: (nodeId: string) => void;
   readonly spawn: (input: ActorMachineInput) => ActorRef;
   readonly rng: Rng;
   readonly rareResources: readonly string[];
@@ -221,11 +224,12 @@ export class ActorDirectory {
    * generation of the pending queue (nothing was placed, freed or changed since: every such change
    * kicks the queue) gets that decision again without another search and explanation — so a storm
    * of identical unplaceable actors costs one explanation per pass, not one per actor. Nodes whose
-   * running actors are hard anti-affine to this one are excluded first (anti-affinity-index.ts);
-   * such a request is particular to the actor and is not shared.
+   * running actors are hard anti-affine to this one are excluded first (anti-affinity-index.ts), and
+   * so are nodes whose raylet did not answer a create_actor since its last heartbeat; such a request
+   * is particular to the moment and is not shared.
    */
   #decide(compiled: CompiledActor, reg: RegisterActor): Decision {
-    const request = this.#anti.constrain(compiled.request, { actorId: reg.actorId, namespace: reg.namespace, labels: compiled.labels });
+    const request = this.#anti.constrain(compiled.request, { actorId: reg.actorId, namespace: reg.namespace, labels: compiled.labels }, this.deps.unreachableNodes());
     if (request !== compiled.request) return schedule(this.deps.state, request, { rng: this.deps.rng });
     const gen = this.deps.queue().generation;
     if (gen !== this.#unplaceableGen) {
@@ -256,7 +260,10 @@ export class ActorDirectory {
     const { incarnation } = sent;
     if (outcome.kind === 'created') entry.ref!.send({ type: 'CREATED', incarnation });
     else if (outcome.kind === 'failed') entry.ref!.send({ type: 'CREATE_FAILED', incarnation, cause: outcome.cause });
-    else entry.ref!.send({ type: 'FAILED', incarnation, cause: outcome.cause });
+    else {
+      if (outcome.noResponders) this.deps.nodeUnreachable(sent.nodeId);
+      entry.ref!.send({ type: 'FAILED', incarnation, cause: outcome.cause });
+    }
   }
 
   #observe(entry: ActorEntry, snapshot: ActorSnapshot, initial: boolean): void {

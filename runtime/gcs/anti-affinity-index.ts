@@ -47,10 +47,13 @@ export class AntiAffinityIndex {
     return [...nodes].sort();
   }
 
-  /** The request with the repelling nodes excluded (unchanged when there are none). */
-  constrain(request: SchedulingRequest, actor: { actorId: string; namespace: string; labels: Readonly<Record<string, string>> }): SchedulingRequest {
-    if (this.#residents.size === 0) return request;
-    const nodes = this.repelling(actor);
+  /**
+   * The request with the repelling nodes — and any `alsoAvoid` — excluded through its hard node
+   * affinity (unchanged when there are none).
+   */
+  constrain(request: SchedulingRequest, actor: { actorId: string; namespace: string; labels: Readonly<Record<string, string>> }, alsoAvoid: ReadonlySet<string> = new Set()): SchedulingRequest {
+    if (this.#residents.size === 0 && alsoAvoid.size === 0) return request;
+    const nodes = [...new Set([...this.repelling(actor), ...alsoAvoid])].sort();
     if (nodes.length === 0) return request;
     const away: LabelMatchExpression = { key: NODE_ID_LABEL, operator: 'NOT_IN', values: nodes, soft: false };
     return { ...request, nodeAffinity: [...request.nodeAffinity, away] };

@@ -39,6 +39,8 @@ export interface NodeDirectoryDeps {
 
 export class NodeDirectory {
   readonly #refs = new Map<string, NodeRef>();
+  /** Live nodes whose raylet did not answer a create_actor, until they heartbeat again. */
+  readonly #unreachable = new Set<string>();
 
   constructor(private readonly deps: NodeDirectoryDeps) {}
 
@@ -75,7 +77,23 @@ export class NodeDirectory {
     const ref = this.#refs.get(beat.nodeId);
     if (!ref) return { known: false };
     ref.send({ type: 'HEARTBEAT', seq: beat.seq });
+    if (this.#unreachable.delete(beat.nodeId)) this.deps.kick('node_reachable');
     return { known: true };
+  }
+
+  /**
+   * Nothing subscribes this node's create_actor (NO_RESPONDERS): its raylet is gone or cut off,
+   * though its heartbeat has not timed out yet. (A TIMEOUT may be a slow constructor; it does not count.) Until it heartbeats again, placements keep off
+   * it — otherwise a restart would be placed straight back there and burn its restarts in a loop
+   * until the node is declared dead.
+   */
+  unreachable(nodeId: string): void {
+    if (this.#refs.has(nodeId)) this.#unreachable.add(nodeId);
+  }
+
+  /** The nodes placements keep off for now (see unreachable()). */
+  get unreachableNodes(): ReadonlySet<string> {
+    return this.#unreachable;
   }
 
   setLabels(change: MessageBody<'set_node_labels'>): NodeInfoWire {
@@ -135,6 +153,7 @@ export class NodeDirectory {
       return;
     }
     this.#refs.delete(nodeId);
+    this.#unreachable.delete(nodeId);
     this.deps.state.setNodeState(nodeId, 'DEAD');
     this.deps.log(`node ${nodeId} missed its heartbeats for ${this.deps.nodeTimeoutMs} ms: DEAD`);
     this.deps.failActorsOn(nodeId);

@@ -3,6 +3,7 @@
  * a timer: it is retried when something happens that can let a waiting actor fit —
  *
  *   node_registered   a node joined
+ *   node_reachable    a node that had not answered a create_actor heartbeated again
  *   node_died         a node left (a hard node-id affinity may now fail; a spread count changes)
  *   resources_freed   an actor left its node
  *   labels_changed    a node's labels or taints changed, or a node started or stopped draining
@@ -24,7 +25,7 @@
  * A pass runs in slices of at most `sliceMs`, yielding to the event loop between them, so requests
  * (a `nodes()` call during a storm of unplaceable actors) are answered while a long pass runs.
  */
-export type KickReason = 'node_registered' | 'node_died' | 'resources_freed' | 'labels_changed' | 'actor_placed' | 'actor_waiting';
+export type KickReason = 'node_registered' | 'node_reachable' | 'node_died' | 'resources_freed' | 'labels_changed' | 'actor_placed' | 'actor_waiting';
 
 export type PlaceOutcome = 'placed' | 'waiting' | 'gone';
 

@@ -7,6 +7,7 @@ import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
+import { NoRespondersError } from '../bus/errors.ts';
 
 /**
  * The GCS's requests to raylets. create_actor has three outcomes the Actor machine tells apart:
@@ -22,7 +23,7 @@ import type { Bus } from '../bus/bus.ts';
 export type CreateOutcome =
   | { readonly kind: 'created' }
   | { readonly kind: 'failed'; readonly cause: string }
-  | { readonly kind: 'unreachable'; readonly cause: string };
+  | { readonly kind: 'unreachable'; readonly cause: string; /** Nothing subscribes the raylet's subject: its raylet is gone or cut off. */ readonly noResponders: boolean };
 
 const replyOnly = { reply: messages.reply } as const;
 const anyValue = unknown();
@@ -41,7 +42,7 @@ export class RayletClient {
       return body.ok ? { kind: 'created' } : { kind: 'failed', cause: describe(fromWireError(body.error)) };
     } catch (err) {
       // the request itself failed, or the answer could not be read: nothing to blame the actor for
-      return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(err)}` };
+      return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(err)}`, noResponders: err instanceof NoRespondersError };
     }
   }
 

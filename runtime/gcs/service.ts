@@ -114,6 +114,8 @@ export class GcsService {
       state: this.state, store: this.store, events, raylets, rng, rareResources, log,
       queue: () => this.queue,
       eviction: () => this.eviction,
+      unreachableNodes: () => this.nodes.unreachableNodes,
+      nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
       spawn: (input) => this.#startActor(input),
     });
     this.nodes = new NodeDirectory({

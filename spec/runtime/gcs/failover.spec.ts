@@ -1,10 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { actorAffinity, affinity, antiAffinity, Exists, labelIn } from '../../../lib/selectors/builders.ts';
+import { actorAffinity, affinity, antiAffinity, Exists, labelIn, nodeIdAffinity } from '../../../lib/selectors/builders.ts';
 import type { ActorInfoWire } from '../../../protocols/messages/actor.ts';
 import type { ClusterEventWire } from '../../../protocols/messages/cluster.ts';
 import type { GcsOptions } from '../../../runtime/gcs/index.ts';
-import { Harness, type NodeSpec } from './support.ts';
+import { Harness, StubRaylet, type NodeSpec } from './support.ts';
 
 // Failover in the GCS, on a memory bus with stub raylets: seed 000's failure scenarios step by step,
 // anti-affinity on restart, affinityDuringExecution, NoExecute taints, and deaths with causes.
@@ -212,6 +212,26 @@ test('NoExecute moves running actors that do not tolerate it; tolerating ones an
     assert.equal([tolerant.state, tolerant.nodeId, tolerant.numRestarts], ['ALIVE', 'n1', 0]);
     const next = await h.registerActor('new', { ...pin });
     assert.is(next.nodeId, 'n2', 'NoExecute keeps new work away too');
+  }));
+
+test('a node whose raylet does not answer create_actor is avoided until it heartbeats again, so a restart is not burnt on it', () =>
+  withGcs({}, async (h) => {
+    const gone = await h.addNode(node('n1'));
+    await h.addNode(node('n2'));
+    gone.close(); // its subjects are gone, its heartbeat has not timed out (60 s here)
+    await h.registerActor('a', { schedulingStrategy: nodeIdAffinity('n1', { soft: true }), maxRestarts: 1 });
+    const restarted = await aliveAfter(h, 'a', 1);
+    assert.is(restarted.nodeId, 'n2', 'the restart kept off the node that did not answer');
+    // another actor that prefers n1 keeps off it too, until n1 heartbeats again
+    assert.is((await h.registerActor('b', { schedulingStrategy: nodeIdAffinity('n1', { soft: true }) })).nodeId, 'n2');
+    const waiting = await h.registerActor('c', { schedulingStrategy: nodeIdAffinity('n1') });
+    assert.is(waiting.state, 'PENDING');
+    assert.match(waiting.pendingReason!, /didn't match node affinity orrery\.io\/node-id notin \(n1\)/);
+    // the raylet is back (its subjects served again) and heartbeats
+    const back = new StubRaylet(h, gone.spec);
+    h.raylets.push(back);
+    assert.equal(await back.heartbeat(), { known: true });
+    assert.is((await h.reached('c', 'ALIVE')).nodeId, 'n1', 'a heartbeat lets placements back on the node');
   }));
 
 test.run();
