@@ -5,6 +5,7 @@ export {
   defineActor,
   GcsUnavailableError,
   type ActorBuilder,
+  type ActorEvictedEvent,
   type ActorClass,
   type ActorHandle,
   type ActorInfo,
@@ -22,6 +23,7 @@ export {
   type PlacementGroupInfo,
   type PlacementGroupState,
   type PlacementGroupStateEvent,
+  type RecentEvents,
   type ScheduleFailedEvent,
   type TaskOptions,
 } from './client/index.ts';
