@@ -1,18 +1,18 @@
 import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import type { Rng } from '../../lib/random.ts';
 import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
-import { schedule, type Decision } from '../../lib/scheduling/schedule.ts';
+import type { Decision } from '../../lib/scheduling/schedule.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
 import type { ActorInfoWire, RegisterActor } from '../../protocols/messages/actor.ts';
 import type { MessageBody } from '../../protocols/messages/registry.ts';
 import { ActorNameTakenError, ActorNotFoundError } from '../errors.ts';
 import { actorStateOf, type ActorContext, type ActorMachineInput, type ActorSnapshot } from './actor.machine.ts';
 import { compileActor, type CompiledActor } from './actor-options.ts';
-import { AntiAffinityIndex } from './anti-affinity-index.ts';
 import type { EventPublisher, EvictionReason } from './events.ts';
 import type { EvictionGuard, RunningActor } from './eviction.ts';
 import type { ActorRef } from './gcs.machine.ts';
 import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
+import { Placement } from './placement.ts';
 import { describe, type CreateOutcome, type RayletClient } from './raylets.ts';
 import type { GcsStore } from './store.ts';
 import { tokenField } from './wire.ts';
@@ -53,13 +53,16 @@ export class ActorDirectory {
   readonly #entries = new Map<string, ActorEntry>();
   readonly #names = new Map<string, string>();
   readonly #kills = new Map<string, Promise<void>>();
-  /** Unschedulable decisions by placement shape, valid for one queue generation (see #decide). */
-  readonly #unplaceable = new Map<string, Decision>();
-  #unplaceableGen = -1;
-  /** Placed actors' hard anti-affinity, honoured both ways (anti-affinity-index.ts). */
-  readonly #anti = new AntiAffinityIndex();
+  readonly #placement: Placement;
 
-  constructor(private readonly deps: ActorDirectoryDeps) {}
+  constructor(private readonly deps: ActorDirectoryDeps) {
+    this.#placement = new Placement({
+      state: deps.state,
+      rng: deps.rng,
+      generation: () => deps.queue().generation,
+      unreachableNodes: deps.unreachableNodes,
+    });
+  }
 
   /** register_actor: the ActorInfo right after registration (PENDING or SCHEDULED). */
   register(reg: RegisterActor): ActorInfoWire {
@@ -68,7 +71,7 @@ export class ActorDirectory {
     if (existing) return existing.info;
     const compiled = compileActor(reg, { rareResources: this.deps.rareResources });
     if (reg.name !== undefined && this.#names.has(nameKey(reg.namespace, reg.name))) throw new ActorNameTakenError(reg.name, reg.namespace);
-    const decision = this.#decide(compiled, reg);
+    const decision = this.#placement.decide({ actorId: reg.actorId, namespace: reg.namespace, compiled });
     if (decision.status === 'failed') throw decision.error;
 
     const ref = this.deps.spawn({
@@ -169,7 +172,7 @@ export class ActorDirectory {
     const entry = this.#entries.get(actorId);
     const state = entry?.ref ? actorStateOf(entry.ref.getSnapshot()) : 'DEAD';
     if (!entry?.ref || (state !== 'PENDING' && state !== 'RESTARTING')) return 'gone';
-    const decision = this.#decide(entry.compiled, entry.registration);
+    const decision = this.#placement.decide({ actorId, namespace: entry.registration.namespace, compiled: entry.compiled });
     this.#apply(entry.ref, decision);
     return decision.status === 'placed' ? 'placed' : decision.status === 'failed' ? 'gone' : 'waiting';
   }
@@ -206,11 +209,11 @@ export class ActorDirectory {
 
   placed(context: ActorContext): void {
     const entry = this.#entries.get(context.actorId);
-    if (entry && context.nodeId !== undefined) this.#anti.placed(context.actorId, context.nodeId, context.namespace, entry.compiled.request);
+    if (entry && context.nodeId !== undefined) this.#placement.placed({ actorId: context.actorId, namespace: context.namespace, compiled: entry.compiled }, context.nodeId);
   }
 
   left(context: ActorContext): void {
-    this.#anti.left(context.actorId);
+    this.#placement.left(context.actorId);
   }
 
   scheduleFailed(context: ActorContext, failure: ScheduleFailure): void {
@@ -218,30 +221,6 @@ export class ActorDirectory {
   }
 
   // ---- internals ----
-
-  /**
-   * schedule(), except that an actor whose placement shape already proved unschedulable in this
-   * generation of the pending queue (nothing was placed, freed or changed since: every such change
-   * kicks the queue) gets that decision again without another search and explanation — so a storm
-   * of identical unplaceable actors costs one explanation per pass, not one per actor. Nodes whose
-   * running actors are hard anti-affine to this one are excluded first (anti-affinity-index.ts), and
-   * so are nodes whose raylet did not answer a create_actor since its last heartbeat; such a request
-   * is particular to the moment and is not shared.
-   */
-  #decide(compiled: CompiledActor, reg: RegisterActor): Decision {
-    const request = this.#anti.constrain(compiled.request, { actorId: reg.actorId, namespace: reg.namespace, labels: compiled.labels }, this.deps.unreachableNodes());
-    if (request !== compiled.request) return schedule(this.deps.state, request, { rng: this.deps.rng });
-    const gen = this.deps.queue().generation;
-    if (gen !== this.#unplaceableGen) {
-      this.#unplaceable.clear();
-      this.#unplaceableGen = gen;
-    }
-    const known = this.#unplaceable.get(compiled.shape);
-    if (known) return known;
-    const decision = schedule(this.deps.state, request, { rng: this.deps.rng });
-    if (decision.status === 'unschedulable') this.#unplaceable.set(compiled.shape, decision);
-    return decision;
-  }
 
   #apply(ref: ActorRef, decision: Decision): void {
     if (decision.status === 'placed') ref.send({ type: 'PLACED', nodeId: decision.nodeId });
