@@ -21,16 +21,24 @@ export const nodeView = object({
 });
 export type NodeView = Infer<typeof nodeView>;
 
+/** One actor placed on a node, as a view delta reports it. */
+export const actorPlacement = object({ nodeId: id, actorId: id, namespace: str({ min: 1, max: 256 }), labels });
+
 /**
  * GCS → raylets (`gcs.view`): the changes from view `previous` to view `version`. A raylet whose own
- * version is not `previous` has missed a delta and asks for `gcs.view_snapshot`, whose reply value
- * is a view_delta body from the empty view (`previous: 0`, every live node in `upserts`, no
- * removals): the raylet clears its copy and applies it.
+ * version is not `previous` has missed a delta and asks for `gcs.view_snapshot`.
+ *
+ * A node upsert carries `actors` (the node's full list) only when the receiver has no list for the
+ * node yet — in snapshots and for nodes the view did not hold; otherwise the node's actor list is
+ * unchanged except for `actorsRemoved` then `actorsPlaced`, so a delta's size follows what changed,
+ * not how many actors the cluster runs.
  */
 export const viewDelta = object({
   version: seq,
   previous: seq,
   upserts: array(nodeView, { max: 100_000 }),
   removals: array(id, { max: 100_000 }),
+  actorsRemoved: optional(array(object({ nodeId: id, actorId: id }), { max: 100_000 })),
+  actorsPlaced: optional(array(actorPlacement, { max: 100_000 })),
 });
 export type ViewDelta = Infer<typeof viewDelta>;

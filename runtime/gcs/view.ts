@@ -11,14 +11,19 @@ import type { Bus } from '../bus/bus.ts';
  *
  * Whatever changes a node marks it dirty; a delta (`version` = `previous` + 1, the dirty live nodes
  * as upserts, the ones gone as removals) is published at most every `intervalMs` and only when
- * something is dirty. `snapshot()` first publishes what is pending, then answers the whole view at
- * that version as a delta from the empty view (`previous: 0`, no removals).
+ * something is dirty. Actors travel as changes: the broadcaster remembers which actors it last sent
+ * for each node and puts only the placed and removed ones in the delta, so a delta stays small when
+ * the cluster runs many actors (a node's full list goes only to a raylet that has none: in
+ * snapshots, and the first time a node is sent). `snapshot()` first publishes what is pending, then
+ * answers the whole view at that version as a delta from the empty view (`previous: 0`).
  */
 export const DEFAULT_VIEW_INTERVAL_MS = 100;
 
 export class ViewBroadcaster {
   #version = 0;
   readonly #dirty = new Set<string>();
+  /** For each live node, the actors (id → labels signature) the last published delta left it with. */
+  readonly #sent = new Map<string, Map<string, string>>();
   #timer: NodeJS.Timeout | undefined;
   #lastFlush = Number.NEGATIVE_INFINITY;
   #stopped = false;
@@ -53,13 +58,44 @@ export class ViewBroadcaster {
     if (this.#dirty.size === 0 || this.#stopped) return;
     const upserts: NodeView[] = [];
     const removals: string[] = [];
+    const actorsRemoved: { nodeId: string; actorId: string }[] = [];
+    const actorsPlaced: { nodeId: string; actorId: string; namespace: string; labels: Record<string, string> }[] = [];
     for (const id of [...this.#dirty].sort()) {
       const node = this.deps.state.node(id);
-      if (node && node.state !== 'DEAD') upserts.push(nodeView(node));
-      else removals.push(id);
+      if (!node || node.state === 'DEAD') {
+        removals.push(id);
+        this.#sent.delete(id);
+        continue;
+      }
+      const sent = this.#sent.get(id);
+      if (!sent) {
+        upserts.push(nodeView(node));
+        this.#sent.set(id, new Map([...node.actors.values()].map((a) => [a.actorId, signature(a)])));
+        continue;
+      }
+      upserts.push({ ...nodeView(node), actors: undefined });
+      for (const [actorId, sig] of [...sent]) {
+        const now = node.actors.get(actorId);
+        if (!now || signature(now) !== sig) {
+          actorsRemoved.push({ nodeId: id, actorId });
+          sent.delete(actorId);
+        }
+      }
+      for (const a of node.actors.values()) {
+        if (sent.has(a.actorId)) continue;
+        actorsPlaced.push({ nodeId: id, actorId: a.actorId, namespace: a.namespace, labels: { ...a.labels } });
+        sent.set(a.actorId, signature(a));
+      }
     }
     this.#dirty.clear();
-    const delta: ViewDelta = { version: this.#version + 1, previous: this.#version, upserts, removals };
+    const delta: ViewDelta = {
+      version: this.#version + 1,
+      previous: this.#version,
+      upserts,
+      removals,
+      ...(actorsRemoved.length ? { actorsRemoved } : {}),
+      ...(actorsPlaced.length ? { actorsPlaced } : {}),
+    };
     this.#version = delta.version;
     this.#lastFlush = Date.now();
     try {
@@ -80,6 +116,11 @@ export class ViewBroadcaster {
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/** What identifies an actor's placement in the view: its namespace and labels. */
+function signature(a: { namespace: string; labels: Readonly<Record<string, string>> }): string {
+  return JSON.stringify([a.namespace, a.labels]);
 }
 
 export function nodeView(node: SchedNode): NodeView {

@@ -179,6 +179,9 @@ export class RayletView {
     const added = delta.upserts.filter((n) => this.upsert(n)).map((n) => n.nodeId);
     const removed = delta.removals.filter((id) => id !== this.localNodeId && this.state.node(id));
     for (const id of removed) this.remove(id);
+    // actor changes since the previous version: removals first, so a relabelled or moved actor is re-added
+    for (const { nodeId, actorId } of delta.actorsRemoved ?? []) if (this.state.node(nodeId)) this.state.removeActor(nodeId, actorId);
+    for (const actor of delta.actorsPlaced ?? []) if (this.state.node(actor.nodeId)) this.state.addActor(actor.nodeId, actor);
     this.version = delta.version;
     this.notify(added, removed);
   }

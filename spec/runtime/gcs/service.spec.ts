@@ -4,7 +4,7 @@ import { parseResources } from '../../../lib/resources/resource-set.ts';
 import {
   actorAffinity, affinity, antiAffinity, In, labelIn, nodeAffinity, nodeIdAffinity,
 } from '../../../lib/selectors/builders.ts';
-import type { ViewDelta } from '../../../protocols/messages/view.ts';
+import type { NodeView, ViewDelta } from '../../../protocols/messages/view.ts';
 import type { GcsOptions } from '../../../runtime/gcs/index.ts';
 import { Harness, type NodeSpec } from './support.ts';
 
@@ -370,12 +370,19 @@ test('view deltas come in version order and view_snapshot matches what they add 
     const versions = h.views.got.map((v) => v.version);
     assert.equal(versions, versions.map((_, i) => i + 1), 'consecutive from 1');
     h.views.got.forEach((v) => assert.is(v.previous, v.version - 1));
-    const applied = new Map<string, unknown>();
+    // fold the deltas the way a raylet does: a node's full actor list when sent, else its changes
+    const applied = new Map<string, NodeView>();
     for (const v of h.views.got) {
-      for (const n of v.upserts) applied.set(n.nodeId, n);
+      for (const n of v.upserts) applied.set(n.nodeId, { ...n, actors: n.actors ?? applied.get(n.nodeId)?.actors ?? [] });
       for (const id of v.removals) applied.delete(id);
+      for (const r of v.actorsRemoved ?? []) {
+        const node = applied.get(r.nodeId)!;
+        node.actors = node.actors!.filter((a) => a.actorId !== r.actorId);
+      }
+      for (const { nodeId, ...actor } of v.actorsPlaced ?? []) applied.get(nodeId)!.actors!.push(actor);
     }
     assert.equal([...applied.values()], snapshot.upserts);
+    assert.ok(h.views.got.some((v) => v.actorsPlaced?.some((a) => a.actorId === 'a1')), 'a1 arrived as a placement, not by resending n1');
     const n1 = snapshot.upserts.find((n) => n.nodeId === 'n1')!;
     assert.equal(n1.resources.available, { CPU: CPU(2) });
     assert.equal(n1.actors, [{ actorId: 'a1', namespace: 'default', labels: { role: 'db', 'orrery.io/actor-id': 'a1' } }]);
@@ -402,7 +409,8 @@ test('view deltas are at most one per interval: a burst of changes is coalesced'
     const second = await h.views.wait((v) => v.version === 2, 'view 2');
     assert.ok(Date.now() - firstAt >= 85, `the second delta came ${Date.now() - firstAt} ms after the first`);
     assert.equal(first.upserts.map((n) => n.nodeId), ['n1']);
-    assert.equal(second.upserts[0].actors!.map((a) => a.actorId), ['a0', 'a1', 'a2', 'a3', 'a4'], 'five placements in one delta');
+    assert.equal(second.actorsPlaced!.map((a) => a.actorId), ['a0', 'a1', 'a2', 'a3', 'a4'], 'five placements in one delta');
+    assert.is(second.upserts[0].actors, undefined, 'the node is not resent with its whole actor list');
   }));
 
 test.run();
