@@ -4,7 +4,7 @@ import { reply } from './reply.ts';
 import { viewDelta } from './view.ts';
 import { actorCall, actorDied, createActor, getActor, killActor, rayletKillActor, registerActor } from './actor.ts';
 import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
-import { rayletLoad, submitTask } from './task.ts';
+import { leasedTask, rayletLoad, submitTask } from './task.ts';
 
 /** A registry maps each message type (the envelope's `t`) to the validator of its body. */
 export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
@@ -30,6 +30,7 @@ export const messages = {
   actor_call: actorCall,
   submit_task: submitTask,
   raylet_load: rayletLoad,
+  leased_task: leasedTask,
   event: clusterEvent,
   reply,
 } as const satisfies MessageRegistry;

@@ -1,4 +1,4 @@
-import { array, childPath, invalid, isPlainObject, literal, num, object, optional, record, str, unknown, type Infer, type Validator } from '../validate.ts';
+import { array, bool, childPath, invalid, isPlainObject, literal, num, object, optional, record, str, unknown, type Infer, type Validator } from '../validate.ts';
 import { id, resourceSet, seq } from './common.ts';
 
 /** Most raylets one submission may visit before the last one keeps it (runtime/raylet/local-tasks.ts). */
@@ -23,6 +23,9 @@ export const taskCode = object({
  * `options` is the placement part of TaskOptions as plain data; the raylet compiles it with lib's
  * compileRequest. `hops` counts the raylets that spilled this submission back so far (0 from the
  * driver), and `visited` names them; `attempt` counts runs after failures (0 the first time).
+ * `lease`: the driver would like a lease (see `taskLease`) for more tasks with these options, and
+ * holds leases for them already or can wait for one: a raylet that cannot run it or pass it on now
+ * answers `busy` instead of queueing it.
  */
 export const submitTask = object({
   taskId: id,
@@ -32,20 +35,44 @@ export const submitTask = object({
   hops: num({ int: true, min: 0, max: MAX_TASK_HOPS }),
   visited: optional(array(id, { max: MAX_TASK_HOPS })),
   attempt: num({ int: true, min: 0 }),
+  lease: optional(bool()),
 });
 export type SubmitTask = Infer<typeof submitTask>;
 
-const done = object({ kind: literal('done'), value: unknown() });
+/**
+ * A worker lease (Ray's, seed 004 stage 6), granted with the result of a task the raylet ran: the
+ * task host that ran it keeps the task's resources and takes more tasks with the same options
+ * straight from the driver — `leased_task` on `actor.<leaseId>.call`, a lease being addressed like
+ * a short-lived actor — one at a time, without the raylet. The host ends the lease after `idleMs`
+ * without a task, or at the first idle moment after its lifetime; a push to an ended lease finds no
+ * responder or is answered LEASE_EXPIRED, and the driver submits to a raylet again.
+ */
+export const taskLease = object({ leaseId: id, idleMs: num({ int: true, min: 1 }) });
+export type TaskLease = Infer<typeof taskLease>;
+
+/** driver → task host (`actor.<leaseId>.call`), a request: one task under a lease. */
+export const leasedTask = object({
+  leaseId: id,
+  taskId: id,
+  code: taskCode,
+  attempt: num({ int: true, min: 0 }),
+});
+export type LeasedTask = Infer<typeof leasedTask>;
+
+const done = object({ kind: literal('done'), value: unknown(), lease: optional(taskLease) });
 const spillback = object({ kind: literal('spillback'), nodeId: id });
 const resubmit = object({ kind: literal('resubmit') });
+const busy = object({ kind: literal('busy') });
 
 /**
  * The value of a submit_task reply:
- *   done       the task ran here; `value` is what the function returned (awaited)
+ *   done       the task ran here; `value` is what the function returned (awaited), and `lease` a
+ *              lease the driver asked for
  *   spillback  ask raylet `nodeId` instead (its view prefers it), with hops + 1
  *   resubmit   this raylet is stopping and the task never started: submit it again elsewhere
+ *   busy       (a submission asking for a lease) no room for it now; it did not run
  */
-export type TaskOutcome = Infer<typeof done> | Infer<typeof spillback> | Infer<typeof resubmit>;
+export type TaskOutcome = Infer<typeof done> | Infer<typeof spillback> | Infer<typeof resubmit> | Infer<typeof busy>;
 
 export const taskOutcome: Validator<TaskOutcome> = (value, path) => {
   if (!isPlainObject(value)) return invalid(path, 'expected an object');
@@ -56,8 +83,10 @@ export const taskOutcome: Validator<TaskOutcome> = (value, path) => {
       return spillback(value, path);
     case 'resubmit':
       return resubmit(value, path);
+    case 'busy':
+      return busy(value, path);
     default:
-      return invalid(childPath(path, 'kind'), 'expected "done", "spillback" or "resubmit"');
+      return invalid(childPath(path, 'kind'), 'expected "done", "spillback", "resubmit" or "busy"');
   }
 };
 

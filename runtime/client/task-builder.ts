@@ -1,4 +1,5 @@
 import { plainDataProblem } from '../worker/plain-data.ts';
+import { TaskDispatcher } from './task-dispatch.ts';
 import { TaskArgumentError } from './task-errors.ts';
 import type { AnyFunction, TaskFunction } from './task-function.ts';
 import { validateTaskOptions, type TaskRunOptions, type ValidatedTaskOptions } from './task-options.ts';
@@ -19,50 +20,104 @@ export interface TaskBuilder<F extends AnyFunction> {
   remoteWithInfo(...args: Parameters<F>): Promise<TaskResult<Awaited<ReturnType<F>>>>;
 }
 
-const submitters = new WeakMap<TaskContext, TaskSubmitter>();
+/** Options checked once: the validated form, or the error to throw again at every call. */
+type Checked = { readonly valid: ValidatedTaskOptions; readonly key: string | undefined } | { readonly error: unknown };
 
-/** The one submitter of a cluster connection (its node-event subscription ends with the client). */
-function submitterOf(ctx: TaskContext): TaskSubmitter {
-  let submitter = submitters.get(ctx);
-  if (!submitter) submitters.set(ctx, (submitter = new TaskSubmitter(ctx)));
-  return submitter;
+/** The task machinery of one cluster connection, made at its first task. */
+interface Runners {
+  readonly submitter: TaskSubmitter;
+  readonly dispatcher: TaskDispatcher;
+  /** Options already checked, by namespace and options as JSON (`cluster.task(f)` makes a fresh builder per call). */
+  readonly checked: Map<string, Checked>;
 }
 
-export function taskBuilder<F extends AnyFunction>(ctx: TaskContext & { readonly namespace: string }, fn: TaskFunction<F>, opts: TaskRunOptions): TaskBuilder<F> {
-  // A builder's options never change, so they are checked once, at its first call (and any error
-  // is thrown again at every call).
-  let checked: { valid: ValidatedTaskOptions } | { error: unknown } | undefined;
-  const validate = (): ValidatedTaskOptions => {
-    if (!checked) {
-      try {
-        checked = { valid: validateTaskOptions(opts, { namespace: ctx.namespace }) };
-      } catch (error) {
-        checked = { error };
-      }
-    }
+const CHECKED_CACHE = 1024;
+const runners = new WeakMap<TaskContext, Runners>();
+
+function runnersOf(ctx: TaskContext): Runners {
+  let found = runners.get(ctx);
+  if (!found) {
+    const submitter = new TaskSubmitter(ctx);
+    runners.set(ctx, (found = { submitter, dispatcher: new TaskDispatcher(ctx, submitter), checked: new Map() }));
+  }
+  return found;
+}
+
+/** Tasks with the same options share worker leases; SPREAD ones never do (each goes elsewhere). */
+function classKey(namespace: string, valid: ValidatedTaskOptions): string | undefined {
+  if (valid.wire.schedulingStrategy === 'SPREAD') return undefined;
+  try {
+    return `${namespace}\0${JSON.stringify(valid.wire)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function check(runners: Runners, namespace: string, opts: TaskRunOptions): Checked {
+  let json: string | undefined;
+  try {
+    json = `${namespace}\0${JSON.stringify(opts)}`;
+  } catch {
+    json = undefined;
+  }
+  const known = json === undefined ? undefined : runners.checked.get(json);
+  if (known) return known;
+  let checked: Checked;
+  try {
+    const valid = validateTaskOptions(opts, { namespace });
+    checked = { valid, key: classKey(namespace, valid) };
+  } catch (error) {
+    checked = { error };
+  }
+  if (json !== undefined) {
+    if (runners.checked.size >= CHECKED_CACHE) runners.checked.clear();
+    runners.checked.set(json, checked);
+  }
+  return checked;
+}
+
+class ClientTaskBuilder<F extends AnyFunction> implements TaskBuilder<F> {
+  constructor(
+    private readonly ctx: TaskContext & { readonly namespace: string },
+    private readonly fn: TaskFunction<F>,
+    private readonly opts: TaskRunOptions,
+  ) {}
+
+  options(more: TaskRunOptions = {}): TaskBuilder<F> {
+    return new ClientTaskBuilder(this.ctx, this.fn, { ...this.opts, ...more });
+  }
+
+  async remote(...args: Parameters<F>): Promise<Awaited<ReturnType<F>>> {
+    return (await this.run(args)).value;
+  }
+
+  remoteWithInfo(...args: Parameters<F>): Promise<TaskResult<Awaited<ReturnType<F>>>> {
+    return this.run(args);
+  }
+
+  private async run(args: unknown[]): Promise<TaskResult<Awaited<ReturnType<F>>>> {
+    const { ctx, fn } = this;
+    const found = runnersOf(ctx);
+    const checked = check(found, ctx.namespace, this.opts);
     if ('error' in checked) throw checked.error;
-    return checked.valid;
-  };
-  const run = async (args: unknown[]): Promise<TaskResult<Awaited<ReturnType<F>>>> => {
-    const valid = validate();
-    const taskId = newTaskId();
-    args.forEach((arg, index) => {
-      const problem = plainDataProblem(arg);
+    for (let index = 0; index < args.length; index++) {
+      const problem = plainDataProblem(args[index]);
       if (problem) throw new TaskArgumentError(fn.functionName, index, problem.path, problem.problem);
-    });
-    const result = await submitterOf(ctx).run({
-      taskId,
+    }
+    const { valid, key } = checked;
+    const spec = {
+      taskId: newTaskId(),
       code: { moduleUrl: fn.moduleUrl, functionName: fn.functionName, args },
       namespace: ctx.namespace,
       options: valid.wire,
       maxRetries: valid.maxRetries,
       pin: valid.pin,
-    });
+    };
+    const result = key === undefined ? await found.submitter.run(spec) : await found.dispatcher.run(spec, key);
     return result as TaskResult<Awaited<ReturnType<F>>>;
-  };
-  return {
-    options: (more = {}) => taskBuilder(ctx, fn, { ...opts, ...more }),
-    remote: (...args) => run(args).then((result) => result.value),
-    remoteWithInfo: (...args) => run(args),
-  };
+  }
+}
+
+export function taskBuilder<F extends AnyFunction>(ctx: TaskContext & { readonly namespace: string }, fn: TaskFunction<F>, opts: TaskRunOptions): TaskBuilder<F> {
+  return new ClientTaskBuilder(ctx, fn, opts);
 }

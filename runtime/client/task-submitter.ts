@@ -3,11 +3,11 @@ import type { Observable, Subscription } from 'rxjs';
 import { NodeNotFoundError, OrreryError } from '../../lib/errors.ts';
 import { encode } from '../../protocols/codec.ts';
 import { nodeInfo } from '../../protocols/messages/cluster.ts';
-import { taskOutcome, type SubmitTask, type TaskOutcome } from '../../protocols/messages/task.ts';
+import { taskOutcome, type SubmitTask, type TaskLease, type TaskOutcome } from '../../protocols/messages/task.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
-import { array } from '../../protocols/validate.ts';
-import type { Bus, BusMsg } from '../bus/bus.ts';
+import { array, type Validator } from '../../protocols/validate.ts';
+import type { Bus } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
 import type { ClusterEvent } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
@@ -64,7 +64,14 @@ const MAX_REFUSALS = 20;
 const FIRST_PAUSE_MS = 50;
 const MAX_PAUSE_MS = 1000;
 
-class NodeDied extends Error {
+/** How one task is doing across its runs. */
+export interface Tries {
+  /** Runs that failed with their node or worker host so far. */
+  attempt: number;
+  lastLoss?: { nodeId: string } | { cause: string };
+}
+
+export class NodeDied extends Error {
   constructor(readonly nodeId: string) {
     super(`node ${nodeId} died`);
   }
@@ -88,20 +95,30 @@ export class TaskSubmitter {
   private loading: Promise<Set<string>> | undefined;
   private home: string | undefined;
   private readonly deathWatchers = new Map<string, Set<() => void>>();
+  /** Nodes seen dead (node ids are never reused). */
+  private readonly dead = new Set<string>();
   private readonly sub: Subscription;
 
   constructor(private readonly ctx: TaskContext) {
     this.sub = ctx.events$.subscribe({ next: (event) => this.onEvent(event) });
   }
 
+  /** Runs a task through raylets alone (no lease): submissions, spillbacks and retries. */
   async run(spec: TaskSpec): Promise<TaskResult> {
-    let attempt = 0;
+    const outcome = await this.submit(spec, { attempt: 0 }, false);
+    if ('busy' in outcome) throw new OrreryError('PROTOCOL', 'a raylet answered busy to a submission that did not ask for a lease');
+    return outcome.result;
+  }
+
+  /**
+   * Submits a task to raylets until it has run: follows spillbacks, and after a node or worker host
+   * died submits it again from the start while `maxRetries` allows (counted in `tries`). With
+   * `wantLease`, asks the raylet that runs it for a worker lease, returned with the result — or
+   * hears `busy` when no node has room for it now (it did not run).
+   */
+  async submit(spec: TaskSpec, tries: Tries, wantLease: boolean): Promise<{ result: TaskResult; lease?: TaskLease } | { busy: true }> {
     let refusals = 0;
-    let lastLoss: { nodeId: string } | { cause: string } = { cause: '' };
     for (;;) {
-      if (attempt > 0 && spec.maxRetries !== -1 && attempt > spec.maxRetries) {
-        throw 'nodeId' in lastLoss ? new TaskNodeDiedError(spec.taskId, lastLoss.nodeId, attempt) : new TaskWorkerDiedError(spec.taskId, lastLoss.cause, attempt);
-      }
       let target = await this.entry(spec, refusals);
       const route: string[] = [];
       for (let hops = 0; ; hops++) {
@@ -109,7 +126,8 @@ export class TaskSubmitter {
         let outcome: TaskOutcome;
         try {
           const visited = route.length > 1 ? route.slice(0, -1) : undefined;
-          outcome = await this.submitTo(target, encode('submit_task', { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt }));
+          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, ...(wantLease ? { lease: true } : {}) };
+          outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome);
         } catch (err) {
           if (err instanceof NoRespondersError) {
             // nothing serves that raylet's subject: the node is gone, and the task never reached it
@@ -118,29 +136,47 @@ export class TaskSubmitter {
             refusals++;
             break;
           }
-          if (err instanceof NodeDied) {
-            lastLoss = { nodeId: err.nodeId };
-            attempt++;
-            break;
-          }
-          const specialized = specializeWireError(err);
-          if (specialized instanceof OrreryError && specialized.code === 'TASK_WORKER_DIED') {
-            lastLoss = { cause: String(specialized.detail.cause ?? specialized.message) };
-            attempt++;
-            break;
-          }
-          throw specialized;
+          this.lost(spec, tries, err);
+          break;
         }
-        if (outcome.kind === 'done') return { value: outcome.value, taskId: spec.taskId, nodeId: target, route, attempts: attempt + 1 };
+        if (outcome.kind === 'done') {
+          const result = { value: outcome.value, taskId: spec.taskId, nodeId: target, route, attempts: tries.attempt + 1 };
+          return outcome.lease ? { result, lease: outcome.lease } : { result };
+        }
         if (outcome.kind === 'resubmit') {
           this.forget(target);
           refusals++;
           break;
         }
+        if (outcome.kind === 'busy') return { busy: true };
         refusals = 0;
         target = outcome.nodeId;
       }
     }
+  }
+
+  /**
+   * A run failed: a node death or a worker host's (counted, and thrown again once `maxRetries` is
+   * used up), or anything else (thrown as its class at once: RemoteError, CodeLoadError, …).
+   */
+  lost(spec: TaskSpec, tries: Tries, err: unknown): void {
+    if (err instanceof NodeDied) {
+      tries.lastLoss = { nodeId: err.nodeId };
+    } else {
+      const specialized = specializeWireError(err);
+      if (!(specialized instanceof OrreryError) || specialized.code !== 'TASK_WORKER_DIED') throw specialized;
+      tries.lastLoss = { cause: String(specialized.detail.cause ?? specialized.message) };
+    }
+    tries.attempt++;
+    if (spec.maxRetries !== -1 && tries.attempt > spec.maxRetries) {
+      const loss = tries.lastLoss;
+      throw 'nodeId' in loss ? new TaskNodeDiedError(spec.taskId, loss.nodeId, tries.attempt) : new TaskWorkerDiedError(spec.taskId, loss.cause, tries.attempt);
+    }
+  }
+
+  /** Whether a node is (as far as this driver knows) alive. */
+  isLive(nodeId: string): boolean {
+    return !this.dead.has(nodeId);
   }
 
   /** Ends the node-event subscription (the client closed). */
@@ -183,7 +219,7 @@ export class TaskSubmitter {
     return this.loading;
   }
 
-  private forget(nodeId: string): void {
+  forget(nodeId: string): void {
     this.live?.delete(nodeId);
     if (this.home === nodeId) this.home = undefined;
   }
@@ -195,14 +231,19 @@ export class TaskSubmitter {
       this.forget(event.node.nodeId);
     } else if (event.type === 'node_dead') {
       this.forget(event.node.nodeId);
+      this.dead.add(event.node.nodeId);
       const watchers = this.deathWatchers.get(event.node.nodeId);
       if (watchers) for (const w of [...watchers]) w();
     }
   }
 
-  /** One submit_task to one raylet; rejects with NodeDied when that node is declared dead first. */
-  private submitTo(nodeId: string, data: Uint8Array): Promise<TaskOutcome> {
-    return new Promise<TaskOutcome>((resolve, reject) => {
+  /**
+   * One request about a task on node `nodeId` (a submit_task to its raylet, or a task pushed to a
+   * lease there); rejects with NodeDied when that node is declared dead first, and with
+   * `extraDeath` when `onLost` is called (the lease died with its host).
+   */
+  request<T>(nodeId: string, subject: string, data: Uint8Array, value: Validator<T>, onLost?: (fail: (err: Error) => void) => () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       let settled = false;
       const finish = (done: () => void): void => {
         if (settled) return;
@@ -210,19 +251,16 @@ export class TaskSubmitter {
         unwatch();
         done();
       };
-      const unwatch = this.watchDeath(nodeId, () => finish(() => reject(new NodeDied(nodeId))));
-      const limit = Error.stackTraceLimit;
-      Error.stackTraceLimit = 0;
-      let request: Promise<BusMsg>;
-      try {
-        request = this.ctx.bus.request(this.ctx.subjects.raylet(nodeId, 'submit_task'), data, { timeoutMs: this.ctx.callTimeoutMs });
-      } finally {
-        Error.stackTraceLimit = limit;
-      }
-      request.then(
+      const unwatchDeath = this.watchDeath(nodeId, () => finish(() => reject(new NodeDied(nodeId))));
+      const unwatchLoss = onLost?.((err) => finish(() => reject(err)));
+      const unwatch = (): void => {
+        unwatchDeath();
+        unwatchLoss?.();
+      };
+      this.ctx.bus.request(subject, data, { timeoutMs: this.ctx.callTimeoutMs }).then(
         (msg) => {
           try {
-            const outcome = decodeReply(msg.data, { value: taskOutcome });
+            const outcome = decodeReply(msg.data, { value });
             finish(() => resolve(outcome));
           } catch (err) {
             finish(() => reject(err));

@@ -9,6 +9,10 @@ export interface HostManagerOptions {
   maxTaskHosts?: number;
   /** A host ended without being asked to: `actorIds` were running in it. */
   onHostExit(actorIds: string[], cause: string): void;
+  /** A task host ended a lease (idle, or past its lifetime). */
+  onLeaseEnded?(leaseId: string): void;
+  /** A task host ended without being asked to: `leaseIds` were served by it. */
+  onLeasesLost?(leaseIds: string[], cause: string): void;
   log?: (line: string) => void;
 }
 
@@ -18,6 +22,8 @@ interface HostEntry {
   readonly actors: Set<string>;
   /** Tasks running in it (task hosts only). */
   tasks: number;
+  /** Leases it serves (task hosts only). */
+  readonly leases: Set<string>;
   /** Set when the manager itself ends the host, so its exit is not a failure. */
   retiring: boolean;
 }
@@ -59,6 +65,7 @@ export class HostManager {
    */
   async runTask(task: RunTask): Promise<void> {
     const entry = await this.taskHost();
+    if (task.lease) entry.leases.add(task.lease.leaseId);
     entry.tasks++;
     try {
       await entry.host.runTask(task);
@@ -138,6 +145,9 @@ export class HostManager {
     this.taskHostsStarting++;
     try {
       const entry = await this.start(false);
+      entry.host.onLeaseEnded = (leaseId) => {
+        if (entry.leases.delete(leaseId)) this.opts.onLeaseEnded?.(leaseId);
+      };
       this.taskHosts.push(entry);
       return entry;
     } finally {
@@ -159,7 +169,7 @@ export class HostManager {
   private async start(dedicated: boolean): Promise<HostEntry> {
     if (this.closed) throw new Error('the raylet is stopping');
     const host = await this.opts.launch({ dedicated });
-    const entry: HostEntry = { host, dedicated, actors: new Set(), tasks: 0, retiring: false };
+    const entry: HostEntry = { host, dedicated, actors: new Set(), tasks: 0, leases: new Set(), retiring: false };
     if (this.closed) {
       host.crash();
       throw new Error('the raylet is stopping');
@@ -184,8 +194,13 @@ export class HostManager {
   private onExit(entry: HostEntry, how: string): void {
     this.entries.delete(entry);
     const pooled = this.taskHosts.indexOf(entry);
+    if (pooled >= 0) this.taskHosts.splice(pooled, 1);
+    if (entry.leases.size > 0) {
+      const leases = [...entry.leases];
+      entry.leases.clear();
+      this.opts.onLeasesLost?.(leases, `task host (pid ${entry.host.pid}) ended (${how})`);
+    }
     if (pooled >= 0) {
-      this.taskHosts.splice(pooled, 1);
       if (!entry.retiring && !this.closed) this.opts.log?.(`task host ${entry.host.pid} exited unexpectedly (${how}); ${entry.tasks} task(s) lost`);
       return;
     }

@@ -10,7 +10,7 @@ export { rayletMachine, type RayletContext, type RayletInput } from './raylet.ma
 export { DEFAULT_WORKER_FLAGS, WORKER_ENTRY } from './worker-process.ts';
 export { RayletView, type LocalNode, type ViewStats } from './cluster-view.ts';
 export { decideTask, feasibleHere, passesHere, type TaskDecision } from './task-decision.ts';
-export { DEFAULT_MAX_SPILL_HOPS } from './local-tasks.ts';
+export { DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_LIFETIME_MS, DEFAULT_MAX_SPILL_HOPS } from './local-tasks.ts';
 
 export interface RayletOptions {
   bus: Bus;
@@ -42,6 +42,8 @@ export interface RayletOptions {
   maxTaskHosts?: number;
   /** Spills of one task submission for want of room before a raylet that could run it keeps it; default 3. */
   maxSpillHops?: number;
+  /** Worker leases granted to drivers with task results (default idle 100 ms, lifetime 1 s); false: none. */
+  workerLeases?: { idleMs: number; lifetimeMs: number } | false;
 }
 
 export interface RayletHandle {
@@ -74,6 +76,7 @@ export async function startRaylet(opts: RayletOptions): Promise<RayletHandle> {
     requestTimeoutMs: opts.requestTimeoutMs,
     maxTaskHosts: opts.maxTaskHosts,
     maxSpillHops: opts.maxSpillHops,
+    workerLeases: opts.workerLeases,
   });
   await service.start();
   return {

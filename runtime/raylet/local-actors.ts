@@ -25,6 +25,9 @@ export interface LocalActorsOptions {
   leases?: Leases;
   /** Most worker hosts for tasks (HostManagerOptions.maxTaskHosts). */
   maxTaskHosts?: number;
+  /** Leases ended by their task host, or lost with it (HostManagerOptions). */
+  onLeaseEnded?(leaseId: string): void;
+  onLeasesLost?(leaseIds: string[], cause: string): void;
   launch(opts: { dedicated: boolean }): Promise<WorkerHost>;
   /** Actors whose creation was acknowledged and whose worker host then exited unexpectedly. */
   onLost(actors: LostActor[], cause: string): void;
@@ -57,6 +60,8 @@ export class LocalActors {
     this.hosts = new HostManager({
       launch: opts.launch,
       maxTaskHosts: opts.maxTaskHosts,
+      onLeaseEnded: (id) => opts.onLeaseEnded?.(id),
+      onLeasesLost: (ids, cause) => opts.onLeasesLost?.(ids, cause),
       onHostExit: (ids, cause) => this.onHostExit(ids, cause),
       log: opts.log,
     });

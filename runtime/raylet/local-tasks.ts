@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { OrreryError } from '../../lib/errors.ts';
 import type { Rng } from '../../lib/random.ts';
 import { fits } from '../../lib/resources/resource-set.ts';
@@ -8,6 +9,7 @@ import { MAX_TASK_HOPS, type SubmitTask } from '../../protocols/messages/task.ts
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import type { BusMsg } from '../bus/bus.ts';
 import { respond } from '../worker/respond.ts';
+import type { LeaseGrant } from '../worker/task-leases.ts';
 import type { RunTask } from '../worker/task-runner.ts';
 import type { RayletView } from './cluster-view.ts';
 import type { Leases } from './leases.ts';
@@ -15,6 +17,10 @@ import { decideTask, feasibleHere, passesHere } from './task-decision.ts';
 
 /** Spills of one submission for want of room, after which a raylet that could run it keeps it. */
 export const DEFAULT_MAX_SPILL_HOPS = 3;
+/** A lease ends after this long without a task… */
+export const DEFAULT_LEASE_IDLE_MS = 100;
+/** …and takes no task after this long: the next task with its options is decided afresh. */
+export const DEFAULT_LEASE_LIFETIME_MS = 1000;
 const COMPILED_CACHE = 1024;
 
 export interface LocalTasksOptions {
@@ -30,7 +36,13 @@ export interface LocalTasksOptions {
   onWaiting?(task: { taskId: string; functionName: string }, failure: ScheduleFailure): void;
   /** Default DEFAULT_MAX_SPILL_HOPS. */
   maxSpillHops?: number;
+  /** Worker leases granted with results (default idle 100 ms, lifetime 1,000 ms); `false`: none. */
+  workerLeases?: { idleMs: number; lifetimeMs: number } | false;
+  /** A lease was lost with its task host: drivers pushing to it must hear of it. */
+  onLeaseLost?(leaseId: string, cause: string): void;
 }
+
+const newLeaseId = (): string => randomBytes(8).toString('hex');
 
 interface Task {
   readonly body: SubmitTask;
@@ -48,7 +60,8 @@ interface Task {
  *   spill  the driver is told which node to ask instead — unless the submission was spilled here
  *          and fits here now (then it runs here), or has already been spilled `maxSpillHops` times
  *          and this node could run it once it has room (then it waits here)
- *   wait   it joins this raylet's queue (schedule_failed explains why)
+ *   wait   it joins this raylet's queue (schedule_failed explains why) — or, when the driver asked
+ *          for a worker lease, is answered `busy`: the driver waits for a lease it holds
  *   fail   answered with the error (NODE_NOT_FOUND for a hard node-id affinity to an unknown node)
  *
  * Queued tasks are decided again when the view changes (every decision may differ) and, when this
@@ -58,6 +71,8 @@ interface Task {
 export class LocalTasks {
   private queue: Task[] = [];
   private readonly running = new Set<Task>();
+  /** Leases granted and not yet ended, with the lease holder of their resources. */
+  private readonly leased = new Map<string, string>();
   private readonly compiled = new Map<string, SchedulingRequest>();
   private readonly maxSpillHops: number;
   private kick: 'view' | 'resources' | undefined;
@@ -69,8 +84,25 @@ export class LocalTasks {
     this.maxSpillHops = opts.maxSpillHops ?? DEFAULT_MAX_SPILL_HOPS;
   }
 
-  stats(): { running: number; queued: number } {
-    return { running: this.running.size, queued: this.queue.length };
+  stats(): { running: number; queued: number; leases: number } {
+    return { running: this.running.size, queued: this.queue.length, leases: this.leased.size };
+  }
+
+  /** A task host ended a lease: its resources go back. */
+  leaseEnded(leaseId: string): void {
+    const holder = this.leased.get(leaseId);
+    if (holder === undefined) return;
+    this.leased.delete(leaseId);
+    this.opts.leases.release(holder);
+  }
+
+  /** A task host died with its leases: their resources go back, and their drivers are told. */
+  leasesLost(leaseIds: readonly string[], cause: string): void {
+    for (const leaseId of leaseIds) {
+      if (!this.leased.has(leaseId)) continue;
+      this.leaseEnded(leaseId);
+      if (this.state !== 'crashed') this.opts.onLeaseLost?.(leaseId, cause);
+    }
   }
 
   /** Takes a submission; `msg` is answered exactly once, now or later. */
@@ -84,7 +116,10 @@ export class LocalTasks {
       return void respond(msg, () => encodeError(err));
     }
     const task: Task = { body, msg, req };
-    if (!this.place(task)) this.queue.push(task);
+    if (this.place(task)) return;
+    // a driver seeking a lease holds leases for such tasks or can wait for one: it hears `busy`
+    if (body.lease) respond(msg, () => encodeOk({ kind: 'busy' }));
+    else this.queue.push(task);
   }
 
   /** The view changed: every queued task is decided again (once per turn, however many changes). */
@@ -159,15 +194,23 @@ export class LocalTasks {
     return hops === 0 || (hops < this.maxSpillHops && !visited?.includes(target));
   }
 
+  /**
+   * Leases its resources and runs it. When the driver asked for a worker lease (and the task is not
+   * SPREAD, whose point is to go elsewhere each time), the resources stay with the lease after the
+   * task, until its host ends it (`leaseEnded`) or dies with it (`leasesLost`).
+   */
   private start(task: Task): void {
-    const holder = `task/${this.nextLease++}`;
     const { body, msg } = task;
+    const grant = this.grantFor(task);
+    const holder = grant ? `lease/${grant.leaseId}` : `task/${this.nextLease++}`;
     this.running.add(task);
     this.opts.leases.acquire(holder, task.req.resources);
-    this.opts.run({ taskId: body.taskId, code: body.code, reply: msg.reply }).then(
-      () => this.finish(task, holder),
+    if (grant) this.leased.set(grant.leaseId, holder);
+    this.opts.run({ taskId: body.taskId, code: body.code, reply: msg.reply, ...(grant ? { lease: grant } : {}) }).then(
+      () => this.finish(task, grant ? undefined : holder),
       (err: unknown) => {
         this.finish(task, holder);
+        if (grant) this.leased.delete(grant.leaseId);
         if (this.state === 'crashed') return;
         const cause = err instanceof Error ? err.message : String(err);
         respond(msg, () => encodeError(new OrreryError('TASK_WORKER_DIED', `task ${body.taskId} (${body.code.functionName}) lost its worker host: ${cause}`, { detail: { taskId: body.taskId, cause } })));
@@ -175,9 +218,15 @@ export class LocalTasks {
     );
   }
 
-  private finish(task: Task, holder: string): void {
+  private finish(task: Task, holder: string | undefined): void {
     if (!this.running.delete(task)) return;
-    this.opts.leases.release(holder);
+    if (holder !== undefined) this.opts.leases.release(holder);
+  }
+
+  private grantFor(task: Task): LeaseGrant | undefined {
+    const config = this.opts.workerLeases ?? { idleMs: DEFAULT_LEASE_IDLE_MS, lifetimeMs: DEFAULT_LEASE_LIFETIME_MS };
+    if (!task.body.lease || config === false || task.req.spread) return undefined;
+    return { leaseId: newLeaseId(), idleMs: config.idleMs, lifetimeMs: config.lifetimeMs };
   }
 
   /**

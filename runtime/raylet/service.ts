@@ -43,6 +43,8 @@ export interface RayletServiceOptions {
   maxTaskHosts?: number;
   /** Spills of one task submission for want of room before a raylet that could run it keeps it; default 3. */
   maxSpillHops?: number;
+  /** Worker leases granted to drivers with task results (default idle 100 ms, lifetime 1 s); false: none. */
+  workerLeases?: { idleMs: number; lifetimeMs: number } | false;
 }
 
 const heartbeatAnswer = object({ known: bool() });
@@ -94,6 +96,8 @@ export class RayletService {
       maxTaskHosts: opts.maxTaskHosts ?? defaultTaskHosts(config.total.CPU ?? 0),
       launch: () => this.launchHost(),
       onLost: (actors, cause) => void this.reportDied(actors, cause),
+      onLeaseEnded: (leaseId) => this.tasks.leaseEnded(leaseId),
+      onLeasesLost: (leaseIds, cause) => this.tasks.leasesLost(leaseIds, cause),
       log: opts.log,
     });
     this.view = new RayletView({
@@ -112,7 +116,9 @@ export class RayletService {
       rng: seededRng(randomInt(2 ** 31)),
       log: opts.log,
       onWaiting: (task, failure) => this.publishWaiting(task, failure),
+      onLeaseLost: (leaseId, cause) => this.publishLeaseLost(leaseId, cause),
       maxSpillHops: opts.maxSpillHops,
+      workerLeases: opts.workerLeases,
     });
   }
 
@@ -131,7 +137,7 @@ export class RayletService {
     actors: number;
     hosts: number;
     taskHosts: number;
-    tasks: { running: number; queued: number };
+    tasks: { running: number; queued: number; leases: number };
     view: ViewStats;
     seq: number;
     registrations: number;
@@ -354,6 +360,19 @@ export class RayletService {
       this.opts.bus.publish(this.s.event('schedule_failed'), encode('event', event));
     } catch (err) {
       this.opts.log(`raylet ${this.nodeId}: cannot publish schedule_failed for task ${task.taskId}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /**
+   * A lease died with its task host: `lease_revoked` on events.lease_revoked, so a driver waiting on
+   * a task pushed to it retries (it cannot hear it from the host, which is gone).
+   */
+  private publishLeaseLost(leaseId: string, cause: string): void {
+    const event = { type: 'lease_revoked', time: Date.now(), target: { kind: 'lease', id: leaseId, nodeId: this.nodeId }, reason: 'worker_died', message: cause.slice(0, 4096) };
+    try {
+      this.opts.bus.publish(this.s.event('lease_revoked'), encode('event', event));
+    } catch (err) {
+      this.opts.log(`raylet ${this.nodeId}: cannot publish lease_revoked for ${leaseId}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 

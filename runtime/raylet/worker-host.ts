@@ -22,6 +22,8 @@ export interface WorkerHost {
    * ended (its resources may go back); rejects (WORKER_EXITED) when the host ended first.
    */
   runTask(task: RunTask): Promise<void>;
+  /** Called with each lease that ended in this host (idle, or past its lifetime); set by the host manager. */
+  onLeaseEnded?: (leaseId: string) => void;
   /** Graceful: stops every actor and ends the host. */
   stop(): Promise<void>;
   /** Abrupt: ends the host now, as if it had died. */
@@ -38,10 +40,11 @@ export class InlineWorkerHost implements WorkerHost {
   private readonly running = new Set<(err: Error) => void>();
   private gone: string | undefined;
   private end!: (how: string) => void;
+  onLeaseEnded?: (leaseId: string) => void;
 
   constructor(opts: { bus: Bus; cluster: string; node: HostNode; log?: (line: string) => void }) {
     this.host = new ActorHost(opts);
-    this.tasks = new TaskRunner({ bus: opts.bus, node: opts.node });
+    this.tasks = new TaskRunner({ bus: opts.bus, node: opts.node, cluster: opts.cluster, log: opts.log, onLeaseEnded: (id) => queueMicrotask(() => this.onLeaseEnded?.(id)) });
     this.exited = new Promise((resolve) => (this.end = resolve));
   }
 

@@ -52,6 +52,7 @@ interface Pending {
 export class WorkerProcess implements WorkerHost {
   readonly exited: Promise<string>;
   private readonly pending = new Map<number, Pending>();
+  onLeaseEnded?: (leaseId: string) => void;
   private outbox: { id: number; task: RunTask }[] = [];
   private nextId = 1;
   private gone: string | undefined;
@@ -178,6 +179,7 @@ export class WorkerProcess implements WorkerHost {
         this.pending.delete(id);
         pending?.resolve(undefined);
       }
+      for (const leaseId of message.leases ?? []) this.onLeaseEnded?.(leaseId);
       return;
     }
     if (message.type !== 'result') return;

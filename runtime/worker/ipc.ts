@@ -17,8 +17,9 @@ import type { RunTask } from './task-runner.ts';
  *   host → raylet   ready   connected to NATS and taking creates; carries the host's pid
  *                   failed  init failed (NATS unreachable); the host exits 1 after sending it
  *                   result  the answer to create or kill: ok, or a wire error (code, message, detail)
- *                   ended   tasks that ended (their answers are sent), by id: the raylet frees their
- *                           resources. Sent after the answers, gathering the tasks of one turn.
+ *                   ended   tasks that ended (their answers are sent), by id, and leases that ended:
+ *                           the raylet frees their resources. Sent after the answers, gathering the
+ *                           tasks and leases of one turn.
  *
  * A host exits as soon as the IPC channel disconnects, i.e. when its raylet died, so no host
  * outlives its raylet.
@@ -33,7 +34,7 @@ export type RayletToHost =
 export type HostToRaylet =
   | { readonly type: 'ready'; readonly pid: number }
   | { readonly type: 'failed'; readonly message: string }
-  | { readonly type: 'ended'; readonly ids: readonly number[] }
+  | { readonly type: 'ended'; readonly ids: readonly number[]; readonly leases?: readonly string[] }
   | { readonly type: 'result'; readonly id: number; readonly ok: true; readonly value?: unknown }
   | { readonly type: 'result'; readonly id: number; readonly ok: false; readonly error: WireError };
 
@@ -64,6 +65,9 @@ export function isHostToRaylet(value: unknown): value is HostToRaylet {
   if (!isRecord(value) || typeof value.type !== 'string' || !HOST_TYPES.has(value.type)) return false;
   if (value.type === 'ready') return typeof value.pid === 'number';
   if (value.type === 'failed') return typeof value.message === 'string';
-  if (value.type === 'ended') return Array.isArray(value.ids) && value.ids.every((id) => typeof id === 'number');
+  if (value.type === 'ended') {
+    const leases = value.leases === undefined || (Array.isArray(value.leases) && value.leases.every((id) => typeof id === 'string'));
+    return leases && Array.isArray(value.ids) && value.ids.every((id) => typeof id === 'number');
+  }
   return typeof value.id === 'number' && typeof value.ok === 'boolean' && (value.ok || isRecord(value.error));
 }

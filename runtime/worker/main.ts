@@ -40,7 +40,7 @@ async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<v
     return;
   }
   host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log });
-  tasks = new TaskRunner({ bus, node: message.node });
+  tasks = new TaskRunner({ bus, node: message.node, cluster: message.cluster, onLeaseEnded: leaseEnded, log });
   send({ type: 'ready', pid: process.pid });
 }
 
@@ -55,18 +55,32 @@ async function create(id: number, body: unknown): Promise<void> {
 }
 
 let ended: number[] = [];
+let endedLeases: string[] = [];
+let flushing = false;
 
 /** Runs a task and answers its driver; the raylet hears it ended once the turn's answers are out. */
 async function task(id: number, body: RunTask): Promise<void> {
   if (tasks) await tasks.run(body);
-  if (ended.length === 0) setImmediate(flushEnded);
   ended.push(id);
+  flushLater();
 }
 
-function flushEnded(): void {
-  const ids = ended;
-  ended = [];
-  send({ type: 'ended', ids });
+function leaseEnded(leaseId: string): void {
+  endedLeases.push(leaseId);
+  flushLater();
+}
+
+function flushLater(): void {
+  if (flushing) return;
+  flushing = true;
+  setImmediate(() => {
+    flushing = false;
+    const ids = ended;
+    const leases = endedLeases;
+    ended = [];
+    endedLeases = [];
+    send(leases.length > 0 ? { type: 'ended', ids, leases } : { type: 'ended', ids });
+  });
 }
 
 async function exit(code: number): Promise<void> {

@@ -1,4 +1,5 @@
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
+import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import { CodeLoadError, RemoteError } from '../errors.ts';
 import { runInContext, type RuntimeContext } from './context.ts';
@@ -6,6 +7,7 @@ import type { HostNode } from './host.ts';
 import { loadTaskFunction, type TaskFunctionImpl } from './load.ts';
 import { plainDataProblem } from './plain-data.ts';
 import { toRemoteError } from './remote-error.ts';
+import { TaskLeases, type LeaseGrant } from './task-leases.ts';
 
 /** What a raylet hands a worker host to run. */
 export interface RunTask {
@@ -13,6 +15,8 @@ export interface RunTask {
   readonly code: { readonly moduleUrl: string; readonly functionName: string; readonly args: readonly unknown[] };
   /** Where the driver waits: the host answers the submission there itself. */
   readonly reply: string;
+  /** A lease to serve after this task, granted with its answer (task-leases.ts). */
+  readonly lease?: LeaseGrant;
 }
 
 /**
@@ -20,14 +24,18 @@ export interface RunTask {
  * first load), calls it with its arguments inside a runtime context that carries the task id, and
  * makes the answer to the driver's submit_task — `{kind: 'done', value}` with the awaited result,
  * REMOTE_ERROR when it threw (or returned something that cannot be sent), CODE_LOAD_FAILED when it
- * cannot be loaded. Tasks of one host run concurrently; the raylet bounds them by resources.
+ * cannot be loaded. Tasks of one host run concurrently; the raylet bounds them by resources. A task
+ * that comes with a lease leaves the lease served here once it has run (`leases`).
  */
 export class TaskRunner {
   private readonly functions = new Map<string, TaskFunctionImpl | Promise<TaskFunctionImpl>>();
   private stopped = false;
   private inFlight = 0;
+  readonly leases: TaskLeases;
 
-  constructor(private readonly opts: { bus: Bus; node: HostNode }) {}
+  constructor(private readonly opts: { bus: Bus; node: HostNode; cluster?: string; onLeaseEnded?: (leaseId: string) => void; log?: (line: string) => void }) {
+    this.leases = new TaskLeases({ bus: opts.bus, subjects: subjects(opts.cluster ?? 'default'), runner: this, onEnded: (id) => opts.onLeaseEnded?.(id), log: opts.log });
+  }
 
   /** Tasks running now. */
   get running(): number {
@@ -35,7 +43,11 @@ export class TaskRunner {
   }
 
   /** Runs a task to its end and returns the bytes of the answer (never rejects). */
-  async execute(task: RunTask): Promise<Uint8Array> {
+  async execute(task: Omit<RunTask, 'lease'>): Promise<Uint8Array> {
+    return (await this.outcome(task)).answer;
+  }
+
+  private async outcome(task: Omit<RunTask, 'lease'>, lease?: LeaseGrant): Promise<{ ok: boolean; answer: Uint8Array }> {
     this.inFlight++;
     try {
       const fn = await this.load(task.code.moduleUrl, task.code.functionName);
@@ -46,9 +58,9 @@ export class TaskRunner {
         const where = problem.path ? ` at ${problem.path}` : '';
         throw new RemoteError({ name: 'TypeError', message: `${task.code.functionName} returned a value that cannot be sent${where}: ${problem.problem}` });
       }
-      return encodeOk({ kind: 'done', value });
+      return { ok: true, answer: encodeOk(lease ? { kind: 'done', value, lease: { leaseId: lease.leaseId, idleMs: lease.idleMs } } : { kind: 'done', value }) };
     } catch (err) {
-      return safeError(err instanceof CodeLoadError ? err : toRemoteError(err));
+      return { ok: false, answer: safeError(err instanceof CodeLoadError ? err : toRemoteError(err)) };
     } finally {
       this.inFlight--;
     }
@@ -64,14 +76,21 @@ export class TaskRunner {
     }
   }
 
-  /** Runs a task and answers it. */
+  /**
+   * Runs a task and answers it. A lease that came with it is served from before the answer when the
+   * task succeeded, and ended at once (`onLeaseEnded`) when it did not: the driver never hears of it.
+   */
   async run(task: RunTask): Promise<void> {
-    this.answer(task.reply, await this.execute(task));
+    const { ok, answer } = await this.outcome(task, task.lease);
+    if (task.lease && ok && !this.stopped) this.leases.open(task.lease);
+    else if (task.lease) this.opts.onLeaseEnded?.(task.lease.leaseId);
+    this.answer(task.reply, answer);
   }
 
-  /** Answers of tasks still running are dropped from now on. */
+  /** Answers of tasks still running are dropped from now on; leases end. */
   stop(): void {
     this.stopped = true;
+    this.leases.stop();
   }
 
   private load(moduleUrl: string, functionName: string): TaskFunctionImpl | Promise<TaskFunctionImpl> {

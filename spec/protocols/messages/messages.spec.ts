@@ -25,7 +25,7 @@ const delta: ViewDelta = {
 
 test('the registry holds every message type of this protocol version', () => {
   assert.equal(Object.keys(messages).sort(), [
-    'actor_call', 'actor_died', 'create_actor', 'drain_node', 'event', 'get_actor', 'heartbeat', 'kill_actor', 'list_actors',
+    'actor_call', 'actor_died', 'create_actor', 'drain_node', 'event', 'get_actor', 'heartbeat', 'kill_actor', 'leased_task', 'list_actors',
     'list_events', 'list_nodes', 'raylet_kill_actor', 'raylet_load', 'register_actor', 'register_node', 'reply', 'set_node_labels', 'set_node_taints',
     'submit_task', 'view_delta', 'view_snapshot',
   ]);

@@ -1,0 +1,214 @@
+import { decode, encode } from '../../protocols/codec.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import { taskOutcome, type TaskLease } from '../../protocols/messages/task.ts';
+import type { Subscription } from '../bus/bus.ts';
+import { NoRespondersError } from '../bus/errors.ts';
+import { OrreryError } from '../../lib/errors.ts';
+import { specializeWireError } from './errors.ts';
+import { NodeDied, type TaskContext, type TaskResult, type TaskSpec, type TaskSubmitter, type Tries } from './task-submitter.ts';
+
+/** Raylet submissions in flight per task class (each may bring back a lease), as Ray's limit of pending lease requests. */
+const MAX_PENDING = 16;
+/** Codes with which a lease turns a push away: the task never ran; submit it to a raylet. */
+const LEASE_GONE = new Set(['LEASE_EXPIRED', 'LEASE_BUSY', 'LEASE_MISMATCH']);
+
+interface Lease {
+  readonly leaseId: string;
+  readonly nodeId: string;
+  readonly idleMs: number;
+  lastUsed: number;
+  /** Fails the task pushed to it now (the lease died with its host). */
+  fail?: (err: Error) => void;
+  revoked: boolean;
+  dropped?: boolean;
+}
+
+interface Job {
+  readonly spec: TaskSpec;
+  readonly tries: Tries;
+  resolve(result: TaskResult): void;
+  reject(err: unknown): void;
+}
+
+/** Tasks with the same options: they can share worker leases. */
+interface TaskClass {
+  readonly waiting: Job[];
+  /** Leases with no task, most recently used last. */
+  idle: Lease[];
+  /** Leases held, idle or busy. */
+  leases: number;
+  pending: number;
+  /** A raylet said `busy`: no more asking for leases until one of ours ends or comes back. */
+  full: boolean;
+}
+
+/**
+ * Worker leases on the driver (Ray's owner-side lease reuse, seed 004 stage 6). Tasks with the same
+ * options form a class; a task of a class goes, in order of submission, to an idle lease of the
+ * class when there is one — pushed straight to the task host that holds it, one task per lease at a
+ * time, no raylet on the way — else to a raylet (TaskSubmitter) asking for a lease with its result,
+ * at most MAX_PENDING such submissions per class at once; the others wait their turn here.
+ *
+ * A lease the driver has not used for half its idle time is dropped (its host ends it at idleMs). A
+ * push that finds the lease gone (no responder, LEASE_EXPIRED) goes to a raylet instead; one whose
+ * node dies, or whose lease is revoked because its host died (`events.lease_revoked`), counts as a
+ * failed run and is retried like any task.
+ */
+export class TaskDispatcher {
+  private readonly classes = new Map<string, TaskClass>();
+  private readonly byLease = new Map<string, Lease>();
+  private readonly revoked: Subscription;
+
+  constructor(private readonly ctx: TaskContext, private readonly submitter: TaskSubmitter) {
+    this.revoked = ctx.bus.subscribe(ctx.subjects.event('lease_revoked'), (msg) => {
+      try {
+        const { body } = decode(msg.data, { registry: { event: messages.event } });
+        const id = body.target?.id;
+        if (typeof id === 'string') this.revoke(id, body.message ?? 'its task host died');
+      } catch {
+        // not ours to judge: the raylet that sent it will see the task host's death anyway
+      }
+    });
+  }
+
+  /** Runs a task of class `key` (leases shared with tasks of the same key). */
+  run(spec: TaskSpec, key: string): Promise<TaskResult> {
+    let cls = this.classes.get(key);
+    if (!cls) this.classes.set(key, (cls = { waiting: [], idle: [], leases: 0, pending: 0, full: false }));
+    const owner = cls;
+    return new Promise<TaskResult>((resolve, reject) => {
+      owner.waiting.push({ spec, tries: { attempt: 0 }, resolve, reject });
+      this.dispatch(owner);
+    });
+  }
+
+  close(): void {
+    this.revoked.unsubscribe();
+  }
+
+  /**
+   * Idle leases first; then raylet submissions asking for leases, unless a raylet said it has no
+   * room (the class waits for its own leases); with no lease at all, a plain submission, which
+   * queues at the raylet like any task.
+   */
+  private dispatch(cls: TaskClass): void {
+    while (cls.waiting.length > 0) {
+      const lease = this.takeLease(cls);
+      if (lease) {
+        this.push(cls, cls.waiting.shift()!, lease);
+        continue;
+      }
+      if (cls.pending >= MAX_PENDING) return;
+      if (cls.full && cls.leases > 0) return;
+      cls.pending++;
+      this.submit(cls, cls.waiting.shift()!, !cls.full);
+    }
+  }
+
+  /** The freshest idle lease, dropping those that are stale or on a node that died. */
+  private takeLease(cls: TaskClass): Lease | undefined {
+    const now = performance.now();
+    for (let lease = cls.idle.pop(); lease; lease = cls.idle.pop()) {
+      if (!lease.revoked && now - lease.lastUsed < lease.idleMs / 2 && this.submitter.isLive(lease.nodeId)) return lease;
+      this.drop(cls, lease);
+    }
+    return undefined;
+  }
+
+  private submit(cls: TaskClass, job: Job, wantLease: boolean): void {
+    this.submitter.submit(job.spec, job.tries, wantLease).then(
+      (outcome) => {
+        cls.pending--;
+        if ('busy' in outcome) {
+          cls.full = true;
+          cls.waiting.unshift(job);
+        } else {
+          if (outcome.lease) this.keep(cls, outcome.lease, outcome.result.nodeId);
+          job.resolve(outcome.result);
+        }
+        this.dispatch(cls);
+      },
+      (err: unknown) => {
+        cls.pending--;
+        job.reject(err);
+        this.dispatch(cls);
+      },
+    );
+  }
+
+  private keep(cls: TaskClass, grant: TaskLease, nodeId: string): void {
+    const lease: Lease = { leaseId: grant.leaseId, nodeId, idleMs: grant.idleMs, lastUsed: performance.now(), revoked: false };
+    this.byLease.set(lease.leaseId, lease);
+    cls.leases++;
+    cls.idle.push(lease);
+  }
+
+  /** A lease this driver will not use again: the class may ask raylets for room again. */
+  private drop(cls: TaskClass, lease: Lease): void {
+    if (this.byLease.get(lease.leaseId) === lease) this.byLease.delete(lease.leaseId);
+    if (lease.dropped) return;
+    lease.dropped = true;
+    cls.leases--;
+    cls.full = false;
+  }
+
+  private push(cls: TaskClass, job: Job, lease: Lease): void {
+    const { spec, tries } = job;
+    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt };
+    let data: Uint8Array;
+    try {
+      data = encode('leased_task', body);
+    } catch (err) {
+      cls.idle.push(lease);
+      return job.reject(err);
+    }
+    const onLost = (fail: (err: Error) => void): (() => void) => {
+      lease.fail = fail;
+      return () => (lease.fail = undefined);
+    };
+    this.submitter.request(lease.nodeId, this.ctx.subjects.actorCall(lease.leaseId), data, taskOutcome, onLost).then(
+      (outcome) => {
+        this.release(cls, lease);
+        if (outcome.kind === 'done') job.resolve({ value: outcome.value, taskId: spec.taskId, nodeId: lease.nodeId, route: [lease.nodeId], attempts: tries.attempt + 1 });
+        else job.reject(new OrreryError('PROTOCOL', `a lease answered ${outcome.kind}`, { detail: { leaseId: lease.leaseId } }));
+        this.dispatch(cls);
+      },
+      (err: unknown) => {
+        const code = err instanceof OrreryError ? err.code : undefined;
+        if (err instanceof NoRespondersError || (code !== undefined && LEASE_GONE.has(code))) {
+          // the lease was gone before the task reached it: the task never ran
+          this.drop(cls, lease);
+          cls.waiting.unshift(job);
+        } else if (err instanceof NodeDied || code === 'TASK_WORKER_DIED') {
+          this.drop(cls, lease);
+          try {
+            this.submitter.lost(spec, tries, err);
+            cls.waiting.unshift(job);
+          } catch (final) {
+            job.reject(final);
+          }
+        } else {
+          // the task failed on a healthy lease (it threw, or cannot be loaded); a request that
+          // timed out may still be running, so its lease is not used again
+          if (code === 'TIMEOUT') this.drop(cls, lease);
+          else this.release(cls, lease);
+          job.reject(specializeWireError(err));
+        }
+        this.dispatch(cls);
+      },
+    );
+  }
+
+  private release(cls: TaskClass, lease: Lease): void {
+    if (lease.revoked) return this.drop(cls, lease);
+    lease.lastUsed = performance.now();
+    cls.idle.push(lease);
+  }
+
+  private revoke(leaseId: string, cause: string): void {
+    const lease = this.byLease.get(leaseId);
+    if (!lease) return;
+    lease.revoked = true;
+    lease.fail?.(new OrreryError('TASK_WORKER_DIED', `lease ${leaseId} was revoked: ${cause}`, { detail: { leaseId, cause } }));
+  }
+}

@@ -1,0 +1,129 @@
+import { OrreryError } from '../../lib/errors.ts';
+import { decode } from '../../protocols/codec.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import { encodeError } from '../../protocols/reply.ts';
+import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
+import { MalformedCounter } from './malformed.ts';
+import { respond } from './respond.ts';
+import type { TaskRunner } from './task-runner.ts';
+
+/** A lease as the raylet grants it to a task host (protocols/messages/task.ts, `taskLease`). */
+export interface LeaseGrant {
+  readonly leaseId: string;
+  /** Ends after this long without a task. */
+  readonly idleMs: number;
+  /** Takes no task after this long from its grant: the next one is decided by a raylet afresh. */
+  readonly lifetimeMs: number;
+}
+
+interface Lease {
+  readonly grant: LeaseGrant;
+  readonly sub: Subscription;
+  readonly expiresAt: number;
+  busy: boolean;
+  lastUsed: number;
+  /** Fires every idleMs while the lease lives; ends it when it finds it idle that long. */
+  timer: NodeJS.Timeout;
+}
+
+const LEASED_REGISTRY = { leased_task: messages.leased_task } as const;
+
+/**
+ * The leases of one task host: each is served on `actor.<leaseId>.call`, where the driver pushes
+ * tasks one at a time, answered like any task. A lease ends — its subscription goes and the raylet
+ * hears of it (`onEnded`), which frees its resources — when it has been idle `idleMs`, or at its
+ * first idle moment after `lifetimeMs`. A push while a task of the lease runs is LEASE_BUSY; one
+ * after its lifetime is LEASE_EXPIRED.
+ */
+export class TaskLeases {
+  private readonly leases = new Map<string, Lease>();
+  private stopped = false;
+  readonly malformed: MalformedCounter;
+
+  constructor(
+    private readonly opts: {
+      bus: Bus;
+      subjects: ClusterSubjects;
+      runner: TaskRunner;
+      onEnded: (leaseId: string) => void;
+      log?: (line: string) => void;
+    },
+  ) {
+    this.malformed = new MalformedCounter('task host: malformed leased task', opts.log ?? (() => {}));
+  }
+
+  get size(): number {
+    return this.leases.size;
+  }
+
+  /** Starts serving a lease; subscribed before the answer to its first task goes out. */
+  open(grant: LeaseGrant): void {
+    if (this.stopped || this.leases.has(grant.leaseId)) return;
+    const now = performance.now();
+    const lease: Lease = {
+      grant,
+      sub: this.opts.bus.subscribe(this.opts.subjects.actorCall(grant.leaseId), (msg) => this.onPush(lease, msg)),
+      expiresAt: now + grant.lifetimeMs,
+      busy: false,
+      lastUsed: now,
+      timer: setTimeout(() => this.check(lease), grant.idleMs),
+    };
+    this.leases.set(grant.leaseId, lease);
+  }
+
+  /** Ends every lease (the host is stopping). */
+  stop(): void {
+    this.stopped = true;
+    for (const lease of [...this.leases.values()]) this.end(lease);
+  }
+
+  private onPush(lease: Lease, msg: BusMsg): void {
+    let body;
+    try {
+      body = decode(msg.data, { registry: LEASED_REGISTRY }).body;
+      if (body.leaseId !== lease.grant.leaseId) throw new OrreryError('LEASE_MISMATCH', `pushed to lease ${lease.grant.leaseId} for lease ${body.leaseId}`, { detail: { leaseId: body.leaseId } });
+    } catch (err) {
+      this.malformed.count(err);
+      respond(msg, () => encodeError(err));
+      return;
+    }
+    if (msg.reply === undefined) return;
+    const { leaseId } = lease.grant;
+    if (!this.leases.has(leaseId) || performance.now() >= lease.expiresAt) {
+      respond(msg, () => encodeError(new OrreryError('LEASE_EXPIRED', `lease ${leaseId} has ended; submit the task to a raylet`, { detail: { leaseId } })));
+      if (!lease.busy) this.end(lease);
+      return;
+    }
+    if (lease.busy) {
+      respond(msg, () => encodeError(new OrreryError('LEASE_BUSY', `lease ${leaseId} runs a task already`, { detail: { leaseId } })));
+      return;
+    }
+    lease.busy = true;
+    const reply = msg.reply;
+    void this.opts.runner.execute({ taskId: body.taskId, code: body.code, reply }).then((answer) => {
+      this.opts.runner.answer(reply, answer);
+      lease.busy = false;
+      lease.lastUsed = performance.now();
+      if (lease.lastUsed >= lease.expiresAt) this.end(lease);
+    });
+  }
+
+  /** The idle check: ends a lease idle for idleMs (or past its lifetime), else looks again later. */
+  private check(lease: Lease): void {
+    if (this.leases.get(lease.grant.leaseId) !== lease) return;
+    const now = performance.now();
+    const idle = !lease.busy && (now - lease.lastUsed >= lease.grant.idleMs || now >= lease.expiresAt);
+    if (idle) this.end(lease);
+    else lease.timer.refresh();
+  }
+
+  private end(lease: Lease): void {
+    const { leaseId } = lease.grant;
+    if (this.leases.get(leaseId) !== lease) return;
+    this.leases.delete(leaseId);
+    clearTimeout(lease.timer);
+    lease.sub.unsubscribe();
+    this.opts.onEnded(leaseId);
+  }
+}
