@@ -13,7 +13,7 @@ import type { LeaseGrant } from '../worker/task-leases.ts';
 import type { RunTask } from '../worker/task-runner.ts';
 import type { RayletView } from './cluster-view.ts';
 import type { Leases } from './leases.ts';
-import { decideTask, feasibleHere, passesHere } from './task-decision.ts';
+import { decideTask, feasibleHere, onwardTarget, passesHere } from './task-decision.ts';
 
 /** Spills of one submission for want of room, after which a raylet that could run it keeps it. */
 export const DEFAULT_MAX_SPILL_HOPS = 3;
@@ -163,9 +163,10 @@ export class LocalTasks {
           this.start(task);
           return true;
         }
-        if (this.maySpill(task, decision.nodeId)) {
-          view.reserve(decision.nodeId, task.req.resources);
-          respond(task.msg, () => encodeOk({ kind: 'spillback', nodeId: decision.nodeId }));
+        const target = this.spillTarget(task, decision.nodeId);
+        if (target !== undefined) {
+          view.reserve(target, task.req.resources);
+          respond(task.msg, () => encodeOk({ kind: 'spillback', nodeId: target }));
           return true;
         }
         if (passesHere(view.state, task.req, view.localNodeId)) {
@@ -183,15 +184,20 @@ export class LocalTasks {
   }
 
   /**
-   * Within the wire's hop limit: the raylet the driver asked first spills freely; a raylet a task
-   * was spilled to spills it on only to a node it has not visited, fewer than `maxSpillHops` times
-   * in all — and always when this node could never run it (its labels changed under it).
+   * Where a task goes when the view prefers another node, within the wire's hop limit: the raylet the
+   * driver asked first spills freely; a raylet a task was spilled to passes it on only to a node it
+   * has not visited, fewer than `maxSpillHops` times in all — and always when this node could never
+   * run it (its labels changed under it). Undefined: it stays here.
    */
-  private maySpill(task: Task, target: string): boolean {
-    const { hops, visited } = task.body;
-    if (hops + 1 > MAX_TASK_HOPS) return false;
-    if (!feasibleHere(this.opts.view.state, task.req, this.opts.view.localNodeId)) return true;
-    return hops === 0 || (hops < this.maxSpillHops && !visited?.includes(target));
+  private spillTarget(task: Task, preferred: string): string | undefined {
+    const { hops, visited = [] } = task.body;
+    if (hops + 1 > MAX_TASK_HOPS) return undefined;
+    const { view } = this.opts;
+    const mustGo = !feasibleHere(view.state, task.req, view.localNodeId);
+    if (hops === 0 || (mustGo && !visited.includes(preferred))) return preferred;
+    if (!mustGo && hops >= this.maxSpillHops) return undefined;
+    if (!visited.includes(preferred)) return preferred;
+    return onwardTarget(view.state, task.req, visited, { localNodeId: view.localNodeId, rng: this.opts.rng }) ?? (mustGo ? preferred : undefined);
   }
 
   /**

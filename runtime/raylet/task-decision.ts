@@ -24,7 +24,8 @@ export type TaskDecision =
  * Decides a task with lib's `schedule` on the raylet's view, plus Ray's local preference for tasks:
  * when the chosen node is another one, but this node is below the spread threshold (score 0) and
  * passes the same attempt the chosen node passed (soft terms included), the task stays here. SPREAD
- * and node-id affinity are left as `schedule` decides them.
+ * and node-id affinity are left as `schedule` decides them (a soft pin it let go of is the default
+ * policy, local preference included).
  */
 export function decideTask(state: ClusterState, req: SchedulingRequest, localNodeId: string, opts: { rng: Rng; policy?: Policy }): TaskDecision {
   const policy = opts.policy ?? DEFAULT_POLICY;
@@ -41,7 +42,9 @@ export function decideTask(state: ClusterState, req: SchedulingRequest, localNod
       };
   }
   if (decision.nodeId === localNodeId) return { kind: 'local' };
-  if (!req.spread && !req.nodeId && localIsAsGood(state, req, { chosen: decision.nodeId, tier: decision.tier, localNodeId, policy })) return { kind: 'local' };
+  // a soft pin that schedule() let go of (its node is gone or cannot take it) is the default policy
+  const free = req.nodeId?.soft && req.nodeId.nodeId !== decision.nodeId ? { ...req, nodeId: undefined } : req;
+  if (!free.spread && !free.nodeId && localIsAsGood(state, free, { chosen: decision.nodeId, tier: decision.tier, localNodeId, policy })) return { kind: 'local' };
   return { kind: 'spill', nodeId: decision.nodeId };
 }
 
@@ -54,6 +57,21 @@ function localIsAsGood(state: ClusterState, req: SchedulingRequest, at: { chosen
     if (passes(chosen, attempt, state, at.policy.filters)) return false;
   }
   return false;
+}
+
+/**
+ * The node a task would be passed on to, leaving out `visited` (nodes it came through): decided as
+ * if those were draining — marked so for the call only, on this raylet's own copy of the cluster.
+ */
+export function onwardTarget(state: ClusterState, req: SchedulingRequest, visited: readonly string[], opts: { localNodeId: string; rng: Rng; policy?: Policy }): string | undefined {
+  const marked = visited.map((id) => state.node(id)).filter((n) => n !== undefined && n.id !== opts.localNodeId && n.state === 'ALIVE');
+  for (const n of marked) state.setNodeState(n!.id, 'DRAINING');
+  try {
+    const decision = decideTask(state, req, opts.localNodeId, opts);
+    return decision.kind === 'spill' ? decision.nodeId : undefined;
+  } finally {
+    for (const n of marked) state.setNodeState(n!.id, 'ALIVE');
+  }
 }
 
 /** Could this node ever run the task as its view stands (hard constraints, total resources)? */

@@ -1,0 +1,184 @@
+// The raylet's copy of the cluster view: deltas applied in order, a gap answered with a snapshot
+// (deltas arriving meanwhile held and replayed), this node's own accounting, other raylets' load
+// reports and spill reservations.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ACTOR_ID_LABEL, actorScope, NODE_SCOPE } from '../../../lib/index.ts';
+import type { NodeView, ViewDelta } from '../../../protocols/messages/view.ts';
+import { RayletView } from '../../../runtime/raylet/cluster-view.ts';
+
+const CPU = 10_000;
+
+function node(nodeId: string, over: Partial<NodeView> = {}): NodeView {
+  return { nodeId, name: nodeId, state: 'ALIVE', labels: {}, taints: {}, resources: { total: { CPU: 4 * CPU }, available: { CPU: 4 * CPU } }, ...over };
+}
+
+function delta(version: number, previous: number, upserts: NodeView[] = [], removals: string[] = []): ViewDelta {
+  return { version, previous, upserts, removals };
+}
+
+interface Harness {
+  view: RayletView;
+  snapshots: number;
+  changes: number;
+  nodes: { added: string[]; removed: string[] }[];
+  /** Answers the pending snapshot request. */
+  answer(snapshot: ViewDelta): Promise<void>;
+  fail(err: Error): Promise<void>;
+}
+
+function harness(): Harness {
+  const pending: { resolve(d: ViewDelta): void; reject(e: Error): void }[] = [];
+  const h: Harness = {
+    snapshots: 0,
+    changes: 0,
+    nodes: [],
+    view: undefined as unknown as RayletView,
+    answer: async (snapshot) => {
+      pending.shift()!.resolve(snapshot);
+      await new Promise((r) => setImmediate(r));
+    },
+    fail: async (err) => {
+      pending.shift()!.reject(err);
+      await new Promise((r) => setImmediate(r));
+    },
+  };
+  h.view = new RayletView({
+    local: { nodeId: 'me', name: 'me', labels: { zone: 'a' }, taints: {}, total: { CPU: 4 * CPU } },
+    requestSnapshot: () => {
+      h.snapshots++;
+      return new Promise((resolve, reject) => pending.push({ resolve, reject }));
+    },
+    onChange: () => h.changes++,
+    onNodes: (change) => h.nodes.push(change),
+    log: () => {},
+    retryMs: 5,
+  });
+  return h;
+}
+
+const ids = (v: RayletView) => [...v.state.nodes.keys()].sort();
+const available = (v: RayletView, id: string) => v.state.node(id)?.available.CPU;
+
+test('this node is in the view before the GCS describes it, with its own labels', () => {
+  const { view } = harness();
+  assert.equal(ids(view), ['me']);
+  assert.equal(view.state.node('me')?.labels, { zone: 'a' });
+  assert.equal(view.stats(), { version: 0, nodes: 1, deltas: 0, gaps: 0, snapshots: 0, loads: 0 });
+});
+
+test('deltas apply in order: upserts, removals, label and taint changes, state', () => {
+  const h = harness();
+  h.view.receive(delta(1, 0, [node('n1', { labels: { region: 'eu' } }), node('n2')]));
+  assert.equal(ids(h.view), ['me', 'n1', 'n2']);
+  assert.equal(h.nodes, [{ added: ['n1', 'n2'], removed: [] }]);
+  h.view.receive(delta(2, 1, [node('n1', { labels: { region: 'us' }, taints: { gpu: 'true:NoSchedule' }, state: 'DRAINING' })], ['n2']));
+  assert.equal(ids(h.view), ['me', 'n1']);
+  const n1 = h.view.state.node('n1')!;
+  assert.equal(n1.labels, { region: 'us' });
+  assert.equal(n1.taints, [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]);
+  assert.is(n1.state, 'DRAINING');
+  assert.is(h.view.state.index.nodeHas(NODE_SCOPE, 'n1', 'region', ['eu']), false, 'the old label left the index');
+  assert.equal(h.nodes[1], { added: [], removed: ['n2'] });
+  assert.is(h.view.stats().version, 2);
+  assert.is(h.changes, 2);
+  assert.is(h.snapshots, 0);
+});
+
+test('a node upsert carries its placed actors into the actor index', () => {
+  const h = harness();
+  const actors = [{ actorId: 'a1', namespace: 'default', labels: { app: 'web', [ACTOR_ID_LABEL]: 'a1' } }];
+  h.view.receive(delta(1, 0, [node('n1', { actors })]));
+  assert.is(h.view.state.index.nodeHas(actorScope('default'), 'n1', ACTOR_ID_LABEL, ['a1']), true);
+  h.view.receive(delta(2, 1, [node('n1', { actors: [] })]));
+  assert.is(h.view.state.index.nodeHas(actorScope('default'), 'n1', ACTOR_ID_LABEL, ['a1']), false);
+});
+
+test('a gap asks for a snapshot; deltas that arrive meanwhile are held, then the newer ones replay', async () => {
+  const h = harness();
+  h.view.receive(delta(1, 0, [node('n1')]));
+  h.view.receive(delta(5, 4, [node('n4')]));
+  assert.is(h.snapshots, 1);
+  assert.is(h.view.stats().gaps, 1);
+  h.view.receive(delta(6, 5, [node('n5')]));
+  h.view.receive(delta(7, 6, [node('n6')]));
+  assert.equal(ids(h.view), ['me', 'n1'], 'nothing applied while the snapshot is on its way');
+  // the snapshot is at version 6: it holds n1, n4 and n5 but not n6; version 7 replays on top
+  await h.answer({ version: 6, previous: 0, upserts: [node('n1'), node('n4'), node('n5')], removals: [] });
+  assert.equal(ids(h.view), ['me', 'n1', 'n4', 'n5', 'n6']);
+  assert.is(h.view.stats().version, 7);
+  assert.is(h.view.stats().snapshots, 1);
+});
+
+test('a snapshot replaces the view: nodes it does not list go, this node stays', async () => {
+  const h = harness();
+  h.view.receive(delta(1, 0, [node('n1'), node('n2'), node('me', { labels: { zone: 'b' } })]));
+  // a GCS that restarted counts from 0 again: its first delta is a gap for this view
+  h.view.receive(delta(1, 0, [node('n3')]));
+  assert.is(h.snapshots, 1);
+  await h.answer({ version: 1, previous: 0, upserts: [node('n3')], removals: [] });
+  assert.equal(ids(h.view), ['me', 'n3']);
+  assert.equal(h.view.state.node('me')?.labels, { zone: 'b' }, 'this node keeps what it knew');
+  assert.equal(h.nodes.at(-1), { added: ['n3'], removed: ['n1', 'n2'] });
+});
+
+test('a failed snapshot request is asked again, with the held deltas kept', async () => {
+  const h = harness();
+  h.view.receive(delta(3, 2, [node('n2')]));
+  await h.fail(new Error('no GCS'));
+  h.view.receive(delta(4, 3, [node('n3')]));
+  await new Promise((r) => setTimeout(r, 20));
+  assert.is(h.snapshots, 2);
+  await h.answer({ version: 3, previous: 0, upserts: [node('n2')], removals: [] });
+  assert.equal(ids(h.view), ['me', 'n2', 'n3']);
+  assert.is(h.view.stats().version, 4);
+});
+
+test("this node's available is its own accounting, whatever the view says", () => {
+  const h = harness();
+  h.view.setLocalUsed({ CPU: 3 * CPU });
+  assert.is(available(h.view, 'me'), 1 * CPU);
+  h.view.receive(delta(1, 0, [node('me', { resources: { total: { CPU: 4 * CPU }, available: { CPU: 4 * CPU } } })]));
+  assert.is(available(h.view, 'me'), 1 * CPU, 'the GCS sees actors only, one sync period late');
+  h.view.setLocalUsed({});
+  assert.is(available(h.view, 'me'), 4 * CPU);
+  h.view.receive(delta(2, 1, [], ['me']));
+  assert.equal(ids(h.view), ['me'], 'a removal of this node leaves it in its own view');
+});
+
+test('load reports lower a node to what it has free; older reports are ignored; upserts keep the lower', () => {
+  const h = harness();
+  h.view.receive(delta(1, 0, [node('n1')]));
+  h.view.applyLoad('n1', 2, { CPU: 1 * CPU });
+  assert.is(available(h.view, 'n1'), 1 * CPU);
+  h.view.applyLoad('n1', 1, { CPU: 4 * CPU });
+  assert.is(available(h.view, 'n1'), 1 * CPU, 'an older report changes nothing');
+  h.view.receive(delta(2, 1, [node('n1', { resources: { total: { CPU: 4 * CPU }, available: { CPU: 3 * CPU } } })]));
+  assert.is(available(h.view, 'n1'), 1 * CPU, 'the lower of the view (3) and the report (1)');
+  h.view.applyLoad('n1', 3, { CPU: 4 * CPU });
+  assert.is(available(h.view, 'n1'), 3 * CPU, 'the lower of the view (3) and the report (4)');
+  h.view.applyLoad('unknown', 1, { CPU: 0 });
+  h.view.applyLoad('me', 9, { CPU: 0 });
+  assert.is(available(h.view, 'me'), 4 * CPU, 'reports about this node come from its own accounting only');
+  assert.is(h.view.stats().loads, 2, 'the two reports that were applied');
+});
+
+test('a spill reserves resources on its target until the next report', () => {
+  const h = harness();
+  h.view.receive(delta(1, 0, [node('n1')]));
+  h.view.reserve('n1', { CPU: 3 * CPU });
+  assert.is(available(h.view, 'n1'), 1 * CPU);
+  h.view.reserve('n1', { CPU: 3 * CPU });
+  assert.is(available(h.view, 'n1'), 0, 'never below zero');
+  h.view.applyLoad('n1', 1, { CPU: 2 * CPU });
+  assert.is(available(h.view, 'n1'), 2 * CPU);
+});
+
+test('after stop, nothing more is applied', () => {
+  const h = harness();
+  h.view.stop();
+  h.view.receive(delta(1, 0, [node('n1')]));
+  assert.equal(ids(h.view), ['me']);
+});
+
+test.run();

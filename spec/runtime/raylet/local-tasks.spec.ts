@@ -1,0 +1,226 @@
+// The tasks of one raylet: run here, spill back (bounded), queue and decide again, leases, failures.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { seededRng, type ScheduleFailure } from '../../../lib/index.ts';
+import { decode } from '../../../protocols/codec.ts';
+import { messages } from '../../../protocols/messages/registry.ts';
+import type { SubmitTask } from '../../../protocols/messages/task.ts';
+import type { NodeView } from '../../../protocols/messages/view.ts';
+import type { BusMsg } from '../../../runtime/bus/bus.ts';
+import { RayletView } from '../../../runtime/raylet/cluster-view.ts';
+import { Leases } from '../../../runtime/raylet/leases.ts';
+import { LocalTasks } from '../../../runtime/raylet/local-tasks.ts';
+import type { RunTask } from '../../../runtime/worker/task-runner.ts';
+
+const CPU = 10_000;
+const node = (nodeId: string, labels: Record<string, string> = {}, cpus = 2): NodeView => ({
+  nodeId, name: nodeId, state: 'ALIVE', labels: { ...labels, 'orrery.io/node-id': nodeId }, taints: {},
+  resources: { total: { CPU: cpus * CPU }, available: { CPU: cpus * CPU } },
+});
+
+interface Answer {
+  ok: boolean;
+  value?: { kind: string; nodeId?: string };
+  code?: string;
+}
+
+interface Running {
+  task: RunTask;
+  end(): void;
+  die(err: Error): void;
+}
+
+function world(opts: { maxSpillHops?: number; localCpus?: number } = {}) {
+  const running: Running[] = [];
+  const waiting: { taskId: string; failure: ScheduleFailure }[] = [];
+  const lost: string[] = [];
+  let tasks!: LocalTasks;
+  const view = new RayletView({
+    local: { nodeId: 'me', name: 'me', labels: { region: 'us', 'orrery.io/node-id': 'me' }, taints: {}, total: { CPU: (opts.localCpus ?? 2) * CPU } },
+    requestSnapshot: () => Promise.reject(new Error('none')),
+    onChange: () => tasks.viewChanged(),
+    log: () => {},
+  });
+  const leases = new Leases({ CPU: (opts.localCpus ?? 2) * CPU }, () => {
+    view.setLocalUsed(leases.used());
+    tasks.resourcesFreed();
+  });
+  tasks = new LocalTasks({
+    view,
+    leases,
+    run: (task) =>
+      new Promise<void>((resolve, reject) => {
+        running.push({ task, end: resolve, die: reject });
+      }),
+    rareResources: () => [],
+    rng: seededRng(7),
+    log: () => {},
+    onWaiting: (task, failure) => waiting.push({ taskId: task.taskId, failure }),
+    onLeaseLost: (leaseId) => lost.push(leaseId),
+    maxSpillHops: opts.maxSpillHops,
+  });
+  view.receive({ version: 1, previous: 0, upserts: [node('a', { region: 'eu' }), node('b', { region: 'eu' })], removals: [] });
+  const answers = new Map<string, Answer>();
+  let n = 0;
+  const submit = (over: Partial<SubmitTask> = {}): string => {
+    const taskId = over.taskId ?? `t${++n}`;
+    const body: SubmitTask = { taskId, code: { moduleUrl: 'file:///x.ts', functionName: 'f', args: [] }, namespace: 'default', options: {}, hops: 0, attempt: 0, ...over };
+    const msg: BusMsg & { reply: string } = {
+      subject: 'raylet.me.submit_task',
+      data: new Uint8Array(),
+      reply: `inbox.${taskId}`,
+      respond: (data) => {
+        const { body: reply } = decode(data, { registry: { reply: messages.reply } });
+        assert.not.ok(answers.has(taskId), `task ${taskId} answered once`);
+        answers.set(taskId, reply.ok ? { ok: true, value: reply.value as Answer['value'] } : { ok: false, code: reply.error.code });
+        return true;
+      },
+    };
+    tasks.submit(body, msg);
+    return taskId;
+  };
+  const settle = () => new Promise((r) => setImmediate(r));
+  return { view, leases, tasks, running, waiting, lost, answers, submit, settle };
+}
+
+test('a task that fits here runs here, holding its resources until it ends', async () => {
+  const w = world();
+  const id = w.submit({ options: { numCpus: 2 } });
+  assert.is(w.running.length, 1);
+  assert.equal(w.running[0].task, { taskId: id, code: { moduleUrl: 'file:///x.ts', functionName: 'f', args: [] }, reply: `inbox.${id}` });
+  assert.equal(w.leases.available(), { CPU: 0 });
+  assert.is(w.view.state.node('me')!.available.CPU, 0, 'the view sees it at once');
+  assert.not.ok(w.answers.has(id), 'the host answers the driver, not the raylet');
+  w.running[0].end();
+  await w.settle();
+  assert.equal(w.leases.available(), { CPU: 2 * CPU });
+  assert.equal(w.tasks.stats(), { running: 0, queued: 0, leases: 0 });
+});
+
+test('a task for another node is spilled back, and its resources reserved there in the view', () => {
+  const w = world();
+  const id = w.submit({ options: { labelSelector: { region: 'eu' }, numCpus: 2 } });
+  const answer = w.answers.get(id)!;
+  assert.is(answer.value?.kind, 'spillback');
+  const target = answer.value!.nodeId!;
+  assert.ok(['a', 'b'].includes(target));
+  assert.is(w.view.state.node(target)!.available.CPU, 0, 'reserved until the node reports');
+  const next = w.submit({ options: { labelSelector: { region: 'eu' }, numCpus: 2 } });
+  assert.is(w.answers.get(next)!.value?.nodeId, target === 'a' ? 'b' : 'a', 'the next one goes to the other eu node');
+});
+
+test('busy here: spilled to a node with room; a task spilled here runs here when it fits', () => {
+  const w = world();
+  w.submit({ options: { numCpus: 2 } });
+  const spilled = w.submit({ options: { numCpus: 1 } });
+  assert.is(w.answers.get(spilled)!.value?.kind, 'spillback');
+  const w2 = world();
+  w2.submit({ options: { numCpus: 1 } });
+  const arrived = w2.submit({ options: { numCpus: 1 }, hops: 1, visited: ['a'] });
+  assert.is(w2.running.length, 2, 'above the threshold, but the task was sent here and fits: it runs');
+  assert.not.ok(w2.answers.has(arrived));
+});
+
+test('a spilled task that cannot run here any more goes on to an unvisited node, within maxSpillHops, then waits here', async () => {
+  const w = world({ maxSpillHops: 2 });
+  w.submit({ options: { numCpus: 2 } });
+  const onward = w.submit({ options: { numCpus: 1 }, hops: 1, visited: ['a'] });
+  assert.equal(w.answers.get(onward)!.value, { kind: 'spillback', nodeId: 'b' }, 'not back to a, which sent it');
+  const back = w.submit({ options: { numCpus: 1, labelSelector: { region: 'eu' } }, hops: 1, visited: ['a', 'b'] });
+  assert.is(w.answers.get(back)!.value?.kind, 'spillback', 'it cannot run here at all: it must go somewhere');
+  const kept = w.submit({ options: { numCpus: 1 }, hops: 2, visited: ['a'] });
+  assert.not.ok(w.answers.has(kept), 'spilled twice already (the bound): it waits here');
+  assert.equal(w.tasks.stats().queued, 1);
+  w.running[0].end();
+  await w.settle();
+  assert.is(w.running.length, 2, 'it runs here once there is room');
+  assert.is(w.running[1].task.taskId, kept);
+});
+
+test('a task no node can take waits, explained once per explanation, and runs when the view changes', async () => {
+  const w = world();
+  const id = w.submit({ options: { labelSelector: { gpu: 'a100' } } });
+  assert.not.ok(w.answers.has(id));
+  assert.is(w.waiting.length, 1);
+  assert.match(w.waiting[0].failure.message, "3 node(s) didn't match label selector gpu in (a100)");
+  w.view.receive({ version: 2, previous: 1, upserts: [node('b', { region: 'eu' })], removals: [] });
+  await w.settle();
+  assert.is(w.waiting.length, 1, 'the same explanation is not published again');
+  w.view.receive({ version: 3, previous: 2, upserts: [node('c', { gpu: 'a100' })], removals: [] });
+  await w.settle();
+  assert.equal(w.answers.get(id)!.value, { kind: 'spillback', nodeId: 'c' });
+});
+
+test('waiting for room is not a failure: no explanation is published', async () => {
+  const w = world();
+  w.view.receive({ version: 2, previous: 1, upserts: [], removals: ['a', 'b'] });
+  w.submit({ options: { numCpus: 2 } });
+  const queued = w.submit({ options: { numCpus: 1 } });
+  assert.is(w.waiting.length, 0);
+  assert.not.ok(w.answers.has(queued));
+  w.running[0].end();
+  await w.settle();
+  assert.is(w.running.at(-1)!.task.taskId, queued);
+});
+
+test('a driver seeking a lease hears busy instead of its task waiting; a grant holds the resources until the lease ends', async () => {
+  const w = world();
+  w.view.receive({ version: 2, previous: 1, upserts: [], removals: ['a', 'b'] });
+  w.submit({ options: { numCpus: 1 }, lease: true });
+  const grant = w.running[0].task.lease!;
+  assert.ok(grant && grant.idleMs > 0 && grant.lifetimeMs >= grant.idleMs);
+  w.running[0].end();
+  await w.settle();
+  assert.equal(w.leases.available(), { CPU: 1 * CPU }, 'the lease keeps its task resources');
+  w.submit({ options: { numCpus: 1 }, lease: true });
+  const busy = w.submit({ options: { numCpus: 1 }, lease: true });
+  assert.equal(w.answers.get(busy)!.value, { kind: 'busy' });
+  w.tasks.leaseEnded(grant.leaseId);
+  assert.equal(w.leases.available(), { CPU: 1 * CPU }, 'the first lease ended; the second holds one CPU');
+  w.tasks.leasesLost([w.running[1].task.lease!.leaseId, 'unknown'], 'host died');
+  assert.equal(w.leases.available(), { CPU: 2 * CPU });
+  assert.equal(w.lost, [w.running[1].task.lease!.leaseId], 'drivers are told of the lease that was lost');
+  const spread = w.submit({ options: { schedulingStrategy: 'SPREAD' }, lease: true });
+  assert.is(w.running.at(-1)!.task.taskId, spread);
+  assert.is(w.running.at(-1)!.task.lease, undefined, 'SPREAD tasks get no lease');
+});
+
+test('a task whose host dies is answered TASK_WORKER_DIED and gives its resources back', async () => {
+  const w = world();
+  const id = w.submit({});
+  w.running[0].die(new Error('the worker host exited (signal SIGKILL)'));
+  await w.settle();
+  assert.equal(w.answers.get(id), { ok: false, code: 'TASK_WORKER_DIED' });
+  assert.equal(w.leases.available(), { CPU: 2 * CPU });
+});
+
+test('bad options are answered with their typed error; a hard pin to an unknown node with NODE_NOT_FOUND', () => {
+  const w = world();
+  const bad = w.submit({ options: { labelSelector: { region: 'in(' } } });
+  assert.is(w.answers.get(bad)!.code, 'INVALID_SELECTOR');
+  const resources = w.submit({ options: { numCpus: -1 } });
+  assert.is(w.answers.get(resources)!.code, 'INVALID_OPTION');
+  const pinned = w.submit({ options: { schedulingStrategy: { type: 'NODE_ID_AFFINITY', nodeId: 'gone', soft: false, spillOnUnavailable: false, failOnUnavailable: false } } });
+  assert.is(w.answers.get(pinned)!.code, 'NODE_NOT_FOUND');
+});
+
+test('stop answers queued tasks resubmit and refuses new ones the same way; crash answers nothing', () => {
+  const w = world();
+  w.view.receive({ version: 2, previous: 1, upserts: [], removals: ['a', 'b'] });
+  w.submit({ options: { numCpus: 2 } });
+  const queued = w.submit({ options: { numCpus: 2 } });
+  w.tasks.stop();
+  assert.equal(w.answers.get(queued)!.value, { kind: 'resubmit' });
+  const late = w.submit({});
+  assert.equal(w.answers.get(late)!.value, { kind: 'resubmit' });
+  const c = world();
+  c.view.receive({ version: 2, previous: 1, upserts: [], removals: ['a', 'b'] });
+  c.submit({ options: { numCpus: 2 } });
+  const silent = c.submit({ options: { numCpus: 2 } });
+  c.tasks.crash();
+  c.running[0].die(new Error('gone'));
+  assert.not.ok(c.answers.has(silent));
+  assert.is(c.answers.size, 0);
+});
+
+test.run();

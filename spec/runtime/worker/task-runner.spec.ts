@@ -1,0 +1,140 @@
+// Tasks in a worker host: loaded by module URL, run in a context with their task id, answered on
+// the driver's reply subject; and the leases a host serves afterwards.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { decode, encode } from '../../../protocols/codec.ts';
+import { messages } from '../../../protocols/messages/registry.ts';
+import { taskOutcome } from '../../../protocols/messages/task.ts';
+import { decodeReply } from '../../../protocols/reply.ts';
+import { subjects } from '../../../protocols/subjects.ts';
+import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
+import { CodeLoadError, RemoteError, specializeError } from '../../../runtime/errors.ts';
+import { OrreryError } from '../../../lib/errors.ts';
+import { TaskRunner, type RunTask } from '../../../runtime/worker/task-runner.ts';
+
+const FIXTURES = new URL('../../fixtures/tasks/tasks.ts', import.meta.url).href;
+const node = { nodeId: 'aaaaaaaaaaaaaaaa', nodeName: 'node-a', labels: { zone: 'z1' } };
+const s = subjects('default');
+
+function setup() {
+  const bus = connectMemoryBus(new MemoryBroker());
+  const ended: string[] = [];
+  const runner = new TaskRunner({ bus, node, onLeaseEnded: (id) => ended.push(id) });
+  let n = 0;
+  /** Runs a task and returns the answer the driver would get, decoded (errors as their classes). */
+  const answerOf = async (task: Omit<RunTask, 'reply'>): Promise<unknown> => {
+    const reply = `test.reply.${++n}`;
+    const got = new Promise<Uint8Array>((resolve) => {
+      const sub = bus.subscribe(reply, (msg) => {
+        sub.unsubscribe();
+        resolve(msg.data);
+      });
+    });
+    await runner.run({ ...task, reply });
+    return decodeReply(await got, { value: taskOutcome });
+  };
+  const fails = async (p: Promise<unknown>): Promise<OrreryError> => {
+    try {
+      await p;
+    } catch (err) {
+      return specializeError(err as OrreryError);
+    }
+    throw new Error('expected a failure');
+  };
+  return { bus, runner, ended, answerOf, fails };
+}
+
+const code = (functionName: string, ...args: unknown[]) => ({ moduleUrl: FIXTURES, functionName, args });
+
+test('runs an exported function with its arguments and answers its result', async () => {
+  const { answerOf } = setup();
+  assert.equal(await answerOf({ taskId: 't1', code: code('add', 20, 22) }), { kind: 'done', value: 42 });
+  assert.equal(await answerOf({ taskId: 't2', code: code('echo', { a: [1, 'b'] }) }), { kind: 'done', value: { a: [1, 'b'] } });
+});
+
+test('getRuntimeContext() inside a task has its node and its task id, no actor id', async () => {
+  const { answerOf } = setup();
+  assert.equal(await answerOf({ taskId: 'task-7', code: code('where') }), { kind: 'done', value: { nodeId: node.nodeId, nodeName: 'node-a', taskId: 'task-7' } });
+});
+
+test('a function that throws is answered REMOTE_ERROR with its name and message', async () => {
+  const { answerOf, fails } = setup();
+  const err = await fails(answerOf({ taskId: 't', code: code('fail', 'out of range') }));
+  assert.instance(err, RemoteError);
+  assert.is((err as RemoteError).remoteName, 'RangeError');
+  assert.is(err.message, 'out of range');
+});
+
+test('a function not exported, a class, a non-function or a missing module is CODE_LOAD_FAILED', async () => {
+  const { answerOf, fails } = setup();
+  for (const [fn, moduleUrl, reason] of [
+    ['hidden', FIXTURES, 'no export named "hidden"'],
+    ['NotAFunction', FIXTURES, 'is not a function (it is a class)'],
+    ['notAFunction', FIXTURES, 'is not a function (it is a number)'],
+    ['f', new URL('./no-such-module.ts', import.meta.url).href, ''],
+  ] as const) {
+    const err = await fails(answerOf({ taskId: 't', code: { moduleUrl, functionName: fn, args: [] } }));
+    assert.instance(err, CodeLoadError, fn);
+    assert.match(err.message, reason);
+  }
+});
+
+test('a result that cannot be sent is a REMOTE_ERROR naming what', async () => {
+  const { answerOf, fails } = setup();
+  const err = await fails(answerOf({ taskId: 't', code: code('returnsFunction') }));
+  assert.instance(err, RemoteError);
+  assert.match(err.message, 'returnsFunction returned a value that cannot be sent: a function');
+});
+
+test('a lease granted with a task serves pushes on actor.<leaseId>.call, one at a time, until idle', async () => {
+  const { bus, runner, ended, answerOf, fails } = setup();
+  const first = await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-1', idleMs: 40, lifetimeMs: 10_000 } });
+  assert.equal(first, { kind: 'done', value: 2, lease: { leaseId: 'lease-1', idleMs: 40 } });
+  const push = (fn: string, ...args: unknown[]) =>
+    bus.request(s.actorCall('lease-1'), encode('leased_task', { leaseId: 'lease-1', taskId: 'p', code: code(fn, ...args), attempt: 0 }), { timeoutMs: 2000 }).then((m) => decodeReply(m.data, { value: taskOutcome }));
+  assert.equal(await push('add', 2, 3), { kind: 'done', value: 5 });
+  const slow = push('slow', 30);
+  const busy = await fails(push('add', 1, 2));
+  assert.is(busy.code, 'LEASE_BUSY', 'one task at a time');
+  assert.equal(await slow, { kind: 'done', value: 'p' });
+  assert.is(runner.leases.size, 1);
+  const start = performance.now();
+  while (runner.leases.size > 0) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(performance.now() - start >= 30, 'ended after being idle');
+  assert.equal(ended, ['lease-1'], 'the raylet hears it ended');
+  assert.is((await fails(push('add', 1, 1))).code, 'NO_RESPONDERS', 'nobody serves an ended lease');
+});
+
+test('a lease past its lifetime turns pushes away (LEASE_EXPIRED) and ends', async () => {
+  const { bus, runner, ended, answerOf, fails } = setup();
+  await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-2', idleMs: 10_000, lifetimeMs: 1 } });
+  await new Promise((r) => setTimeout(r, 5));
+  const err = await fails(bus.request(s.actorCall('lease-2'), encode('leased_task', { leaseId: 'lease-2', taskId: 'p', code: code('add', 1, 1), attempt: 0 }), { timeoutMs: 2000 }).then((m) => decodeReply(m.data, { value: taskOutcome })));
+  assert.is(err.code, 'LEASE_EXPIRED');
+  assert.is(runner.leases.size, 0);
+  assert.equal(ended, ['lease-2']);
+});
+
+test('a task that fails ends its lease at once: the driver never hears of it', async () => {
+  const { runner, ended, answerOf, fails } = setup();
+  await fails(answerOf({ taskId: 't1', code: code('fail', 'no'), lease: { leaseId: 'lease-3', idleMs: 10_000, lifetimeMs: 10_000 } }));
+  assert.is(runner.leases.size, 0);
+  assert.equal(ended, ['lease-3']);
+});
+
+test('malformed pushes are answered with their wire error; the lease goes on', async () => {
+  const { bus, runner, answerOf } = setup();
+  await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-4', idleMs: 10_000, lifetimeMs: 10_000 } });
+  const ask = (data: Uint8Array) => bus.request(s.actorCall('lease-4'), data, { timeoutMs: 2000 }).then((m) => decode(m.data, { registry: { reply: messages.reply } }).body);
+  const codes = [];
+  for (const data of [new Uint8Array([0xc1]), encode('actor_call', { method: 'x', args: [] }), encode('leased_task', { leaseId: 'lease-4' } as never), encode('leased_task', { leaseId: 'other', taskId: 'p', code: code('add'), attempt: 0 })]) {
+    const body = await ask(data);
+    codes.push(body.ok ? 'ok' : body.error.code);
+  }
+  assert.equal(codes, ['MALFORMED', 'UNKNOWN_TYPE', 'INVALID_MESSAGE', 'LEASE_MISMATCH']);
+  assert.is(runner.leases.size, 1);
+  runner.stop();
+  assert.is(runner.leases.size, 0);
+});
+
+test.run();
