@@ -57,6 +57,8 @@ export class RayletView {
   private readonly loads = new Map<string, { seq: number; available: ResourceSet }>();
   private readonly viewAvailable = new Map<string, ResourceSet>();
   private stopped = false;
+  /** Set while applying when something about this node that constraints read changed. */
+  private localChanged = false;
 
   constructor(
     private readonly opts: {
@@ -69,6 +71,8 @@ export class RayletView {
       retryMs?: number;
       /** Other nodes joined or left the view (the service follows their load reports). */
       onNodes?: (change: { added: string[]; removed: string[] }) => void;
+      /** This node's labels, taints, state or placed actors changed (leases may no longer hold). */
+      onLocalChange?: () => void;
     },
   ) {
     const { local } = opts;
@@ -182,6 +186,8 @@ export class RayletView {
     // actor changes since the previous version: removals first, so a relabelled or moved actor is re-added
     for (const { nodeId, actorId } of delta.actorsRemoved ?? []) if (this.state.node(nodeId)) this.state.removeActor(nodeId, actorId);
     for (const actor of delta.actorsPlaced ?? []) if (this.state.node(actor.nodeId)) this.state.addActor(actor.nodeId, actor);
+    const local = this.localNodeId;
+    if (delta.actorsRemoved?.some((a) => a.nodeId === local) || delta.actorsPlaced?.some((a) => a.nodeId === local)) this.localChanged = true;
     this.version = delta.version;
     this.notify(added, removed);
   }
@@ -195,6 +201,10 @@ export class RayletView {
   private notify(added: string[], removed: string[]): void {
     const others = added.filter((id) => id !== this.localNodeId);
     if (others.length > 0 || removed.length > 0) this.opts.onNodes?.({ added: others, removed });
+    if (this.localChanged) {
+      this.localChanged = false;
+      this.opts.onLocalChange?.();
+    }
   }
 
   /** Adds or updates a node; true when it was not in the view before. */
@@ -216,23 +226,43 @@ export class RayletView {
     if (!node) {
       node = this.state.addNode({ nodeId: view.nodeId, name: view.name, state: view.state, labels: view.labels, taints, total, available });
     } else {
-      if (!sameRecord(node.labels, view.labels)) this.state.setNodeLabels(node.id, view.labels);
-      if (!sameRecord(formatTaints(node.taints), formatTaints(taints))) this.state.setNodeTaints(node.id, taints);
-      if (node.state !== view.state) this.state.setNodeState(node.id, view.state);
+      let changed = false;
+      if (!sameRecord(node.labels, view.labels)) {
+        this.state.setNodeLabels(node.id, view.labels);
+        changed = true;
+      }
+      if (!sameRecord(formatTaints(node.taints), formatTaints(taints))) {
+        this.state.setNodeTaints(node.id, taints);
+        changed = true;
+      }
+      if (node.state !== view.state) {
+        this.state.setNodeState(node.id, view.state);
+        changed = true;
+      }
       this.state.setTotal(node.id, total, available);
+      if (changed && local) this.localChanged = true;
     }
-    if (view.actors !== undefined) this.syncActors(node, view.actors);
+    if (view.actors !== undefined && this.syncActors(node, view.actors) && local) this.localChanged = true;
     return isNew;
   }
 
-  /** Makes the node's placed actors those of the view: gone ones leave, new or relabelled ones join. */
-  private syncActors(node: SchedNode, actors: NonNullable<NodeView['actors']>): void {
+  /** Makes the node's placed actors those of the view (gone ones leave, new or relabelled ones join); true when any did. */
+  private syncActors(node: SchedNode, actors: NonNullable<NodeView['actors']>): boolean {
     const next = new Map(actors.map((a) => [a.actorId, a]));
+    let changed = false;
     for (const [id, placed] of [...node.actors]) {
       const now = next.get(id);
-      if (!now || now.namespace !== placed.namespace || !sameRecord(withoutId(placed.labels), withoutId(now.labels))) this.state.removeActor(node.id, id);
+      if (!now || now.namespace !== placed.namespace || !sameRecord(withoutId(placed.labels), withoutId(now.labels))) {
+        this.state.removeActor(node.id, id);
+        changed = true;
+      }
     }
-    for (const actor of actors) if (!node.actors.has(actor.actorId)) this.state.addActor(node.id, actor);
+    for (const actor of actors) {
+      if (node.actors.has(actor.actorId)) continue;
+      this.state.addActor(node.id, actor);
+      changed = true;
+    }
+    return changed;
   }
 }
 

@@ -127,6 +127,14 @@ export class HostManager {
     this.taskHosts.length = 0;
   }
 
+  /** Ends leases at the task hosts that serve them. */
+  revokeLeases(leaseIds: readonly string[]): void {
+    for (const entry of this.taskHosts) {
+      const mine = leaseIds.filter((id) => entry.leases.has(id));
+      if (mine.length > 0) entry.host.revokeLeases(mine);
+    }
+  }
+
   private async taskHost(): Promise<HostEntry> {
     let best: HostEntry | undefined;
     for (const e of this.taskHosts) if (!best || e.tasks < best.tasks) best = e;

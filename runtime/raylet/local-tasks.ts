@@ -40,6 +40,8 @@ export interface LocalTasksOptions {
   workerLeases?: { idleMs: number; lifetimeMs: number } | false;
   /** A lease was lost with its task host: drivers pushing to it must hear of it. */
   onLeaseLost?(leaseId: string, cause: string): void;
+  /** Ends leases at their task hosts (a running task of one finishes first). */
+  revokeLeases?(leaseIds: string[]): void;
 }
 
 const newLeaseId = (): string => randomBytes(8).toString('hex');
@@ -71,8 +73,8 @@ interface Task {
 export class LocalTasks {
   private queue: Task[] = [];
   private readonly running = new Set<Task>();
-  /** Leases granted and not yet ended, with the lease holder of their resources. */
-  private readonly leased = new Map<string, string>();
+  /** Leases granted and not yet ended: the holder of their resources, and their tasks' request. */
+  private readonly leased = new Map<string, { holder: string; req: SchedulingRequest; revoked?: boolean }>();
   private readonly compiled = new Map<string, SchedulingRequest>();
   private readonly maxSpillHops: number;
   private kick: 'view' | 'resources' | undefined;
@@ -90,10 +92,22 @@ export class LocalTasks {
 
   /** A task host ended a lease: its resources go back. */
   leaseEnded(leaseId: string): void {
-    const holder = this.leased.get(leaseId);
-    if (holder === undefined) return;
+    const lease = this.leased.get(leaseId);
+    if (lease === undefined) return;
     this.leased.delete(leaseId);
-    this.opts.leases.release(holder);
+    this.opts.leases.release(lease.holder);
+  }
+
+  /**
+   * This node's labels, taints, state or actors changed in the view: leases whose tasks' hard
+   * constraints no longer hold here are revoked, so the next task with those options is decided
+   * afresh — a lease never outlives the constraints it was granted under by more than a sync period.
+   */
+  localChanged(): void {
+    const { view } = this.opts;
+    const stale = [...this.leased].filter(([, l]) => !l.revoked && !feasibleHere(view.state, l.req, view.localNodeId));
+    for (const [, lease] of stale) lease.revoked = true;
+    if (stale.length > 0) this.opts.revokeLeases?.(stale.map(([id]) => id));
   }
 
   /** A task host died with its leases: their resources go back, and their drivers are told. */
@@ -211,7 +225,7 @@ export class LocalTasks {
     const holder = grant ? `lease/${grant.leaseId}` : `task/${this.nextLease++}`;
     this.running.add(task);
     this.opts.leases.acquire(holder, task.req.resources);
-    if (grant) this.leased.set(grant.leaseId, holder);
+    if (grant) this.leased.set(grant.leaseId, { holder, req: task.req });
     this.opts.run({ taskId: body.taskId, code: body.code, reply: msg.reply, ...(grant ? { lease: grant } : {}) }).then(
       () => this.finish(task, grant ? undefined : holder),
       (err: unknown) => {

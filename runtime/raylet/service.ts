@@ -107,6 +107,7 @@ export class RayletService {
       log: (line) => opts.log(`raylet ${config.nodeId}: ${line}`),
       retryMs: opts.retryMs,
       onNodes: (change) => this.followLoads(change),
+      onLocalChange: () => this.tasks.localChanged(),
     });
     this.tasks = new LocalTasks({
       view: this.view,
@@ -117,6 +118,7 @@ export class RayletService {
       log: opts.log,
       onWaiting: (task, failure) => this.publishWaiting(task, failure),
       onLeaseLost: (leaseId, cause) => this.publishLeaseLost(leaseId, cause),
+      revokeLeases: (leaseIds) => this.actors.hosts.revokeLeases(leaseIds),
       maxSpillHops: opts.maxSpillHops,
       workerLeases: opts.workerLeases,
     });

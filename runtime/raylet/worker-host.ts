@@ -22,6 +22,8 @@ export interface WorkerHost {
    * ended (its resources may go back); rejects (WORKER_EXITED) when the host ended first.
    */
   runTask(task: RunTask): Promise<void>;
+  /** Ends leases this host serves (at once, or after their running task). */
+  revokeLeases(leaseIds: readonly string[]): void;
   /** Called with each lease that ended in this host (idle, or past its lifetime); set by the host manager. */
   onLeaseEnded?: (leaseId: string) => void;
   /** Graceful: stops every actor and ends the host. */
@@ -65,6 +67,10 @@ export class InlineWorkerHost implements WorkerHost {
         resolve();
       });
     });
+  }
+
+  revokeLeases(leaseIds: readonly string[]): void {
+    this.tasks.leases.revoke(leaseIds);
   }
 
   async stop(): Promise<void> {

@@ -137,6 +137,10 @@ export class WorkerProcess implements WorkerHost {
     });
   }
 
+  revokeLeases(leaseIds: readonly string[]): void {
+    if (this.gone === undefined) this.send({ type: 'revoke', leaseIds });
+  }
+
   private flushTasks(): void {
     const tasks = this.outbox;
     this.outbox = [];

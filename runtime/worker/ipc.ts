@@ -13,6 +13,7 @@ import type { RunTask } from './task-runner.ts';
  *                   kill    drop an actor; result value: whether the host held it
  *                   tasks   run tasks (each a RunTask with an id); the host answers each driver on
  *                           its `reply` itself. Tasks handed over in one turn travel in one message.
+ *                   revoke  end these leases (at once, or after their running task)
  *                   exit    stop every actor, drain the NATS connection, exit 0
  *   host → raylet   ready   connected to NATS and taking creates; carries the host's pid
  *                   failed  init failed (NATS unreachable); the host exits 1 after sending it
@@ -29,6 +30,7 @@ export type RayletToHost =
   | { readonly type: 'create'; readonly id: number; readonly actor: CreateActor }
   | { readonly type: 'kill'; readonly id: number; readonly actorId: string }
   | { readonly type: 'tasks'; readonly tasks: readonly { readonly id: number; readonly task: RunTask }[] }
+  | { readonly type: 'revoke'; readonly leaseIds: readonly string[] }
   | { readonly type: 'exit' };
 
 export type HostToRaylet =
@@ -38,7 +40,7 @@ export type HostToRaylet =
   | { readonly type: 'result'; readonly id: number; readonly ok: true; readonly value?: unknown }
   | { readonly type: 'result'; readonly id: number; readonly ok: false; readonly error: WireError };
 
-const RAYLET_TYPES = new Set(['init', 'create', 'kill', 'tasks', 'exit']);
+const RAYLET_TYPES = new Set(['init', 'create', 'kill', 'tasks', 'revoke', 'exit']);
 const HOST_TYPES = new Set(['ready', 'failed', 'result', 'ended']);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -50,6 +52,7 @@ export function isRayletToHost(value: unknown): value is RayletToHost {
   if (!isRecord(value) || typeof value.type !== 'string' || !RAYLET_TYPES.has(value.type)) return false;
   if (value.type === 'create') return typeof value.id === 'number' && isRecord(value.actor);
   if (value.type === 'kill') return typeof value.id === 'number' && typeof value.actorId === 'string';
+  if (value.type === 'revoke') return Array.isArray(value.leaseIds) && value.leaseIds.every((id) => typeof id === 'string');
   if (value.type === 'tasks') return Array.isArray(value.tasks) && value.tasks.every((t) => isRecord(t) && typeof t.id === 'number' && isRunTask(t.task));
   if (value.type === 'init') return typeof value.cluster === 'string' && typeof value.natsAddress === 'string' && isRecord(value.node);
   return true;

@@ -104,6 +104,8 @@ process.on('message', (message: unknown) => {
     case 'tasks':
       for (const t of message.tasks) void task(t.id, t.task);
       return;
+    case 'revoke':
+      return tasks?.leases.revoke(message.leaseIds);
     case 'exit':
       return void exit(0);
   }

@@ -20,7 +20,7 @@ export interface LeaseGrant {
 interface Lease {
   readonly grant: LeaseGrant;
   readonly sub: Subscription;
-  readonly expiresAt: number;
+  expiresAt: number;
   busy: boolean;
   lastUsed: number;
   /** Fires every idleMs while the lease lives; ends it when it finds it idle that long. */
@@ -70,6 +70,16 @@ export class TaskLeases {
       timer: setTimeout(() => this.check(lease), grant.idleMs),
     };
     this.leases.set(grant.leaseId, lease);
+  }
+
+  /** Ends these leases: now when idle, else once their running task has answered. */
+  revoke(leaseIds: readonly string[]): void {
+    for (const id of leaseIds) {
+      const lease = this.leases.get(id);
+      if (!lease) continue;
+      if (lease.busy) lease.expiresAt = 0;
+      else this.end(lease);
+    }
   }
 
   /** Ends every lease (the host is stopping). */

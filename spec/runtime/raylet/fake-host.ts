@@ -25,6 +25,12 @@ export class FakeHost implements WorkerHost {
     });
   }
 
+  readonly revoked: string[] = [];
+
+  revokeLeases(leaseIds: readonly string[]): void {
+    this.revoked.push(...leaseIds);
+  }
+
   runTask(task: RunTask): Promise<void> {
     this.tasks.push(task);
     return new Promise<void>((resolve, reject) => {

@@ -34,11 +34,13 @@ function world(opts: { maxSpillHops?: number; localCpus?: number } = {}) {
   const running: Running[] = [];
   const waiting: { taskId: string; failure: ScheduleFailure }[] = [];
   const lost: string[] = [];
+  const revoked: string[] = [];
   let tasks!: LocalTasks;
   const view = new RayletView({
     local: { nodeId: 'me', name: 'me', labels: { region: 'us', 'orrery.io/node-id': 'me' }, taints: {}, total: { CPU: (opts.localCpus ?? 2) * CPU } },
     requestSnapshot: () => Promise.reject(new Error('none')),
     onChange: () => tasks.viewChanged(),
+    onLocalChange: () => tasks.localChanged(),
     log: () => {},
   });
   const leases = new Leases({ CPU: (opts.localCpus ?? 2) * CPU }, () => {
@@ -57,6 +59,7 @@ function world(opts: { maxSpillHops?: number; localCpus?: number } = {}) {
     log: () => {},
     onWaiting: (task, failure) => waiting.push({ taskId: task.taskId, failure }),
     onLeaseLost: (leaseId) => lost.push(leaseId),
+    revokeLeases: (ids) => revoked.push(...ids),
     maxSpillHops: opts.maxSpillHops,
   });
   view.receive({ version: 1, previous: 0, upserts: [node('a', { region: 'eu' }), node('b', { region: 'eu' })], removals: [] });
@@ -80,7 +83,7 @@ function world(opts: { maxSpillHops?: number; localCpus?: number } = {}) {
     return taskId;
   };
   const settle = () => new Promise((r) => setImmediate(r));
-  return { view, leases, tasks, running, waiting, lost, answers, submit, settle };
+  return { view, leases, tasks, running, waiting, lost, revoked, answers, submit, settle };
 }
 
 test('a task that fits here runs here, holding its resources until it ends', async () => {
@@ -183,6 +186,22 @@ test('a driver seeking a lease hears busy instead of its task waiting; a grant h
   const spread = w.submit({ options: { schedulingStrategy: 'SPREAD' }, lease: true });
   assert.is(w.running.at(-1)!.task.taskId, spread);
   assert.is(w.running.at(-1)!.task.lease, undefined, 'SPREAD tasks get no lease');
+});
+
+test("leases whose constraints stop holding here are revoked when the view changes this node", async () => {
+  const w = world({ localCpus: 4 });
+  w.submit({ options: { labelSelector: { region: 'us' } }, lease: true });
+  w.submit({ options: {}, lease: true });
+  const [bySelector, plain] = w.running.map((r) => r.task.lease!.leaseId);
+  assert.is(w.running.length, 2, 'both run here');
+  const me = (labels: Record<string, string>): NodeView => node('me', labels, 4);
+  w.view.receive({ version: 2, previous: 1, upserts: [me({ region: 'us' })], removals: [] });
+  assert.equal(w.revoked, [], 'labels unchanged: nothing revoked');
+  w.view.receive({ version: 3, previous: 2, upserts: [me({ region: 'eu' })], removals: [] });
+  assert.equal(w.revoked, [bySelector], 'only the lease whose selector no longer matches');
+  w.view.receive({ version: 4, previous: 3, upserts: [], removals: [], actorsPlaced: [{ nodeId: 'me', actorId: 'x1', namespace: 'default', labels: {} }] });
+  assert.equal(w.revoked, [bySelector], 'a new actor here breaks neither (and a lease is revoked once)');
+  assert.not.ok(w.revoked.includes(plain));
 });
 
 test('a task whose host dies is answered TASK_WORKER_DIED and gives its resources back', async () => {

@@ -122,6 +122,19 @@ test('a task that fails ends its lease at once: the driver never hears of it', a
   assert.equal(ended, ['lease-3']);
 });
 
+test('a revoked lease ends at once when idle, after its task when busy', async () => {
+  const { bus, runner, ended, answerOf } = setup();
+  const grant = (leaseId: string) => ({ leaseId, idleMs: 10_000, lifetimeMs: 10_000 });
+  await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: grant('idle') });
+  await answerOf({ taskId: 't2', code: code('add', 1, 1), lease: grant('busy') });
+  const running = bus.request(s.actorCall('busy'), encode('leased_task', { leaseId: 'busy', taskId: 'p', code: code('slow', 20), attempt: 0 }), { timeoutMs: 2000 });
+  await new Promise((r) => setTimeout(r, 5));
+  runner.leases.revoke(['idle', 'busy', 'unknown']);
+  assert.equal(ended, ['idle']);
+  assert.equal(decodeReply((await running).data, { value: taskOutcome }), { kind: 'done', value: 'p' }, 'the running task still answers');
+  assert.equal(ended, ['idle', 'busy']);
+});
+
 test('malformed pushes are answered with their wire error; the lease goes on', async () => {
   const { bus, runner, answerOf } = setup();
   await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-4', idleMs: 10_000, lifetimeMs: 10_000 } });
