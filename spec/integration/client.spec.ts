@@ -41,7 +41,8 @@ test('by default (nats-server installed) it spawns its own nats-server; killNode
   const inFlight = actor.call('later', 60_000).catch((e: unknown) => e);
   await local.killNode(victim.nodeId);
   await dead;
-  assert.instance(await inFlight, ActorDiedError, 'a call in flight fails once the GCS declares the actor dead');
+  const failure = await inFlight;
+  assert.instance(failure, ActorDiedError, `a call in flight fails once the GCS declares the actor dead (got ${String((failure as Error)?.name)} ${String((failure as { code?: string })?.code)}: ${String((failure as Error)?.message)})`);
   assert.instance(await actor.call('get').catch((e: unknown) => e), ActorDiedError);
   const added = await local.addNode({ name: 'late', resources: { CPU: 1, GPU: 1 } });
   assert.equal(added.resources.total, { CPU: 1, GPU: 1 });
