@@ -360,6 +360,9 @@ test('view deltas come in version order and view_snapshot matches what they add 
   withGcs({ viewIntervalMs: 20 }, async (h) => {
     await h.addNode(us('n1'));
     await h.addNode(eu('n2'));
+    // the nodes are sent (with their empty actor lists) before a1 is placed, so a1 must come as a change
+    await h.views.wait((v) => v.upserts.some((n) => n.nodeId === 'n1'), 'n1 in a view');
+    await h.views.wait((v) => v.upserts.some((n) => n.nodeId === 'n2'), 'n2 in a view');
     await h.registerActor('a1', { numCpus: 2, labels: { role: 'db' } });
     await h.reached('a1', 'ALIVE');
     await h.request('set_node_taints', 'set_node_taints', { nodeId: 'n2', add: { maintenance: 'soon:PreferNoSchedule' } });
