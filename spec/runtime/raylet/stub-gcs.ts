@@ -1,6 +1,7 @@
 import { decode } from '../../../protocols/codec.ts';
 import { messages } from '../../../protocols/messages/registry.ts';
 import type { Heartbeat, RegisterNode } from '../../../protocols/messages/node.ts';
+import type { ViewDelta } from '../../../protocols/messages/view.ts';
 import { encodeError, encodeOk } from '../../../protocols/reply.ts';
 import { GCS_QUEUE, subjects } from '../../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../../../runtime/bus/bus.ts';
@@ -27,13 +28,21 @@ export class StubGcs {
   refuse: OrreryError | undefined;
   /** Called with each register_node before it is answered. */
   onRegister: ((body: RegisterNode) => void) | undefined;
+  /** The answer to view_snapshot (a delta from the empty view); requests are counted. */
+  snapshot: ViewDelta = { version: 0, previous: 0, upserts: [], removals: [] };
+  snapshots = 0;
   private readonly subs: Subscription[];
   private waiters: { check: () => boolean; resolve: () => void }[] = [];
 
   constructor(private readonly bus: Bus, cluster = 'default') {
     const s = subjects(cluster);
     const on = (verb: 'register_node' | 'heartbeat' | 'actor_died') => bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg), { queue: GCS_QUEUE });
-    this.subs = [on('register_node'), on('heartbeat'), on('actor_died')];
+    const snapshot = bus.subscribe(s.gcs('view_snapshot'), (msg) => {
+      this.snapshots++;
+      msg.respond(encodeOk(this.snapshot));
+      this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
+    }, { queue: GCS_QUEUE });
+    this.subs = [on('register_node'), on('heartbeat'), on('actor_died'), snapshot];
   }
 
   /** Resolves once `check` holds, re-checked after every message this GCS receives. */

@@ -1,0 +1,99 @@
+// A raylet service on the memory bus with a stand-in GCS: it follows gcs.view (a gap asks for a
+// snapshot), runs tasks in its inline task host, reports what they hold in heartbeats and in its
+// load reports, and refuses malformed submissions without changing anything.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { decode, encode } from '../../../protocols/codec.ts';
+import { messages } from '../../../protocols/messages/registry.ts';
+import { taskOutcome } from '../../../protocols/messages/task.ts';
+import type { NodeView } from '../../../protocols/messages/view.ts';
+import { decodeReply } from '../../../protocols/reply.ts';
+import { subjects } from '../../../protocols/subjects.ts';
+import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
+import { startRaylet } from '../../../runtime/raylet/index.ts';
+import { until } from '../../fixtures/tasks/scenarios.ts';
+import { StubGcs } from './stub-gcs.ts';
+
+const s = subjects('default');
+const FIXTURES = new URL('../../fixtures/tasks/tasks.ts', import.meta.url).href;
+const CPU = 10_000;
+
+async function world() {
+  const broker = new MemoryBroker();
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  const bus = connectMemoryBus(broker);
+  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, nodeName: 'r1', resources: { CPU: 2 } });
+  const submit = (body: object) => bus.request(s.raylet(raylet.nodeId, 'submit_task'), encode('submit_task', body as never), { timeoutMs: 5000 });
+  return { broker, gcs, bus, raylet, submit };
+}
+
+const peer = (nodeId: string): NodeView => ({ nodeId, name: nodeId, state: 'ALIVE', labels: {}, taints: {}, resources: { total: { CPU: 4 * CPU }, available: { CPU: 4 * CPU } } });
+
+test('follows gcs.view: deltas in order, a gap answered by a snapshot from the GCS', async () => {
+  const w = await world();
+  w.bus.publish(s.view(), encode('view_delta', { version: 1, previous: 0, upserts: [peer('p1')], removals: [] }));
+  await until(() => w.raylet.stats().view.version === 1, 'delta 1');
+  assert.is(w.raylet.stats().view.nodes, 2);
+  w.gcs.snapshot = { version: 7, previous: 0, upserts: [peer('p1'), peer('p2')], removals: [] };
+  w.bus.publish(s.view(), encode('view_delta', { version: 7, previous: 6, upserts: [peer('p2')], removals: [] }));
+  await until(() => w.raylet.stats().view.version === 7, 'the snapshot');
+  assert.is(w.gcs.snapshots, 1);
+  assert.equal({ nodes: w.raylet.stats().view.nodes, gaps: w.raylet.stats().view.gaps }, { nodes: 3, gaps: 1 });
+  w.bus.publish(s.view(), new Uint8Array([0xc1]));
+  await w.bus.flush();
+  assert.is(w.raylet.stats().malformed.MALFORMED, 1, 'an unreadable delta is counted and dropped');
+  await w.raylet.stop();
+});
+
+test("a running task holds its CPU: in heartbeats, in load reports and in the raylet's stats", async () => {
+  const w = await world();
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-raylet-tasks-'));
+  const loads: { seq: number; available: Record<string, number> }[] = [];
+  w.bus.subscribe(s.raylet(w.raylet.nodeId, 'load'), (msg) => loads.push(decode(msg.data, { registry: { raylet_load: messages.raylet_load } }).body));
+  const marker = join(dir, 'started');
+  const running = w.submit({ taskId: 'aaaa000000000001', code: { moduleUrl: FIXTURES, functionName: 'hold', args: [150, marker] }, namespace: 'default', options: { numCpus: 2 }, hops: 0, attempt: 0 });
+  await until(() => existsSync(marker), 'the task to start');
+  assert.equal(w.raylet.stats().available, { CPU: 0 });
+  assert.equal(w.raylet.stats().tasks, { running: 1, queued: 0, leases: 0 });
+  await w.gcs.until(() => w.gcs.lastHeartbeat()?.available.CPU === 0, 'a heartbeat with the CPU held');
+  const answer = decodeReply((await running).data, { value: taskOutcome });
+  assert.is(answer.kind, 'done');
+  await w.gcs.until(() => w.gcs.lastHeartbeat()?.available.CPU === 2 * CPU, 'a heartbeat with the CPU back');
+  await until(() => loads.at(-1)?.available.CPU === 2 * CPU, 'a load report with the CPU back');
+  assert.ok(loads.some((l) => l.available.CPU === 0), 'a load report with the CPU held');
+  assert.ok(loads.every((l, i) => i === 0 || l.seq > loads[i - 1].seq), 'seq grows');
+  await w.raylet.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('malformed submissions are answered with their wire error and change nothing', async () => {
+  const w = await world();
+  const good = { taskId: 'aaaa000000000002', code: { moduleUrl: FIXTURES, functionName: 'add', args: [1, 2] }, namespace: 'default', options: {}, hops: 0, attempt: 0 };
+  const before = w.raylet.stats();
+  const cases: [string, Uint8Array][] = [
+    ['MALFORMED', new Uint8Array([0xc1])],
+    ['UNKNOWN_TYPE', encode('raylet_kill_actor', { actorId: 'x', incarnation: 0 })],
+    ['INVALID_MESSAGE', encode('submit_task', { ...good, taskId: '' })],
+    ['INVALID_MESSAGE', encode('submit_task', { ...good, hops: 65 })],
+    ['INVALID_MESSAGE', encode('submit_task', { ...good, attempt: 1.5 })],
+    ['TOO_LARGE', encode('submit_task', { ...good, code: { ...good.code, args: ['x'.repeat(1_100_000)] } }, { maxBytes: 2_000_000 })],
+    ['INVALID_SELECTOR', encode('submit_task', { ...good, options: { labelSelector: { a: 'in(' } } })],
+  ];
+  for (const [code, data] of cases) {
+    const reply = decode((await w.bus.request(s.raylet(w.raylet.nodeId, 'submit_task'), data, { timeoutMs: 5000 })).data, { registry: { reply: messages.reply } }).body;
+    assert.is(reply.ok ? 'ok' : reply.error.code, code);
+  }
+  w.bus.publish(s.raylet(w.raylet.nodeId, 'submit_task'), encode('submit_task', good));
+  await w.bus.flush();
+  const after = w.raylet.stats();
+  assert.equal(after.available, before.available);
+  assert.equal(after.tasks, { running: 0, queued: 0, leases: 0 });
+  assert.ok(Object.values(after.malformed).reduce((a, b) => a + b, 0) >= 7, 'counted, the reply-less one too');
+  assert.equal(decodeReply((await w.submit(good)).data, { value: taskOutcome }), { kind: 'done', value: 3 }, 'and it goes on running tasks');
+  await w.raylet.stop();
+});
+
+test.run();
