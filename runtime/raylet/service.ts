@@ -1,15 +1,10 @@
-import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { OrreryError } from '../../lib/errors.ts';
-import { seededRng } from '../../lib/random.ts';
 import { fromUnits } from '../../lib/resources/quantity.ts';
-import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
 import { decode, encode } from '../../protocols/codec.ts';
-import { ProtocolError } from '../../protocols/errors.ts';
 import { registered } from '../../protocols/messages/cluster.ts';
 import { messages } from '../../protocols/messages/registry.ts';
-import { viewDelta, type ViewDelta } from '../../protocols/messages/view.ts';
 import { decodeReply, encodeError, encodeOk } from '../../protocols/reply.ts';
 import { RayletVerb, subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import { bool, object } from '../../protocols/validate.ts';
@@ -17,11 +12,11 @@ import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import type { HostNode } from '../worker/host.ts';
 import { MalformedCounter } from '../worker/malformed.ts';
 import { respond } from '../worker/respond.ts';
-import { RayletView, type ViewStats } from './cluster-view.ts';
+import type { ViewStats } from './cluster-view.ts';
 import type { RayletConfig } from './config.ts';
 import { Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
-import { LocalTasks } from './local-tasks.ts';
+import { RayletTasks } from './raylet-tasks.ts';
 import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
 import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
@@ -50,19 +45,14 @@ export interface RayletServiceOptions {
 const heartbeatAnswer = object({ known: bool() });
 const KILL_TYPE = 'raylet_kill_actor';
 const MAX_DIED_ATTEMPTS = 10;
-const SUBMIT_REGISTRY = { submit_task: messages.submit_task } as const;
-const VIEW_REGISTRY = { view_delta: messages.view_delta } as const;
-const LOAD_REGISTRY = { raylet_load: messages.raylet_load } as const;
-/** Least time between two load reports of this raylet. */
-const LOAD_INTERVAL_MS = 20;
 
 /**
  * A raylet: registers its node with the GCS and keeps it alive with heartbeats (the Raylet machine),
  * answers create_actor / kill_actor on its own subjects by starting and dropping actors in its
  * worker hosts, keeps the resource leases of its actors and tasks, and reports the actors of a
- * worker host that died (gcs.actor_died) at once. It keeps its own copy of the cluster view from
- * `gcs.view` (cluster-view.ts) and decides the tasks submitted to it on that copy (local-tasks.ts):
- * runs them here, spills them back to the node its view prefers, or queues them.
+ * worker host that died (gcs.actor_died) at once. Its task side (raylet-tasks.ts) keeps a copy of
+ * the cluster view and decides the tasks submitted to it on that copy: runs them here, spills them
+ * back to the node its view prefers, or queues them.
  */
 export class RayletService {
   readonly malformed: MalformedCounter;
@@ -71,13 +61,8 @@ export class RayletService {
   private readonly s: ClusterSubjects;
   private readonly leases: Leases;
   private readonly actors: LocalActors;
-  private readonly view: RayletView;
-  private readonly tasks: LocalTasks;
+  private readonly tasks: RayletTasks;
   private readonly node: HostNode;
-  private rareResources: readonly string[] = [];
-  /** Subscriptions to other raylets' load reports, by node id. */
-  private readonly loadSubs = new Map<string, Subscription>();
-  private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined };
   private subs: Subscription[] = [];
   private machine: Actor<RayletMachine> | undefined;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -89,36 +74,27 @@ export class RayletService {
     this.node = { nodeId: config.nodeId, nodeName: config.nodeName, labels: config.labels };
     this.malformed = new MalformedCounter('raylet: refused a malformed request', opts.log);
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
-    this.leases = new Leases(config.total, () => this.leasesChanged());
+    this.leases = new Leases(config.total, () => this.tasks.leasesChanged());
     this.actors = new LocalActors({
       total: config.total,
       leases: this.leases,
       maxTaskHosts: opts.maxTaskHosts ?? defaultTaskHosts(config.total.CPU ?? 0),
       launch: () => this.launchHost(),
       onLost: (actors, cause) => void this.reportDied(actors, cause),
-      onLeaseEnded: (leaseId) => this.tasks.leaseEnded(leaseId),
-      onLeasesLost: (leaseIds, cause) => this.tasks.leasesLost(leaseIds, cause),
+      onLeaseEnded: (leaseId) => this.tasks.tasks.leaseEnded(leaseId),
+      onLeasesLost: (leaseIds, cause) => this.tasks.tasks.leasesLost(leaseIds, cause),
       log: opts.log,
     });
-    this.view = new RayletView({
-      local: { nodeId: config.nodeId, name: config.nodeName, labels: config.labels, taints: config.taints, total: config.total },
-      requestSnapshot: () => this.snapshot(),
-      onChange: () => this.tasks.viewChanged(),
-      log: (line) => opts.log(`raylet ${config.nodeId}: ${line}`),
-      retryMs: opts.retryMs,
-      onNodes: (change) => this.followLoads(change),
-      onLocalChange: () => this.tasks.localChanged(),
-    });
-    this.tasks = new LocalTasks({
-      view: this.view,
+    this.tasks = new RayletTasks({
+      bus: opts.bus,
+      subjects: this.s,
+      config,
       leases: this.leases,
-      run: (task) => this.actors.hosts.runTask(task),
-      rareResources: () => this.rareResources,
-      rng: seededRng(randomInt(2 ** 31)),
+      hosts: this.actors.hosts,
+      malformed: this.malformed,
       log: opts.log,
-      onWaiting: (task, failure) => this.publishWaiting(task, failure),
-      onLeaseLost: (leaseId, cause) => this.publishLeaseLost(leaseId, cause),
-      revokeLeases: (leaseIds) => this.actors.hosts.revokeLeases(leaseIds),
+      requestTimeoutMs: this.timeoutMs,
+      retryMs: opts.retryMs,
       maxSpillHops: opts.maxSpillHops,
       workerLeases: opts.workerLeases,
     });
@@ -152,8 +128,7 @@ export class RayletService {
       actors: this.actors.count,
       hosts: this.actors.hostCount,
       taskHosts: this.actors.hosts.taskHostCount,
-      tasks: this.tasks.stats(),
-      view: this.view.stats(),
+      ...this.tasks.stats(),
       seq: context?.seq ?? 0,
       registrations: context?.registrations ?? 0,
       available: this.leases.available(),
@@ -210,12 +185,7 @@ export class RayletService {
     else this.machine?.send({ type: 'STOP' });
     for (const sub of this.subs) sub.unsubscribe();
     this.subs = [];
-    for (const sub of this.loadSubs.values()) sub.unsubscribe();
-    this.loadSubs.clear();
-    clearTimeout(this.load.timer);
-    this.view.stop();
-    if (how === 'crash') this.tasks.crash();
-    else this.tasks.stop();
+    this.tasks.stop(how);
     if (how === 'crash') this.actors.crash();
     else await this.actors.stop();
     this.machine?.stop();
@@ -228,8 +198,7 @@ export class RayletService {
     const on = (verb: RayletVerb, handler: (msg: BusMsg) => void) => this.subs.push(this.opts.bus.subscribe(this.s.raylet(this.nodeId, verb), handler));
     on(RayletVerb.create_actor, this.handler('create_actor', (body) => this.actors.create(body)));
     on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
-    on(RayletVerb.submit_task, (msg) => this.onSubmit(msg));
-    this.subs.push(this.opts.bus.subscribe(this.s.view(), (msg) => this.onView(msg)));
+    this.subs.push(...this.tasks.subscribe());
     // load is published by a raylet, not requested of it
     const served = new Set<string>([RayletVerb.create_actor, RayletVerb.kill_actor, RayletVerb.submit_task, RayletVerb.load]);
     for (const verb of Object.values(RayletVerb)) {
@@ -261,123 +230,6 @@ export class RayletService {
     };
   }
 
-  /** submit_task: decoded here (malformed ones answered with their wire error), decided by LocalTasks. */
-  private onSubmit(msg: BusMsg): void {
-    let body;
-    try {
-      body = decode(msg.data, { registry: SUBMIT_REGISTRY }).body;
-    } catch (err) {
-      this.malformed.count(err);
-      respond(msg, () => encodeError(err));
-      return;
-    }
-    if (msg.reply === undefined) {
-      this.malformed.count(new ProtocolError('INVALID_MESSAGE', 'submit_task without a reply subject: nobody could receive its result'));
-      return;
-    }
-    this.tasks.submit(body, msg as BusMsg & { reply: string });
-  }
-
-  /** A delta on gcs.view; one that does not decode is counted and dropped (a gap will show later). */
-  private onView(msg: BusMsg): void {
-    let delta: ViewDelta;
-    try {
-      delta = decode(msg.data, { registry: VIEW_REGISTRY }).body;
-    } catch (err) {
-      this.malformed.count(err);
-      return;
-    }
-    this.view.receive(delta);
-  }
-
-  private async snapshot(): Promise<ViewDelta> {
-    const msg = await this.opts.bus.request(this.s.gcs('view_snapshot'), encode('view_snapshot', {}), { timeoutMs: this.timeoutMs });
-    return decodeReply(msg.data, { value: viewDelta });
-  }
-
-  private leasesChanged(): void {
-    this.view.setLocalUsed(this.leases.used());
-    this.tasks.resourcesFreed();
-    this.reportLoad();
-  }
-
-  /** Publishes this node's free resources for other raylets: now, or when LOAD_INTERVAL_MS has passed. */
-  private reportLoad(): void {
-    if (this.load.timer !== undefined || this.state === 'stopping' || this.state === 'stopped') return;
-    const wait = this.load.last + LOAD_INTERVAL_MS - performance.now();
-    if (wait > 0) {
-      this.load.timer = setTimeout(() => {
-        this.load.timer = undefined;
-        this.reportLoad();
-      }, wait);
-      return;
-    }
-    this.load.last = performance.now();
-    try {
-      this.opts.bus.publish(this.s.raylet(this.nodeId, 'load'), encode('raylet_load', { nodeId: this.nodeId, seq: ++this.load.seq, available: this.leases.available() }));
-    } catch (err) {
-      this.opts.log(`raylet ${this.nodeId}: cannot publish its load: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
-  /** Follows the load reports of the nodes in the view. */
-  private followLoads(change: { added: string[]; removed: string[] }): void {
-    if (this.state === 'stopping' || this.state === 'stopped') return;
-    for (const id of change.removed) {
-      this.loadSubs.get(id)?.unsubscribe();
-      this.loadSubs.delete(id);
-    }
-    for (const id of change.added) {
-      if (this.loadSubs.has(id)) continue;
-      try {
-        this.loadSubs.set(id, this.opts.bus.subscribe(this.s.raylet(id, 'load'), (msg) => this.onLoad(msg)));
-      } catch (err) {
-        this.opts.log(`raylet ${this.nodeId}: cannot follow the load of node ${id}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  }
-
-  private onLoad(msg: BusMsg): void {
-    let body;
-    try {
-      body = decode(msg.data, { registry: LOAD_REGISTRY }).body;
-    } catch (err) {
-      this.malformed.count(err);
-      return;
-    }
-    this.view.applyLoad(body.nodeId, body.seq, body.available);
-  }
-
-  /** A task waits: schedule_failed on events.schedule_failed, as the GCS publishes for actors. */
-  private publishWaiting(task: { taskId: string; functionName: string }, failure: ScheduleFailure): void {
-    const event = {
-      type: 'schedule_failed',
-      time: Date.now(),
-      target: { kind: 'task', id: task.taskId, name: task.functionName },
-      reason: failure.reason,
-      message: failure.message.slice(0, 65_536),
-      nodes: failure.nodes.map((n) => ({ nodeId: n.nodeId, reasons: [...n.reasons] })),
-    };
-    try {
-      this.opts.bus.publish(this.s.event('schedule_failed'), encode('event', event));
-    } catch (err) {
-      this.opts.log(`raylet ${this.nodeId}: cannot publish schedule_failed for task ${task.taskId}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
-  /**
-   * A lease died with its task host: `lease_revoked` on events.lease_revoked, so a driver waiting on
-   * a task pushed to it retries (it cannot hear it from the host, which is gone).
-   */
-  private publishLeaseLost(leaseId: string, cause: string): void {
-    const event = { type: 'lease_revoked', time: Date.now(), target: { kind: 'lease', id: leaseId, nodeId: this.nodeId }, reason: 'worker_died', message: cause.slice(0, 4096) };
-    try {
-      this.opts.bus.publish(this.s.event('lease_revoked'), encode('event', event));
-    } catch (err) {
-      this.opts.log(`raylet ${this.nodeId}: cannot publish lease_revoked for ${leaseId}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
   private async register(): Promise<{ heartbeatMs: number }> {
     const { config } = this.opts;
     const body = encode('register_node', {
@@ -390,7 +242,7 @@ export class RayletService {
     });
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
     const reply = decodeReply(msg.data, { value: registered });
-    this.rareResources = reply.rareResources;
+    this.tasks.setRareResources(reply.rareResources);
     return { heartbeatMs: reply.heartbeatMs };
   }
 
@@ -430,7 +282,6 @@ export class RayletService {
     return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, node: this.node, log, execArgv: hosts.workerExecArgv });
   }
 }
-
 
 /** Task hosts: one per whole CPU of the node, no more than the machine has cores, at least one. */
 function defaultTaskHosts(cpuUnits: number): number {

@@ -1,0 +1,225 @@
+import { randomInt } from 'node:crypto';
+import { seededRng } from '../../lib/random.ts';
+import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+import { decode, encode } from '../../protocols/codec.ts';
+import { ProtocolError } from '../../protocols/errors.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import { viewDelta, type ViewDelta } from '../../protocols/messages/view.ts';
+import { decodeReply, encodeError } from '../../protocols/reply.ts';
+import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
+import type { MalformedCounter } from '../worker/malformed.ts';
+import { respond } from '../worker/respond.ts';
+import { RayletView, type ViewStats } from './cluster-view.ts';
+import type { RayletConfig } from './config.ts';
+import type { HostManager } from './host-manager.ts';
+import type { Leases } from './leases.ts';
+import { LocalTasks } from './local-tasks.ts';
+
+const SUBMIT_REGISTRY = { submit_task: messages.submit_task } as const;
+const VIEW_REGISTRY = { view_delta: messages.view_delta } as const;
+const LOAD_REGISTRY = { raylet_load: messages.raylet_load } as const;
+/** Least time between two load reports of this raylet. */
+const LOAD_INTERVAL_MS = 20;
+
+export interface RayletTasksOptions {
+  bus: Bus;
+  subjects: ClusterSubjects;
+  config: RayletConfig;
+  leases: Leases;
+  hosts: HostManager;
+  malformed: MalformedCounter;
+  log: (line: string) => void;
+  /** Timeout of the view_snapshot request. */
+  requestTimeoutMs: number;
+  retryMs?: number;
+  maxSpillHops?: number;
+  workerLeases?: { idleMs: number; lifetimeMs: number } | false;
+}
+
+/**
+ * The task side of a raylet (docs/runtime.md, "Tasks" and "Label sync"): its copy of the cluster
+ * view, kept from `gcs.view` (a gap asks `gcs.view_snapshot`) and from the other raylets' load
+ * reports, which it follows as nodes come and go; its own load report on `raylet.<nodeId>.load`; the
+ * `submit_task` subject, whose messages it decodes and hands to LocalTasks; and the events tasks and
+ * leases publish (`schedule_failed` for a task no node can take, `lease_revoked`).
+ */
+export class RayletTasks {
+  readonly view: RayletView;
+  readonly tasks: LocalTasks;
+  private rareResources: readonly string[] = [];
+  private readonly loadSubs = new Map<string, Subscription>();
+  private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined };
+  private closed = false;
+
+  constructor(private readonly opts: RayletTasksOptions) {
+    const { config } = opts;
+    this.view = new RayletView({
+      local: { nodeId: config.nodeId, name: config.nodeName, labels: config.labels, taints: config.taints, total: config.total },
+      requestSnapshot: () => this.snapshot(),
+      onChange: () => this.tasks.viewChanged(),
+      onNodes: (change) => this.followLoads(change),
+      onLocalChange: () => this.tasks.localChanged(),
+      log: (line) => opts.log(`raylet ${config.nodeId}: ${line}`),
+      retryMs: opts.retryMs,
+    });
+    this.tasks = new LocalTasks({
+      view: this.view,
+      leases: opts.leases,
+      run: (task) => opts.hosts.runTask(task),
+      rareResources: () => this.rareResources,
+      rng: seededRng(randomInt(2 ** 31)),
+      log: opts.log,
+      onWaiting: (task, failure) => this.publishWaiting(task, failure),
+      onLeaseLost: (leaseId, cause) => this.publishLeaseLost(leaseId, cause),
+      revokeLeases: (leaseIds) => opts.hosts.revokeLeases(leaseIds),
+      maxSpillHops: opts.maxSpillHops,
+      workerLeases: opts.workerLeases,
+    });
+  }
+
+  private get nodeId(): string {
+    return this.opts.config.nodeId;
+  }
+
+  stats(): { tasks: { running: number; queued: number; leases: number }; view: ViewStats } {
+    return { tasks: this.tasks.stats(), view: this.view.stats() };
+  }
+
+  /** Subscribes `gcs.view` and this raylet's `submit_task`; the caller ends them. */
+  subscribe(): Subscription[] {
+    const { bus, subjects } = this.opts;
+    return [bus.subscribe(subjects.view(), (msg) => this.onView(msg)), bus.subscribe(subjects.raylet(this.nodeId, 'submit_task'), (msg) => this.onSubmit(msg))];
+  }
+
+  /** From the registration reply: requests for these resources tolerate their taints. */
+  setRareResources(resources: readonly string[]): void {
+    this.rareResources = resources;
+  }
+
+  /** The node's leases changed: the view sees it, queued tasks may fit, other raylets will hear it. */
+  leasesChanged(): void {
+    this.view.setLocalUsed(this.opts.leases.used());
+    this.tasks.resourcesFreed();
+    this.reportLoad();
+  }
+
+  stop(how: 'stop' | 'crash'): void {
+    this.closed = true;
+    for (const sub of this.loadSubs.values()) sub.unsubscribe();
+    this.loadSubs.clear();
+    clearTimeout(this.load.timer);
+    this.view.stop();
+    if (how === 'crash') this.tasks.crash();
+    else this.tasks.stop();
+  }
+
+  /** submit_task: decoded here (malformed ones answered with their wire error), decided by LocalTasks. */
+  private onSubmit(msg: BusMsg): void {
+    let body;
+    try {
+      body = decode(msg.data, { registry: SUBMIT_REGISTRY }).body;
+    } catch (err) {
+      this.opts.malformed.count(err);
+      respond(msg, () => encodeError(err));
+      return;
+    }
+    if (msg.reply === undefined) {
+      this.opts.malformed.count(new ProtocolError('INVALID_MESSAGE', 'submit_task without a reply subject: nobody could receive its result'));
+      return;
+    }
+    this.tasks.submit(body, msg as BusMsg & { reply: string });
+  }
+
+  /** A delta on gcs.view; one that does not decode is counted and dropped (a gap will show later). */
+  private onView(msg: BusMsg): void {
+    let delta: ViewDelta;
+    try {
+      delta = decode(msg.data, { registry: VIEW_REGISTRY }).body;
+    } catch (err) {
+      this.opts.malformed.count(err);
+      return;
+    }
+    this.view.receive(delta);
+  }
+
+  private async snapshot(): Promise<ViewDelta> {
+    const msg = await this.opts.bus.request(this.opts.subjects.gcs('view_snapshot'), encode('view_snapshot', {}), { timeoutMs: this.opts.requestTimeoutMs });
+    return decodeReply(msg.data, { value: viewDelta });
+  }
+
+  /** Publishes this node's free resources for other raylets: now, or when LOAD_INTERVAL_MS has passed. */
+  private reportLoad(): void {
+    if (this.load.timer !== undefined || this.closed) return;
+    const wait = this.load.last + LOAD_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      this.load.timer = setTimeout(() => {
+        this.load.timer = undefined;
+        this.reportLoad();
+      }, wait);
+      return;
+    }
+    this.load.last = performance.now();
+    const report = { nodeId: this.nodeId, seq: ++this.load.seq, available: this.opts.leases.available() };
+    this.publish(this.opts.subjects.raylet(this.nodeId, 'load'), () => encode('raylet_load', report), 'its load');
+  }
+
+  /** Follows the load reports of the nodes in the view. */
+  private followLoads(change: { added: string[]; removed: string[] }): void {
+    if (this.closed) return;
+    for (const id of change.removed) {
+      this.loadSubs.get(id)?.unsubscribe();
+      this.loadSubs.delete(id);
+    }
+    for (const id of change.added) {
+      if (this.loadSubs.has(id)) continue;
+      try {
+        this.loadSubs.set(id, this.opts.bus.subscribe(this.opts.subjects.raylet(id, 'load'), (msg) => this.onLoad(msg)));
+      } catch (err) {
+        this.opts.log(`raylet ${this.nodeId}: cannot follow the load of node ${id}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  private onLoad(msg: BusMsg): void {
+    let body;
+    try {
+      body = decode(msg.data, { registry: LOAD_REGISTRY }).body;
+    } catch (err) {
+      this.opts.malformed.count(err);
+      return;
+    }
+    this.view.applyLoad(body.nodeId, body.seq, body.available);
+  }
+
+  /** A task no node can take: schedule_failed on events.schedule_failed, as the GCS publishes for actors. */
+  private publishWaiting(task: { taskId: string; functionName: string }, failure: ScheduleFailure): void {
+    const event = {
+      type: 'schedule_failed',
+      time: Date.now(),
+      target: { kind: 'task', id: task.taskId, name: task.functionName },
+      reason: failure.reason,
+      message: failure.message.slice(0, 65_536),
+      nodes: failure.nodes.map((n) => ({ nodeId: n.nodeId, reasons: [...n.reasons] })),
+    };
+    this.publish(this.opts.subjects.event('schedule_failed'), () => encode('event', event), `schedule_failed for task ${task.taskId}`);
+  }
+
+  /**
+   * A lease died with its task host: `lease_revoked` on events.lease_revoked, so a driver waiting on
+   * a task pushed to it retries (it cannot hear it from the host, which is gone).
+   */
+  private publishLeaseLost(leaseId: string, cause: string): void {
+    const event = { type: 'lease_revoked', time: Date.now(), target: { kind: 'lease', id: leaseId, nodeId: this.nodeId }, reason: 'worker_died', message: cause.slice(0, 4096) };
+    this.publish(this.opts.subjects.event('lease_revoked'), () => encode('event', event), `lease_revoked for ${leaseId}`);
+  }
+
+  /** Fire and forget: a failure is logged, never thrown into the raylet's work. */
+  private publish(subject: string, data: () => Uint8Array, what: string): void {
+    try {
+      this.opts.bus.publish(subject, data());
+    } catch (err) {
+      this.opts.log(`raylet ${this.nodeId}: cannot publish ${what}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}
