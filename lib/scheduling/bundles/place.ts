@@ -58,7 +58,8 @@ export function bundleRequest(req: PlacementGroupRequest, bundle: BundleSpec): S
  */
 export function placeTier(state: ClusterState, req: PlacementGroupRequest, tier: number, policy: Policy, pick: NodePicker): { nodeIds: string[] } | { stuck: Stuck } {
   const bundles = req.tiers[tier];
-  if (req.strategy === 'STRICT_PACK' || req.strategy === 'PACK') {
+  const placed = req.placed ?? [];
+  if (req.strategy === 'STRICT_PACK' || (req.strategy === 'PACK' && placed.length === 0)) {
     const whole = strictPack(state, req, bundles, policy, pick);
     if (whole) return { nodeIds: bundles.map(() => whole.id) };
     if (req.strategy === 'STRICT_PACK') {
@@ -68,7 +69,7 @@ export function placeTier(state: ClusterState, req: PlacementGroupRequest, tier:
   const order = bundles.map((_, i) => i).sort((a, b) => weight(bundles[b]) - weight(bundles[a]) || a - b);
   const nodeIds: string[] = new Array(bundles.length);
   const taken: { nodeId: string; bundle: BundleSpec }[] = [];
-  const used = new Set<string>();
+  const used = new Set<string>(placed);
   try {
     for (const i of order) {
       const request = bundleRequest(req, bundles[i]);
@@ -139,8 +140,9 @@ function weight(b: BundleSpec): number {
 
 /** Exact STRICT_SPREAD: a bipartite matching of bundles to distinct nodes (augmenting paths). */
 function matchDistinct(state: ClusterState, req: PlacementGroupRequest, bundles: readonly BundleSpec[], policy: Policy): string[] | undefined {
-  const nodes = [...state.nodes.values()];
-  const edges = bundles.map((b, i) => {
+  const away = new Set(req.placed ?? []);
+  const nodes = [...state.nodes.values()].filter((n) => !away.has(n.id));
+  const edges = bundles.map((b) => {
     const attempt = attemptsFor(state, bundleRequest(req, b), 0).at(-1)!;
     return nodes.filter((n) => passes(n, attempt, state, policy.filters)).map((n) => n.id).sort();
   });
@@ -188,7 +190,7 @@ function searchAssignment(state: ClusterState, req: PlacementGroupRequest, bundl
   const candidateSets = found.map((c) => c.set);
   const order = bundles.map((_, i) => i).sort((a, b) => candidates[a].length - candidates[b].length || weight(bundles[b]) - weight(bundles[a]) || a - b);
   const left = new Map<string, ResourceSet>();
-  const count = new Map<string, number>();
+  const count = new Map<string, number>((req.placed ?? []).map((id) => [id, 1]));
   const out: string[] = new Array(bundles.length);
   let budget = SEARCH_BUDGET;
   const place = (k: number): boolean => {

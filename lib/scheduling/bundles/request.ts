@@ -21,6 +21,11 @@ export interface PlacementGroupRequest {
   /** tiers[0] is `bundles` + `bundleLabelSelector`; then each fallbackStrategy entry in order. */
   readonly tiers: readonly (readonly BundleSpec[])[];
   readonly tolerations: Tolerations;
+  /**
+   * Nodes already holding other bundles of the group (rescheduling the bundles a dead node held):
+   * STRICT_SPREAD keeps off them, SPREAD prefers other nodes, PACK prefers them.
+   */
+  readonly placed?: readonly string[];
 }
 
 export interface PlacementGroupOptions {

@@ -769,3 +769,33 @@ test('bundles: 1,500 random small clusters — placed at the first tier that fit
 });
 
 test.run();
+
+// ---- rescheduling lost bundles beside the ones that survived (req.placed) ----
+
+test('bundles: rescheduling under STRICT_SPREAD keeps the lost bundle off nodes holding the others', () => {
+  const state = cluster(['A', 'B', 'C'].map((id) => ({ id, res: cpu(4) })));
+  const req = { ...compilePlacementGroup({ strategy: 'STRICT_SPREAD', bundles: [cpu(1)] }), placed: ['A', 'B'] };
+  for (let seed = 1; seed <= 10; seed++) assert.equal(scheduleBundles(state, req, { rng: seededRng(seed) }), { status: 'placed', nodeIds: ['C'], tier: 0 });
+});
+
+test('bundles: rescheduling under STRICT_SPREAD with every other node taken is unschedulable', () => {
+  const state = cluster(['A', 'B'].map((id) => ({ id, res: cpu(4) })));
+  const req = { ...compilePlacementGroup({ strategy: 'STRICT_SPREAD', bundles: [cpu(1)] }), placed: ['A', 'B'] };
+  const got = scheduleBundles(state, req, { rng: seededRng(1) });
+  assert.is(got.status, 'unschedulable');
+});
+
+test('bundles: rescheduling under PACK prefers a node that holds the surviving bundles', () => {
+  const state = cluster([
+    { id: 'A', res: cpu(8) },
+    { id: 'B', res: cpu(8), used: cpu(6) },
+  ]);
+  const req = { ...compilePlacementGroup({ strategy: 'PACK', bundles: [cpu(1), cpu(1)] }), placed: ['B'] };
+  for (let seed = 1; seed <= 10; seed++) assert.equal(scheduleBundles(state, req, { rng: seededRng(seed) }), { status: 'placed', nodeIds: ['B', 'B'], tier: 0 });
+});
+
+test('bundles: rescheduling under SPREAD uses a node without the group first', () => {
+  const state = cluster(['A', 'B'].map((id) => ({ id, res: cpu(4) })));
+  const req = { ...compilePlacementGroup({ strategy: 'SPREAD', bundles: [cpu(1)] }), placed: ['A'] };
+  for (let seed = 1; seed <= 10; seed++) assert.equal(scheduleBundles(state, req, { rng: seededRng(seed) }), { status: 'placed', nodeIds: ['B'], tier: 0 });
+});

@@ -127,14 +127,19 @@ const compiled: { name: string; input: PlacementOptions; ctx?: CompileContext; w
   },
   { name: 'placementGroupStrategy, any bundle: CPU_group_<pg>', input: { schedulingStrategy: placementGroupStrategy({ id: 'pg1' }) }, want: { resources: { CPU_group_pg1: 10_000 } } },
   {
-    name: 'placementGroupStrategy, bundle 2: CPU_group_2_<pg> and every other resource alike',
+    name: 'placementGroupStrategy, bundle 2: CPU_group_2_<pg> and the group-wide CPU_group_<pg>, every other resource alike',
     input: { numGpus: 1, memory: 1024, resources: { my_res: 1 }, schedulingStrategy: placementGroupStrategy({ id: 'pg1' }, 2) },
-    want: { resources: { my_res_group_2_pg1: 10_000, CPU_group_2_pg1: 10_000, GPU_group_2_pg1: 10_000, memory_group_2_pg1: 1024 } },
+    want: {
+      resources: {
+        my_res_group_pg1: 10_000, my_res_group_2_pg1: 10_000, CPU_group_pg1: 10_000, CPU_group_2_pg1: 10_000,
+        GPU_group_pg1: 10_000, GPU_group_2_pg1: 10_000, memory_group_pg1: 1024, memory_group_2_pg1: 1024,
+      },
+    },
   },
   {
     name: 'placementGroupStrategy with bundle index 0',
     input: { numCpus: 0.5, schedulingStrategy: placementGroupStrategy({ id: 'abc-123' }, 0) },
-    want: { resources: { 'CPU_group_0_abc-123': 5_000 } },
+    want: { resources: { 'CPU_group_abc-123': 5_000, 'CPU_group_0_abc-123': 5_000 } },
   },
   {
     name: 'a GPU request in a group still tolerates the rare taint',
@@ -153,7 +158,7 @@ for (const c of compiled) {
 
 test('compileRequest: memory drawn from a bundle stays in bytes when shown', () => {
   const got = compileRequest({ memory: 2 ** 30, schedulingStrategy: placementGroupStrategy({ id: 'pg1' }, 0) }, ctx);
-  assert.equal(formatResources(got.resources), { CPU_group_0_pg1: 1, memory_group_0_pg1: 2 ** 30 });
+  assert.equal(formatResources(got.resources), { CPU_group_pg1: 1, CPU_group_0_pg1: 1, memory_group_pg1: 2 ** 30, memory_group_0_pg1: 2 ** 30 });
 });
 
 test('compileRequest keeps resource keys in a stable order and its result is plain data', () => {
