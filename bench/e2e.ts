@@ -33,15 +33,12 @@
  * The memory section runs first, on a raylet nothing else has touched; the creation section second;
  * the calls last. Every process started here is stopped on the way out, failure or not.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
-import { readdirSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Bus } from '../runtime/bus/bus.ts';
 import type { ActorHandle, LocalCluster, NodeInfo } from '../runtime/index.ts';
 import type { Echo, Noop } from './fixtures/actors.ts';
+import { BenchProcesses, DEV_MODE, PLAIN_MODE, distState, sourceVersion, startResponder, type Mode } from './support/bench-run.ts';
 import { CPUS_PER_ACTOR, KINDS, Mix, NODES, peerable, violations, type Kind, type Request } from './support/e2e-mix.ts';
 import { findRayletPid, hasProc, idleNodeKiB, nodeFlagsOf, treeMemory, type TreeMemory } from './support/e2e-proc.ts';
 import { loadAverage, mean, percentile, runPool, sleep } from './support/e2e-stats.ts';
@@ -50,42 +47,7 @@ import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, ve
 const DEV = process.argv.includes('--dev');
 const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev'));
 
-/** Which code the cluster runs and with which Node flags. */
-interface Mode {
-  /** Prefix of every JSON row's name, so rows of the two modes are never taken for each other. */
-  readonly tag: string;
-  readonly describe: string;
-  /** startLocalCluster's nodeFlags: the GCS and raylets run with them, worker hosts with them plus the worker flags. */
-  readonly nodeFlags: string[];
-  /** Modules, relative to this file. */
-  readonly pkg: string;
-  readonly bus: string;
-  readonly codec: string;
-  readonly fixtures: string;
-  readonly responder: string;
-}
-
-const MODE: Mode = DEV
-  ? {
-      tag: 'dev (source, tsx)',
-      describe: 'dev (--dev) — from source under tsx: GCS, raylets and worker hosts run the .ts entries with --conditions=source --import tsx; actors from bench/fixtures/actors.ts',
-      nodeFlags: ['--conditions=source', '--import', 'tsx'],
-      pkg: '../index.ts',
-      bus: '../runtime/bus/nats.ts',
-      codec: '../protocols/codec.ts',
-      fixtures: './fixtures/actors.ts',
-      responder: './support/e2e-responder.ts',
-    }
-  : {
-      tag: 'plain node (dist)',
-      describe: "plain node (default) — the compiled package: startLocalCluster from dist/index.js with nodeFlags [], so GCS, raylets and worker hosts run dist/*.js on plain node; actors from bench/fixtures/actors.mjs (imports 'orrery')",
-      nodeFlags: [],
-      pkg: '../dist/index.js',
-      bus: '../dist/runtime/bus/nats.js',
-      codec: '../dist/protocols/codec.js',
-      fixtures: './fixtures/actors.mjs',
-      responder: './fixtures/e2e-responder.mjs',
-    };
+const MODE: Mode = DEV ? DEV_MODE : PLAIN_MODE;
 
 const here = (path: string): string => new URL(path, import.meta.url).href;
 // Loaded by URL so the mode decides which tree the driver's runtime code comes from; the types are
@@ -260,22 +222,6 @@ interface LatencyResult {
   readonly rawPipe: { calls: number; ms: number };
 }
 
-async function startResponder(address: string, subject: string): Promise<ChildProcess> {
-  const entry = fileURLToPath(new URL(MODE.responder, import.meta.url));
-  const child = spawn(process.execPath, [...MODE.nodeFlags, entry, address, subject], { stdio: ['pipe', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the raw NATS responder did not start within 30 s')), 30_000);
-    child.once('exit', (code, sig) => reject(new Error(`the raw NATS responder exited (${sig ?? code}) before it was ready`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line === 'READY') {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  return child;
-}
-
 async function sequential(calls: number, call: () => Promise<unknown>, into: number[]): Promise<void> {
   for (let i = 0; i < calls; i++) {
     const a = performance.now();
@@ -443,36 +389,11 @@ async function main(): Promise<void> {
   out(`e2e bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}: node ${process.version}, ${started.toISOString()}`);
   out(`mode: ${MODE.describe}`);
   out(`code: ${sourceVersion()}`);
-  if (!DEV) out(`dist/: ${distState()}`);
+  if (!DEV) out(`dist/: ${distState('bench:e2e')}`);
   out(`machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} CPUs, ${formatNumber(totalmem() / 2 ** 30)} GiB; load average at start ${loadAverage()}`);
 
-  let local: LocalCluster | undefined;
-  let responder: ChildProcess | undefined;
-  let raw: Bus | undefined;
+  const procs = new BenchProcesses();
   const recent: string[] = [];
-  const cleanup = async (): Promise<void> => {
-    await raw?.close().catch(() => undefined);
-    raw = undefined;
-    if (responder && responder.exitCode === null && responder.signalCode === null) {
-      const child = responder;
-      const gone = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
-      await gone;
-      clearTimeout(timer);
-    }
-    responder = undefined;
-    await local?.stop().catch((err: unknown) => console.error(`stopping the cluster: ${String(err)}`));
-    local = undefined;
-  };
-  let stopping = false;
-  const interrupted = (sig: NodeJS.Signals): void => {
-    stopping = true;
-    console.error(`\n${sig}: stopping every process this bench started`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
 
   let memory: MemoryResult;
   let creation: CreationResult;
@@ -480,7 +401,7 @@ async function main(): Promise<void> {
   try {
     const idleNode = await idleNodeKiB(MODE.nodeFlags);
     const t0 = performance.now();
-    local = await startLocalCluster({
+    const local = await startLocalCluster({
       transport: 'nats',
       nodes: NODES,
       nodeFlags: MODE.nodeFlags,
@@ -489,6 +410,7 @@ async function main(): Promise<void> {
         if (recent.length > 30) recent.shift();
       },
     });
+    procs.local = local;
     const nodes = await local.cluster.nodes();
     const byName = (name: string): NodeInfo => nodes.find((x) => x.name === name) ?? assertNever(name);
     progress(`cluster up in ${formatNumber(secs(performance.now() - t0))} s: nats-server ${local.address}, GCS, ${nodes.length} raylets (${nodes.map((x) => x.name).join(', ')})`);
@@ -498,17 +420,16 @@ async function main(): Promise<void> {
     creation = await measureCreation(local, nodes);
     progress(`creation done; load average ${loadAverage()}`);
     const subject = 'bench.raw.echo';
-    responder = await startResponder(local.address, subject);
-    raw = await connectNatsBus({ servers: local.address, name: 'orrery-bench-raw-client' });
+    procs.responder = await startResponder(MODE, local.address, subject);
+    const raw = await connectNatsBus({ servers: local.address, name: 'orrery-bench-raw-client' });
+    procs.raw = raw;
     latency = await measureLatency(local, byName(ECHO_NODE), raw, subject);
   } catch (err) {
-    if (stopping) return;
+    if (procs.stopping) return;
     if (recent.length > 0) console.error(`last lines of the cluster's processes:\n${recent.join('\n')}`);
     throw err;
   } finally {
-    await cleanup();
-    process.removeListener('SIGINT', interrupted);
-    process.removeListener('SIGTERM', interrupted);
+    await procs.end();
   }
 
   reportCreation(creation);
@@ -520,47 +441,6 @@ async function main(): Promise<void> {
   const missed = judged.filter((r) => r.met === false).length;
   out(`\n${judged.length - missed} targets met, ${missed} missed (mode: ${MODE.tag}); load average at end ${loadAverage()}; ${formatNumber(secs(Date.now() - started.getTime()))} s in all`);
   printJsonLast(args, rows.map((r) => ({ ...r, name: `${MODE.tag}: ${r.name}` })));
-}
-
-/** The commit measured, and whether the runtime's sources differ from it (others edit this tree). */
-function sourceVersion(): string {
-  const git = (...a: string[]): string => execFileSync('git', a, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  try {
-    const dirty = git('status', '--porcelain', '--', 'lib', 'protocols', 'runtime');
-    return `commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ` + uncommitted changes to ${dirty.split('\n').length} file(s) under lib/, protocols/, runtime/` : ''}`;
-  } catch {
-    return 'not a git checkout';
-  }
-}
-
-/**
- * When dist/ was built, whether any source of the package changed since (a stale build measures
- * other code than the commit printed), and whether the driver's 'orrery' (the fixture's import) is
- * that build: under --conditions=source it would be index.ts, a second copy of the runtime.
- */
-function distState(): string {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  let built: number;
-  try {
-    built = statSync(`${root}dist/index.js`).mtimeMs;
-  } catch {
-    throw new Error('dist/index.js is missing: run `npm run build` (npm run bench:e2e does) or pass --dev');
-  }
-  const newer: string[] = [];
-  const walk = (dir: string): void => {
-    for (const e of readdirSync(`${root}${dir}`, { withFileTypes: true })) {
-      const path = `${dir}/${e.name}`;
-      if (e.isDirectory()) walk(path);
-      else if (e.name.endsWith('.ts') && statSync(`${root}${path}`).mtimeMs > built) newer.push(path);
-    }
-  };
-  for (const dir of ['lib', 'protocols', 'runtime']) walk(dir);
-  if (statSync(`${root}index.ts`).mtimeMs > built) newer.push('index.ts');
-  const parts = [`built ${new Date(built).toISOString()}`];
-  parts.push(newer.length === 0 ? 'no source newer than the build' : `WARNING: ${newer.length} source file(s) changed since the build (${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ', …' : ''}); run npm run build`);
-  const resolved = import.meta.resolve('orrery');
-  parts.push(resolved === here('../dist/index.js') ? "the driver's 'orrery' is dist/index.js" : `WARNING: the driver's 'orrery' is ${resolved}, not dist/ (drop --conditions=source)`);
-  return parts.join('; ');
 }
 
 function assertNever(name: string): never {

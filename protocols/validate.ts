@@ -85,9 +85,10 @@ export function optional<T>(inner: Validator<T>): Validator<T | undefined> {
   return (value, path) => (value === undefined || value === null ? undefined : inner(value, path));
 }
 
-export function array<T>(item: Validator<T>, opts: { max?: number } = {}): Validator<T[]> {
+export function array<T>(item: Validator<T>, opts: { min?: number; max?: number } = {}): Validator<T[]> {
   return (value, path) => {
     if (!Array.isArray(value)) return invalid(path, 'expected an array');
+    if (opts.min !== undefined && value.length < opts.min) return invalid(path, `expected at least ${opts.min} item(s)`);
     if (opts.max !== undefined && value.length > opts.max) return invalid(path, `expected at most ${opts.max} item(s)`);
     return value.map((v, i) => item(v, childPath(path, i)));
   };

@@ -50,6 +50,31 @@ export class ActorNameTakenError extends OrreryError {
   }
 }
 
+/** No placement group with this id, or with this name in this namespace. */
+export class PlacementGroupNotFoundError extends OrreryError {
+  override name = 'PlacementGroupNotFoundError';
+  constructor(what: { pgId?: string; name?: string; namespace?: string }) {
+    const label = what.pgId ?? `${what.namespace ?? 'default'}/${what.name}`;
+    super('PLACEMENT_GROUP_NOT_FOUND', `no placement group ${label}`, { detail: what });
+  }
+}
+
+/** A placement group name is already taken in its namespace. */
+export class PlacementGroupNameTakenError extends OrreryError {
+  override name = 'PlacementGroupNameTakenError';
+  constructor(name: string, namespace: string) {
+    super('PLACEMENT_GROUP_NAME_TAKEN', `a placement group named ${JSON.stringify(name)} already exists in namespace ${JSON.stringify(namespace)}`, { detail: { name, namespace } });
+  }
+}
+
+/** The placement group was removed (by remove(), or because it could never be placed); `removedCause` says why. */
+export class PlacementGroupRemovedError extends OrreryError {
+  override name = 'PlacementGroupRemovedError';
+  constructor(readonly pgId: string, readonly removedCause?: string) {
+    super('PLACEMENT_GROUP_REMOVED', `placement group ${pgId} was removed${removedCause ? `: ${removedCause}` : ''}`, { detail: { pgId, removedCause } });
+  }
+}
+
 /** Waiting (ready(), a call) took longer than allowed. */
 export class WaitTimeoutError extends OrreryError {
   override name = 'TimeoutError';
@@ -72,6 +97,9 @@ const byCode: Record<string, (detail: Record<string, unknown>, message: string) 
   ACTOR_UNAVAILABLE: (d) => new ActorUnavailableError(String(d.actorId), d.state as string | undefined),
   ACTOR_NOT_FOUND: (d) => new ActorNotFoundError(d as { actorId?: string; name?: string; namespace?: string }),
   ACTOR_NAME_TAKEN: (d) => new ActorNameTakenError(String(d.name), String(d.namespace)),
+  PLACEMENT_GROUP_NOT_FOUND: (d) => new PlacementGroupNotFoundError(d as { pgId?: string; name?: string; namespace?: string }),
+  PLACEMENT_GROUP_NAME_TAKEN: (d) => new PlacementGroupNameTakenError(String(d.name), String(d.namespace)),
+  PLACEMENT_GROUP_REMOVED: (d) => new PlacementGroupRemovedError(String(d.pgId), d.removedCause as string | undefined),
   CODE_LOAD_FAILED: (d) => new CodeLoadError(String(d.moduleUrl), String(d.exportName), String(d.reason)),
 };
 

@@ -1,5 +1,6 @@
 import { array, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
 import { actorInfo } from './actor.ts';
+import { placementGroupInfo } from './placement-group.ts';
 import { id, labels, resourceSet, taints } from './common.ts';
 
 /** NodeInfo of API.md; resources in fixed-point units. */
@@ -34,6 +35,7 @@ export const scheduleFailed = object({
  * `seq` (optional; added with the GCS's recent-events ring) numbers the GCS's events in publish
  * order, so a reader of `list_events` and of the live stream can tell which it has seen.
  * actor_evicted carries `actor`, `reason` (`no_execute_taint` | `affinity_lost`) and `message`.
+ * placement_group_state carries `placementGroup` (its PlacementGroupInfo after the change).
  */
 export const clusterEvent = object({
   type: str({ min: 1, max: 64 }),
@@ -41,6 +43,7 @@ export const clusterEvent = object({
   seq: optional(num({ int: true, min: 0 })),
   node: optional(nodeInfo),
   actor: optional(actorInfo),
+  placementGroup: optional(placementGroupInfo),
   target: optional(record(unknown())),
   reason: optional(str({ max: 64 })),
   message: optional(str({ max: 65_536 })),

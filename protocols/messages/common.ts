@@ -8,5 +8,11 @@ export const id: Validator<string> = str({ min: 1, max: 256 });
 export const labels: Validator<Record<string, string>> = record(str({ max: 63 }), { maxKeys: 1024, key: str({ min: 1, max: 317 }) });
 /** Taints as NodeInfo shows them: `key: value` or `key: "value:Effect"`. */
 export const taints: Validator<Record<string, string>> = record(str({ max: 80 }), { maxKeys: 256, key: str({ min: 1, max: 317 }) });
-export const resourceSet: Validator<Record<string, number>> = record(num({ int: true, min: 0 }), { maxKeys: 1024, key: str({ min: 1, max: 128 }) });
+/**
+ * Most resource names in one set. Committed placement-group bundles add names to their node
+ * (`CPU_group_<pg>`, `CPU_group_<i>_<pg>`: three for a 2-bundle group packed on one node), so a node
+ * holding a thousand groups carries thousands of names; the message size limit is the real bound.
+ */
+export const MAX_RESOURCE_NAMES = 65_536;
+export const resourceSet: Validator<Record<string, number>> = record(num({ int: true, min: 0 }), { maxKeys: MAX_RESOURCE_NAMES, key: str({ min: 1, max: 128 }) });
 export const seq: Validator<number> = num({ int: true, min: 0 });

@@ -4,7 +4,9 @@ import { reply } from './reply.ts';
 import { viewDelta } from './view.ts';
 import { actorCall, actorDied, createActor, getActor, killActor, rayletKillActor, registerActor } from './actor.ts';
 import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
+import { cancelBundle, commitBundle, createPg, getPg, prepareBundle, removePg } from './placement-group.ts';
 import { leasedTask, rayletLoad, submitTask } from './task.ts';
+import { inspectMessages } from './inspect.ts';
 
 /** A registry maps each message type (the envelope's `t`) to the validator of its body. */
 export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
@@ -31,7 +33,15 @@ export const messages = {
   submit_task: submitTask,
   raylet_load: rayletLoad,
   leased_task: leasedTask,
+  create_pg: createPg,
+  remove_pg: removePg,
+  get_pg: getPg,
+  list_placement_groups: empty,
+  prepare_bundle: prepareBundle,
+  commit_bundle: commitBundle,
+  cancel_bundle: cancelBundle,
   event: clusterEvent,
+  ...inspectMessages,
   reply,
 } as const satisfies MessageRegistry;
 

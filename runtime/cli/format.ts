@@ -1,5 +1,5 @@
 import { NODE_ID_LABEL, NODE_NAME_LABEL } from '../../lib/labels/builtin.ts';
-import type { NodeInfo } from '../client/cluster-info.types.ts';
+import type { NodeInfo, PlacementGroupInfo } from '../client/cluster-info.types.ts';
 
 /** Columns padded to their widest cell; the last column is not padded. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
@@ -43,4 +43,60 @@ function amount(name: string, value: number): string {
     u++;
   }
   return `${Number.isInteger(v) ? v : v.toFixed(1)}${units[u]}`;
+}
+
+/** `{CPU:1,GPU:0.5}`: one bundle's resources, names sorted. */
+export function bundleResources(resources: Readonly<Record<string, number>>): string {
+  const names = Object.keys(resources).sort();
+  return `{${names.map((name) => `${name}:${amount(name, resources[name])}`).join(',')}}`;
+}
+
+/**
+ * `0:{CPU:1}@node-a 1:{CPU:1}@node-b`: each bundle with the node it is reserved on (by name when
+ * `nodeNames` knows the id, else the id); a bundle not placed yet has no `@`.
+ */
+export function bundlePlacement(pg: PlacementGroupInfo, nodeNames: ReadonlyMap<string, string> = new Map()): string {
+  if (pg.bundles.length === 0) return '-';
+  return pg.bundles
+    .map((b) => `${b.index}:${bundleResources(b.resources)}${b.nodeId === undefined ? '' : `@${nodeNames.get(b.nodeId) ?? b.nodeId}`}`)
+    .join(' ');
+}
+
+/** `orrery list placement-groups`: one row per group, what it waits for (or why it was removed) last. */
+export function placementGroupTable(groups: readonly PlacementGroupInfo[], nodeNames: ReadonlyMap<string, string> = new Map()): string[] {
+  const rows = groups.map((pg) => [
+    pg.id,
+    pg.name ? `${pg.namespace}/${pg.name}` : '-',
+    pg.state,
+    pg.strategy,
+    bundlePlacement(pg, nodeNames),
+    oneLine(pg.removedCause ?? pg.pendingReason ?? ''),
+  ]);
+  return table(['PG_ID', 'NAME', 'STATE', 'STRATEGY', 'BUNDLES', 'DETAIL'], rows);
+}
+
+/**
+ * `orrery status`'s section: counts per state, then every group that is not CREATED with what it
+ * waits for (PENDING, RESCHEDULING, PREPARED) or why it was removed.
+ */
+export function placementGroupStatus(groups: readonly PlacementGroupInfo[]): string[] {
+  const byState = new Map<string, number>();
+  for (const pg of groups) byState.set(pg.state, (byState.get(pg.state) ?? 0) + 1);
+  const counts = [...byState].map(([s, k]) => `${k} ${s}`).join(', ');
+  const lines = [`Placement groups: ${groups.length}${counts ? ` (${counts})` : ''}`];
+  const waiting = groups.filter((pg) => pg.state !== 'CREATED');
+  if (waiting.length > 0) {
+    lines.push('Placement groups not created:');
+    for (const pg of waiting) {
+      const who = `${pg.id}${pg.name ? ` (${pg.namespace}/${pg.name})` : ''}`;
+      const why = pg.state === 'REMOVED' ? (pg.removedCause ?? 'removed') : (pg.pendingReason ?? 'waiting to be scheduled');
+      lines.push(`  ${who} ${pg.state}: ${oneLine(why)}`);
+    }
+  }
+  return lines;
+}
+
+/** A table cell or status line stays one line. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
 }

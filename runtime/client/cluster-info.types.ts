@@ -33,9 +33,28 @@ export type PlacementGroupState = 'PENDING' | 'PREPARED' | 'CREATED' | 'RESCHEDU
 export interface PlacementGroupInfo {
   id: string;
   name?: string;
+  namespace: string;
   state: PlacementGroupState;
-  strategy: string;
+  strategy: 'PACK' | 'SPREAD' | 'STRICT_PACK' | 'STRICT_SPREAD';
+  /** The bundles of the tier in use, with the node each is reserved on once placed. */
   bundles: { index: number; resources: Record<string, number>; nodeId?: string }[];
+  /** Which bundle list is in use (or was last tried): 0 `bundles`, i ≥ 1 `fallbackStrategy[i-1]`. */
+  tier: number;
+  /** While PENDING or RESCHEDULING: the last schedule-failed message, or why a commit is retried. */
+  pendingReason?: string;
+  /** Once REMOVED: why. */
+  removedCause?: string;
+}
+
+/** A handle to a placement group (API.md): `placementGroupStrategy(pg, i)` places work in its bundles. */
+export interface PlacementGroup {
+  readonly id: string;
+  readonly name?: string;
+  /** Resolves once the group is CREATED; TimeoutError after `timeoutMs`; PlacementGroupRemovedError once REMOVED. */
+  ready(opts?: { timeoutMs?: number }): Promise<PlacementGroupInfo>;
+  info(): Promise<PlacementGroupInfo>;
+  /** Kills the group's actors and frees its bundles; resolves once the GCS has done so. */
+  remove(): Promise<void>;
 }
 
 /**

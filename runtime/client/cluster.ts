@@ -4,16 +4,19 @@ import { validateLabelKey, validateLabels } from '../../lib/labels/validate.ts';
 import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import { nodeInfo, recentEvents } from '../../protocols/messages/cluster.ts';
+import { placementGroupInfo } from '../../protocols/messages/placement-group.ts';
 import { subjects as clusterSubjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import { array } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { ActorClass } from './actor-class.ts';
 import { actorBuilder, type ActorBuilder } from './actor-builder.ts';
 import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleContext } from './actor-handle.ts';
-import type { ActorInfo, ClusterEvent, NodeInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
-import { EventStream } from './event-stream.ts';
-import { actorFromWire, eventFromWire, nodeFromWire } from './from-wire.ts';
+import type { ActorInfo, ClusterEvent, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
+import { EventStream, type PlacementGroupWatcher } from './event-stream.ts';
+import { actorFromWire, eventFromWire, nodeFromWire, placementGroupFromWire } from './from-wire.ts';
 import { GcsClient } from './gcs-client.ts';
+import { ClientPlacementGroup, type PlacementGroupContext } from './placement-group-handle.ts';
+import { newPlacementGroupId, validatePlacementGroupOptions, type ClientPlacementGroupOptions } from './placement-group-options.ts';
 import { taskBuilder, type TaskBuilder } from './task-builder.ts';
 import type { AnyFunction, TaskFunction } from './task-function.ts';
 
@@ -29,8 +32,17 @@ export interface Cluster {
   task<F extends AnyFunction>(fn: TaskFunction<F>): TaskBuilder<F>;
   /** A handle to a named actor; ActorNotFoundError when there is none. */
   getActor<T = unknown>(name: string, namespace?: string): Promise<ActorHandle<T>>;
+  /**
+   * Reserves bundles of resources across nodes (API.md). The options are checked here (typed
+   * errors, nothing sent); resolves once the GCS has the group, in whatever state: use ready() to
+   * wait until it is CREATED. `namespace` (default: the connection's) scopes its name.
+   */
+  placementGroup(opts: ClientPlacementGroupOptions): Promise<PlacementGroup>;
+  /** A handle to a named placement group; PlacementGroupNotFoundError when there is none. */
+  getPlacementGroup(name: string, namespace?: string): Promise<PlacementGroup>;
   nodes(): Promise<NodeInfo[]>;
   actors(): Promise<ActorInfo[]>;
+  placementGroups(): Promise<PlacementGroupInfo[]>;
   setNodeLabels(nodeId: string, change: { set?: Record<string, string>; remove?: string[] }): Promise<NodeInfo>;
   setNodeTaints(nodeId: string, change: { add?: Record<string, string>; remove?: string[] }): Promise<NodeInfo>;
   /** Every lifecycle event, from one shared subscription; completes on close(). */
@@ -56,7 +68,7 @@ export interface ClusterClientOptions {
   ownsBus: boolean;
 }
 
-export class ClusterClient implements Cluster, HandleContext {
+export class ClusterClient implements Cluster, HandleContext, PlacementGroupContext {
   readonly name: string;
   readonly namespace: string;
   readonly address: string;
@@ -102,6 +114,22 @@ export class ClusterClient implements Cluster, HandleContext {
     return new ClientActorHandle<T>(this, info.actorId, info.namespace);
   }
 
+  async placementGroup(opts: ClientPlacementGroupOptions): Promise<PlacementGroup> {
+    const pgId = newPlacementGroupId();
+    const valid = validatePlacementGroupOptions(opts, { namespace: this.namespace, pgId });
+    const info = await this.gcs.request('create_pg', { pgId, namespace: valid.namespace, name: valid.name, options: valid.wire }, placementGroupInfo);
+    return new ClientPlacementGroup(this, info.id, info.namespace, info.name);
+  }
+
+  async getPlacementGroup(name: string, namespace: string = this.namespace): Promise<PlacementGroup> {
+    const info = await this.gcs.request('get_pg', { name, namespace }, placementGroupInfo);
+    return new ClientPlacementGroup(this, info.id, info.namespace, info.name);
+  }
+
+  async placementGroups(): Promise<PlacementGroupInfo[]> {
+    return (await this.gcs.request('list_placement_groups', {}, array(placementGroupInfo))).map(placementGroupFromWire);
+  }
+
   async nodes(): Promise<NodeInfo[]> {
     return (await this.gcs.request('list_nodes', {}, array(nodeInfo))).map(nodeFromWire);
   }
@@ -136,6 +164,10 @@ export class ClusterClient implements Cluster, HandleContext {
 
   watchActor(actorId: string, watcher: ActorWatcher): () => void {
     return this.stream.watchActor(actorId, watcher);
+  }
+
+  watchPlacementGroup(pgId: string, watcher: PlacementGroupWatcher): () => void {
+    return this.stream.watchPlacementGroup(pgId, watcher);
   }
 
   close(): Promise<void> {

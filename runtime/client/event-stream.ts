@@ -5,14 +5,21 @@ import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
 import { BusClosedError } from '../bus/errors.ts';
 import type { ActorWatcher } from './actor-handle.ts';
-import type { ClusterEvent } from './cluster-info.types.ts';
+import type { ClusterEvent, PlacementGroupInfo } from './cluster-info.types.ts';
 import { eventFromWire } from './from-wire.ts';
 
 const eventOnly = { event: messages.event } as const;
 
+/** Receives one placement group's placement_group_state events. */
+export interface PlacementGroupWatcher {
+  next(info: PlacementGroupInfo): void;
+  /** The client closed: no more events will come. */
+  end(err: Error): void;
+}
+
 /**
  * The client's one subscription to `events.>`, shared by everything that follows the cluster:
- * `events$` for users, and per-actor watchers for handles (a map lookup per event, not a filter per
+ * `events$` for users, and per-actor and per-placement-group watchers for handles (a map lookup per event, not a filter per
  * handle). Malformed events are counted and dropped; they never end the stream.
  */
 export class EventStream {
@@ -21,6 +28,7 @@ export class EventStream {
   dropped = 0;
   private readonly subject = new Subject<ClusterEvent>();
   private readonly watchers = new Map<string, Set<ActorWatcher>>();
+  private readonly pgWatchers = new Map<string, Set<PlacementGroupWatcher>>();
   private readonly sub: Subscription;
   private ended = false;
 
@@ -30,16 +38,25 @@ export class EventStream {
   }
 
   watchActor(actorId: string, watcher: ActorWatcher): () => void {
+    return this.watch(this.watchers, actorId, watcher);
+  }
+
+  /** Delivers the placement_group_state events of group `pgId` from now on, until the returned function is called. */
+  watchPlacementGroup(pgId: string, watcher: PlacementGroupWatcher): () => void {
+    return this.watch(this.pgWatchers, pgId, watcher);
+  }
+
+  private watch<W extends { end(err: Error): void }>(map: Map<string, Set<W>>, id: string, watcher: W): () => void {
     if (this.ended) {
       queueMicrotask(() => watcher.end(new BusClosedError()));
       return () => undefined;
     }
-    let set = this.watchers.get(actorId);
-    if (!set) this.watchers.set(actorId, (set = new Set()));
+    let set = map.get(id);
+    if (!set) map.set(id, (set = new Set()));
     set.add(watcher);
     return () => {
       set.delete(watcher);
-      if (set.size === 0 && this.watchers.get(actorId) === set) this.watchers.delete(actorId);
+      if (set.size === 0 && map.get(id) === set) map.delete(id);
     };
   }
 
@@ -50,7 +67,9 @@ export class EventStream {
     this.sub.unsubscribe();
     const err = new BusClosedError();
     for (const set of this.watchers.values()) for (const w of [...set]) w.end(err);
+    for (const set of this.pgWatchers.values()) for (const w of [...set]) w.end(err);
     this.watchers.clear();
+    this.pgWatchers.clear();
     this.subject.complete();
   }
 
@@ -68,6 +87,9 @@ export class EventStream {
     if (event.type === 'actor_state') {
       const set = this.watchers.get(event.actor.actorId);
       if (set) for (const w of [...set]) w.next(event.actor);
+    } else if (event.type === 'placement_group_state') {
+      const set = this.pgWatchers.get(event.placementGroup.id);
+      if (set) for (const w of [...set]) w.next(event.placementGroup);
     }
     this.subject.next(event);
   }

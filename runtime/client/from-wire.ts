@@ -1,7 +1,8 @@
 import { formatResources } from '../../lib/resources/resource-set.ts';
 import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import { scheduleFailed, type ClusterEventWire, type NodeInfoWire } from '../../protocols/messages/cluster.ts';
-import type { ActorInfo, ClusterEvent, NodeInfo } from './cluster-info.types.ts';
+import type { PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
+import type { ActorInfo, ClusterEvent, NodeInfo, PlacementGroupInfo } from './cluster-info.types.ts';
 
 /**
  * Wire shapes → what the client API returns. The wire carries resources in fixed-point units; users
@@ -22,14 +23,21 @@ export function actorFromWire(wire: ActorInfoWire): ActorInfo {
   return { ...wire, labels: { ...wire.labels } };
 }
 
+/** A placement group as users see it: bundle resources in user quantities ({ CPU: 0.5 }). */
+export function placementGroupFromWire(wire: PlacementGroupInfoWire): PlacementGroupInfo {
+  return {
+    ...wire,
+    bundles: wire.bundles.map((b) => ({ index: b.index, resources: formatResources(b.resources), ...(b.nodeId === undefined ? {} : { nodeId: b.nodeId }) })),
+  };
+}
+
 const NODE_EVENTS = new Set(['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed', 'node_draining', 'node_alive']);
 const EVICTION_REASONS = new Set(['no_execute_taint', 'affinity_lost']);
 
 /**
  * One event as the API types it, or undefined for an event this client does not know (a newer GCS)
  * or one that lacks the fields its type needs. Unknown events are dropped rather than passed on
- * untyped, so `switch (event.type)` over ClusterEvent stays exhaustive. (placement_group_state has
- * no field on the wire yet, so it is not produced.)
+ * untyped, so `switch (event.type)` over ClusterEvent stays exhaustive.
  */
 export function eventFromWire(wire: ClusterEventWire): ClusterEvent | undefined {
   const { type, time } = wire;
@@ -38,6 +46,9 @@ export function eventFromWire(wire: ClusterEventWire): ClusterEvent | undefined 
   if (type === 'actor_state' && wire.actor) return { type, time, ...seq, actor: actorFromWire(wire.actor) };
   if (type === 'actor_evicted' && wire.actor && wire.reason !== undefined && EVICTION_REASONS.has(wire.reason)) {
     return { type, time, ...seq, actor: actorFromWire(wire.actor), reason: wire.reason as 'affinity_lost', message: wire.message ?? '' };
+  }
+  if (type === 'placement_group_state' && wire.placementGroup) {
+    return { type, time, ...seq, placementGroup: placementGroupFromWire(wire.placementGroup) };
   }
   if (type === 'schedule_failed') {
     try {

@@ -17,6 +17,10 @@ const MESSAGE_OF = {
   set_node_labels: 'set_node_labels',
   set_node_taints: 'set_node_taints',
   list_events: 'list_events',
+  create_pg: 'create_pg',
+  remove_pg: 'remove_pg',
+  get_pg: 'get_pg',
+  list_placement_groups: 'list_placement_groups',
 } as const satisfies Partial<Record<GcsVerb, MessageType>>;
 type ClientVerb = keyof typeof MESSAGE_OF;
 

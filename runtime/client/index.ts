@@ -6,6 +6,8 @@ export type { ActorBuilder } from './actor-builder.ts';
 export type { ActorHandle } from './actor-handle.ts';
 export type { ActorOptions, TaskOptions } from './actor-options.ts';
 export type * from './cluster-info.types.ts';
+export type { ClientPlacementGroupOptions } from './placement-group-options.ts';
+export type { PlacementGroupOptions } from '../../lib/scheduling/bundles/request.ts';
 export { GcsUnavailableError } from './errors.ts';
 export { registerMemoryBroker } from './memory-registry.ts';
 export { defineTask, type AnyFunction, type TaskFunction } from './task-function.ts';

@@ -69,7 +69,8 @@ export type ActorEvent =
   | { type: 'CREATE_FAILED'; incarnation: number; cause: string }
   /** The worker or the node died, or the raylet could not be reached. */
   | { type: 'FAILED'; incarnation: number; cause: string }
-  | { type: 'KILL'; noRestart: boolean }
+  /** `cause`: the death cause when it dies of it (default KILLED). */
+  | { type: 'KILL'; noRestart: boolean; cause?: string }
   /** The actor may no longer run where it is (NoExecute taint, a required constraint broke). */
   | { type: 'EVICT'; cause: string };
 
@@ -134,7 +135,7 @@ export const actorMachine = setup({
         REJECTED: { target: 'DEAD', actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) } },
         KILL: [
           { guard: { type: 'restartAfterKill', params: ({ event }) => ({ noRestart: event.noRestart }) }, target: 'RESTARTING' },
-          { target: 'DEAD', actions: { type: 'setDeathCause', params: { cause: KILLED } } },
+          { target: 'DEAD', actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause ?? KILLED }) } },
         ],
       },
     },
@@ -173,7 +174,7 @@ export const actorMachine = setup({
             target: 'RESTARTING',
             actions: 'requestKill',
           },
-          { target: 'DEAD', actions: ['requestKill', { type: 'setDeathCause', params: { cause: KILLED } }] },
+          { target: 'DEAD', actions: ['requestKill', { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause ?? KILLED }) }] },
         ],
         EVICT: [
           { guard: 'restartsLeft', target: 'RESTARTING', actions: 'requestKill' },
@@ -195,7 +196,7 @@ export const actorMachine = setup({
         REJECTED: { target: 'DEAD', actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) } },
         KILL: [
           { guard: { type: 'restartAfterKill', params: ({ event }) => ({ noRestart: event.noRestart }) }, target: 'RESTARTING', reenter: true },
-          { target: 'DEAD', actions: { type: 'setDeathCause', params: { cause: KILLED } } },
+          { target: 'DEAD', actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause ?? KILLED }) } },
         ],
       },
     },

@@ -13,6 +13,7 @@ import type { EvictionGuard, RunningActor } from './eviction.ts';
 import type { ActorRef } from './gcs.machine.ts';
 import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
 import { Placement } from './placement.ts';
+import { PlacementGroupDirectory } from './placement-groups.ts';
 import { describe, type CreateOutcome, type RayletClient } from './raylets.ts';
 import type { GcsStore } from './store.ts';
 import { tokenField } from './wire.ts';
@@ -45,6 +46,8 @@ interface ActorEntry {
   /** Undefined once the actor is DEAD (its machine has stopped). */
   ref: ActorRef | undefined;
   info: ActorInfoWire;
+  /** The placement group whose bundles it runs in, if any. */
+  readonly placementGroupId: string | undefined;
 }
 
 const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
@@ -83,7 +86,7 @@ export class ActorDirectory {
       resources: { ...compiled.held },
       maxRestarts: compiled.maxRestarts,
     });
-    const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, ref.getSnapshot()) };
+    const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, ref.getSnapshot()), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
     this.#entries.set(reg.actorId, entry);
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
     if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
@@ -132,6 +135,22 @@ export class ActorDirectory {
       failed++;
     }
     return { failed };
+  }
+
+  /**
+   * Kills every live actor placed in (or waiting for) a placement group's bundles: the group is gone.
+   * Resolves once their raylets dropped them (as kill_actor does), so an answer to remove_pg means
+   * no call can reach them any more.
+   */
+  killInGroup(pgId: string, cause: string): Promise<void> {
+    const kills: Promise<void>[] = [];
+    for (const entry of this.#entries.values()) {
+      if (!entry.ref || entry.placementGroupId !== pgId) continue;
+      entry.ref.send({ type: 'KILL', noRestart: true, cause });
+      const kill = this.#kills.get(entry.registration.actorId);
+      if (kill) kills.push(kill);
+    }
+    return Promise.all(kills).then(() => undefined);
   }
 
   /** Every actor placed on a node that died fails (and restarts elsewhere when it may). */

@@ -2,6 +2,7 @@ import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
 import { encode } from '../../protocols/codec.ts';
 import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import type { ClusterEventWire, NodeInfoWire } from '../../protocols/messages/cluster.ts';
+import type { PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { EventLog } from './event-log.ts';
@@ -12,7 +13,7 @@ import type { EventLog } from './event-log.ts';
  * (with `node`; node_alive is a node that stopped draining), actor_state
  * (with `actor`), actor_evicted (with `actor`, `reason` and `message`: a running actor moved off
  * its node because a NoExecute taint or a constraint it requires during execution stopped holding —
- * docs/failover.md) and schedule_failed (the ScheduleFailedEvent fields of API.md). Each event is
+ * docs/failover.md), placement_group_state (with `placementGroup`, on every state change) and schedule_failed (the ScheduleFailedEvent fields of API.md). Each event is
  * numbered and kept in the recent-events ring (event-log.ts) before it is published. Publishing is
  * fire-and-forget: a failure is logged, never thrown into the GCS's state changes.
  */
@@ -38,6 +39,10 @@ export class EventPublisher {
 
   actorEvicted(actor: ActorInfoWire, reason: EvictionReason, message: string): void {
     this.#publish({ type: 'actor_evicted', time: this.#now(), actor, reason, message });
+  }
+
+  placementGroupState(placementGroup: PlacementGroupInfoWire): void {
+    this.#publish({ type: 'placement_group_state', time: this.#now(), placementGroup });
   }
 
   scheduleFailed(target: ScheduleTarget, failure: ScheduleFailure): void {

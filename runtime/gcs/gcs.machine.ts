@@ -9,7 +9,7 @@ import { nodeMachine, type NodeMachineInput } from './node.machine.ts';
  *       └──(cannot open)──▶ failed
  *
  * While starting and serving it spawns one Node machine per registered node as its children (ids
- * `node-<nodeId>`). Actor machines (ids `actor-<actorId>`) are created by the service with this
+ * `node-<nodeId>`). Actor and PlacementGroup machines (ids `actor-<actorId>`, `placement-group-<pgId>`) are created by the service with this
  * actor as their parent — the same actor system, so one inspection stream shows the whole control
  * plane, and their done and error events arrive here — but they are not kept in `children`: xstate
  * copies that object on every spawn and stop, a cost that grows with the number of actors (a 100 ms
@@ -27,6 +27,7 @@ export type GcsEvent = { type: 'NODE_REGISTERED'; node: NodeMachineInput } | { t
 
 export const nodeChildId = (nodeId: string): string => `node-${nodeId}`;
 export const actorChildId = (actorId: string): string => `actor-${actorId}`;
+export const placementGroupChildId = (pgId: string): string => `placement-group-${pgId}`;
 
 // xstate types spawnChild's mappers and wildcard handlers with the whole event union; these narrow.
 const nodeOf = (event: GcsEvent): NodeMachineInput => (event as Extract<GcsEvent, { type: 'NODE_REGISTERED' }>).node;

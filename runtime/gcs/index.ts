@@ -1,5 +1,6 @@
 // runtime/gcs — the global control service: node and actor tables, actor scheduling with lib's
 // pipeline, the pending queue, events and the cluster-view broadcast, served on `gcs.<verb>`.
+import type { PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
 import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import type { NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { PendingQueueStats } from './pending-queue.ts';
@@ -20,6 +21,7 @@ export interface GcsTables {
   readonly state: string;
   readonly nodes: NodeInfoWire[];
   readonly actors: ActorInfoWire[];
+  readonly placementGroups: PlacementGroupInfoWire[];
   /** The cluster view's current version. */
   readonly viewVersion: number;
   readonly pending: PendingQueueStats;
@@ -46,6 +48,7 @@ export async function startGcs(opts: GcsOptions): Promise<GcsHandle> {
       state: String(service.actor.getSnapshot().value),
       nodes: service.nodes.list(),
       actors: service.actors.list(),
+      placementGroups: service.groups.list(),
       viewVersion: service.view.version,
       pending: service.queue.stats(),
     }),

@@ -5,6 +5,9 @@
  *
  *   ORRERY_READY {"role":"gcs","cluster":"…"}
  *
+ * Its machines' transitions are published on `inspect.*` while someone watches (runtime/inspect,
+ * docs/inspection.md); ORRERY_INSPECT=off leaves inspection out entirely.
+ *
  * Logs go to stderr. SIGTERM or SIGINT stops it gracefully (exit 0). A bad flag is one line on
  * stderr naming the flag, exit 2; NATS that cannot be reached is one line naming the address,
  * exit 1. Nothing that arrives on the wire ends the process.
@@ -13,7 +16,8 @@ import { OrreryError } from '../../lib/errors.ts';
 import type { Bus } from '../bus/bus.ts';
 import { connectNatsBus } from '../bus/nats.ts';
 import { FlagError, parseGcsFlags, USAGE, type GcsFlags } from './flags.ts';
-import { startGcs, type GcsHandle } from './index.ts';
+import { inspectionEnabled, InspectPublisher } from '../inspect/publisher.ts';
+import { GcsService } from './service.ts';
 
 const say = (line: string): void => void process.stderr.write(`orrery gcs: ${line}\n`);
 
@@ -40,9 +44,16 @@ try {
   fail(1, `cannot connect to NATS at ${flags.address}: ${err instanceof OrreryError ? String(err.detail.reason ?? err.message) : String(err)}`);
 }
 
-let gcs: GcsHandle;
+let gcs: GcsService;
+let inspection: InspectPublisher | undefined;
 try {
-  gcs = await startGcs({ bus, cluster: flags.cluster, heartbeatMs: flags.heartbeatMs, nodeTimeoutMs: flags.nodeTimeoutMs, rareResources: flags.rareResources, log: say });
+  gcs = new GcsService({ bus, cluster: flags.cluster, heartbeatMs: flags.heartbeatMs, nodeTimeoutMs: flags.nodeTimeoutMs, rareResources: flags.rareResources, log: say });
+  if (inspectionEnabled(process.env)) {
+    inspection = new InspectPublisher({ bus, cluster: gcs.cluster, name: `gcs:${gcs.cluster}`, log: say });
+    inspection.add(gcs.actor.system);
+    await inspection.start();
+  }
+  await gcs.start();
 } catch (err) {
   await bus.close().catch(() => undefined);
   fail(1, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
@@ -56,6 +67,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   say(`${signal}: stopping`);
   await gcs.stop();
+  inspection?.stop();
   await bus.close().catch(() => undefined);
   process.exit(0);
 }

@@ -27,6 +27,8 @@ export interface NodeDirectoryDeps {
   readonly view: ViewBroadcaster;
   readonly spawn: (input: NodeMachineInput) => NodeRef;
   readonly failActorsOn: (nodeId: string) => void;
+  /** Placement groups holding bundles on the dead node lose them (before it leaves the cluster state). */
+  readonly failGroupsOn: (nodeId: string) => void;
   readonly kick: (reason: KickReason) => void;
   /** A node's labels or taints changed: running actors there may have to move (eviction.ts). */
   readonly constraintsChanged: (nodeId: string) => void;
@@ -157,6 +159,7 @@ export class NodeDirectory {
     this.deps.state.setNodeState(nodeId, 'DEAD');
     this.deps.log(`node ${nodeId} missed its heartbeats for ${this.deps.nodeTimeoutMs} ms: DEAD`);
     this.deps.failActorsOn(nodeId);
+    this.deps.failGroupsOn(nodeId);
     const info = this.#sync(nodeId);
     this.deps.state.removeNode(nodeId);
     this.deps.events.node('node_dead', info);

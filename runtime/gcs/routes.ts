@@ -6,10 +6,10 @@ import type { Handler } from './wire.ts';
 
 /**
  * Every GCS verb of the subject grammar, with the message type it takes and what answers it. The
- * table is typed over GcsVerb, so a verb added to the protocol cannot be forgotten here. Verbs
- * whose messages the protocol does not define yet (placement groups) are served all the same and
- * answer every message UNKNOWN_TYPE — a typed "not spoken here" rather than NO_RESPONDERS, which
- * would read as "no GCS".
+ * table is typed over GcsVerb, so a verb added to the protocol cannot be forgotten here. A verb
+ * whose message the protocol does not define (none today) is served all the same and answers every
+ * message UNKNOWN_TYPE — a typed "not spoken here" rather than NO_RESPONDERS, which would read as
+ * "no GCS".
  */
 type Route = { [K in MessageType]: { type: K; handle: Handler<K> } }[MessageType] | { type: undefined };
 
@@ -32,10 +32,10 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     view_snapshot: route('view_snapshot', () => gcs.view.snapshot()),
     actor_died: route('actor_died', (body) => gcs.actors.died(body)),
     list_events: route('list_events', (body) => gcs.history.query(body)),
-    list_placement_groups: { type: undefined },
-    create_pg: { type: undefined },
-    remove_pg: { type: undefined },
-    get_pg: { type: undefined },
+    list_placement_groups: route('list_placement_groups', () => gcs.groups.list()),
+    create_pg: route('create_pg', (body) => gcs.registrations.run(() => gcs.groups.create(body))),
+    remove_pg: route('remove_pg', (body) => gcs.groups.remove(body)),
+    get_pg: route('get_pg', (body) => gcs.groups.get(body)),
   };
 }
 

@@ -1,4 +1,4 @@
-import { createActor, fromPromise, waitFor, type Actor, type InspectionEvent } from 'xstate';
+import { createActor, fromPromise, waitFor, type Actor, type AnyActorRef, type AnyStateMachine, type InspectionEvent } from 'xstate';
 import { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import { InvalidOptionError, OrreryError } from '../../lib/errors.ts';
 import type { Rng } from '../../lib/random.ts';
@@ -6,6 +6,7 @@ import { DEFAULT_MAX_BYTES } from '../../protocols/codec.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
 import type { ActorMachine, ActorMachineInput } from './actor.machine.ts';
+import type { PlacementGroupMachine, PlacementGroupMachineInput } from './placement-group.machine.ts';
 import { provideActorEffects } from './actor-effects.ts';
 import { ActorDirectory } from './actors.ts';
 import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
@@ -15,6 +16,9 @@ import { IntakeQueue } from './intake-queue.ts';
 import { actorChildId, gcsMachine, nodeChildId, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
 import { NodeDirectory } from './nodes.ts';
 import { PendingQueue } from './pending-queue.ts';
+import { BundleClient } from './bundle-client.ts';
+import { PG_QUEUE_PREFIX, PlacementGroupDirectory, type PlacementGroupRef } from './placement-groups.ts';
+import { placementGroupChildId } from './gcs.machine.ts';
 import { RayletClient } from './raylets.ts';
 import { serveVerbs } from './routes.ts';
 import { MemoryStore, type GcsStore } from './store.ts';
@@ -39,6 +43,8 @@ export interface GcsOptions {
   createTimeoutMs?: number;
   /** How long kill_actor waits for the raylet; default 5,000 ms. */
   killTimeoutMs?: number;
+  /** How long one prepare/commit/cancel_bundle request waits for its raylet; default 5,000 ms. */
+  bundleTimeoutMs?: number;
   /** Least time between two cluster-view deltas; default 100 ms. */
   viewIntervalMs?: number;
   /** Largest accepted message; default 1 MiB (nats-server's default max_payload). */
@@ -70,10 +76,12 @@ export class GcsService {
   readonly eviction: EvictionGuard;
   readonly nodes: NodeDirectory;
   readonly actors: ActorDirectory;
+  readonly groups: PlacementGroupDirectory;
+  readonly bundles: BundleClient;
   readonly actor: Actor<GcsMachine>;
   #subscriptions: Subscription[] = [];
   #actorLogic: ActorMachine;
-  readonly #actorRefs = new Set<ActorRef>();
+  readonly #actorRefs = new Set<AnyActorRef>();
 
   constructor(readonly opts: GcsOptions) {
     const log = opts.log ?? (() => {});
@@ -97,8 +105,8 @@ export class GcsService {
       log,
     });
     this.queue = new PendingQueue({
-      tryPlace: (id) => this.actors.tryPlace(id),
-      waitsOnPeers: (id) => this.actors.waitsOnPeers(id),
+      tryPlace: (id) => (id.startsWith(PG_QUEUE_PREFIX) ? this.groups.tryPlace(id) : this.actors.tryPlace(id)),
+      waitsOnPeers: (id) => !id.startsWith(PG_QUEUE_PREFIX) && this.actors.waitsOnPeers(id),
       log,
       sliceMs: positiveInt('queueSliceMs', opts.queueSliceMs, 5, 1),
     });
@@ -118,11 +126,26 @@ export class GcsService {
       nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
       spawn: (input) => this.#startActor(input),
     });
+    this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log });
+    this.groups = new PlacementGroupDirectory({
+      state: this.state, events, bundles: this.bundles, rng, rareResources, log,
+      queue: () => this.queue,
+      unreachableNodes: () => this.nodes.unreachableNodes,
+      nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
+      spawn: (logic, input) => this.#startChild(logic, placementGroupChildId(input.pgId), input) as PlacementGroupRef,
+      nodeChanged: (nodeId) => {
+        this.nodes.touched(nodeId);
+        this.eviction.mark(nodeId);
+      },
+      resourcesChanged: () => kick('resources_freed'),
+      killActorsInGroup: (pgId, cause) => this.actors.killInGroup(pgId, cause),
+    });
     this.nodes = new NodeDirectory({
       state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick,
       constraintsChanged: (nodeId) => this.eviction.mark(nodeId),
       spawn: (input) => this.#child<NodeRef>({ type: 'NODE_REGISTERED', node: input }, nodeChildId(input.nodeId)),
       failActorsOn: (nodeId) => this.actors.failOnNode(nodeId),
+      failGroupsOn: (nodeId) => this.groups.failOnNode(nodeId),
     });
     const actorLogic = provideActorEffects({
       state: this.state,
@@ -175,9 +198,14 @@ export class GcsService {
    * spawned child); it is stopped when the GCS stops.
    */
   #startActor(input: ActorMachineInput): ActorRef {
+    return this.#startChild(this.#actorLogic, actorChildId(input.actorId), input) as ActorRef;
+  }
+
+  /** Starts an Actor or PlacementGroup machine with the Gcs actor as its parent (not a spawned child). */
+  #startChild(logic: ActorMachine | PlacementGroupMachine, id: string, input: ActorMachineInput | PlacementGroupMachineInput): AnyActorRef {
     const value = this.actor.getSnapshot().value;
-    if (value !== 'starting' && value !== 'serving') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes or actors');
-    const ref = createActor(this.#actorLogic, { parent: this.actor, id: actorChildId(input.actorId), input });
+    if (value !== 'starting' && value !== 'serving') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes, actors or placement groups');
+    const ref: AnyActorRef = createActor(logic as AnyStateMachine, { parent: this.actor, id, input });
     this.#actorRefs.add(ref);
     ref.subscribe({ complete: () => this.#actorRefs.delete(ref), error: () => this.#actorRefs.delete(ref) });
     ref.start();

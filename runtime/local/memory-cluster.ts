@@ -21,7 +21,12 @@ export async function startMemoryCluster(opts: LocalClusterOptions): Promise<Loc
   const specs = opts.nodes.map((spec, i) => resolveNodeSpec(spec, `node-${i + 1}`));
   const clusterName = opts.cluster ?? 'default';
   // Loaded on demand, so a driver that only connects to a NATS cluster does not load GCS and raylet code.
-  const [{ startGcs }, { startRaylet }] = await Promise.all([import('../gcs/index.ts'), import('../raylet/index.ts')]);
+  const [{ GcsService }, { RayletService }, { rayletConfig }, { InspectPublisher }] = await Promise.all([
+    import('../gcs/service.ts'),
+    import('../raylet/service.ts'),
+    import('../raylet/config.ts'),
+    import('../inspect/publisher.ts'),
+  ]);
   const broker = new MemoryBroker();
   const registration = registerMemoryBroker(broker);
   const raylets = new Map<string, RunningRaylet>();
@@ -32,20 +37,23 @@ export async function startMemoryCluster(opts: LocalClusterOptions): Promise<Loc
     return b;
   };
   let gcs: { stop(): Promise<void> } | undefined;
+  // One inspection publisher for the whole in-process cluster (docs/inspection.md): it inspects the
+  // GCS's actor system and every raylet's, while someone watches.
+  const inspection = new InspectPublisher({ bus: bus(), cluster: clusterName, name: `local:${process.pid}` });
   let client: Awaited<ReturnType<typeof connect>> | undefined;
   let added = specs.length;
 
   const startNode = async (spec: ReturnType<typeof resolveNodeSpec>): Promise<RunningRaylet> => {
-    const raylet = await startRaylet({
-      bus: bus(),
-      cluster: clusterName,
-      nodeName: spec.name,
-      labels: spec.labels,
-      taints: spec.taints,
-      resources: spec.resources,
-      hosts: { mode: 'inline' },
-    });
-    const running = { nodeId: raylet.nodeId, stop: () => raylet.stop(), crash: () => raylet.crash() };
+    // Built here rather than with startRaylet so the machine's actor system reaches the inspection publisher.
+    const config = rayletConfig({ cluster: clusterName, nodeName: spec.name, labels: spec.labels, taints: spec.taints, resources: spec.resources });
+    let forget: () => void = () => {};
+    const raylet = new RayletService({ bus: bus(), config, hosts: { mode: 'inline' }, log: () => {}, onActorSystem: (system) => (forget = inspection.add(system)) });
+    await raylet.start();
+    const running = {
+      nodeId: raylet.nodeId,
+      stop: () => raylet.stop().finally(forget),
+      crash: () => raylet.crash().finally(forget),
+    };
     raylets.set(raylet.nodeId, running);
     return running;
   };
@@ -55,12 +63,17 @@ export async function startMemoryCluster(opts: LocalClusterOptions): Promise<Loc
     await Promise.allSettled([...raylets.values()].map((r) => r.stop()));
     raylets.clear();
     await gcs?.stop();
+    inspection.stop();
     await Promise.allSettled(buses.map((b) => b.close()));
     registration.unregister();
   };
 
   try {
-    gcs = await startGcs({ bus: bus(), cluster: clusterName, rareResources: opts.rareResources });
+    await inspection.start();
+    const service = new GcsService({ bus: bus(), cluster: clusterName, rareResources: opts.rareResources });
+    inspection.add(service.actor.system);
+    await service.start();
+    gcs = service;
     await Promise.all(specs.map(startNode));
     client = await connect({ address: registration.address, cluster: clusterName });
   } catch (err) {

@@ -38,9 +38,11 @@ export interface ViewStats {
  * (a delta from the empty view) through `requestSnapshot` and holds the deltas that arrive
  * meanwhile; the snapshot replaces everything, then the held deltas newer than it apply in order.
  *
- * This node is always in the view, even before the GCS has described it. Its labels, taints and
- * total come from the view once there, but its available resources are always this raylet's own
- * accounting (`setLocalUsed`): exact, where the view's are one sync period old.
+ * This node is always in the view, even before the GCS has described it. Its labels and taints come
+ * from the view once there, but its total and available resources are always this raylet's own
+ * accounting (`setLocalTotal`, `setLocalUsed`): exact, where the view's are one sync period old —
+ * a placement-group bundle committed here is in the total at once, so a task of the group can be
+ * decided here before the GCS's next delta.
  *
  * The GCS's view counts what actors hold, not running tasks. So other raylets' load reports
  * (`applyLoad`, published by each raylet on `raylet.<nodeId>.load`) say what each node has free,
@@ -52,6 +54,8 @@ export class RayletView {
   private version = 0;
   private held: ViewDelta[] | undefined;
   private used: Readonly<Record<string, number>> = {};
+  /** This node's total as its raylet keeps it (its own resources and its committed bundles'). */
+  private localTotal: ResourceSet;
   private counts = { deltas: 0, gaps: 0, snapshots: 0, loads: 0 };
   /** The last load report of each other node, and the available of its last view upsert. */
   private readonly loads = new Map<string, { seq: number; available: ResourceSet }>();
@@ -76,6 +80,7 @@ export class RayletView {
     },
   ) {
     const { local } = opts;
+    this.localTotal = local.total;
     this.state.addNode({ nodeId: local.nodeId, name: local.name, labels: local.labels, taints: taintsOf(local.taints), total: local.total });
   }
 
@@ -113,6 +118,12 @@ export class RayletView {
     this.used = used;
     const node = this.state.node(this.localNodeId)!;
     this.state.setTotal(node.id, node.total, remaining(node.total, used));
+  }
+
+  /** This node's total changed (a placement-group bundle was committed or cancelled here). */
+  setLocalTotal(total: ResourceSet): void {
+    this.localTotal = total;
+    this.state.setTotal(this.localNodeId, total, remaining(total, this.used));
   }
 
   /** A delta published on `gcs.view`. */
@@ -217,7 +228,7 @@ export class RayletView {
       taints = this.state.node(view.nodeId)?.taints.slice() ?? [];
     }
     const local = view.nodeId === this.localNodeId;
-    const total = view.resources.total;
+    const total = local ? this.localTotal : view.resources.total;
     if (!local) this.viewAvailable.set(view.nodeId, view.resources.available);
     const load = this.loads.get(view.nodeId)?.available;
     const available = local ? remaining(total, this.used) : load ? lower(total, view.resources.available, load) : view.resources.available;

@@ -1,35 +1,94 @@
+import { MAX_RESOURCE_NAMES } from '../../protocols/messages/common.ts';
 import { addResources, subtractResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
 
 /**
- * The resources held on this node, in units: by each actor the GCS placed here, and by each task
- * running here (keyed `task/<taskId>`, so the two kinds never collide). The GCS decides where actors
- * go, so an actor's lease is never refused here; the raylet grants a task's lease only when its own
- * view of this node says it fits. What remains (never below zero) is what heartbeats report as
- * available and what the raylet's task decisions see of this node.
+ * The resources held on this node, in units: by each actor the GCS placed here, by each task
+ * running here (keyed `task/<taskId>`, so the kinds never collide), and by each placement-group
+ * bundle prepared here (`bundle/<pgId>/<index>`, bundles.ts). The GCS decides where actors go, so an
+ * actor's lease is never refused here; the raylet grants a task's lease only when its own view of
+ * this node says it fits. What remains (never below zero) is what heartbeats report as available and
+ * what the raylet's task decisions see of this node.
+ *
+ * The total is not fixed: a committed bundle adds its bundle resources (`CPU_group_<pg>`, …) to it
+ * and a cancelled one takes them away again (`addTotal` / `removeTotal`). A holder may still hold
+ * bundle resources that have left the total (an actor of a removed group the GCS has not killed yet):
+ * its release only lowers what is used, which is never below zero, and `available` never counts a
+ * name the total does not have.
  */
 export class Leases {
   private readonly held = new Map<string, ResourceSet>();
   private usedUnits: Record<string, number> = {};
+  private totalUnits: ResourceSet;
+  /** > 0 inside `batch`: changes are announced once, when the outermost batch ends. */
+  private batching = 0;
+  private changed = false;
 
-  /** `onChange` runs after every acquire, release and clear that changed something. */
-  constructor(readonly total: ResourceSet, private readonly onChange: () => void = () => {}) {}
+  /** `onChange` runs after every acquire, release, clear and total change that changed something. */
+  constructor(total: ResourceSet, private readonly onChange: () => void = () => {}) {
+    this.totalUnits = { ...total };
+  }
+
+  /** What the node has in all: its own resources plus those of the bundles committed here. A new object after every change. */
+  get total(): ResourceSet {
+    return this.totalUnits;
+  }
 
   acquire(holder: string, resources: ResourceSet): void {
     this.drop(holder);
     this.held.set(holder, resources);
     this.usedUnits = addResources(this.usedUnits, resources);
-    this.onChange();
+    this.changedNow();
   }
 
   release(holder: string): void {
-    if (this.drop(holder)) this.onChange();
+    if (this.drop(holder)) this.changedNow();
   }
 
   clear(): void {
     if (this.held.size === 0) return;
     this.held.clear();
     this.usedUnits = {};
-    this.onChange();
+    this.changedNow();
+  }
+
+  /** The node gains these resources (a committed bundle's). */
+  addTotal(resources: ResourceSet): void {
+    if (Object.keys(resources).length === 0) return;
+    this.totalUnits = addResources(this.totalUnits, resources);
+    this.changedNow();
+  }
+
+  /** The node loses these resources (a cancelled bundle's); a name that reaches zero leaves the total. */
+  removeTotal(resources: ResourceSet): void {
+    if (Object.keys(resources).length === 0) return;
+    const next: Record<string, number> = { ...this.totalUnits };
+    for (const name in resources) {
+      const left = (next[name] ?? 0) - resources[name];
+      if (left > 0) next[name] = left;
+      else delete next[name];
+    }
+    this.totalUnits = next;
+    this.changedNow();
+  }
+
+  /**
+   * Runs `fn` and announces what it changed once, at the end: a prepare or commit of a thousand
+   * bundles is one view update and one load report, not a thousand.
+   */
+  batch<T>(fn: () => T): T {
+    this.batching++;
+    try {
+      return fn();
+    } finally {
+      if (--this.batching === 0 && this.changed) {
+        this.changed = false;
+        this.onChange();
+      }
+    }
+  }
+
+  has(holder: string): boolean {
+    return this.held.has(holder);
   }
 
   get count(): number {
@@ -43,14 +102,22 @@ export class Leases {
 
   /** Total minus what the leases hold, per resource of the node, clamped at zero. */
   available(): Record<string, number> {
-    return remaining(this.total, this.usedUnits);
+    return remaining(this.totalUnits, this.usedUnits);
+  }
+
+  private changedNow(): void {
+    if (this.batching > 0) this.changed = true;
+    else this.onChange();
   }
 
   private drop(holder: string): boolean {
     const resources = this.held.get(holder);
     if (!resources) return false;
     this.held.delete(holder);
-    this.usedUnits = subtractResources(this.usedUnits, resources);
+    const used = subtractResources(this.usedUnits, resources);
+    // names nobody holds any more leave, so the bundle resources of many groups do not pile up here
+    for (const name in resources) if (used[name] === 0) delete used[name];
+    this.usedUnits = used;
     return true;
   }
 }
@@ -59,5 +126,37 @@ export class Leases {
 export function remaining(total: ResourceSet, used: Readonly<Record<string, number>>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, units] of Object.entries(total)) out[name] = Math.max(0, units - (used[name] ?? 0));
+  return out;
+}
+
+/**
+ * `available` without placement-group bundle resources, as heartbeats and load reports carry it. A
+ * node holding a thousand groups has thousands of bundle resource names; sending them all every
+ * 20 ms (load) to every other raylet cost them most of their CPU in decoding (bench:pg). Bundle
+ * resources reach the cluster through the GCS's view (their totals, and what actors hold); what this
+ * node's own tasks hold of them is known here, where tasks in bundles are decided.
+ */
+export function withoutBundles(available: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const name in available) if (!name.includes('_group_')) out[name] = available[name];
+  return out;
+}
+
+/** Most resource names one set may carry on the wire (protocols/messages/common.ts, `resourceSet`). */
+export const MAX_WIRE_RESOURCES = MAX_RESOURCE_NAMES;
+
+/**
+ * `available` as heartbeats and load reports may carry it: a node holding the bundles of hundreds of
+ * placement groups has more resource names than a wire resource set takes, and a heartbeat the GCS
+ * cannot decode would get the node declared dead. Past the limit the node's own resources go first and
+ * bundle resources fill what room is left; a name left out only means a reader does not lower its
+ * copy of this node for it (the view's own totals still hold).
+ */
+export function forWire(available: Record<string, number>): Record<string, number> {
+  const names = Object.keys(available);
+  if (names.length <= MAX_WIRE_RESOURCES) return available;
+  const bundle = (name: string): boolean => name.includes('_group_');
+  const out: Record<string, number> = {};
+  for (const name of [...names.filter((n) => !bundle(n)), ...names.filter(bundle)].slice(0, MAX_WIRE_RESOURCES)) out[name] = available[name];
   return out;
 }

@@ -5,6 +5,9 @@
  *
  *   ORRERY_READY {"role":"raylet","nodeId":"…","nodeName":"…"}
  *
+ * Its Raylet machine's transitions are published on `inspect.raylet.<nodeId>` while someone watches
+ * (runtime/inspect, docs/inspection.md); ORRERY_INSPECT=off leaves inspection out entirely.
+ *
  * Logs go to stderr. SIGTERM or SIGINT stops it gracefully (exit 0). A bad flag is one line on
  * stderr naming the flag, exit 2; NATS that cannot be reached, or a GCS that refuses the node, is
  * one line, exit 1.
@@ -13,7 +16,9 @@ import { OrreryError } from '../../lib/errors.ts';
 import { connectNatsBus } from '../bus/nats.ts';
 import type { Bus } from '../bus/bus.ts';
 import { FlagError, parseRayletFlags, USAGE, type RayletFlags } from './flags.ts';
-import { startRaylet, type RayletHandle } from './index.ts';
+import { inspectionEnabled, InspectPublisher } from '../inspect/publisher.ts';
+import { rayletConfig } from './config.ts';
+import { RayletService } from './service.ts';
 
 const say = (line: string): void => void process.stderr.write(`orrery raylet: ${line}\n`);
 
@@ -40,25 +45,38 @@ try {
   fail(1, `cannot connect to NATS at ${flags.address}: ${err instanceof OrreryError ? String(err.detail.reason ?? err.message) : String(err)}`);
 }
 
-let raylet: RayletHandle;
+// The raylet service is built here rather than with startRaylet so its machine's actor system can be
+// handed to the inspection publisher (startRaylet does not pass onActorSystem through).
+let raylet: RayletService;
+let inspection: InspectPublisher | undefined;
+let config: ReturnType<typeof rayletConfig>;
 try {
-  raylet = await startRaylet({
-    bus,
+  config = rayletConfig({
     cluster: flags.cluster,
     nodeName: flags.nodeName,
     nodeIp: flags.nodeIp,
     labels: flags.labels,
     taints: flags.taints,
     resources: flags.resources,
+  });
+  if (inspectionEnabled(process.env)) {
+    inspection = new InspectPublisher({ bus, cluster: config.cluster, name: `raylet:${config.nodeId}`, log: say });
+    await inspection.start();
+  }
+  raylet = new RayletService({
+    bus,
+    config,
     hosts: { mode: 'process', natsAddress: flags.address },
     log: say,
+    onActorSystem: (system) => void inspection?.add(system),
   });
+  await raylet.start();
 } catch (err) {
   await bus.close().catch(() => undefined);
   fail(err instanceof OrreryError && /^INVALID_/.test(err.code) ? 2 : 1, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
 }
 
-process.stdout.write(`ORRERY_READY ${JSON.stringify({ role: 'raylet', nodeId: raylet.nodeId, nodeName: raylet.nodeName })}\n`);
+process.stdout.write(`ORRERY_READY ${JSON.stringify({ role: 'raylet', nodeId: raylet.nodeId, nodeName: config.nodeName })}\n`);
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -66,6 +84,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   say(`${signal}: stopping`);
   await raylet.stop();
+  inspection?.stop();
   await bus.close().catch(() => undefined);
   process.exit(0);
 }

@@ -13,7 +13,7 @@ import { respond } from '../worker/respond.ts';
 import { RayletView, type ViewStats } from './cluster-view.ts';
 import type { RayletConfig } from './config.ts';
 import type { HostManager } from './host-manager.ts';
-import type { Leases } from './leases.ts';
+import { withoutBundles, type Leases } from './leases.ts';
 import { LocalTasks } from './local-tasks.ts';
 
 const SUBMIT_REGISTRY = { submit_task: messages.submit_task } as const;
@@ -48,12 +48,15 @@ export class RayletTasks {
   readonly view: RayletView;
   readonly tasks: LocalTasks;
   private rareResources: readonly string[] = [];
+  /** The leases' total the view last took (Leases makes a new object whenever it changes). */
+  private knownTotal: Readonly<Record<string, number>>;
   private readonly loadSubs = new Map<string, Subscription>();
   private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined };
   private closed = false;
 
   constructor(private readonly opts: RayletTasksOptions) {
     const { config } = opts;
+    this.knownTotal = opts.leases.total;
     this.view = new RayletView({
       local: { nodeId: config.nodeId, name: config.nodeName, labels: config.labels, taints: config.taints, total: config.total },
       requestSnapshot: () => this.snapshot(),
@@ -97,10 +100,24 @@ export class RayletTasks {
     this.rareResources = resources;
   }
 
-  /** The node's leases changed: the view sees it, queued tasks may fit, other raylets will hear it. */
+  /**
+   * The node's leases changed: the view sees it, queued tasks may fit, other raylets will hear it.
+   * When its total changed too (a placement-group bundle committed or cancelled here), the view's
+   * own node takes the new total, every queued task is decided again (one that could never run here
+   * may now), and worker leases drawing on resources the node no longer has are revoked.
+   */
   leasesChanged(): void {
-    this.view.setLocalUsed(this.opts.leases.used());
-    this.tasks.resourcesFreed();
+    const { leases } = this.opts;
+    if (leases.total !== this.knownTotal) {
+      this.knownTotal = leases.total;
+      this.view.setLocalTotal(leases.total);
+      this.view.setLocalUsed(leases.used());
+      this.tasks.localChanged();
+      this.tasks.viewChanged();
+    } else {
+      this.view.setLocalUsed(leases.used());
+      this.tasks.resourcesFreed();
+    }
     this.reportLoad();
   }
 
@@ -160,7 +177,7 @@ export class RayletTasks {
       return;
     }
     this.load.last = performance.now();
-    const report = { nodeId: this.nodeId, seq: ++this.load.seq, available: this.opts.leases.available() };
+    const report = { nodeId: this.nodeId, seq: ++this.load.seq, available: withoutBundles(this.opts.leases.available()) };
     this.publish(this.opts.subjects.raylet(this.nodeId, 'load'), () => encode('raylet_load', report), 'its load');
   }
 

@@ -14,7 +14,8 @@ import { MalformedCounter } from '../worker/malformed.ts';
 import { respond } from '../worker/respond.ts';
 import type { ViewStats } from './cluster-view.ts';
 import type { RayletConfig } from './config.ts';
-import { Leases } from './leases.ts';
+import { LocalBundles } from './bundles.ts';
+import { forWire, Leases, withoutBundles } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
 import { RayletTasks } from './raylet-tasks.ts';
 import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
@@ -40,16 +41,21 @@ export interface RayletServiceOptions {
   maxSpillHops?: number;
   /** Worker leases granted to drivers with task results (default idle 100 ms, lifetime 1 s); false: none. */
   workerLeases?: { idleMs: number; lifetimeMs: number } | false;
+  /** Handed the Raylet machine's actor system when the machine is created, so inspection (runtime/inspect) can attach to it while someone watches. */
+  onActorSystem?: (system: Actor<RayletMachine>['system']) => void;
 }
 
 const heartbeatAnswer = object({ known: bool() });
 const KILL_TYPE = 'raylet_kill_actor';
+/** The message types that each take one raylet subject of their own name. */
+type Served = 'create_actor' | typeof KILL_TYPE | 'prepare_bundle' | 'commit_bundle' | 'cancel_bundle';
 const MAX_DIED_ATTEMPTS = 10;
 
 /**
  * A raylet: registers its node with the GCS and keeps it alive with heartbeats (the Raylet machine),
  * answers create_actor / kill_actor on its own subjects by starting and dropping actors in its
- * worker hosts, keeps the resource leases of its actors and tasks, and reports the actors of a
+ * worker hosts, prepare_bundle / commit_bundle / cancel_bundle by holding placement-group bundles
+ * (bundles.ts), keeps the resource leases of its actors, tasks and bundles, and reports the actors of a
  * worker host that died (gcs.actor_died) at once. Its task side (raylet-tasks.ts) keeps a copy of
  * the cluster view and decides the tasks submitted to it on that copy: runs them here, spills them
  * back to the node its view prefers, or queues them.
@@ -61,6 +67,7 @@ export class RayletService {
   private readonly s: ClusterSubjects;
   private readonly leases: Leases;
   private readonly actors: LocalActors;
+  private readonly bundles: LocalBundles;
   private readonly tasks: RayletTasks;
   private readonly node: HostNode;
   private subs: Subscription[] = [];
@@ -85,6 +92,7 @@ export class RayletService {
       onLeasesLost: (leaseIds, cause) => this.tasks.tasks.leasesLost(leaseIds, cause),
       log: opts.log,
     });
+    this.bundles = new LocalBundles(this.leases, config.nodeId);
     this.tasks = new RayletTasks({
       bus: opts.bus,
       subjects: this.s,
@@ -113,6 +121,7 @@ export class RayletService {
   stats(): {
     phase: string;
     actors: number;
+    bundles: { prepared: number; committed: number };
     hosts: number;
     taskHosts: number;
     tasks: { running: number; queued: number; leases: number };
@@ -126,6 +135,7 @@ export class RayletService {
     return {
       phase: this.phase,
       actors: this.actors.count,
+      bundles: this.bundles.stats(),
       hosts: this.actors.hostCount,
       taskHosts: this.actors.hosts.taskHostCount,
       ...this.tasks.stats(),
@@ -147,6 +157,7 @@ export class RayletService {
       actions: { forgetActors: () => this.forgetActors() },
     });
     const actor = createActor(machine, { input: { nodeId: this.nodeId, heartbeatMs: this.opts.heartbeatMs, retryMs: this.opts.retryMs } });
+    this.opts.onActorSystem?.(actor.system);
     this.machine = actor;
     let last = '';
     return new Promise<void>((resolve, reject) => {
@@ -198,9 +209,20 @@ export class RayletService {
     const on = (verb: RayletVerb, handler: (msg: BusMsg) => void) => this.subs.push(this.opts.bus.subscribe(this.s.raylet(this.nodeId, verb), handler));
     on(RayletVerb.create_actor, this.handler('create_actor', (body) => this.actors.create(body)));
     on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
+    on(RayletVerb.prepare_bundle, this.handler('prepare_bundle', async (body) => this.bundles.prepare(body)));
+    on(RayletVerb.commit_bundle, this.handler('commit_bundle', async (body) => this.bundles.commit(body.bundles)));
+    on(RayletVerb.cancel_bundle, this.handler('cancel_bundle', async (body) => this.bundles.cancel(body.bundles)));
     this.subs.push(...this.tasks.subscribe());
     // load is published by a raylet, not requested of it
-    const served = new Set<string>([RayletVerb.create_actor, RayletVerb.kill_actor, RayletVerb.submit_task, RayletVerb.load]);
+    const served = new Set<string>([
+      RayletVerb.create_actor,
+      RayletVerb.kill_actor,
+      RayletVerb.prepare_bundle,
+      RayletVerb.commit_bundle,
+      RayletVerb.cancel_bundle,
+      RayletVerb.submit_task,
+      RayletVerb.load,
+    ]);
     for (const verb of Object.values(RayletVerb)) {
       if (served.has(verb)) continue;
       on(verb, (msg) => {
@@ -212,7 +234,7 @@ export class RayletService {
   }
 
   /** Decodes with the one message type a subject takes; anything else is refused with its wire error. */
-  private handler<K extends 'create_actor' | typeof KILL_TYPE>(type: K, run: (body: ReturnType<(typeof messages)[K]>) => Promise<unknown>) {
+  private handler<K extends Served>(type: K, run: (body: ReturnType<(typeof messages)[K]>) => Promise<unknown>) {
     const registry = { [type]: messages[type] } as Record<K, (typeof messages)[K]>;
     return (msg: BusMsg): void => {
       let body: ReturnType<(typeof messages)[K]>;
@@ -237,7 +259,7 @@ export class RayletService {
       name: config.nodeName,
       labels: config.labels,
       taints: config.taints,
-      resources: { total: config.total, available: this.leases.available() },
+      resources: { total: config.total, available: forWire(this.leases.available()) },
       address: { ip: config.nodeIp, hostname: config.hostname, pid: process.pid },
     });
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
@@ -247,7 +269,7 @@ export class RayletService {
   }
 
   private async heartbeat(seq: number): Promise<{ known: boolean }> {
-    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.available() });
+    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: withoutBundles(this.leases.available()) });
     const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
     return decodeReply(msg.data, { value: heartbeatAnswer });
   }
@@ -256,10 +278,15 @@ export class RayletService {
     return this.opts.requestTimeoutMs ?? 2000;
   }
 
-  /** The GCS forgot this node: it no longer knows these actors either, so they go. */
+  /**
+   * The GCS forgot this node: it no longer knows these actors either, so they go — and so do the
+   * placement-group bundles held here, which it places again on the nodes it knows.
+   */
   private forgetActors(): void {
     const n = this.actors.forgetAll();
     if (n > 0) this.opts.log(`raylet ${this.nodeId}: the GCS forgot this node; dropped ${n} actor(s) before registering again`);
+    const b = this.bundles.forgetAll();
+    if (b > 0) this.opts.log(`raylet ${this.nodeId}: the GCS forgot this node; gave back ${b} placement-group bundle(s) before registering again`);
   }
 
   private async reportDied(actors: LostActor[], cause: string): Promise<void> {

@@ -1,18 +1,19 @@
 import { UsageError, parseArgs } from '../args.ts';
 import { addressOf } from '../address.ts';
 import { clusterOf, withCluster } from '../connection.ts';
-import { extraLabels, pairs, resourceUse, table } from '../format.ts';
+import { extraLabels, pairs, placementGroupTable, resourceUse, table } from '../format.ts';
 import type { CliIo } from '../io.ts';
 
 const FLAGS = { address: 'string', cluster: 'string', json: 'boolean' } as const;
-const KINDS = ['nodes', 'actors'] as const;
+const KINDS = ['nodes', 'actors', 'placement-groups'] as const;
+const kindList = `${KINDS.slice(0, -1).join(', ')} or ${KINDS[KINDS.length - 1]}`;
 
-/** `orrery list nodes|actors [--json]`. */
+/** `orrery list nodes|actors|placement-groups [--json]`. */
 export async function list(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('list', argv, FLAGS, 1);
   const kind = args.positionals[0];
-  if (kind === undefined) throw new UsageError(`list: expected what to list: ${KINDS.join(' or ')}`);
-  if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`list: cannot list ${JSON.stringify(kind)}; expected ${KINDS.join(' or ')}`);
+  if (kind === undefined) throw new UsageError(`list: expected what to list: ${kindList}`);
+  if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`list: cannot list ${JSON.stringify(kind)}; expected ${kindList}`);
   const address = addressOf('list', args, io.env)!;
   const cluster = clusterOf('list', args, io.env);
   const json = args.flags.json === true;
@@ -22,6 +23,14 @@ export async function list(argv: readonly string[], io: CliIo): Promise<number> 
       if (json) return io.out(JSON.stringify(nodes, null, 2));
       const rows = nodes.map((n) => [n.nodeId, n.name, n.state, resourceUse(n), pairs(extraLabels(n)), pairs(n.taints)]);
       for (const line of table(['NODE_ID', 'NAME', 'STATE', 'RESOURCES (used/total)', 'LABELS', 'TAINTS'], rows)) io.out(line);
+      return;
+    }
+    if (kind === 'placement-groups') {
+      const groups = await client.placementGroups();
+      if (json) return io.out(JSON.stringify(groups, null, 2));
+      const placed = groups.some((pg) => pg.bundles.some((b) => b.nodeId !== undefined));
+      const nodeNames = new Map(placed ? (await client.nodes()).map((n) => [n.nodeId, n.name] as const) : []);
+      for (const line of placementGroupTable(groups, nodeNames)) io.out(line);
       return;
     }
     const actors = await client.actors();

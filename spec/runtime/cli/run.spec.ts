@@ -39,7 +39,7 @@ const cases: [string, string[], RegExp][] = [
   ['ORRERY_ADDRESS checked too', ['list', 'nodes'], /list: ORRERY_ADDRESS: "ftp:\/\/x" has scheme ftp/],
   ['--cluster', ['status', '--cluster', 'a.b'], /status: --cluster: "a\.b" is not a cluster name/],
   ['start without address', ['start', '--num-cpus', '2'], /start: --address is required/],
-  ['list without kind', ['list'], /list: expected what to list: nodes or actors/],
+  ['list without kind', ['list'], /list: expected what to list: nodes, actors or placement-groups/],
   ['list of something else', ['list', 'tasks'], /list: cannot list "tasks"/],
   ['--json on status', ['status', '--json'], /status: unknown flag --json/],
   ['--rare-resources off the head', ['start', '--address', 'nats://h:4222', '--rare-resources', 'GPU'], /start: --rare-resources is a cluster setting: give it to the head/],

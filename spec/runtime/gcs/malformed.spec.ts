@@ -22,8 +22,8 @@ const address = { ip: '127.0.0.1', hostname: 'spec', pid: 1 };
 const code = { moduleUrl: 'file:///x.ts', className: 'C', args: [] };
 
 /**
- * Per verb: its message type (none for the placement-group verbs, which this GCS does not speak
- * yet), a body that would change state if it were accepted, and an ill-typed body.
+ * Per verb: its message type, a body that would change state if it were accepted, and an ill-typed
+ * body. (A verb without a message type would refuse every well-formed message as UNKNOWN_TYPE.)
  */
 const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown }> = {
   register_node: {
@@ -37,10 +37,10 @@ const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown 
   kill_actor: { type: 'kill_actor', valid: { actorId: 'a1', noRestart: true }, illTyped: { actorId: 'a1', noRestart: 'yes' } },
   list_nodes: { type: 'list_nodes', valid: {}, illTyped: 'everything' },
   list_actors: { type: 'list_actors', valid: {}, illTyped: [1, 2] },
-  list_placement_groups: { valid: {}, illTyped: 7 },
-  create_pg: { valid: { bundles: [{ CPU: 1 }] }, illTyped: { bundles: 'many' } },
-  remove_pg: { valid: { id: 'pg1' }, illTyped: { id: 1 } },
-  get_pg: { valid: { id: 'pg1' }, illTyped: { id: [] } },
+  list_placement_groups: { type: 'list_placement_groups', valid: {}, illTyped: 7 },
+  create_pg: { type: 'create_pg', valid: { pgId: 'pg9', namespace: 'default', options: { bundles: [{ CPU: 1 }] } }, illTyped: { pgId: 'pg9', namespace: 'default', options: 'many' } },
+  remove_pg: { type: 'remove_pg', valid: { pgId: 'pg1' }, illTyped: { pgId: 1 } },
+  get_pg: { type: 'get_pg', valid: { pgId: 'pg1' }, illTyped: { pgId: [] } },
   set_node_labels: { type: 'set_node_labels', valid: { nodeId: 'n1', set: { x: 'y' } }, illTyped: { nodeId: 'n1', set: { x: 5 } } },
   set_node_taints: { type: 'set_node_taints', valid: { nodeId: 'n1', add: { x: 'y' } }, illTyped: { nodeId: 'n1', add: 'x=y' } },
   drain_node: { type: 'drain_node', valid: { nodeId: 'n1' }, illTyped: { nodeId: ['n1'] } },
@@ -100,8 +100,8 @@ async function populated(): Promise<Harness> {
 }
 
 const tables = (h: Harness) => {
-  const { nodes, actors, viewVersion, pending, state } = h.gcs.snapshot();
-  return { nodes, actors, viewVersion, waiting: pending.waiting, state };
+  const { nodes, actors, placementGroups, viewVersion, pending, state } = h.gcs.snapshot();
+  return { nodes, actors, placementGroups, viewVersion, waiting: pending.waiting, state };
 };
 
 const allVerbs = Object.values(GcsVerb);

@@ -138,8 +138,24 @@ export class Harness {
   }
 }
 
-/** A raylet peer: answers create_actor ok (or with `failCreate`'s error), kill_actor ok. */
+/** One prepare/commit/cancel_bundle request a stub raylet received. */
+export interface BundleOp {
+  readonly op: 'prepare_bundle' | 'commit_bundle' | 'cancel_bundle';
+  readonly bundles: readonly { pgId: string; index: number; resources?: Record<string, number> }[];
+}
+
+/**
+ * A raylet peer: answers create_actor ok (or with `failCreate`'s error), kill_actor ok, and keeps
+ * bundles as a raylet does — prepare locks them against its own free CPU (refusing what does not
+ * fit, or what `refusePrepare` names), commit needs them prepared, cancel gives them back.
+ */
 export class StubRaylet {
+  readonly bundleOps = new Recorder<BundleOp>();
+  /** Bundles held here, `pgId/index` → whether committed. */
+  readonly bundles = new Map<string, { resources: Record<string, number>; committed: boolean }>();
+  refusePrepare: (b: { pgId: string; index: number }) => string | undefined = () => undefined;
+  /** commit_bundle requests go unanswered (and uncounted) while this is set: a raylet gone silent. */
+  silentCommit = false;
   readonly creates = new Recorder<CreateActor>();
   readonly kills = new Recorder<MessageBody<'raylet_kill_actor'>>();
   failCreate: (req: CreateActor) => WireError | undefined = () => undefined;
@@ -157,7 +173,46 @@ export class StubRaylet {
         this.kills.push(decode(m.data, { registry: { raylet_kill_actor: messages.raylet_kill_actor } }).body);
         m.respond(encodeOk(null));
       }),
+      h.bus.subscribe(h.s.raylet(spec.nodeId, 'prepare_bundle'), (m) => this.#bundle(m, 'prepare_bundle')),
+      h.bus.subscribe(h.s.raylet(spec.nodeId, 'commit_bundle'), (m) => this.#bundle(m, 'commit_bundle')),
+      h.bus.subscribe(h.s.raylet(spec.nodeId, 'cancel_bundle'), (m) => this.#bundle(m, 'cancel_bundle')),
     ];
+  }
+
+  /** CPU units held by bundles here. */
+  get bundleCpu(): number {
+    let sum = 0;
+    for (const b of this.bundles.values()) sum += b.resources.CPU ?? 0;
+    return sum;
+  }
+
+  #bundle(m: BusMsg, op: BundleOp['op']): void {
+    const { bundles } = decode(m.data, { registry: { [op]: messages[op] } }).body as unknown as BundleOp;
+    if (op === 'commit_bundle' && this.silentCommit) return;
+    this.bundleOps.push({ op, bundles });
+    const key = (b: { pgId: string; index: number }) => `${b.pgId}/${b.index}`;
+    if (op === 'prepare_bundle') {
+      const refused: { pgId: string; index: number; reason: string }[] = [];
+      const total = parseResources({ CPU: this.spec.cpu ?? 4 }).CPU;
+      for (const b of bundles) {
+        if (this.bundles.has(key(b))) continue;
+        const why = this.refusePrepare(b) ?? (this.bundleCpu + (b.resources!.CPU ?? 0) > total ? 'not enough CPU' : undefined);
+        if (why) refused.push({ pgId: b.pgId, index: b.index, reason: why });
+        else this.bundles.set(key(b), { resources: b.resources!, committed: false });
+      }
+      m.respond(encodeOk({ refused }));
+    } else if (op === 'commit_bundle') {
+      const missing = bundles.filter((b) => !this.bundles.has(key(b))).map((b) => ({ pgId: b.pgId, index: b.index }));
+      for (const b of bundles) {
+        const held = this.bundles.get(key(b));
+        if (held) held.committed = true;
+      }
+      m.respond(encodeOk({ missing }));
+    } else {
+      let returned = 0;
+      for (const b of bundles) if (this.bundles.delete(key(b))) returned++;
+      m.respond(encodeOk({ returned }));
+    }
   }
 
   get created(): CreateActor[] {

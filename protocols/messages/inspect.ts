@@ -1,0 +1,76 @@
+import { invalid, isPlainObject, literal, num, object, optional, str, type Infer, type Validator } from '../validate.ts';
+import { id } from './common.ts';
+
+/**
+ * Inspection (docs/inspection.md): every transition of a Gcs, Node, Raylet, Actor or
+ * PlacementGroup machine as plain data, published on `orrery.<cluster>.inspect.<machine>.<id>` only
+ * while someone watches. Watchers say so on `orrery.<cluster>.inspect_watch` (inspect_watch, every
+ * second); each publisher that hears one attaches an inspector and answers on the watch's reply
+ * subject (inspect_ack).
+ */
+export const MACHINE_KINDS = ['gcs', 'node', 'raylet', 'actor', 'placement_group'] as const;
+export type MachineKind = (typeof MACHINE_KINDS)[number];
+
+/** Largest encoded `context` a publisher sends; bigger contexts are cut (see runtime/inspect/plain.ts). */
+export const MAX_CONTEXT_BYTES = 16 * 1024;
+
+const plainRecord = (what: string): Validator<Record<string, unknown>> => (value, path) =>
+  isPlainObject(value) ? value : invalid(path, `expected ${what}`);
+
+const inspectEvent: Validator<{ type: string; [k: string]: unknown }> = (value, path) => {
+  if (!isPlainObject(value)) return invalid(path, 'expected an object');
+  if (typeof value.type !== 'string' || value.type.length === 0 || value.type.length > 256) return invalid(`${path}.type`, 'expected a string of 1 to 256 characters');
+  return value as { type: string; [k: string]: unknown };
+};
+
+const statePath = str({ min: 1, max: 1024 });
+
+/** One transition of one machine instance. */
+export const inspectRecord = object({
+  machine: literal(...MACHINE_KINDS),
+  /** actorId, nodeId (node and raylet), pgId, or the cluster name for the gcs. */
+  id,
+  /** Increases per publishing process. */
+  seq: num({ int: true, min: 0 }),
+  /** Unix ms when the transition happened. */
+  time: num(),
+  event: inspectEvent,
+  /** The state before, as a dotted path ('onNode.ALIVE'); null for the first snapshot of an instance. */
+  from: (value: unknown, path: string) => (value === null || value === undefined ? null : statePath(value, path)),
+  to: statePath,
+  context: plainRecord('an object'),
+});
+
+export interface InspectRecord {
+  machine: MachineKind;
+  id: string;
+  seq: number;
+  time: number;
+  event: { type: string; [k: string]: unknown };
+  from: string | null;
+  to: string;
+  context: Record<string, unknown>;
+}
+
+/** A watcher's "I am listening" (published every second while it watches). */
+export const inspectWatch = object({
+  watcher: id,
+  /** true: the watcher stops now (publishers drop it at once rather than after the grace period). */
+  leaving: optional(literal(true)),
+});
+export type InspectWatch = Infer<typeof inspectWatch>;
+
+/** A publisher's answer to a watch that carried a reply subject: it is attached. */
+export const inspectAck = object({
+  /** `gcs:<cluster>`, `raylet:<nodeId>`, `local:<pid>`… — who answered. */
+  publisher: str({ min: 1, max: 300 }),
+  attached: literal(true),
+});
+export type InspectAck = Infer<typeof inspectAck>;
+
+/** The registry entries of inspection (spread into protocols/messages/registry.ts). */
+export const inspectMessages = {
+  inspect_record: inspectRecord as Validator<InspectRecord>,
+  inspect_watch: inspectWatch,
+  inspect_ack: inspectAck,
+} as const;

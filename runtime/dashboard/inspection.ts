@@ -1,0 +1,50 @@
+import type { Observable, Subscription } from 'rxjs';
+import type { InspectRecord } from '../../protocols/messages/inspect.ts';
+
+/** The records kept per machine instance for pages that connect later: the newest this many. */
+const KEEP_PER_INSTANCE = 1000;
+
+/**
+ * One shared inspection subscription for every page: it runs while at least one page follows the
+ * stream (so the cluster publishes inspection only then) and keeps the newest records, which a page
+ * that connects later receives first (the newest 1,000 of each instance: heartbeating machines make
+ * two records a second).
+ */
+export class InspectionFeed {
+  private readonly kept = new Map<string, InspectRecord[]>();
+  private readonly listeners = new Set<(r: InspectRecord) => void>();
+  private sub: Subscription | undefined;
+
+  constructor(private readonly source: () => Observable<InspectRecord>) {}
+
+  /** Replays the kept records to `listener`, then every new one until the returned function is called. */
+  follow(listener: (r: InspectRecord) => void): () => void {
+    for (const list of this.kept.values()) for (const r of list) listener(r);
+    this.listeners.add(listener);
+    if (!this.sub) {
+      this.sub = this.source().subscribe({
+        next: (r) => this.receive(r),
+        error: () => this.stop(),
+        complete: () => this.stop(),
+      });
+    }
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) this.stop();
+    };
+  }
+
+  stop(): void {
+    this.sub?.unsubscribe();
+    this.sub = undefined;
+  }
+
+  private receive(r: InspectRecord): void {
+    const key = `${r.machine}/${r.id}`;
+    let list = this.kept.get(key);
+    if (!list) this.kept.set(key, (list = []));
+    list.push(r);
+    if (list.length > KEEP_PER_INSTANCE) list.splice(0, list.length - KEEP_PER_INSTANCE);
+    for (const listener of this.listeners) listener(r);
+  }
+}

@@ -1,0 +1,111 @@
+import { decode, encode } from '../../protocols/codec.ts';
+import { fromWireError } from '../../protocols/errors.ts';
+import { cancelResult, commitResult, prepareResult, type BundleRef } from '../../protocols/messages/placement-group.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import type { Validator } from '../../protocols/validate.ts';
+import type { Bus } from '../bus/bus.ts';
+import { describe } from './raylets.ts';
+
+/**
+ * The GCS's side of the bundle two-phase commit with raylets (prepare_bundle, commit_bundle,
+ * cancel_bundle). Requests for one raylet made in the same turn of the event loop travel as one
+ * message — creating a thousand groups is a few hundred round trips, not four thousand — and in the
+ * order they were made: a prepare and the cancel that follows it reach the raylet in that order
+ * (one connection, one subscription: NATS keeps the order, and the raylet handles each message
+ * before the next).
+ *
+ * Outcomes are per bundle. A request that fails as a whole (no raylet answers, timeout, an error
+ * reply) fails every bundle in it with that cause; `unreachable` says the raylet did not answer at
+ * all (nothing subscribes its subject, or the request timed out), so the next round keeps off it
+ * until it heartbeats again — a raylet that went silent between prepare and commit is not picked
+ * again while the GCS waits to declare it dead.
+ */
+export type BundleOutcome = { readonly ok: true } | { readonly ok: false; readonly cause: string; readonly unreachable: boolean };
+
+type Op = 'prepare_bundle' | 'commit_bundle' | 'cancel_bundle';
+
+interface Pending {
+  readonly op: Op;
+  readonly bundle: BundleRef & { resources?: Record<string, number> };
+  readonly resolve: (outcome: BundleOutcome) => void;
+}
+
+const replyOnly = { reply: messages.reply } as const;
+const VALUE: Record<Op, Validator<unknown>> = { prepare_bundle: prepareResult, commit_bundle: commitResult, cancel_bundle: cancelResult };
+const key = (b: BundleRef): string => `${b.pgId}\u0000${b.index}`;
+
+export class BundleClient {
+  readonly #queues = new Map<string, Pending[]>();
+  #flush: NodeJS.Immediate | undefined;
+  /** Requests sent, by verb (each carries one or more bundles). */
+  readonly sent: Record<Op, number> = { prepare_bundle: 0, commit_bundle: 0, cancel_bundle: 0 };
+
+  constructor(private readonly deps: { bus: Bus; subjects: ClusterSubjects; timeoutMs: number; log: (line: string) => void }) {}
+
+  prepare(nodeId: string, bundle: BundleRef & { resources: Record<string, number> }): Promise<BundleOutcome> {
+    return this.#enqueue(nodeId, 'prepare_bundle', bundle);
+  }
+
+  commit(nodeId: string, bundle: BundleRef): Promise<BundleOutcome> {
+    return this.#enqueue(nodeId, 'commit_bundle', bundle);
+  }
+
+  /** Best effort: a raylet that cannot be reached holds nothing worth keeping (its node is going). */
+  cancel(nodeId: string, bundle: BundleRef): Promise<BundleOutcome> {
+    return this.#enqueue(nodeId, 'cancel_bundle', bundle);
+  }
+
+  #enqueue(nodeId: string, op: Op, bundle: Pending['bundle']): Promise<BundleOutcome> {
+    return new Promise((resolve) => {
+      let queue = this.#queues.get(nodeId);
+      if (!queue) this.#queues.set(nodeId, (queue = []));
+      queue.push({ op, bundle, resolve });
+      this.#flush ??= setImmediate(() => this.#send());
+    });
+  }
+
+  #send(): void {
+    this.#flush = undefined;
+    const queues = [...this.#queues];
+    this.#queues.clear();
+    for (const [nodeId, queue] of queues) {
+      // consecutive requests of one verb become one message; the verbs keep their order
+      let start = 0;
+      for (let i = 1; i <= queue.length; i++) {
+        if (i === queue.length || queue[i].op !== queue[start].op) {
+          void this.#request(nodeId, queue.slice(start, i));
+          start = i;
+        }
+      }
+    }
+  }
+
+  async #request(nodeId: string, batch: Pending[]): Promise<void> {
+    const op = batch[0].op;
+    this.sent[op]++;
+    const bundles = batch.map((p) => (op === 'prepare_bundle' ? { pgId: p.bundle.pgId, index: p.bundle.index, resources: p.bundle.resources ?? {} } : { pgId: p.bundle.pgId, index: p.bundle.index }));
+    let failed: Map<string, string>;
+    let answered = false;
+    try {
+      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, op), encode(op, { bundles } as never), { timeoutMs: this.deps.timeoutMs });
+      answered = true;
+      const { body } = decode(msg.data, { registry: replyOnly });
+      if (!body.ok) throw fromWireError(body.error);
+      const value = VALUE[op](body.value, 'value') as { refused?: { pgId: string; index: number; reason: string }[]; missing?: BundleRef[] };
+      failed = new Map();
+      for (const r of value.refused ?? []) failed.set(key(r), `node ${nodeId} refused bundle ${r.index}: ${r.reason}`);
+      for (const m of value.missing ?? []) failed.set(key(m), `node ${nodeId} does not hold bundle ${m.index} prepared`);
+    } catch (err) {
+      const cause = `${op} on node ${nodeId}: ${describe(err)}`;
+      if (op === 'cancel_bundle') this.deps.log(cause);
+      const unreachable = !answered;
+      for (const p of batch) p.resolve({ ok: false, cause, unreachable });
+      return;
+    }
+    for (const p of batch) {
+      const cause = failed.get(key(p.bundle));
+      p.resolve(cause === undefined ? { ok: true } : { ok: false, cause, unreachable: false });
+    }
+  }
+}

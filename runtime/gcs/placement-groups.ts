@@ -1,0 +1,421 @@
+import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import { OrreryError } from '../../lib/errors.ts';
+import type { Rng } from '../../lib/random.ts';
+import { addResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
+import { bundleResources } from '../../lib/scheduling/bundle-resources.ts';
+import { compilePlacementGroup, scheduleBundles, type BundleDecision, type PlacementGroupOptions, type PlacementGroupRequest } from '../../lib/scheduling/bundles/index.ts';
+import type { Filter } from '../../lib/scheduling/filters/filter.ts';
+import { DEFAULT_POLICY, type Policy } from '../../lib/scheduling/policy.ts';
+import { ProtocolError } from '../../protocols/errors.ts';
+import type { CreatePg, PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
+import type { MessageBody } from '../../protocols/messages/registry.ts';
+import type { BundleClient, BundleOutcome } from './bundle-client.ts';
+import type { EventPublisher } from './events.ts';
+import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
+import {
+  awaitsPlacement,
+  placementGroupMachine,
+  placementGroupStateOf,
+  REMOVED_BY_USER,
+  type PlacementGroupContext,
+  type PlacementGroupMachine,
+  type PlacementGroupMachineInput,
+  type PlacementGroupSnapshot,
+} from './placement-group.machine.ts';
+import { tokenField } from './wire.ts';
+import type { ActorRefFrom } from 'xstate';
+
+export type PlacementGroupRef = ActorRefFrom<PlacementGroupMachine>;
+
+/** Queue ids of placement groups in the GCS's pending queue: a '.' never appears in an actor id (a subject token). */
+export const PG_QUEUE_PREFIX = 'pg.';
+
+export interface PlacementGroupDirectoryDeps {
+  readonly state: ClusterState;
+  readonly events: EventPublisher;
+  readonly bundles: BundleClient;
+  readonly rng: Rng;
+  readonly rareResources: readonly string[];
+  readonly log: (line: string) => void;
+  readonly queue: () => PendingQueue;
+  /** Live nodes placements keep off for now: their raylet did not answer (nodes.ts). */
+  readonly unreachableNodes: () => ReadonlySet<string>;
+  readonly nodeUnreachable: (nodeId: string) => void;
+  /** Starts a PlacementGroup machine (with the GCS as parent) from the machine this directory provides. */
+  readonly spawn: (logic: PlacementGroupMachine, input: PlacementGroupMachineInput) => PlacementGroupRef;
+  /** A node's resources changed (view broadcast, node table). */
+  readonly nodeChanged: (nodeId: string) => void;
+  /** Resources were freed or bundle resources appeared: waiting actors and groups may fit now. */
+  readonly resourcesChanged: () => void;
+  /** Kills every actor placed (or waiting to be placed) in the group's bundles. */
+  /** Kills every actor placed (or waiting to be placed) in the group's bundles; resolves once their raylets dropped them. */
+  readonly killActorsInGroup: (pgId: string, cause: string) => Promise<void>;
+}
+
+interface Entry {
+  readonly registration: CreatePg;
+  readonly request: PlacementGroupRequest;
+  readonly ref: PlacementGroupRef;
+  info: PlacementGroupInfoWire;
+}
+
+/** What a group holds on one node for one bundle, as the GCS's cluster state has it. */
+interface Held {
+  readonly nodeId: string;
+  readonly resources: ResourceSet;
+  committed: boolean;
+}
+
+const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
+
+/** A node whose raylet did not answer: placements keep off it until it heartbeats again. */
+function unreachable(nodes: ReadonlySet<string>): Filter {
+  return {
+    name: 'unreachable',
+    kind: 'constraint',
+    check: (node) => (nodes.has(node.id) ? { code: 'unschedulable', reason: "did not answer the GCS's last request" } : undefined),
+  };
+}
+
+/**
+ * The GCS's placement groups (docs/placement-groups.md): create_pg / remove_pg / get_pg /
+ * list_placement_groups, the pending queue's attempts to place a waiting group, and the effects of
+ * the PlacementGroup machine — reserving in the cluster state, the two-phase commit with raylets
+ * (bundle-client.ts), bundle resources appearing on nodes, and giving everything back.
+ *
+ * `#held` is the one record of what each group has taken in the cluster state, per bundle; every
+ * give-back reads it, so nothing is released twice or left behind.
+ */
+export class PlacementGroupDirectory {
+  readonly #entries = new Map<string, Entry>();
+  readonly #names = new Map<string, string>();
+  readonly #held = new Map<string, Map<number, Held>>();
+  /** Removed groups: settles once their actors are dropped and their bundles cancelled on the raylets. */
+  readonly #removals = new Map<string, Promise<void>>();
+  readonly #logic: PlacementGroupMachine;
+  /** Nodes whose resources changed since the last #flushTouched (see #touch). */
+  readonly #touched = new Set<string>();
+
+  constructor(private readonly deps: PlacementGroupDirectoryDeps) {
+    this.#logic = this.#provide();
+  }
+
+  /** create_pg: validates, starts the group's machine, tries to place it at once; answers its info. */
+  create(body: CreatePg): PlacementGroupInfoWire {
+    tokenField('pgId', body.pgId);
+    const existing = this.#entries.get(body.pgId);
+    if (existing) return existing.info;
+    const request = compilePlacementGroup(body.options as unknown as PlacementGroupOptions, {
+      id: body.pgId,
+      ...(body.name === undefined ? {} : { name: body.name }),
+      rareResources: this.deps.rareResources,
+    });
+    if (body.name !== undefined && this.#names.has(nameKey(body.namespace, body.name))) {
+      throw new OrreryError('PLACEMENT_GROUP_NAME_TAKEN', `a placement group named ${JSON.stringify(body.name)} already exists in namespace ${JSON.stringify(body.namespace)}`, {
+        detail: { name: body.name, namespace: body.namespace },
+      });
+    }
+    const ref = this.deps.spawn(this.#logic, {
+      pgId: body.pgId,
+      namespace: body.namespace,
+      ...(body.name === undefined ? {} : { name: body.name }),
+      strategy: request.strategy,
+      tiers: request.tiers.map((tier) => tier.map((b) => ({ ...b.resources }))),
+    });
+    const entry: Entry = { registration: body, request, ref, info: this.#infoOf(ref.getSnapshot()) };
+    this.#entries.set(body.pgId, entry);
+    if (body.name !== undefined) this.#names.set(nameKey(body.namespace, body.name), body.pgId);
+    this.#observe(entry, ref.getSnapshot(), true);
+    ref.subscribe({ next: (s) => this.#observe(entry, s, false), error: (err) => this.deps.log(`placement group ${body.pgId} machine failed: ${String(err)}`) });
+    const outcome = this.#place(entry);
+    if (outcome === 'waiting') this.deps.queue().tried(PG_QUEUE_PREFIX + body.pgId);
+    return entry.info;
+  }
+
+  get(query: MessageBody<'get_pg'>): PlacementGroupInfoWire {
+    if (query.pgId !== undefined) {
+      const entry = this.#entries.get(query.pgId);
+      if (!entry) throw notFound(`no placement group with id ${JSON.stringify(query.pgId)}`, { pgId: query.pgId });
+      return entry.info;
+    }
+    if (query.name === undefined) throw new ProtocolError('INVALID_MESSAGE', 'get_pg needs a pgId or a name', { detail: { path: '', rule: 'pgId or name' } });
+    const namespace = query.namespace ?? 'default';
+    const id = this.#names.get(nameKey(namespace, query.name));
+    if (id === undefined) throw notFound(`no placement group named ${JSON.stringify(query.name)} in namespace ${JSON.stringify(namespace)}`, { name: query.name, namespace });
+    return this.#entries.get(id)!.info;
+  }
+
+  list(): PlacementGroupInfoWire[] {
+    return [...this.#entries.values()].map((e) => e.info);
+  }
+
+  /**
+   * remove_pg: kills the group's actors and gives back every bundle at once in the GCS; answers the
+   * info, REMOVED, once the raylets dropped those actors and cancelled the bundles (each bounded by
+   * its request timeout) — after the answer no call reaches an actor of the group. A second
+   * remove_pg waits for the same.
+   */
+  async remove(body: MessageBody<'remove_pg'>): Promise<PlacementGroupInfoWire> {
+    const entry = this.#entries.get(body.pgId);
+    if (!entry) throw notFound(`no placement group with id ${JSON.stringify(body.pgId)}`, { pgId: body.pgId });
+    entry.ref.send({ type: 'REMOVE', cause: REMOVED_BY_USER });
+    await this.#removals.get(body.pgId);
+    return entry.info;
+  }
+
+  /** The pending queue's attempt to place a waiting group (`queueId` = PG_QUEUE_PREFIX + pgId). */
+  tryPlace(queueId: string): PlaceOutcome {
+    const entry = this.#entries.get(queueId.slice(PG_QUEUE_PREFIX.length));
+    if (!entry) return 'gone';
+    return this.#place(entry);
+  }
+
+  /** A node died: groups holding bundles there lose them (and reschedule them). Before the node leaves the cluster state. */
+  failOnNode(nodeId: string): void {
+    for (const entry of this.#entries.values()) {
+      if (entry.ref.getSnapshot().status === 'active') entry.ref.send({ type: 'NODE_DIED', nodeId });
+    }
+  }
+
+  /** The group an actor's options place it in, if any. */
+  static groupOf(options: Record<string, unknown>): string | undefined {
+    const s = options.schedulingStrategy as { type?: unknown; placementGroupId?: unknown } | undefined;
+    return s !== null && typeof s === 'object' && s.type === 'PLACEMENT_GROUP' && typeof s.placementGroupId === 'string' ? s.placementGroupId : undefined;
+  }
+
+  // ---- placing ----
+
+  #place(entry: Entry): PlaceOutcome {
+    const snapshot = entry.ref.getSnapshot();
+    if (snapshot.status !== 'active') return 'gone';
+    if (!awaitsPlacement(snapshot)) return 'gone';
+    const c = snapshot.context;
+    const rescheduling = snapshot.matches('RESCHEDULING');
+    const unreachableNodes = this.deps.unreachableNodes();
+    const policy: Policy = unreachableNodes.size ? { ...DEFAULT_POLICY, filters: [...DEFAULT_POLICY.filters, unreachable(unreachableNodes)] } : DEFAULT_POLICY;
+    if (!rescheduling) {
+      const decision = scheduleBundles(this.deps.state, entry.request, { rng: this.deps.rng, policy });
+      this.#apply(entry, decision, (d) => [...d.nodeIds]);
+    } else {
+      // only the lost bundles, of the tier in use, beside the nodes holding the others
+      const spec = entry.request.tiers[c.tier];
+      const placed = [...new Set(c.bundles.filter((b) => b.nodeId !== undefined).map((b) => b.nodeId!))];
+      const request: PlacementGroupRequest = { ...entry.request, tiers: [c.placing.map((i) => spec[i])], placed };
+      const decision = scheduleBundles(this.deps.state, request, { rng: this.deps.rng, policy });
+      if (decision.status === 'placed') {
+        const nodeIds: string[] = c.bundles.map((b) => b.nodeId ?? '');
+        c.placing.forEach((i, k) => (nodeIds[i] = decision.nodeIds[k]));
+        entry.ref.send({ type: 'PLACED', tier: c.tier, nodeIds });
+      } else entry.ref.send({ type: 'UNSCHEDULABLE', tier: c.tier, failure: decision.failure });
+    }
+    return awaitsPlacement(entry.ref.getSnapshot()) ? 'waiting' : 'placed';
+  }
+
+  #apply(entry: Entry, decision: BundleDecision, nodeIds: (d: Extract<BundleDecision, { status: 'placed' }>) => string[]): void {
+    if (decision.status === 'placed') entry.ref.send({ type: 'PLACED', tier: decision.tier, nodeIds: nodeIds(decision) });
+    else entry.ref.send({ type: 'UNSCHEDULABLE', tier: entry.ref.getSnapshot().context.tier, failure: decision.failure });
+  }
+
+  // ---- the machine's effects ----
+
+  #provide(): PlacementGroupMachine {
+    const guarded = (what: string, context: PlacementGroupContext, fn: () => void): void => {
+      try {
+        fn();
+      } catch (err) {
+        this.deps.log(`${what} for placement group ${context.pgId} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    };
+    return placementGroupMachine.provide({
+      actions: {
+        reserve: ({ context }) => guarded('reserve', context, () => this.#reserve(context)),
+        requestPrepare: ({ context }) => guarded('requestPrepare', context, () => this.#twoPhase(context, 'prepare')),
+        requestCommit: ({ context }) => guarded('requestCommit', context, () => this.#twoPhase(context, 'commit')),
+        commitBundles: ({ context }) => guarded('commitBundles', context, () => this.#commit(context)),
+        abandon: ({ context }) => guarded('abandon', context, () => this.#giveBack(context.pgId, context.placing)),
+        loseNode: ({ context }, params) => guarded('loseNode', context, () => this.#lose(context.pgId, params.nodeId)),
+        release: ({ context }) =>
+          guarded('release', context, () => {
+            const killed = this.deps.killActorsInGroup(context.pgId, `placement group ${context.pgId} was removed`);
+            const cancelled = this.#giveBack(context.pgId, undefined);
+            this.#removals.set(context.pgId, Promise.all([killed, ...cancelled]).then(() => undefined));
+          }),
+        reportScheduleFailed: ({ context }, params) =>
+          guarded('reportScheduleFailed', context, () =>
+            this.deps.events.scheduleFailed({ kind: 'placement_group', id: context.pgId, ...(context.name === undefined ? {} : { name: context.name }) }, params.failure),
+          ),
+      },
+    });
+  }
+
+  #heldOf(pgId: string): Map<number, Held> {
+    let held = this.#held.get(pgId);
+    if (!held) this.#held.set(pgId, (held = new Map()));
+    return held;
+  }
+
+  #reserve(c: PlacementGroupContext): void {
+    const held = this.#heldOf(c.pgId);
+    for (const i of c.placing) {
+      const b = c.bundles[i];
+      if (b.nodeId === undefined || held.has(i)) continue;
+      this.deps.state.allocate(b.nodeId, b.resources);
+      held.set(i, { nodeId: b.nodeId, resources: b.resources, committed: false });
+      this.#touch(b.nodeId);
+    }
+  }
+
+  /** Asks every raylet of the round to prepare (or commit) its bundles; one answer event for the round. */
+  #twoPhase(c: PlacementGroupContext, phase: 'prepare' | 'commit'): void {
+    const { pgId, round } = c;
+    const asks = c.placing.map((index) => {
+      const b = c.bundles[index];
+      const nodeId = b.nodeId!;
+      const outcome = phase === 'prepare' ? this.deps.bundles.prepare(nodeId, { pgId, index, resources: b.resources }) : this.deps.bundles.commit(nodeId, { pgId, index });
+      return outcome.then((o): BundleOutcome => {
+        if (!o.ok && o.unreachable) this.deps.nodeUnreachable(nodeId);
+        return o;
+      });
+    });
+    void Promise.all(asks).then((outcomes) => {
+      const ref = this.#entries.get(pgId)?.ref;
+      if (!ref || ref.getSnapshot().status !== 'active') return;
+      const failed = outcomes.find((o): o is Extract<BundleOutcome, { ok: false }> => !o.ok);
+      if (phase === 'prepare') ref.send(failed ? { type: 'PREPARE_FAILED', round, cause: failed.cause } : { type: 'PREPARED', round });
+      else ref.send(failed ? { type: 'COMMIT_FAILED', round, cause: failed.cause } : { type: 'COMMITTED', round });
+    });
+  }
+
+  /** Every raylet committed: the bundles' resources appear on their nodes for actors and tasks of the group. */
+  #commit(c: PlacementGroupContext): void {
+    const held = this.#heldOf(c.pgId);
+    // one setTotal per node for all of the group's bundles there: a node's total carries every
+    // committed bundle's resources, so each setTotal copies a record that grows with the groups
+    const extras = new Map<string, Record<string, number>>();
+    for (const i of c.placing) {
+      const h = held.get(i);
+      if (!h || h.committed || !this.#alive(h.nodeId)) continue;
+      const extra = bundleResources(h.resources, c.pgId, i);
+      const sum = extras.get(h.nodeId);
+      extras.set(h.nodeId, sum === undefined ? extra : addResources(sum, extra));
+      h.committed = true;
+    }
+    for (const [nodeId, extra] of extras) {
+      this.deps.state.growTotal(nodeId, extra);
+      this.#touch(nodeId);
+    }
+    this.deps.resourcesChanged();
+  }
+
+  /** Gives back the given bundles (all when undefined): in the cluster state, and on their raylets. */
+  #giveBack(pgId: string, indexes: readonly number[] | undefined): Promise<unknown>[] {
+    const cancels: Promise<unknown>[] = [];
+    const held = this.#held.get(pgId);
+    if (!held) return cancels;
+    // per node: the bundle resources of its committed bundles and the raw resources they held,
+    // each taken off in one step (see #commit)
+    const perNode = new Map<string, { extra?: Record<string, number>; raw: Record<string, number> }>();
+    for (const i of indexes ?? [...held.keys()]) {
+      const h = held.get(i);
+      if (!h) continue;
+      held.delete(i);
+      if (!this.#alive(h.nodeId)) continue;
+      let sums = perNode.get(h.nodeId);
+      if (!sums) perNode.set(h.nodeId, (sums = { raw: {} }));
+      if (h.committed) {
+        const extra = bundleResources(h.resources, pgId, i);
+        sums.extra = sums.extra === undefined ? extra : addResources(sums.extra, extra);
+      }
+      sums.raw = addResources(sums.raw, h.resources);
+      cancels.push(this.deps.bundles.cancel(h.nodeId, { pgId, index: i }));
+    }
+    for (const [nodeId, { extra, raw }] of perNode) {
+      if (extra !== undefined) this.deps.state.shrinkTotal(nodeId, extra);
+      this.deps.state.release(nodeId, raw);
+      this.#touch(nodeId);
+    }
+    if (held.size === 0) this.#held.delete(pgId);
+    if (perNode.size > 0) this.deps.resourcesChanged();
+    return cancels;
+  }
+
+  /**
+   * A node's resources changed in the cluster state: tells the GCS (node table, view, eviction)
+   * once per node at the end of the current run of microtasks rather than once per bundle — each
+   * telling copies the node's resources, which carry every committed bundle's. The cluster state
+   * itself is changed at once, so placements see it; the flush runs before any later message is
+   * handled, and before the events published in this run are delivered.
+   */
+  #touch(nodeId: string): void {
+    if (this.#touched.size === 0) queueMicrotask(() => this.#flushTouched());
+    this.#touched.add(nodeId);
+  }
+
+  #flushTouched(): void {
+    const nodes = [...this.#touched];
+    this.#touched.clear();
+    for (const nodeId of nodes) {
+      // a node that left the cluster meanwhile was synced by its removal
+      if (this.deps.state.node(nodeId) === undefined) continue;
+      try {
+        this.deps.nodeChanged(nodeId);
+      } catch (err) {
+        this.deps.log(`node ${nodeId} change after placement-group work failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  /** A dead node's bundles are forgotten: the node leaves the cluster state with everything on it. */
+  #lose(pgId: string, nodeId: string): void {
+    const held = this.#held.get(pgId);
+    if (!held) return;
+    for (const [i, h] of held) if (h.nodeId === nodeId) held.delete(i);
+  }
+
+  #alive(nodeId: string): boolean {
+    const node = this.deps.state.node(nodeId);
+    return node !== undefined && node.state !== 'DEAD';
+  }
+
+  // ---- the table ----
+
+  #observe(entry: Entry, snapshot: PlacementGroupSnapshot, initial: boolean): void {
+    const previous = entry.info;
+    const info = this.#infoOf(snapshot);
+    entry.info = info;
+    const queueId = PG_QUEUE_PREFIX + info.id;
+    const queue = this.deps.queue();
+    if (snapshot.status === 'active' && awaitsPlacement(snapshot)) {
+      if (!queue.has(queueId)) {
+        queue.add(queueId);
+        // back from a backoff or a lost node: a pass tries it (a newcomer is news to nobody else)
+        if (!initial) queue.kick('actor_waiting');
+      }
+    } else queue.delete(queueId);
+    if (info.state === 'REMOVED' && info.name !== undefined && this.#names.get(nameKey(info.namespace, info.name)) === info.id) {
+      this.#names.delete(nameKey(info.namespace, info.name));
+    }
+    if (initial || info.state !== previous.state) this.deps.events.placementGroupState(info);
+  }
+
+  #infoOf(snapshot: PlacementGroupSnapshot): PlacementGroupInfoWire {
+    const c = snapshot.context;
+    const state = placementGroupStateOf(snapshot);
+    return {
+      id: c.pgId,
+      ...(c.name === undefined ? {} : { name: c.name }),
+      namespace: c.namespace,
+      state,
+      strategy: c.strategy,
+      bundles: c.bundles.map((b) => ({ index: b.index, resources: { ...b.resources }, ...(b.nodeId === undefined ? {} : { nodeId: b.nodeId }) })),
+      tier: c.tier,
+      ...((state === 'PENDING' || state === 'RESCHEDULING') && c.pendingReason !== undefined ? { pendingReason: c.pendingReason } : {}),
+      ...(c.removedCause === undefined ? {} : { removedCause: c.removedCause }),
+    };
+  }
+}
+
+
+function notFound(message: string, detail: Record<string, unknown>): OrreryError {
+  return new OrreryError('PLACEMENT_GROUP_NOT_FOUND', message, { detail });
+}
