@@ -3,7 +3,12 @@
  * its forked worker host) on this machine, started by startLocalCluster({ transport: 'nats' }), and
  * this process as the driver.
  *
- *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev]
+ *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev] [-- --creation] [-- --cpu-prof=<dir>]
+ *
+ * --creation runs only section 1 (actor creation and kill); --cpu-prof=<dir> starts the GCS, the
+ * raylets and their worker hosts with `--cpu-prof --cpu-prof-dir=<dir>` (profiles written when
+ * they exit). Section 1 always prints the CPU time (/proc utime + stime) each kind of process
+ * spent per actor created.
  *
  * Two modes; every section runs in the chosen one:
  * - default ("plain node"): the cluster as users run it — startLocalCluster from the compiled
@@ -42,10 +47,13 @@ import { BenchProcesses, DEV_MODE, PLAIN_MODE, distState, sourceVersion, startRe
 import { CPUS_PER_ACTOR, KINDS, Mix, NODES, peerable, violations, type Kind, type Request } from './support/e2e-mix.ts';
 import { findRayletPid, hasProc, idleNodeKiB, nodeFlagsOf, treeMemory, type TreeMemory } from './support/e2e-proc.ts';
 import { loadAverage, mean, percentile, runPool, sleep } from './support/e2e-stats.ts';
+import { ROLES, cpuBetween, cpuSnapshot, type Role } from './support/proc-cpu.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
 
 const DEV = process.argv.includes('--dev');
-const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev'));
+const CREATION_ONLY = process.argv.includes('--creation');
+const CPU_PROF_DIR = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev' && a !== '--creation' && !a.startsWith('--cpu-prof=')));
 
 const MODE: Mode = DEV ? DEV_MODE : PLAIN_MODE;
 
@@ -149,6 +157,10 @@ interface CreationResult {
   readonly killed: number;
   readonly byKind: Map<Kind, { register: number[]; ready: number[]; nodes: Map<string, number> }>;
   readonly violations: number;
+  /** CPU seconds each kind of process spent from the first submission until every actor was ALIVE. */
+  readonly cpu: Record<Role, number>;
+  readonly loadBefore: string;
+  readonly loadAfter: string;
 }
 
 async function measureCreation(local: LocalCluster, nodes: NodeInfo[]): Promise<CreationResult> {
@@ -167,6 +179,8 @@ async function measureCreation(local: LocalCluster, nodes: NodeInfo[]): Promise<
   let lastAlive = 0;
   let done = 0;
   const ticker = setInterval(() => progress(`creation: ${done.toLocaleString('en-US')} of ${n.toLocaleString('en-US')} ALIVE`), 5_000);
+  const loadBefore = loadAverage();
+  const cpu0 = cpuSnapshot();
   const t0 = performance.now();
   const results = await runPool(n, IN_FLIGHT, async (i) => {
     const req = mix.next(i, peers);
@@ -191,6 +205,8 @@ async function measureCreation(local: LocalCluster, nodes: NodeInfo[]): Promise<
     const name = nameOf.get(info.nodeId!) ?? '?';
     k.nodes.set(name, (k.nodes.get(name) ?? 0) + 1);
   });
+  const cpu = cpuBetween(cpu0, cpuSnapshot());
+  const loadAfter = loadAverage();
   clearInterval(ticker);
   const failures = results.flatMap((r) => (r && typeof r === 'object' && 'error' in r ? [String(r.error)] : []));
   const bad = violations(requests, ids, nodeOf, nodes);
@@ -207,7 +223,7 @@ async function measureCreation(local: LocalCluster, nodes: NodeInfo[]): Promise<
   return {
     n, alive: done, failures, registerMs, readyMs,
     allRegisteredMs: lastRegistered - t0, allAliveMs: lastAlive - t0,
-    killMs: lastKilled - k0, killed, byKind, violations: bad,
+    killMs: lastKilled - k0, killed, byKind, violations: bad, cpu, loadBefore, loadAfter,
   };
 }
 
@@ -325,6 +341,11 @@ function reportCreation(c: CreationResult): void {
   });
   out('\nby constraint (ms; register = remote(), ALIVE = registered → ready(); where they landed)');
   out(formatTable(['constraint', 'actors', 'register p50', 'register p99', 'ALIVE p50', 'ALIVE p99', ...names], kinds));
+  const total = ROLES.reduce((a, r) => a + c.cpu[r], 0);
+  const perActor = (s: number): number => (1000 * s) / Math.max(1, c.alive);
+  out(`\nCPU time (/proc utime+stime) until every actor was ALIVE: ${formatNumber(total)} s over ${formatNumber(secs(c.allAliveMs))} s of wall time on ${availableParallelism()} cores; load average ${c.loadBefore} before, ${c.loadAfter} after`);
+  out(formatTable(['process', 'CPU s', 'ms per actor'], [...ROLES.filter((r) => c.cpu[r] > 0).map((r) => [r, formatNumber(c.cpu[r]), formatNumber(perActor(c.cpu[r]))]), ['all', formatNumber(total), formatNumber(perActor(total))]]));
+  for (const r of ROLES) rows.push({ name: `actor creation: CPU ms per actor, ${r}`, value: perActor(c.cpu[r]), unit: 'ms' });
   if (c.failures.length > 0) out(`\n${c.failures.length} actors failed; the first: ${c.failures[0]}`);
   if (c.violations > 0) out(`\nWARNING: ${c.violations} actors were placed against their constraints`);
 }
@@ -386,7 +407,7 @@ function reportMemory(m: MemoryResult): void {
 async function main(): Promise<void> {
   if (!hasProc()) throw new Error('this bench reads /proc (Linux) for process memory');
   const started = new Date();
-  out(`e2e bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}: node ${process.version}, ${started.toISOString()}`);
+  out(`e2e bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}${CREATION_ONLY ? ' (--creation: section 1 only)' : ''}${CPU_PROF_DIR === undefined ? '' : ` (--cpu-prof: profiles in ${CPU_PROF_DIR}, slower)`}: node ${process.version}, ${started.toISOString()}`);
   out(`mode: ${MODE.describe}`);
   out(`code: ${sourceVersion()}`);
   if (!DEV) out(`dist/: ${distState('bench:e2e')}`);
@@ -395,16 +416,16 @@ async function main(): Promise<void> {
   const procs = new BenchProcesses();
   const recent: string[] = [];
 
-  let memory: MemoryResult;
+  let memory: MemoryResult | undefined;
   let creation: CreationResult;
-  let latency: LatencyResult;
+  let latency: LatencyResult | undefined;
   try {
-    const idleNode = await idleNodeKiB(MODE.nodeFlags);
+    const idleNode = CREATION_ONLY ? 0 : await idleNodeKiB(MODE.nodeFlags);
     const t0 = performance.now();
     const local = await startLocalCluster({
       transport: 'nats',
       nodes: NODES,
-      nodeFlags: MODE.nodeFlags,
+      nodeFlags: CPU_PROF_DIR === undefined ? MODE.nodeFlags : [...MODE.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`],
       onOutput: (line, source) => {
         recent.push(`${source}: ${line}`);
         if (recent.length > 30) recent.shift();
@@ -415,15 +436,19 @@ async function main(): Promise<void> {
     const byName = (name: string): NodeInfo => nodes.find((x) => x.name === name) ?? assertNever(name);
     progress(`cluster up in ${formatNumber(secs(performance.now() - t0))} s: nats-server ${local.address}, GCS, ${nodes.length} raylets (${nodes.map((x) => x.name).join(', ')})`);
 
-    memory = await measureMemory(local, byName(MEMORY_NODE), idleNode);
-    progress(`memory done; load average ${loadAverage()}`);
+    if (!CREATION_ONLY) {
+      memory = await measureMemory(local, byName(MEMORY_NODE), idleNode);
+      progress(`memory done; load average ${loadAverage()}`);
+    }
     creation = await measureCreation(local, nodes);
     progress(`creation done; load average ${loadAverage()}`);
-    const subject = 'bench.raw.echo';
-    procs.responder = await startResponder(MODE, local.address, subject);
-    const raw = await connectNatsBus({ servers: local.address, name: 'orrery-bench-raw-client' });
-    procs.raw = raw;
-    latency = await measureLatency(local, byName(ECHO_NODE), raw, subject);
+    if (!CREATION_ONLY) {
+      const subject = 'bench.raw.echo';
+      procs.responder = await startResponder(MODE, local.address, subject);
+      const raw = await connectNatsBus({ servers: local.address, name: 'orrery-bench-raw-client' });
+      procs.raw = raw;
+      latency = await measureLatency(local, byName(ECHO_NODE), raw, subject);
+    }
   } catch (err) {
     if (procs.stopping) return;
     if (recent.length > 0) console.error(`last lines of the cluster's processes:\n${recent.join('\n')}`);
@@ -433,8 +458,8 @@ async function main(): Promise<void> {
   }
 
   reportCreation(creation);
-  reportLatency(latency);
-  reportMemory(memory);
+  if (latency) reportLatency(latency);
+  if (memory) reportMemory(memory);
   out('\ntargets');
   out(verdicts.join('\n'));
   const judged = rows.filter((r) => r.met !== undefined);
