@@ -16,21 +16,58 @@ import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
  */
 interface Resident {
   readonly nodeId: string;
-  readonly namespace: string;
-  readonly terms: readonly LabelMatchExpression[];
+  /** The buckets it is filed under (see AntiAffinityIndex), to take it out again. */
+  readonly buckets: readonly string[];
 }
+
+/**
+ * Residents are filed by what they repel, so a placement looks up only the residents its own labels
+ * can match — a few buckets per label — instead of scanning every resident (which made creating n
+ * actors with anti-affinity cost O(n²): bench:e2e measured a fifth of the GCS's time there):
+ *
+ *   `v\0<namespace>\0<key>\0<value>`  a NOT_IN term on `key` listing `value`
+ *   `k\0<namespace>\0<key>`            a DOES_NOT_EXIST term on `key`
+ *
+ * `namespace` is the term's own, or the resident's when the term names none. A newcomer with labels
+ * {k: v} in namespace ns is repelled exactly by the residents in buckets `v\0ns\0k\0v` and `k\0ns\0k`.
+ */
+const valueBucket = (namespace: string, key: string, value: string): string => `v\u0000${namespace}\u0000${key}\u0000${value}`;
+const keyBucket = (namespace: string, key: string): string => `k\u0000${namespace}\u0000${key}`;
 
 export class AntiAffinityIndex {
   readonly #residents = new Map<string, Resident>();
+  /** bucket → resident actor id → its node. */
+  readonly #buckets = new Map<string, Map<string, string>>();
 
   /** An actor was placed on `nodeId` with this request: remember its hard anti-affinity terms. */
   placed(actorId: string, nodeId: string, namespace: string, request: SchedulingRequest): void {
     const terms = request.actorAffinity.filter((e) => !e.soft && (e.operator === 'NOT_IN' || e.operator === 'DOES_NOT_EXIST'));
-    if (terms.length > 0) this.#residents.set(actorId, { nodeId, namespace, terms });
+    if (terms.length === 0) return;
+    this.left(actorId);
+    const buckets = new Set<string>();
+    for (const t of terms) {
+      const ns = t.namespace ?? namespace;
+      if (t.operator === 'DOES_NOT_EXIST') buckets.add(keyBucket(ns, t.key));
+      else for (const v of t.values) buckets.add(valueBucket(ns, t.key, v));
+    }
+    for (const b of buckets) {
+      let members = this.#buckets.get(b);
+      if (!members) this.#buckets.set(b, (members = new Map()));
+      members.set(actorId, nodeId);
+    }
+    this.#residents.set(actorId, { nodeId, buckets: [...buckets] });
   }
 
   left(actorId: string): void {
+    const r = this.#residents.get(actorId);
+    if (!r) return;
     this.#residents.delete(actorId);
+    for (const b of r.buckets) {
+      const members = this.#buckets.get(b);
+      if (!members) continue;
+      members.delete(actorId);
+      if (members.size === 0) this.#buckets.delete(b);
+    }
   }
 
   get size(): number {
@@ -40,9 +77,12 @@ export class AntiAffinityIndex {
   /** Nodes where a resident's hard anti-affinity matches an actor with these labels, sorted. */
   repelling(actor: { actorId: string; namespace: string; labels: Readonly<Record<string, string>> }): string[] {
     const nodes = new Set<string>();
-    for (const [id, r] of this.#residents) {
-      if (id === actor.actorId || nodes.has(r.nodeId)) continue;
-      if (r.terms.some((t) => repels(t, r.namespace, actor))) nodes.add(r.nodeId);
+    const add = (members: Map<string, string> | undefined): void => {
+      if (members) for (const [id, nodeId] of members) if (id !== actor.actorId) nodes.add(nodeId);
+    };
+    for (const key of Object.keys(actor.labels)) {
+      add(this.#buckets.get(valueBucket(actor.namespace, key, actor.labels[key])));
+      add(this.#buckets.get(keyBucket(actor.namespace, key)));
     }
     return [...nodes].sort();
   }
@@ -53,14 +93,10 @@ export class AntiAffinityIndex {
    */
   constrain(request: SchedulingRequest, actor: { actorId: string; namespace: string; labels: Readonly<Record<string, string>> }, alsoAvoid: ReadonlySet<string> = new Set()): SchedulingRequest {
     if (this.#residents.size === 0 && alsoAvoid.size === 0) return request;
-    const nodes = [...new Set([...this.repelling(actor), ...alsoAvoid])].sort();
-    if (nodes.length === 0) return request;
+    const repelled = this.repelling(actor);
+    if (repelled.length === 0 && alsoAvoid.size === 0) return request;
+    const nodes = [...new Set([...repelled, ...alsoAvoid])].sort();
     const away: LabelMatchExpression = { key: NODE_ID_LABEL, operator: 'NOT_IN', values: nodes, soft: false };
     return { ...request, nodeAffinity: [...request.nodeAffinity, away] };
   }
-}
-
-function repels(term: LabelMatchExpression, residentNamespace: string, actor: { namespace: string; labels: Readonly<Record<string, string>> }): boolean {
-  if ((term.namespace ?? residentNamespace) !== actor.namespace || !Object.hasOwn(actor.labels, term.key)) return false;
-  return term.operator === 'DOES_NOT_EXIST' || term.values.includes(actor.labels[term.key]);
 }
