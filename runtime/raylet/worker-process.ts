@@ -5,7 +5,7 @@ import { fromWireError } from '../../protocols/errors.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { specializeError } from '../errors.ts';
 import type { HostNode } from '../worker/host.ts';
-import { isHostToRaylet, type RayletToHost } from '../worker/ipc.ts';
+import { isHostToRaylet, TurnBatch, type ActorRequest, type RayletToHost } from '../worker/ipc.ts';
 import type { RunTask } from '../worker/task-runner.ts';
 import type { WorkerHost } from './worker-host.ts';
 
@@ -54,6 +54,8 @@ export class WorkerProcess implements WorkerHost {
   private readonly pending = new Map<number, Pending>();
   onLeaseEnded?: (leaseId: string) => void;
   private outbox: { id: number; task: RunTask }[] = [];
+  /** Creates and kills of one turn, sent as one `requests` message (ipc.ts). */
+  private readonly requests = new TurnBatch<ActorRequest>((list) => this.sendNow({ type: 'requests', requests: list }));
   private nextId = 1;
   private gone: string | undefined;
 
@@ -160,18 +162,24 @@ export class WorkerProcess implements WorkerHost {
     if (this.gone === undefined) this.child.kill('SIGKILL');
   }
 
-  private request(make: (id: number) => RayletToHost): Promise<unknown> {
+  private request(make: (id: number) => ActorRequest): Promise<unknown> {
     if (this.gone !== undefined) {
       return Promise.reject(new OrreryError('WORKER_EXITED', `the worker host (pid ${this.pid}) has exited (${this.gone})`, { detail: { pid: this.pid } }));
     }
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.send(make(id));
+      this.requests.push(make(id));
     });
   }
 
+  /** Sends at once, after the creates and kills gathered so far: the host sees them in order. */
   private send(message: RayletToHost): void {
+    this.requests.flush();
+    this.sendNow(message);
+  }
+
+  private sendNow(message: RayletToHost): void {
     if (this.child.connected) this.child.send(message);
   }
 
@@ -186,12 +194,14 @@ export class WorkerProcess implements WorkerHost {
       for (const leaseId of message.leases ?? []) this.onLeaseEnded?.(leaseId);
       return;
     }
-    if (message.type !== 'result') return;
-    const pending = this.pending.get(message.id);
-    if (!pending) return;
-    this.pending.delete(message.id);
-    if (message.ok) pending.resolve(message.value);
-    else pending.reject(specializeError(fromWireError(message.error)));
+    if (message.type !== 'results') return;
+    for (const result of message.results) {
+      const pending = this.pending.get(result.id);
+      if (!pending) continue;
+      this.pending.delete(result.id);
+      if (result.ok) pending.resolve(result.value);
+      else pending.reject(specializeError(fromWireError(result.error)));
+    }
   }
 }
 

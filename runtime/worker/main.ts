@@ -10,7 +10,7 @@ import { check } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import { connectNatsBus } from '../bus/nats.ts';
 import { ActorHost } from './host.ts';
-import { isRayletToHost, type HostToRaylet, type RayletToHost } from './ipc.ts';
+import { isRayletToHost, TurnBatch, type ActorRequest, type ActorResult, type HostToRaylet, type RayletToHost } from './ipc.ts';
 import { TaskRunner, type RunTask } from './task-runner.ts';
 
 const log = (line: string): void => void process.stderr.write(`orrery worker ${process.pid}: ${line}\n`);
@@ -30,6 +30,9 @@ function send(message: HostToRaylet, then?: () => void): void {
   else then?.();
 }
 
+/** The answers to creates and kills of one turn, in one message (ipc.ts). */
+const results = new TurnBatch<ActorResult>((list) => send({ type: 'results', results: list }));
+
 async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<void> {
   if (bus) return;
   try {
@@ -48,9 +51,17 @@ async function create(id: number, body: unknown): Promise<void> {
   try {
     if (!host) throw new Error('create before init');
     await host.create(check(messages.create_actor, body));
-    send({ type: 'result', id, ok: true });
+    results.push({ id, ok: true });
   } catch (err) {
-    send({ type: 'result', id, ok: false, error: toWireError(err) });
+    results.push({ id, ok: false, error: toWireError(err) });
+  }
+}
+
+/** A raylet's creates and kills, handled in the order it made them. */
+function requests(list: readonly ActorRequest[]): void {
+  for (const r of list) {
+    if (r.type === 'create') void create(r.id, r.actor);
+    else results.push({ id: r.id, ok: true, value: host?.kill(r.actorId) ?? false });
   }
 }
 
@@ -97,10 +108,8 @@ process.on('message', (message: unknown) => {
   switch (message.type) {
     case 'init':
       return void init(message);
-    case 'create':
-      return void create(message.id, message.actor);
-    case 'kill':
-      return send({ type: 'result', id: message.id, ok: true, value: host?.kill(message.actorId) ?? false });
+    case 'requests':
+      return requests(message.requests);
     case 'tasks':
       for (const t of message.tasks) void task(t.id, t.task);
       return;

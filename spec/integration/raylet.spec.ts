@@ -10,7 +10,8 @@ import { subjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
-import { specializeError, RemoteError } from '../../runtime/errors.ts';
+import { ActorDiedError, specializeError, RemoteError } from '../../runtime/errors.ts';
+import { WorkerProcess } from '../../runtime/raylet/worker-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { StubGcs } from '../runtime/raylet/stub-gcs.ts';
 import { call, createSpec, rejection } from '../runtime/worker/support.ts';
@@ -130,6 +131,43 @@ test('a raylet process registers, prints one ready line, and runs actors in a wo
   raylet.child.kill('SIGTERM');
   assert.equal(await raylet.exited, { code: 0, signal: null });
   await until(() => !alive(created.pid), 'the worker host to end with its raylet');
+});
+
+test('creates and kills of one turn go to a forked host as one message and come back in order, each answered once', async () => {
+  const host = await WorkerProcess.start({ cluster: 'default', natsAddress: server.url, node: { nodeId: 'batch-node', nodeName: 'batch', labels: {} } });
+  try {
+    // One turn: 60 actors; every third is killed right after its create, every fifth throws in its
+    // constructor, and a kill of an actor the host never saw — all in one requests message.
+    const specs = Array.from({ length: 60 }, (_, i) => createSpec(i % 5 === 4 ? 'Failing' : 'Counter', { args: [i] }));
+    const outcomes = specs.map((spec, i) => {
+      const created = host.create(spec).then(() => 'created' as const, (err: unknown) => err as Error);
+      const killed = i % 3 === 0 ? host.kill(spec.actorId) : undefined;
+      return { spec, created, killed };
+    });
+    const stranger = host.kill('ffffffffffffffff');
+    for (const [i, o] of outcomes.entries()) {
+      const created = await o.created;
+      if (i % 3 === 0) {
+        assert.instance(created, ActorDiedError, `actor ${i} was killed while starting`);
+        assert.is(await o.killed, true);
+        assert.is((await rejection(call(bus, o.spec.actorId, 'get'))).code, 'NO_RESPONDERS');
+      } else if (i % 5 === 4) {
+        assert.instance(created, RemoteError, `actor ${i}'s constructor threw`);
+      } else {
+        assert.is(created, 'created', `actor ${i}`);
+        assert.is(await call(bus, o.spec.actorId, 'increment'), i + 1, `actor ${i} got its own arguments`);
+      }
+    }
+    assert.is(await stranger, false);
+    // a kill then a create of a new incarnation in one turn: the new one runs
+    const again = outcomes[1].spec;
+    const [killed, recreated] = await Promise.all([host.kill(again.actorId), host.create({ ...again, incarnation: 1, code: { ...again.code, args: [100] } })]);
+    assert.is(killed, true);
+    assert.is(recreated, undefined);
+    assert.is(await call(bus, again.actorId, 'increment'), 101);
+  } finally {
+    await host.stop();
+  }
 });
 
 test('SIGKILL of the worker host reports gcs.actor_died at once; the next actor gets a new host', async () => {

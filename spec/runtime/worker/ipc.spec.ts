@@ -1,0 +1,73 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { isHostToRaylet, isRayletToHost, TurnBatch } from '../../../runtime/worker/ipc.ts';
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+test('TurnBatch hands over what one turn pushed as one list, in order, promise chains included', async () => {
+  const delivered: number[][] = [];
+  const pushed: number[] = [];
+  const batch = new TurnBatch<number>((items) => delivered.push(items));
+  const push = (n: number): void => {
+    pushed.push(n);
+    batch.push(n);
+  };
+  push(1);
+  void Promise.resolve().then(() => push(2)).then(() => push(3)).then(() => push(4));
+  queueMicrotask(() => push(5));
+  assert.equal(delivered, [], 'nothing before the turn ends');
+  await turn();
+  assert.equal(delivered, [pushed]);
+  assert.equal([...pushed].sort(), [1, 2, 3, 4, 5]);
+  batch.push(6);
+  await turn();
+  assert.equal(delivered.slice(1), [[6]]);
+  await turn();
+  assert.is(delivered.length, 2, 'an empty turn hands over nothing');
+});
+
+test('TurnBatch.flush hands over at once, and the turn then delivers only what came after', async () => {
+  const delivered: string[][] = [];
+  const batch = new TurnBatch<string>((items) => delivered.push(items));
+  batch.push('a');
+  batch.push('b');
+  assert.is(batch.size, 2);
+  batch.flush();
+  assert.equal(delivered, [['a', 'b']]);
+  batch.push('c');
+  batch.flush();
+  batch.flush();
+  batch.push('d');
+  await turn();
+  await turn();
+  assert.equal(delivered, [['a', 'b'], ['c'], ['d']]);
+});
+
+test('TurnBatch loses nothing under many pushes spread over turns', async () => {
+  const delivered: number[][] = [];
+  const batch = new TurnBatch<number>((items) => delivered.push(items));
+  let n = 0;
+  for (let t = 0; t < 20; t++) {
+    for (let i = 0; i < t; i++) batch.push(n++);
+    if (t % 3 === 0) batch.flush();
+    await turn();
+  }
+  assert.equal(delivered.flat(), Array.from({ length: n }, (_, i) => i));
+  assert.ok(delivered.every((list) => list.length > 0));
+});
+
+test('the IPC checks accept request and result lists and refuse malformed entries', () => {
+  const actor = { actorId: 'a', code: { moduleUrl: 'file:///x.js', className: 'X', args: [] } };
+  assert.ok(isRayletToHost({ type: 'requests', requests: [{ type: 'create', id: 1, actor }, { type: 'kill', id: 2, actorId: 'a' }] }));
+  assert.ok(isRayletToHost({ type: 'requests', requests: [] }));
+  assert.not.ok(isRayletToHost({ type: 'requests', requests: [{ type: 'create', id: '1', actor }] }));
+  assert.not.ok(isRayletToHost({ type: 'requests', requests: [{ type: 'kill', id: 2 }] }));
+  assert.not.ok(isRayletToHost({ type: 'requests', requests: [{ type: 'start', id: 2, actorId: 'a' }] }));
+  assert.not.ok(isRayletToHost({ type: 'create', id: 1, actor }), 'single creates travel in a requests list');
+  assert.ok(isHostToRaylet({ type: 'results', results: [{ id: 1, ok: true }, { id: 2, ok: true, value: false }, { id: 3, ok: false, error: { code: 'X', message: 'm' } }] }));
+  assert.not.ok(isHostToRaylet({ type: 'results', results: [{ id: 3, ok: false }] }));
+  assert.not.ok(isHostToRaylet({ type: 'results', results: {} }));
+  assert.not.ok(isHostToRaylet({ type: 'result', id: 1, ok: true }));
+});
+
+test.run();
