@@ -17,12 +17,24 @@ const MAX_REASON = 1000;
  * else under that name.
  */
 export async function loadActorClass(moduleUrl: string, className: string): Promise<ActorClass> {
+  const key = `${moduleUrl}\u0000${className}`;
+  const known = loadedClasses.get(key);
+  if (known) return known;
   const value = await loadExport(moduleUrl, className);
   if (!isClass(value)) {
     throw new CodeLoadError(moduleUrl, className, `the export ${JSON.stringify(className)} is not a class (it is ${describe(value)})`);
   }
+  loadedClasses.set(key, value);
   return value;
 }
+
+/**
+ * Classes already loaded, by module URL and name: a module is evaluated once per process anyway,
+ * and a host creating thousands of actors of one class need not go through the module loader and
+ * the class check for each. Only successes are kept, so a module that could not be loaded is
+ * tried again.
+ */
+const loadedClasses = new Map<string, ActorClass>();
 
 /**
  * Imports `moduleUrl` and returns its export named `functionName`, which must be a function that is
