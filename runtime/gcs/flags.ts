@@ -1,14 +1,8 @@
-import { OrreryError } from '../../lib/errors.ts';
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { assertToken } from '../../protocols/subjects.ts';
+import { addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags } from '../process/flags.ts';
 
-/** A command-line flag or its value is unusable; the message is the one line the user sees. */
-export class FlagError extends OrreryError {
-  override name = 'FlagError';
-  constructor(readonly flag: string, readonly problem: string) {
-    super('INVALID_FLAG', `${flag}: ${problem}`, { detail: { flag, problem } });
-  }
-}
+export { DEFAULT_ADDRESS, FlagError };
 
 export interface GcsFlags {
   address: string;
@@ -19,7 +13,6 @@ export interface GcsFlags {
   help: boolean;
 }
 
-export const DEFAULT_ADDRESS = 'nats://127.0.0.1:4222';
 
 export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resources GPU,my_rare]
            [--heartbeat-ms N] [--node-timeout-ms N]
@@ -32,27 +25,9 @@ const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--he
 
 /** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
 export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
-  const given = new Map<string, string>();
-  let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h') {
-      help = true;
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    if (!VALUE_FLAGS.has(flag)) throw new FlagError(flag, arg.startsWith('-') ? 'unknown flag' : 'unexpected argument');
-    let value: string | undefined;
-    if (flag !== arg) value = arg.slice(eq + 1);
-    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) value = argv[++i];
-    if (value === undefined) throw new FlagError(flag, 'needs a value');
-    if (given.has(flag)) throw new FlagError(flag, 'given more than once');
-    given.set(flag, value);
-  }
+  const { given, help } = scanFlags(argv, VALUE_FLAGS);
 
-  const address = (given.get('--address') ?? (env.ORRERY_ADDRESS?.trim() || DEFAULT_ADDRESS)).trim();
-  if (address === '') throw new FlagError('--address', 'must not be empty');
+  const address = addressFlag(given, env);
   let cluster: string;
   try {
     cluster = assertToken('cluster', given.get('--cluster') ?? 'default');

@@ -1,18 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { OrreryError } from '../../lib/errors.ts';
 import { composeLabels, parseLabelsFlag, parseLabelsYaml } from '../../lib/labels/parse.ts';
 import { labelValueProblem } from '../../lib/labels/validate.ts';
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { assertToken } from '../../protocols/subjects.ts';
+import { addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags } from '../process/flags.ts';
 
-/** A command-line flag or its value is unusable; the message is the one line the user sees. */
-export class FlagError extends OrreryError {
-  override name = 'FlagError';
-  constructor(readonly flag: string, readonly problem: string) {
-    super('INVALID_FLAG', `${flag}: ${problem}`, { detail: { flag, problem } });
-  }
-}
+export { DEFAULT_ADDRESS, FlagError };
 
 export interface RayletFlags {
   address: string;
@@ -26,7 +20,6 @@ export interface RayletFlags {
   help: boolean;
 }
 
-export const DEFAULT_ADDRESS = 'nats://127.0.0.1:4222';
 
 export const USAGE = `usage: raylet [--address URL] [--cluster NAME] [--node-name NAME] [--node-ip IP]
               [--labels "k=v,…"] [--labels-file FILE.yaml] [--taints "k=v[:Effect],…"]
@@ -37,24 +30,7 @@ const VALUE_FLAGS = new Set(['--address', '--cluster', '--node-name', '--node-ip
 
 /** Parses the raylet's flags and environment; every problem is a FlagError naming its flag. */
 export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv): RayletFlags {
-  const given = new Map<string, string>();
-  let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h') {
-      help = true;
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    if (!VALUE_FLAGS.has(flag)) throw new FlagError(flag, arg.startsWith('-') ? 'unknown flag' : 'unexpected argument');
-    let value: string | undefined;
-    if (flag !== arg) value = arg.slice(eq + 1);
-    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) value = argv[++i];
-    if (value === undefined) throw new FlagError(flag, 'needs a value');
-    if (given.has(flag)) throw new FlagError(flag, 'given more than once');
-    given.set(flag, value);
-  }
+  const { given, help } = scanFlags(argv, VALUE_FLAGS);
   const at = <T>(flag: string, parse: () => T): T => {
     try {
       return parse();
@@ -63,8 +39,7 @@ export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv
     }
   };
 
-  const address = given.get('--address') ?? (env.ORRERY_ADDRESS?.trim() || DEFAULT_ADDRESS);
-  if (address.trim() === '') throw new FlagError('--address', 'must not be empty');
+  const address = addressFlag(given, env);
   const cluster = at('--cluster', () => assertToken('cluster', given.get('--cluster') ?? 'default'));
   const nodeName = given.get('--node-name');
   if (nodeName !== undefined) {

@@ -1,0 +1,68 @@
+import { OrreryError } from '../../lib/errors.ts';
+import type { Bus } from '../bus/bus.ts';
+import { connectNatsBus } from '../bus/nats.ts';
+import { FlagError } from './flags.ts';
+
+/**
+ * What the GCS and raylet entry points share: one-line logs on stderr prefixed with the role, exit
+ * codes (2 for a bad flag, 1 for anything else that stops the start), the NATS connection, and a
+ * graceful stop on SIGTERM/SIGINT.
+ */
+export interface ProcessMain {
+  say(line: string): void;
+  fail(code: number, line: string): never;
+  /** The parsed flags; a FlagError exits 2 with its one line; `--help` prints `usage` and exits 0. */
+  flags<F extends { help: boolean }>(parse: () => F, usage: string): F;
+  /** Connects to NATS at `address`; failure exits 1 with one line naming the address. */
+  connect(address: string, name: string): Promise<Bus>;
+  /** Runs `stop` once on SIGTERM or SIGINT, then exits 0; `stopping` says whether it has begun. */
+  onSignals(stop: () => Promise<void>): void;
+  readonly stopping: boolean;
+}
+
+export function processMain(role: string): ProcessMain {
+  let stopping = false;
+  const say = (line: string): void => void process.stderr.write(`orrery ${role}: ${line}\n`);
+  const fail = (code: number, line: string): never => {
+    say(line);
+    process.exit(code);
+  };
+  return {
+    say,
+    fail,
+    flags(parse, usage) {
+      let flags;
+      try {
+        flags = parse();
+      } catch (err) {
+        return fail(2, err instanceof FlagError ? err.message : String(err));
+      }
+      if (flags.help) {
+        process.stdout.write(`${usage}\n`);
+        process.exit(0);
+      }
+      return flags;
+    },
+    async connect(address, name) {
+      try {
+        return await connectNatsBus({ servers: address, name, onHandlerError: (err) => say(`handler error: ${String(err)}`) });
+      } catch (err) {
+        return fail(1, `cannot connect to NATS at ${address}: ${err instanceof OrreryError ? String(err.detail.reason ?? err.message) : String(err)}`);
+      }
+    },
+    onSignals(stop) {
+      const shutdown = async (signal: string): Promise<void> => {
+        if (stopping) return;
+        stopping = true;
+        say(`${signal}: stopping`);
+        await stop();
+        process.exit(0);
+      };
+      process.on('SIGTERM', () => void shutdown('SIGTERM'));
+      process.on('SIGINT', () => void shutdown('SIGINT'));
+    },
+    get stopping() {
+      return stopping;
+    },
+  };
+}
