@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import type { ActorClass } from './actor-class.ts';
-import { ClientActorHandle, type ActorHandle, type HandleContext } from './actor-handle.ts';
+import { ClientActorHandle, CreationWatch, type ActorHandle, type HandleContext } from './actor-handle.ts';
+import { actorFromWire } from './from-wire.ts';
 import { validateActorOptions, type ActorOptions } from './actor-options.ts';
 
 /** `cluster.actor(C).options(o).remote(...args)`. */
@@ -29,18 +30,27 @@ export function actorBuilder<T, A extends unknown[]>(
     remote: async (...args: A) => {
       const actorId = newActorId();
       const valid = validateActorOptions(opts, { namespace: ctx.namespace, actorId });
-      const info = await ctx.gcs.request(
-        'register_actor',
-        {
-          actorId,
-          code: { moduleUrl: cls.moduleUrl, className: cls.className, args },
-          namespace: valid.namespace,
-          name: valid.name,
-          options: valid.wire,
-        },
-        actorInfo,
-      );
-      return new ClientActorHandle<T>(ctx, actorId, info.namespace, opts.maxTaskRetries ?? 0);
+      // follows the actor's events from before it exists, so ready() need not ask the GCS again
+      const creation = new CreationWatch((w) => ctx.watchActor(actorId, w));
+      let info;
+      try {
+        info = await ctx.gcs.request(
+          'register_actor',
+          {
+            actorId,
+            code: { moduleUrl: cls.moduleUrl, className: cls.className, args },
+            namespace: valid.namespace,
+            name: valid.name,
+            options: valid.wire,
+          },
+          actorInfo,
+        );
+      } catch (err) {
+        creation.stop();
+        throw err;
+      }
+      creation.seen(actorFromWire(info));
+      return new ClientActorHandle<T>(ctx, actorId, info.namespace, opts.maxTaskRetries ?? 0, creation);
     },
   };
 }

@@ -63,6 +63,48 @@ export function isNewer(last: ActorInfo | undefined, next: ActorInfo): boolean {
   return last.state !== 'DEAD' && (last.nodeId !== next.nodeId || last.pendingReason !== next.pendingReason || last.deathCause !== next.deathCause);
 }
 
+/**
+ * What a handle made by remote() has seen of its actor from before it was registered: remote()
+ * starts following the actor's actor_state events before it sends register_actor, so this holds
+ * every change since — with the register reply merged in by rank, as state$ merges a get_actor
+ * answer. While it follows, state$ (and so ready()) starts from what it holds instead of asking
+ * get_actor: the answer could tell nothing it has not seen. That was one GCS round trip per actor
+ * created (remote() then ready()). It stops following once the actor is ALIVE or DEAD (or the
+ * client closes), so no handle stays registered for a long-lived actor; state$ subscribed after
+ * that asks get_actor as before.
+ */
+export class CreationWatch {
+  #latest: ActorInfo | undefined;
+  #stop: (() => void) | undefined;
+
+  constructor(watch: (watcher: ActorWatcher) => () => void) {
+    this.#stop = watch({ next: (info) => this.seen(info), end: () => this.stop() });
+  }
+
+  /** What it holds, while it still follows the actor; undefined once it stopped. */
+  get latest(): ActorInfo | undefined {
+    return this.#stop === undefined ? undefined : this.#latest;
+  }
+
+  get following(): boolean {
+    return this.#stop !== undefined;
+  }
+
+  /** An event, or the register reply. */
+  seen(info: ActorInfo): void {
+    if (this.#stop === undefined) return;
+    if (isNewer(this.#latest, info)) this.#latest = info;
+    if (info.state === 'ALIVE' || info.state === 'DEAD') this.stop();
+  }
+
+  stop(): void {
+    const stop = this.#stop;
+    this.#stop = undefined;
+    this.#latest = undefined;
+    stop?.();
+  }
+}
+
 export class ClientActorHandle<T> implements ActorHandle<T> {
   readonly state$: Observable<ActorInfo>;
   /** Set once the actor was seen DEAD: DEAD is final, so later calls fail without a round trip. */
@@ -78,6 +120,8 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
     readonly namespace: string,
     /** maxTaskRetries of the options it was created with; 0 for a handle from getActor. */
     private readonly maxTaskRetries = 0,
+    /** remote()'s watch from before registration (see CreationWatch); none for getActor. */
+    private readonly creation?: CreationWatch,
   ) {
     this.state$ = new Observable<ActorInfo>((subscriber) => {
       // Events and the get_actor answer are merged by rank (see isNewer), not by arrival order.
@@ -90,7 +134,11 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
         if (info.state === 'DEAD') subscriber.complete();
       };
       const stop = ctx.watchActor(actorId, { next: emit, end: () => subscriber.complete() });
-      this.info().then(emit, (err: unknown) => subscriber.error(err));
+      // Watching from here on; what came before is what remote()'s watch holds, while it still
+      // follows the actor — else it is what get_actor answers.
+      const seen = this.creation?.latest;
+      if (seen !== undefined) emit(seen);
+      else this.info().then(emit, (err: unknown) => subscriber.error(err));
       return stop;
     });
     this.gate = new RestartGate({ actorId, watch: (w) => ctx.watchActor(actorId, w), info: () => this.info() });

@@ -191,6 +191,36 @@ test('killNode: the node dies abruptly; its actors die and calls to them fail', 
   assert.instance(unknownNode, NodeNotFoundError);
 });
 
+test('ready() right after remote() needs no get_actor: remote() followed the events from before registration', async () => {
+  const spy = connectMemoryBus(lookupMemoryBroker(local.address)!);
+  let asked = 0;
+  spy.subscribe('orrery.default.gcs.get_actor', () => void asked++);
+  await spy.flush();
+  const handles = await Promise.all(Array.from({ length: 20 }, () => local.cluster.actor(CounterActor).remote()));
+  const infos = await Promise.all(handles.map((h) => h.ready({ timeoutMs: 5000 })));
+  assert.ok(infos.every((i) => i.state === 'ALIVE' && i.nodeId !== undefined));
+  await spy.flush();
+  assert.is(asked, 0, 'no get_actor');
+  // every state from registration on, in order, through state$ of a handle made by remote()
+  const slow = await local.cluster.actor(CounterActor).options({ labelSelector: { region: 'nowhere' }, maxRestarts: 1 }).remote();
+  const seen = firstValueFrom(slow.state$.pipe(take(2), toArray()));
+  const node = await local.addNode({ name: 'somewhere', labels: { region: 'nowhere' } });
+  assert.equal((await seen).map((i) => i.state), ['PENDING', 'SCHEDULED']);
+  assert.is((await slow.ready({ timeoutMs: 5000 })).nodeId, node.nodeId);
+  await spy.flush();
+  assert.is(asked, 0, 'still no get_actor');
+  // once the actor was ALIVE, remote()'s watch has ended: a later state$ asks the GCS, and a kill
+  // and restart after that are seen as they happen
+  await slow.kill({ noRestart: false });
+  const again = await slow.ready({ timeoutMs: 5000 });
+  assert.is(again.numRestarts, 1);
+  await spy.flush();
+  assert.ok(asked >= 1, 'a state$ after ALIVE asks get_actor');
+  await Promise.all([...handles, slow].map((h) => h.kill()));
+  await local.killNode(node.nodeId);
+  await spy.close();
+});
+
 test('close() completes events$ and state$; a pending ready() rejects with BUS_CLOSED', async () => {
   const client = await connect({ address: local.address });
   const waiting = await client.actor(CounterActor).options({ labelSelector: { region: 'mars' } }).remote();
