@@ -47,7 +47,11 @@ export function compileActor(reg: RegisterActor, ctx: { rareResources: readonly 
   const options = reg.options as PlacementOptions & Record<string, unknown>;
   const target = { kind: 'actor' as const, id: reg.actorId, ...(reg.name === undefined ? {} : { name: reg.name }) };
   const request = compileRequest(options, { namespace: reg.namespace, target, rareResources: ctx.rareResources });
-  const held = compileRequest(options, { namespace: reg.namespace, target, rareResources: ctx.rareResources, defaultCpus: 0 }).resources;
+  // Only the default CPU differs between what it needs and what it holds: with numCpus set, the
+  // same compile would give the same resources again.
+  const held = options.numCpus !== undefined && options.numCpus !== null
+    ? request.resources
+    : compileRequest(options, { namespace: reg.namespace, target, rareResources: ctx.rareResources, defaultCpus: 0 }).resources;
   const labels = { ...validateLabels(options.labels ?? {}), [ACTOR_ID_LABEL]: reg.actorId };
   // maxTaskRetries is the client's business (it retries calls), but a bad value is refused here
   integerOption(options, 'maxTaskRetries', { min: -1, fallback: 0 });

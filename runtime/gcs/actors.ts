@@ -86,11 +86,12 @@ export class ActorDirectory {
       resources: { ...compiled.held },
       maxRestarts: compiled.maxRestarts,
     });
-    const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, ref.getSnapshot()), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
+    const snapshot = ref.getSnapshot();
+    const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
     this.#entries.set(reg.actorId, entry);
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
     if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
-    this.#observe(entry, ref.getSnapshot(), true);
+    this.#observe(entry, snapshot, true, entry.info);
     ref.subscribe({ next: (snapshot) => this.#observe(entry, snapshot, false), error: (err) => this.deps.log(`actor ${reg.actorId} machine failed: ${String(err)}`) });
     this.#apply(ref, decision);
     // decided against the cluster as it is: the queue need not try it again until something changes
@@ -264,9 +265,9 @@ export class ActorDirectory {
     }
   }
 
-  #observe(entry: ActorEntry, snapshot: ActorSnapshot, initial: boolean): void {
+  #observe(entry: ActorEntry, snapshot: ActorSnapshot, initial: boolean, known?: ActorInfoWire): void {
     const previous = entry.info.state;
-    const info = this.#infoOf(entry.registration, snapshot);
+    const info = known ?? this.#infoOf(entry.registration, snapshot);
     entry.info = info;
     this.deps.store.putActor({ registration: entry.registration, info });
     const queue = this.deps.queue();
