@@ -38,6 +38,14 @@ export interface NodeInput {
   readonly available?: ResourceSet;
 }
 
+/** Per-name changes to a node's resource sets (`ClusterState.setResources`). */
+export interface ResourceChanges {
+  readonly total?: ResourceSet;
+  readonly available?: ResourceSet;
+  /** Names the node no longer has, in either set. */
+  readonly removed?: readonly string[];
+}
+
 export interface ClusterStateOptions {
   /** Utilization below which a node scores 0, so placements pack onto it (Ray: 0.5). */
   readonly spreadThreshold?: number;
@@ -194,6 +202,24 @@ export class ClusterState {
         delete available[name];
       }
     }
+    this.#rescore(node);
+  }
+
+  /**
+   * Changes only the names given, in place: `removed` names leave both sets, then each name of
+   * `total` and of `available` takes its new value. Time follows the names given, not the node's (a
+   * cluster view delta or a load report touching a few of a node's thousands of bundle resources).
+   */
+  setResources(id: string, changes: ResourceChanges): void {
+    const node = this.#get(id);
+    const total = node.total as Record<string, number>;
+    const available = node.available as Record<string, number>;
+    for (const name of changes.removed ?? []) {
+      delete total[name];
+      delete available[name];
+    }
+    for (const name in changes.total) total[name] = changes.total[name];
+    for (const name in changes.available) available[name] = changes.available[name];
     this.#rescore(node);
   }
 

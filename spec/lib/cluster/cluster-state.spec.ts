@@ -306,6 +306,32 @@ test('setTotal replaces total and available and rescores', () => {
   assert.is(state.order.rankOf(node), 0);
 });
 
+test('setResources changes only the names given, in place: removed names leave both sets, then new values', () => {
+  const state = cluster([{ nodeId: 'n1', total: R({ CPU: 4, CPU_group_a: 1, CPU_group_b: 2 }), available: R({ CPU: 1, CPU_group_a: 1, CPU_group_b: 2 }) }]);
+  const node = state.node('n1')!;
+  const [total, available] = [node.total, node.available];
+  state.setResources('n1', { total: R({ CPU_group_c: 3 }), available: R({ CPU: 3, CPU_group_c: 3, CPU_group_b: 1 }), removed: ['CPU_group_a'] });
+  assert.equal(node.total, R({ CPU: 4, CPU_group_b: 2, CPU_group_c: 3 }));
+  assert.equal(node.available, R({ CPU: 3, CPU_group_b: 1, CPU_group_c: 3 }));
+  assert.ok(node.total === total && node.available === available, 'the same objects, changed in place');
+  assert.is(node.score, 0, 'rescored: 1 of 4 CPUs used is below the threshold');
+  state.setResources('n1', { available: R({ CPU: 0.5 }) });
+  assert.is(node.score, 0.875);
+  assert.is(state.order.rankOf(node), 0);
+  state.setResources('n1', {});
+  assert.equal(node.total, R({ CPU: 4, CPU_group_b: 2, CPU_group_c: 3 }), 'no changes, nothing changed');
+  state.setResources('n1', { removed: ['not_there'] });
+  assert.equal(node.available, R({ CPU: 0.5, CPU_group_b: 1, CPU_group_c: 3 }), 'removing a name the node does not have is harmless');
+  expectError(() => state.setResources('nope', {}), NodeNotFoundError, { code: 'NODE_NOT_FOUND', detail: { nodeId: 'nope' } });
+});
+
+test('setResources keeps the order sorted by (score, id)', () => {
+  const state = cluster(['n1', 'n2', 'n3'].map((id) => ({ nodeId: id, total: R({ CPU: 10 }) })));
+  state.setResources('n1', { available: R({ CPU: 1 }) });
+  state.setResources('n3', { total: R({ CPU: 20 }), available: R({ CPU: 5 }) });
+  assert.equal(orderIds(state), ['n2', 'n3', 'n1']);
+});
+
 // ---- scores ----
 
 const scoreCases: { name: string; total: Record<string, number>; used: Record<string, number>; threshold?: number; want: number }[] = [
