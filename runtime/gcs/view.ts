@@ -1,7 +1,7 @@
 import type { ClusterState, SchedNode } from '../../lib/cluster/cluster-state.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
 import { encode } from '../../protocols/codec.ts';
-import type { NodeView, ViewDelta } from '../../protocols/messages/view.ts';
+import type { NodeView, ResourceChanges, ViewDelta } from '../../protocols/messages/view.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 
@@ -11,19 +11,23 @@ import type { Bus } from '../bus/bus.ts';
  *
  * Whatever changes a node marks it dirty; a delta (`version` = `previous` + 1, the dirty live nodes
  * as upserts, the ones gone as removals) is published at most every `intervalMs` and only when
- * something is dirty. Actors travel as changes: the broadcaster remembers which actors it last sent
- * for each node and puts only the placed and removed ones in the delta, so a delta stays small when
- * the cluster runs many actors (a node's full list goes only to a raylet that has none: in
- * snapshots, and the first time a node is sent). `snapshot()` first publishes what is pending, then
- * answers the whole view at that version as a delta from the empty view (`previous: 0`).
+ * something is dirty. Resources and actors travel as changes: the broadcaster remembers, per node,
+ * the value of each resource name and which actors it last sent, and puts only the names whose
+ * value changed (`resourcesChanged`, names gone in `removed`) and the actors placed and removed in
+ * the delta, so a delta stays small when nodes hold the bundles of thousands of placement groups or
+ * the cluster runs many actors (a node's full sets and list go only to a raylet that has none: in
+ * snapshots, and the first time a node is sent). Finding the changed names scans the dirty nodes'
+ * sets once per delta — one broadcast, whatever the number of raylets. `snapshot()` first publishes
+ * what is pending, then answers the whole view at that version as a delta from the empty view
+ * (`previous: 0`).
  */
 export const DEFAULT_VIEW_INTERVAL_MS = 100;
 
 export class ViewBroadcaster {
   #version = 0;
   readonly #dirty = new Set<string>();
-  /** For each live node, the actors (id → labels signature) the last published delta left it with. */
-  readonly #sent = new Map<string, Map<string, string>>();
+  /** For each live node, the actors (id → labels signature) and resources the last published delta left it with. */
+  readonly #sent = new Map<string, { actors: Map<string, string>; total: Record<string, number>; available: Record<string, number> }>();
   #timer: NodeJS.Timeout | undefined;
   #lastFlush = Number.NEGATIVE_INFINITY;
   #stopped = false;
@@ -69,22 +73,36 @@ export class ViewBroadcaster {
       }
       const sent = this.#sent.get(id);
       if (!sent) {
-        upserts.push(nodeView(node));
-        this.#sent.set(id, new Map([...node.actors.values()].map((a) => [a.actorId, signature(a)])));
+        const view = nodeView(node);
+        upserts.push(view);
+        this.#sent.set(id, {
+          actors: new Map([...node.actors.values()].map((a) => [a.actorId, signature(a)])),
+          total: { ...view.resources!.total },
+          available: { ...view.resources!.available },
+        });
         continue;
       }
-      upserts.push({ ...nodeView(node), actors: undefined });
-      for (const [actorId, sig] of [...sent]) {
+      const resourcesChanged = changedResources(node, sent);
+      upserts.push({
+        ...nodeHeader(node),
+        ...(resourcesChanged === 'all'
+          ? { resources: { total: { ...sent.total }, available: { ...sent.available } } }
+          : resourcesChanged
+            ? { resourcesChanged }
+            : {}),
+      });
+      const actors = sent.actors;
+      for (const [actorId, sig] of [...actors]) {
         const now = node.actors.get(actorId);
         if (!now || signature(now) !== sig) {
           actorsRemoved.push({ nodeId: id, actorId });
-          sent.delete(actorId);
+          actors.delete(actorId);
         }
       }
       for (const a of node.actors.values()) {
-        if (sent.has(a.actorId)) continue;
+        if (actors.has(a.actorId)) continue;
         actorsPlaced.push({ nodeId: id, actorId: a.actorId, namespace: a.namespace, labels: { ...a.labels } });
-        sent.set(a.actorId, signature(a));
+        actors.set(a.actorId, signature(a));
       }
     }
     this.#dirty.clear();
@@ -123,13 +141,71 @@ function signature(a: { namespace: string; labels: Readonly<Record<string, strin
   return JSON.stringify([a.namespace, a.labels]);
 }
 
+/**
+ * The resource names whose value differs from what was last sent for the node, and the names it no
+ * longer has; `sent` is brought up to date. Undefined when nothing changed; 'all' when the change
+ * cannot be told by names (a name left `available` but not `total`): then the node's whole sets go.
+ */
+function changedResources(
+  node: SchedNode,
+  sent: { total: Record<string, number>; available: Record<string, number> },
+): ResourceChanges | 'all' | undefined {
+  const total: Record<string, number> = {};
+  const available: Record<string, number> = {};
+  const removed: string[] = [];
+  let some = false;
+  let whole = false;
+  for (const name in node.total) {
+    const units = node.total[name];
+    if (sent.total[name] !== units) {
+      total[name] = sent.total[name] = units;
+      some = true;
+    }
+  }
+  for (const name in node.available) {
+    const units = node.available[name];
+    if (sent.available[name] !== units) {
+      available[name] = sent.available[name] = units;
+      some = true;
+    }
+  }
+  for (const name in sent.total) {
+    if (Object.hasOwn(node.total, name)) continue;
+    if (Object.hasOwn(node.available, name)) whole = true;
+    removed.push(name);
+    delete sent.total[name];
+    delete sent.available[name];
+    some = true;
+  }
+  for (const name in sent.available) {
+    if (Object.hasOwn(node.available, name)) continue;
+    if (Object.hasOwn(node.total, name)) whole = true;
+    else removed.push(name);
+    delete sent.available[name];
+    some = true;
+  }
+  if (whole) {
+    sent.total = { ...node.total };
+    sent.available = { ...node.available };
+    return 'all';
+  }
+  if (!some) return undefined;
+  return {
+    ...(Object.keys(total).length ? { total } : {}),
+    ...(Object.keys(available).length ? { available } : {}),
+    ...(removed.length ? { removed } : {}),
+  };
+}
+
+/** A node as an upsert names it, without its resources or actors. */
+function nodeHeader(node: SchedNode): NodeView {
+  return { nodeId: node.id, name: node.name, state: node.state, labels: { ...node.labels }, taints: formatTaints(node.taints) };
+}
+
+/** A node with its whole resource sets and actor list (snapshots, and a node's first delta). */
 export function nodeView(node: SchedNode): NodeView {
   return {
-    nodeId: node.id,
-    name: node.name,
-    state: node.state,
-    labels: { ...node.labels },
-    taints: formatTaints(node.taints),
+    ...nodeHeader(node),
     resources: { total: { ...node.total }, available: { ...node.available } },
     actors: [...node.actors.values()].map((a) => ({ actorId: a.actorId, namespace: a.namespace, labels: { ...a.labels } })),
   };

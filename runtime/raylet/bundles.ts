@@ -123,7 +123,7 @@ export class LocalBundles {
     if (tooLong !== undefined) {
       return `${what}: its resource name ${bundleResourceName(tooLong, pgId, index)} would be longer than ${MAX_RESOURCE_NAME} characters`;
     }
-    const free = this.leases.available();
+    const free = this.leases.availableNow();
     if (fits(free, resources)) return undefined;
     const short = shortOf(free, resources);
     const need = formatResources(pick(resources, short));

@@ -1,6 +1,6 @@
 import { ClusterState, type SchedNode } from '../../lib/cluster/cluster-state.ts';
 import { ACTOR_ID_LABEL } from '../../lib/labels/builtin.ts';
-import { subtractResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
+import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import { formatTaints, parseTaints, type Taint } from '../../lib/scheduling/taints.ts';
 import type { NodeView, ViewDelta } from '../../protocols/messages/view.ts';
 import { remaining } from './leases.ts';
@@ -46,8 +46,15 @@ export interface ViewStats {
  *
  * The GCS's view counts what actors hold, not running tasks. So other raylets' load reports
  * (`applyLoad`, published by each raylet on `raylet.<nodeId>.load`) say what each node has free,
- * and a node's available is the lower of the two. A spill reserves the task's resources on its
- * target at once (`reserve`, as Ray does), until the target's next report says how it really stands.
+ * and a node's available is, per resource name, the lower of the two, clamped to [0, total]. A spill
+ * reserves the task's resources on its target at once (`reserve`, as Ray does), until the target's
+ * next report says how it really stands.
+ *
+ * A node holding the bundles of many placement groups has thousands of resource names, so every
+ * change here costs time in the names it changes, not the node's: a delta's `resourcesChanged`, a
+ * load report (it names the node's own resources, not bundle ones) and this raylet's own lease
+ * changes (`setLocalResources`) are applied name by name, in place; only a node's first upsert and
+ * snapshots carry, and copy, whole sets.
  */
 export class RayletView {
   readonly state = new ClusterState();
@@ -57,9 +64,11 @@ export class RayletView {
   /** This node's total as its raylet keeps it (its own resources and its committed bundles'). */
   private localTotal: ResourceSet;
   private counts = { deltas: 0, gaps: 0, snapshots: 0, loads: 0 };
-  /** The last load report of each other node, and the available of its last view upsert. */
+  /** The last load report of each other node, and its available as the GCS's view says (kept up to date by name). */
   private readonly loads = new Map<string, { seq: number; available: ResourceSet }>();
-  private readonly viewAvailable = new Map<string, ResourceSet>();
+  private readonly viewAvailable = new Map<string, Record<string, number>>();
+  /** The names a spill reserved on each other node since its last load report. */
+  private readonly reserved = new Map<string, Set<string>>();
   private stopped = false;
   /** Set while applying when something about this node that constraints read changed. */
   private localChanged = false;
@@ -92,7 +101,10 @@ export class RayletView {
     return { version: this.version, nodes: this.state.nodes.size, ...this.counts };
   }
 
-  /** Another node's load report: its available becomes the lower of the report and the GCS's view. */
+  /**
+   * Another node's load report: its available becomes the lower of the report and the GCS's view.
+   * Only the names the report or the previous one name (and those a spill reserved) can change.
+   */
   applyLoad(nodeId: string, seq: number, available: ResourceSet): void {
     const node = this.state.node(nodeId);
     if (this.stopped || !node || nodeId === this.localNodeId) return;
@@ -100,7 +112,11 @@ export class RayletView {
     if (last && last.seq >= seq) return;
     this.counts.loads++;
     this.loads.set(nodeId, { seq, available });
-    this.state.setTotal(nodeId, node.total, lower(node.total, this.viewAvailable.get(nodeId) ?? node.total, available));
+    const names = new Set(Object.keys(available));
+    for (const name in last?.available) names.add(name);
+    for (const name of this.reserved.get(nodeId) ?? []) names.add(name);
+    this.reserved.delete(nodeId);
+    this.state.setResources(nodeId, this.freeOf(node, names));
     this.opts.onChange();
   }
 
@@ -108,9 +124,15 @@ export class RayletView {
   reserve(nodeId: string, resources: ResourceSet): void {
     const node = this.state.node(nodeId);
     if (!node || nodeId === this.localNodeId) return;
-    const taken: Record<string, number> = {};
-    for (const name in resources) taken[name] = Math.min(resources[name], node.available[name] ?? 0);
-    this.state.setTotal(nodeId, node.total, subtractResources(node.available, taken));
+    const left: Record<string, number> = {};
+    let reserved = this.reserved.get(nodeId);
+    if (!reserved) this.reserved.set(nodeId, (reserved = new Set()));
+    for (const name in resources) {
+      if (!Object.hasOwn(node.available, name)) continue;
+      left[name] = node.available[name] - Math.min(resources[name], node.available[name]);
+      reserved.add(name);
+    }
+    this.state.setResources(nodeId, { available: left });
   }
 
   /** What this raylet's leases hold on its node: the local node's available is its total minus this. */
@@ -126,6 +148,30 @@ export class RayletView {
     this.state.setTotal(this.localNodeId, total, remaining(total, this.used));
   }
 
+  /**
+   * This node's leases changed these names ('all': too many to say): the local node takes their
+   * total and what is left of them, in time proportional to the names. `total` and `used` are the
+   * leases' own (live) sets.
+   */
+  setLocalResources(total: ResourceSet, used: Readonly<Record<string, number>>, names: Iterable<string> | 'all'): void {
+    this.localTotal = total;
+    this.used = used;
+    if (names === 'all') {
+      this.state.setTotal(this.localNodeId, total, remaining(total, used));
+      return;
+    }
+    const changedTotal: Record<string, number> = {};
+    const available: Record<string, number> = {};
+    const removed: string[] = [];
+    for (const name of names) {
+      if (Object.hasOwn(total, name)) {
+        changedTotal[name] = total[name];
+        available[name] = Math.max(0, total[name] - (used[name] ?? 0));
+      } else removed.push(name);
+    }
+    this.state.setResources(this.localNodeId, { total: changedTotal, available, removed });
+  }
+
   /** A delta published on `gcs.view`. */
   receive(delta: ViewDelta): void {
     if (this.stopped) return;
@@ -134,7 +180,7 @@ export class RayletView {
       this.held.push(delta);
       return;
     }
-    if (delta.previous !== this.version) {
+    if (delta.previous !== this.version || !this.applicable(delta)) {
       this.counts.gaps++;
       this.resync([delta]);
       return;
@@ -159,7 +205,7 @@ export class RayletView {
         this.held = undefined;
         for (const [i, delta] of held.entries()) {
           if (delta.version <= this.version) continue;
-          if (delta.previous !== this.version) {
+          if (delta.previous !== this.version || !this.applicable(delta)) {
             this.counts.gaps++;
             this.opts.onChange();
             return this.resync(held.slice(i));
@@ -180,12 +226,26 @@ export class RayletView {
     );
   }
 
+  /**
+   * Can this delta apply to the view as it is? An upsert without whole resources is about a node the
+   * view must already hold; one it does not hold means something was missed.
+   */
+  private applicable(delta: ViewDelta): boolean {
+    return delta.upserts.every((n) => n.resources !== undefined || this.state.node(n.nodeId) !== undefined);
+  }
+
   /** The snapshot replaces the view: nodes it does not list go (this node stays). */
   private replace(snapshot: ViewDelta): void {
     const listed = new Set(snapshot.upserts.map((n) => n.nodeId));
     const removed = [...this.state.nodes.keys()].filter((id) => !listed.has(id) && id !== this.localNodeId);
     for (const id of removed) this.remove(id);
-    const added = snapshot.upserts.filter((n) => this.upsert(n)).map((n) => n.nodeId);
+    const whole = snapshot.upserts.filter((n) => {
+      if (n.resources !== undefined || n.nodeId === this.localNodeId) return true;
+      this.opts.log(`view snapshot ${snapshot.version}: node ${n.nodeId} comes without its resources; left out`);
+      return false;
+    });
+    // a snapshot's sets are whole: what a spill reserved on a node is forgotten, as a load report would
+    const added = whole.filter((n) => this.upsert({ ...n, resourcesChanged: undefined })).map((n) => n.nodeId);
     this.version = snapshot.version;
     this.notify(added, removed);
   }
@@ -207,6 +267,7 @@ export class RayletView {
     this.state.removeNode(id);
     this.loads.delete(id);
     this.viewAvailable.delete(id);
+    this.reserved.delete(id);
   }
 
   private notify(added: string[], removed: string[]): void {
@@ -228,13 +289,13 @@ export class RayletView {
       taints = this.state.node(view.nodeId)?.taints.slice() ?? [];
     }
     const local = view.nodeId === this.localNodeId;
-    const total = local ? this.localTotal : view.resources.total;
-    if (!local) this.viewAvailable.set(view.nodeId, view.resources.available);
-    const load = this.loads.get(view.nodeId)?.available;
-    const available = local ? remaining(total, this.used) : load ? lower(total, view.resources.available, load) : view.resources.available;
     let node = this.state.node(view.nodeId);
     const isNew = !node;
     if (!node) {
+      // a node new to the view comes with its whole sets (`applicable`); this node is always here
+      const total = view.resources!.total;
+      this.viewAvailable.set(view.nodeId, { ...view.resources!.available });
+      const available = lower(total, view.resources!.available, this.loads.get(view.nodeId)?.available ?? {});
       node = this.state.addNode({ nodeId: view.nodeId, name: view.name, state: view.state, labels: view.labels, taints, total, available });
     } else {
       let changed = false;
@@ -250,11 +311,51 @@ export class RayletView {
         this.state.setNodeState(node.id, view.state);
         changed = true;
       }
-      this.state.setTotal(node.id, total, available);
+      // this node's total and available are its own accounting, whatever the view says
+      if (!local && view.resources) {
+        this.viewAvailable.set(node.id, { ...view.resources.available });
+        this.reserved.delete(node.id);
+        this.state.setTotal(node.id, view.resources.total, lower(view.resources.total, view.resources.available, this.loads.get(node.id)?.available ?? {}));
+      } else if (!local && view.resourcesChanged) {
+        this.applyChanges(node, view.resourcesChanged);
+      }
       if (changed && local) this.localChanged = true;
     }
     if (view.actors !== undefined && this.syncActors(node, view.actors) && local) this.localChanged = true;
     return isNew;
+  }
+
+  /** A delta's `resourcesChanged` for another node: only the names it gives change (their available by the lower-of rule). */
+  private applyChanges(node: SchedNode, changes: NonNullable<NodeView['resourcesChanged']>): void {
+    let viewAvailable = this.viewAvailable.get(node.id);
+    if (!viewAvailable) this.viewAvailable.set(node.id, (viewAvailable = {}));
+    for (const name of changes.removed ?? []) delete viewAvailable[name];
+    for (const name in changes.available) viewAvailable[name] = changes.available[name];
+    this.state.setResources(node.id, { total: changes.total, removed: changes.removed });
+    const names = new Set(Object.keys(changes.available ?? {}));
+    for (const name in changes.total) names.add(name);
+    this.state.setResources(node.id, this.freeOf(node, names));
+  }
+
+  /**
+   * The available of these names of another node by the rule — per name of its total, the lower of
+   * the view's available and its last load report, clamped to [0, total] — and the names it does
+   * not have (they leave its available).
+   */
+  private freeOf(node: SchedNode, names: Iterable<string>): { available: Record<string, number>; removed: string[] } {
+    const view = this.viewAvailable.get(node.id);
+    const load = this.loads.get(node.id)?.available;
+    const available: Record<string, number> = {};
+    const removed: string[] = [];
+    for (const name of names) {
+      if (!Object.hasOwn(node.total, name)) {
+        if (Object.hasOwn(node.available, name)) removed.push(name);
+        continue;
+      }
+      const total = node.total[name];
+      available[name] = Math.max(0, Math.min(total, view?.[name] ?? total, load?.[name] ?? total));
+    }
+    return { available, removed };
   }
 
   /** Makes the node's placed actors those of the view (gone ones leave, new or relabelled ones join); true when any did. */

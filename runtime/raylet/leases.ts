@@ -1,5 +1,5 @@
 import { MAX_RESOURCE_NAMES } from '../../protocols/messages/common.ts';
-import { addResources, subtractResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
+import { fits, subtractResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
 
 /**
  * The resources held on this node, in units: by each actor the GCS placed here, by each task
@@ -14,11 +14,23 @@ import { addResources, subtractResources, type ResourceSet } from '../../lib/res
  * bundle resources that have left the total (an actor of a removed group the GCS has not killed yet):
  * its release only lowers what is used, which is never below zero, and `available` never counts a
  * name the total does not have.
+ *
+ * Every change is made in place, in time proportional to the resources it names, not to the node's:
+ * a node holding the bundles of a thousand groups has thousands of resource names, and copying them
+ * on every prepare, commit and lease made group creation quadratic (bench:pg). So `total`, `used()`
+ * and `availableNow()` are live objects (read them, do not keep them as a picture), `totalVersion`
+ * says when the total changed, and `takeChanged()` names what changed since it was last called, for
+ * a reader that keeps its own copy (the raylet's view of this node).
  */
 export class Leases {
   private readonly held = new Map<string, ResourceSet>();
-  private usedUnits: Record<string, number> = {};
-  private totalUnits: ResourceSet;
+  private readonly usedUnits: Record<string, number> = {};
+  private readonly totalUnits: Record<string, number>;
+  /** `totalUnits` minus `usedUnits` per name of the total, clamped at zero. */
+  private readonly freeUnits: Record<string, number>;
+  /** Names whose total or available changed since `takeChanged`; 'all' once there are too many to list. */
+  private changedNames: Set<string> | 'all' = new Set();
+  private totalChanges = 0;
   /** > 0 inside `batch`: changes are announced once, when the outermost batch ends. */
   private batching = 0;
   private changed = false;
@@ -26,17 +38,26 @@ export class Leases {
   /** `onChange` runs after every acquire, release, clear and total change that changed something. */
   constructor(total: ResourceSet, private readonly onChange: () => void = () => {}) {
     this.totalUnits = { ...total };
+    this.freeUnits = { ...total };
   }
 
-  /** What the node has in all: its own resources plus those of the bundles committed here. A new object after every change. */
+  /** What the node has in all: its own resources plus those of the bundles committed here. Live: changes in place. */
   get total(): ResourceSet {
     return this.totalUnits;
+  }
+
+  /** Counts the changes of `total`: a reader that saw another count has an outdated total. */
+  get totalVersion(): number {
+    return this.totalChanges;
   }
 
   acquire(holder: string, resources: ResourceSet): void {
     this.drop(holder);
     this.held.set(holder, resources);
-    this.usedUnits = addResources(this.usedUnits, resources);
+    for (const name in resources) {
+      this.usedUnits[name] = (this.usedUnits[name] ?? 0) + resources[name];
+      this.refresh(name);
+    }
     this.changedNow();
   }
 
@@ -47,27 +68,34 @@ export class Leases {
   clear(): void {
     if (this.held.size === 0) return;
     this.held.clear();
-    this.usedUnits = {};
+    for (const name in this.usedUnits) {
+      delete this.usedUnits[name];
+      this.refresh(name);
+    }
     this.changedNow();
   }
 
   /** The node gains these resources (a committed bundle's). */
   addTotal(resources: ResourceSet): void {
     if (Object.keys(resources).length === 0) return;
-    this.totalUnits = addResources(this.totalUnits, resources);
+    for (const name in resources) {
+      this.totalUnits[name] = (this.totalUnits[name] ?? 0) + resources[name];
+      this.refresh(name);
+    }
+    this.totalChanges++;
     this.changedNow();
   }
 
   /** The node loses these resources (a cancelled bundle's); a name that reaches zero leaves the total. */
   removeTotal(resources: ResourceSet): void {
     if (Object.keys(resources).length === 0) return;
-    const next: Record<string, number> = { ...this.totalUnits };
     for (const name in resources) {
-      const left = (next[name] ?? 0) - resources[name];
-      if (left > 0) next[name] = left;
-      else delete next[name];
+      const left = (this.totalUnits[name] ?? 0) - resources[name];
+      if (left > 0) this.totalUnits[name] = left;
+      else delete this.totalUnits[name];
+      this.refresh(name);
     }
-    this.totalUnits = next;
+    this.totalChanges++;
     this.changedNow();
   }
 
@@ -95,14 +123,29 @@ export class Leases {
     return this.held.size;
   }
 
-  /** What the leases hold together, per resource. */
+  /** What the leases hold together, per resource. Live: changes in place. */
   used(): Readonly<Record<string, number>> {
     return this.usedUnits;
   }
 
-  /** Total minus what the leases hold, per resource of the node, clamped at zero. */
+  /** Total minus what the leases hold, per resource of the node, clamped at zero: a copy. */
   available(): Record<string, number> {
-    return remaining(this.totalUnits, this.usedUnits);
+    return { ...this.freeUnits };
+  }
+
+  /** The same as `available()`, live (changes in place): for a look now, without copying every name. */
+  availableNow(): Readonly<Record<string, number>> {
+    return this.freeUnits;
+  }
+
+  /**
+   * The names whose total or available changed since the last call ('all' when too many changed to
+   * list), and starts a new list.
+   */
+  takeChanged(): ReadonlySet<string> | 'all' {
+    const changed = this.changedNames;
+    this.changedNames = new Set();
+    return changed;
   }
 
   private changedNow(): void {
@@ -110,14 +153,28 @@ export class Leases {
     else this.onChange();
   }
 
+  /** Recomputes what is free of `name` and notes the name as changed. */
+  private refresh(name: string): void {
+    if (Object.hasOwn(this.totalUnits, name)) this.freeUnits[name] = Math.max(0, this.totalUnits[name] - (this.usedUnits[name] ?? 0));
+    else delete this.freeUnits[name];
+    if (this.changedNames === 'all') return;
+    this.changedNames.add(name);
+    // nobody is taking the list (or far behind): past the node's own size it says no more than 'all'
+    if (this.changedNames.size > 1024 && this.changedNames.size > 2 * Object.keys(this.freeUnits).length) this.changedNames = 'all';
+  }
+
   private drop(holder: string): boolean {
     const resources = this.held.get(holder);
     if (!resources) return false;
     this.held.delete(holder);
-    const used = subtractResources(this.usedUnits, resources);
-    // names nobody holds any more leave, so the bundle resources of many groups do not pile up here
-    for (const name in resources) if (used[name] === 0) delete used[name];
-    this.usedUnits = used;
+    if (!fits(this.usedUnits, resources)) subtractResources(this.usedUnits, resources); // throws the precise error
+    for (const name in resources) {
+      const left = (this.usedUnits[name] ?? 0) - resources[name];
+      // names nobody holds any more leave, so the bundle resources of many groups do not pile up here
+      if (left <= 0) delete this.usedUnits[name];
+      else this.usedUnits[name] = left;
+      this.refresh(name);
+    }
     return true;
   }
 }

@@ -48,15 +48,15 @@ export class RayletTasks {
   readonly view: RayletView;
   readonly tasks: LocalTasks;
   private rareResources: readonly string[] = [];
-  /** The leases' total the view last took (Leases makes a new object whenever it changes). */
-  private knownTotal: Readonly<Record<string, number>>;
+  /** The leases' totalVersion the view last took. */
+  private knownTotal: number;
   private readonly loadSubs = new Map<string, Subscription>();
   private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined };
   private closed = false;
 
   constructor(private readonly opts: RayletTasksOptions) {
     const { config } = opts;
-    this.knownTotal = opts.leases.total;
+    this.knownTotal = opts.leases.totalVersion;
     this.view = new RayletView({
       local: { nodeId: config.nodeId, name: config.nodeName, labels: config.labels, taints: config.taints, total: config.total },
       requestSnapshot: () => this.snapshot(),
@@ -108,14 +108,12 @@ export class RayletTasks {
    */
   leasesChanged(): void {
     const { leases } = this.opts;
-    if (leases.total !== this.knownTotal) {
-      this.knownTotal = leases.total;
-      this.view.setLocalTotal(leases.total);
-      this.view.setLocalUsed(leases.used());
+    this.view.setLocalResources(leases.total, leases.used(), leases.takeChanged());
+    if (leases.totalVersion !== this.knownTotal) {
+      this.knownTotal = leases.totalVersion;
       this.tasks.localChanged();
       this.tasks.viewChanged();
     } else {
-      this.view.setLocalUsed(leases.used());
       this.tasks.resourcesFreed();
     }
     this.reportLoad();

@@ -60,9 +60,22 @@ test('a create_actor with an unknown isolation is rejected with the field path',
   }
 });
 
+/** A delta whose node upsert carries only the resource names that changed. */
+const changes = (resourcesChanged: unknown): unknown => {
+  const { resources: _, ...node } = delta.upserts[0];
+  return { ...delta, upserts: [{ ...node, ...(resourcesChanged === undefined ? {} : { resourcesChanged }) }] };
+};
+
 test('heartbeat and view_delta round-trip', () => {
   assert.equal(decode(encode('heartbeat', heartbeat)), { type: 'heartbeat', body: heartbeat });
   assert.equal(decode(encode('view_delta', delta)), { type: 'view_delta', body: delta });
+});
+
+test('a view_delta upsert may carry resource changes, or no resources at all, instead of whole sets', () => {
+  const changed = changes({ total: { CPU_group_pg1: 10_000 }, available: { CPU: 30_000, CPU_group_pg1: 10_000 }, removed: ['CPU_group_pg0'] }) as ViewDelta;
+  assert.equal(decode(encode('view_delta', changed)), { type: 'view_delta', body: changed });
+  const unchanged = changes(undefined) as ViewDelta;
+  assert.equal(decode(encode('view_delta', unchanged)).body, unchanged);
 });
 
 function invalid(type: string, body: unknown): string {
@@ -87,6 +100,45 @@ const refused: { name: string; type: string; body: unknown; message: string }[] 
   },
   { name: 'a removal that is not an id', type: 'view_delta', body: { ...delta, removals: ['n1', ''] }, message: 'invalid view_delta: removals[1]: expected at least 1 character(s)' },
   { name: 'a view without a version', type: 'view_delta', body: { ...delta, version: undefined }, message: 'invalid view_delta: version: expected a number' },
+  {
+    name: 'an upsert with both whole resources and resource changes',
+    type: 'view_delta',
+    body: { ...delta, upserts: [{ ...delta.upserts[0], resourcesChanged: { available: { CPU: 1 } } }] },
+    message: 'invalid view_delta: upserts[0].resourcesChanged: expected either resources or resourcesChanged, not both',
+  },
+  {
+    name: 'a resource name both set and removed',
+    type: 'view_delta',
+    body: changes({ available: { CPU: 1 }, removed: ['GPU', 'CPU'] }),
+    message: 'invalid view_delta: upserts[0].resourcesChanged.removed[1]: "CPU" is both set and removed',
+  },
+  {
+    name: 'a negative changed resource',
+    type: 'view_delta',
+    body: changes({ total: { CPU: -1 } }),
+    message: 'invalid view_delta: upserts[0].resourcesChanged.total.CPU: expected a number >= 0',
+  },
+  {
+    name: 'a fractional changed resource',
+    type: 'view_delta',
+    body: changes({ available: { CPU: 0.5 } }),
+    message: 'invalid view_delta: upserts[0].resourcesChanged.available.CPU: expected an integer',
+  },
+  { name: 'removed names that are not a list', type: 'view_delta', body: changes({ removed: 'CPU' }), message: 'invalid view_delta: upserts[0].resourcesChanged.removed: expected an array' },
+  { name: 'an empty removed name', type: 'view_delta', body: changes({ removed: [''] }), message: 'invalid view_delta: upserts[0].resourcesChanged.removed[0]: expected at least 1 character(s)' },
+  {
+    name: 'a removed name longer than a resource name may be',
+    type: 'view_delta',
+    body: changes({ removed: ['x'.repeat(129)] }),
+    message: 'invalid view_delta: upserts[0].resourcesChanged.removed[0]: expected at most 128 character(s)',
+  },
+  {
+    name: 'more removed names than a resource set may hold',
+    type: 'view_delta',
+    body: changes({ removed: Array.from({ length: 65_537 }, (_, i) => `r${i}`) }),
+    message: 'invalid view_delta: upserts[0].resourcesChanged.removed: expected at most 65536 item(s)',
+  },
+  { name: 'resource changes that are not an object', type: 'view_delta', body: changes([1]), message: 'invalid view_delta: upserts[0].resourcesChanged: expected an object' },
   { name: 'a reply without ok', type: 'reply', body: { value: 1 }, message: 'invalid reply: ok: expected a boolean' },
   { name: 'an error reply without a code', type: 'reply', body: { ok: false, error: { message: 'x' } }, message: 'invalid reply: error.code: expected a string' },
 ];

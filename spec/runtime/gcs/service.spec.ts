@@ -373,10 +373,19 @@ test('view deltas come in version order and view_snapshot matches what they add 
     const versions = h.views.got.map((v) => v.version);
     assert.equal(versions, versions.map((_, i) => i + 1), 'consecutive from 1');
     h.views.got.forEach((v) => assert.is(v.previous, v.version - 1));
-    // fold the deltas the way a raylet does: a node's full actor list when sent, else its changes
+    // fold the deltas the way a raylet does: a node's full actor list and resources when sent, else their changes
     const applied = new Map<string, NodeView>();
     for (const v of h.views.got) {
-      for (const n of v.upserts) applied.set(n.nodeId, { ...n, actors: n.actors ?? applied.get(n.nodeId)?.actors ?? [] });
+      for (const { resourcesChanged: changed, ...n } of v.upserts) {
+        const resources = n.resources ?? structuredClone(applied.get(n.nodeId)!.resources!);
+        for (const name of changed?.removed ?? []) {
+          delete resources.total[name];
+          delete resources.available[name];
+        }
+        Object.assign(resources.total, changed?.total);
+        Object.assign(resources.available, changed?.available);
+        applied.set(n.nodeId, { ...n, resources, actors: n.actors ?? applied.get(n.nodeId)?.actors ?? [] });
+      }
       for (const id of v.removals) applied.delete(id);
       for (const r of v.actorsRemoved ?? []) {
         const node = applied.get(r.nodeId)!;
@@ -387,7 +396,7 @@ test('view deltas come in version order and view_snapshot matches what they add 
     assert.equal([...applied.values()], snapshot.upserts);
     assert.ok(h.views.got.some((v) => v.actorsPlaced?.some((a) => a.actorId === 'a1')), 'a1 arrived as a placement, not by resending n1');
     const n1 = snapshot.upserts.find((n) => n.nodeId === 'n1')!;
-    assert.equal(n1.resources.available, { CPU: CPU(2) });
+    assert.equal(n1.resources!.available, { CPU: CPU(2) });
     assert.equal(n1.actors, [{ actorId: 'a1', namespace: 'default', labels: { role: 'db', 'orrery.io/actor-id': 'a1' } }]);
     assert.equal(snapshot.upserts.find((n) => n.nodeId === 'n2')!.taints, { maintenance: 'soon:PreferNoSchedule' });
   }));

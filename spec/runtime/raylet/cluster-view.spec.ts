@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { ACTOR_ID_LABEL, actorScope, NODE_SCOPE } from '../../../lib/index.ts';
 import type { NodeView, ViewDelta } from '../../../protocols/messages/view.ts';
 import { RayletView } from '../../../runtime/raylet/cluster-view.ts';
+import { Leases } from '../../../runtime/raylet/leases.ts';
 
 const CPU = 10_000;
 
@@ -172,6 +173,81 @@ test('a spill reserves resources on its target until the next report', () => {
   assert.is(available(h.view, 'n1'), 0, 'never below zero');
   h.view.applyLoad('n1', 1, { CPU: 2 * CPU });
   assert.is(available(h.view, 'n1'), 2 * CPU);
+});
+
+test('resource changes in a delta change only the names given; load reports still lower their names', () => {
+  const h = harness();
+  h.view.receive(delta(1, 0, [node('n1', { resources: { total: { CPU: 4 * CPU, CPU_group_a: CPU }, available: { CPU: 3 * CPU, CPU_group_a: CPU } } })]));
+  h.view.applyLoad('n1', 1, { CPU: 2 * CPU });
+  const { resources: _, ...header } = node('n1');
+  h.view.receive(delta(2, 1, [{ ...header, resourcesChanged: { total: { CPU_group_b: CPU }, available: { CPU: 2.5 * CPU, CPU_group_b: CPU }, removed: ['CPU_group_a'] } }]));
+  const n1 = h.view.state.node('n1')!;
+  assert.equal(n1.total, { CPU: 4 * CPU, CPU_group_b: CPU });
+  assert.equal(n1.available, { CPU: 2 * CPU, CPU_group_b: CPU }, 'CPU: the lower of the view (2.5) and the report (2)');
+  h.view.applyLoad('n1', 2, { CPU: 4 * CPU });
+  assert.equal(n1.available, { CPU: 2.5 * CPU, CPU_group_b: CPU }, 'the view now the lower');
+  h.view.receive(delta(3, 2, [{ ...header, resourcesChanged: { total: { CPU: 2 * CPU } } }]));
+  assert.equal(n1.available, { CPU: 2 * CPU, CPU_group_b: CPU }, 'clamped to the new total');
+  h.view.receive(delta(4, 3, [header]));
+  assert.equal(n1.total, { CPU: 2 * CPU, CPU_group_b: CPU }, 'an upsert without resources leaves them');
+  assert.is(h.snapshots, 0);
+});
+
+test('resource changes for a node the view does not hold mean something was missed: a snapshot is asked', async () => {
+  const h = harness();
+  const { resources: _, ...header } = node('n1');
+  h.view.receive(delta(1, 0, [node('n2'), { ...header, resourcesChanged: { available: { CPU: CPU } } }]));
+  assert.is(h.snapshots, 1);
+  assert.equal(ids(h.view), ['me'], 'nothing of the delta was applied');
+  await h.answer(delta(1, 0, [node('n1'), node('n2')]));
+  assert.equal(ids(h.view), ['me', 'n1', 'n2']);
+  assert.is(h.view.stats().gaps, 1);
+});
+
+test("resource changes about this node leave its own accounting alone", () => {
+  const h = harness();
+  h.view.setLocalUsed({ CPU: 1 * CPU });
+  h.view.receive(delta(1, 0, [node('me')]));
+  const { resources: _, ...header } = node('me');
+  h.view.receive(delta(2, 1, [{ ...header, resourcesChanged: { total: { CPU_group_x: CPU }, available: { CPU: 0 }, removed: ['CPU'] } }]));
+  assert.equal(h.view.state.node('me')!.total, { CPU: 4 * CPU });
+  assert.equal(h.view.state.node('me')!.available, { CPU: 3 * CPU });
+});
+
+test("this node follows its leases name by name: the same as recomputing from the leases' whole sets", () => {
+  const h = harness();
+  const leases = new Leases({ CPU: 4 * CPU }, () => h.view.setLocalResources(leases.total, leases.used(), leases.takeChanged()));
+  const whole = harness();
+  const check = (what: string) => {
+    whole.view.setLocalTotal({ ...leases.total });
+    whole.view.setLocalUsed({ ...leases.used() });
+    const me = h.view.state.node('me')!;
+    assert.equal(me.total, whole.view.state.node('me')!.total, `${what}: total`);
+    assert.equal(me.available, whole.view.state.node('me')!.available, `${what}: available`);
+    assert.equal(me.available, leases.available(), `${what}: the leases' available`);
+  };
+  leases.batch(() => {
+    leases.acquire('bundle/a/0', { CPU: 2 * CPU });
+    leases.acquire('bundle/b/0', { CPU: 1 * CPU });
+  });
+  check('two bundles prepared');
+  leases.batch(() => {
+    leases.addTotal({ CPU_group_a: 2 * CPU, CPU_group_0_a: 2 * CPU });
+    leases.addTotal({ CPU_group_b: 1 * CPU, CPU_group_0_b: 1 * CPU });
+  });
+  check('committed');
+  leases.acquire('task/t1', { CPU_group_a: CPU, CPU_group_0_a: CPU });
+  check('a task in bundle 0 of a');
+  leases.batch(() => {
+    leases.removeTotal({ CPU_group_a: 2 * CPU, CPU_group_0_a: 2 * CPU });
+    leases.release('bundle/a/0');
+  });
+  check('a cancelled while its task still runs');
+  leases.release('task/t1');
+  check('the task ended');
+  leases.clear();
+  check('cleared');
+  assert.equal(h.view.state.node('me')!.total, { CPU: 4 * CPU, CPU_group_b: CPU, CPU_group_0_b: CPU });
 });
 
 test('after stop, nothing more is applied', () => {
