@@ -55,6 +55,7 @@ export function compileActor(reg: RegisterActor, ctx: { rareResources: readonly 
   const labels = { ...validateLabels(options.labels ?? {}), [ACTOR_ID_LABEL]: reg.actorId };
   // maxTaskRetries is the client's business (it retries calls), but a bad value is refused here
   integerOption(options, 'maxTaskRetries', { min: -1, fallback: 0 });
+  let shape: string | undefined;
   return {
     request,
     held,
@@ -64,7 +65,10 @@ export function compileActor(reg: RegisterActor, ctx: { rareResources: readonly 
     isolation: isolationOption(options.isolation),
     requiredDuringExecution: duringExecutionOption(options.affinityDuringExecution),
     waitsOnPeers: request.actorAffinity.some((e) => e.operator !== 'NOT_IN' && e.operator !== 'DOES_NOT_EXIST'),
-    shape: placementShape(reg.namespace, options),
+    // made when first asked for: only a placement that proved unschedulable needs it
+    get shape() {
+      return (shape ??= placementShape(reg.namespace, options));
+    },
   };
 }
 

@@ -48,7 +48,7 @@ export class Placement {
       this.#unplaceable.clear();
       this.#generation = gen;
     }
-    const known = this.#unplaceable.get(compiled.shape);
+    const known = this.#unplaceable.size === 0 ? undefined : this.#unplaceable.get(compiled.shape);
     if (known) return known;
     const decision = this.#schedule(request);
     if (decision.status === 'unschedulable') this.#unplaceable.set(compiled.shape, decision);
