@@ -73,6 +73,8 @@ export class ClusterState {
   /** The node id the last SPREAD decision chose; the next one starts after it. */
   spreadCursor = '';
   #preferTaints = 0;
+  /** Per node, the resource names changed since `takeResourceChanges` ('all': the sets were replaced); only while tracking. */
+  #resourceChanges: Map<string, Set<string> | 'all'> | undefined;
 
   constructor(opts: ClusterStateOptions = {}) {
     this.spreadThreshold = opts.spreadThreshold ?? 0.5;
@@ -104,6 +106,7 @@ export class ClusterState {
     };
     node.score = this.scoreOf(node);
     this.nodes.set(node.id, node);
+    this.#resourceChanges?.set(node.id, 'all');
     this.index.add(NODE_SCOPE, node.id, node.labels);
     this.#indexTaints(node, 1);
     this.order.insert(node);
@@ -121,6 +124,7 @@ export class ClusterState {
     this.#orderLabels(node, -1);
     this.ids.splice(lowerBound(this.ids, id), 1);
     this.nodes.delete(id);
+    this.#resourceChanges?.delete(id);
   }
 
   setNodeState(id: string, state: NodeState): void {
@@ -156,6 +160,7 @@ export class ClusterState {
     if (!fits(node.available, resources)) subtractResources(node.available, resources); // throws the precise error
     const available = node.available as Record<string, number>;
     for (const name in resources) available[name] = (available[name] ?? 0) - resources[name];
+    this.#noteChanged(id, resources);
     this.#rescore(node);
   }
 
@@ -169,6 +174,7 @@ export class ClusterState {
     }
     const available = node.available as Record<string, number>;
     for (const name in resources) available[name] = (available[name] ?? 0) + resources[name];
+    this.#noteChanged(id, resources);
     this.#rescore(node);
   }
 
@@ -181,6 +187,7 @@ export class ClusterState {
       total[name] = (total[name] ?? 0) + extra[name];
       available[name] = (available[name] ?? 0) + extra[name];
     }
+    this.#noteChanged(id, extra);
     this.#rescore(node);
   }
 
@@ -202,6 +209,7 @@ export class ClusterState {
         delete available[name];
       }
     }
+    this.#noteChanged(id, extra);
     this.#rescore(node);
   }
 
@@ -220,6 +228,12 @@ export class ClusterState {
     }
     for (const name in changes.total) total[name] = changes.total[name];
     for (const name in changes.available) available[name] = changes.available[name];
+    const changed = this.#changesOf(id);
+    if (changed) {
+      for (const name of changes.removed ?? []) changed.add(name);
+      for (const name in changes.total) changed.add(name);
+      for (const name in changes.available) changed.add(name);
+    }
     this.#rescore(node);
   }
 
@@ -228,6 +242,7 @@ export class ClusterState {
     const node = this.#get(id);
     node.total = { ...total };
     node.available = { ...available };
+    this.#resourceChanges?.set(id, 'all');
     this.#rescore(node);
   }
 
@@ -252,6 +267,27 @@ export class ClusterState {
     this.index.remove(actorScope(placed.namespace), nodeId, placed.labels);
   }
 
+  /**
+   * From now on, remembers per node which resource names change (in total or available), so a
+   * reader that keeps its own copy of the sets — the GCS's view broadcaster — can bring it up to date
+   * by those names instead of comparing every name (`takeResourceChanges`).
+   */
+  trackResourceChanges(): void {
+    this.#resourceChanges ??= new Map();
+  }
+
+  /**
+   * The resource names of node `id` that changed since the last call for it (or since tracking
+   * began), and starts a new list: 'all' when its sets were replaced whole (added, `setTotal`) or
+   * tracking is off, undefined when none changed. A name may be listed and still hold its old value.
+   */
+  takeResourceChanges(id: string): ReadonlySet<string> | 'all' | undefined {
+    if (!this.#resourceChanges) return 'all';
+    const changed = this.#resourceChanges.get(id);
+    this.#resourceChanges.delete(id);
+    return changed;
+  }
+
   /** Critical utilization (max over CPU, GPU, memory of used/total), or 0 below the threshold. */
   scoreOf(node: Pick<SchedNode, 'total' | 'available'>): number {
     let util = 0;
@@ -265,6 +301,20 @@ export class ClusterState {
   /** The nodes labelled key=value in (score, id) order, or undefined when there are none. */
   labelOrder(key: string, value: string): NodeOrder<SchedNode> | undefined {
     return this.#labelOrders.get(key + '\0' + value);
+  }
+
+  #changesOf(id: string): Set<string> | undefined {
+    const changes = this.#resourceChanges;
+    if (!changes) return undefined;
+    let changed = changes.get(id);
+    if (changed === 'all') return undefined;
+    if (!changed) changes.set(id, (changed = new Set()));
+    return changed;
+  }
+
+  #noteChanged(id: string, names: ResourceSet): void {
+    const changed = this.#changesOf(id);
+    if (changed) for (const name in names) changed.add(name);
   }
 
   #rescore(node: SchedNode): void {

@@ -16,8 +16,9 @@ import type { Bus } from '../bus/bus.ts';
  * value changed (`resourcesChanged`, names gone in `removed`) and the actors placed and removed in
  * the delta, so a delta stays small when nodes hold the bundles of thousands of placement groups or
  * the cluster runs many actors (a node's full sets and list go only to a raylet that has none: in
- * snapshots, and the first time a node is sent). Finding the changed names scans the dirty nodes'
- * sets once per delta — one broadcast, whatever the number of raylets. `snapshot()` first publishes
+ * snapshots, and the first time a node is sent). The names to compare are those the ClusterState
+ * recorded as changed (`trackResourceChanges`), so a delta costs the GCS what changed, not the
+ * nodes' sizes — and it is one broadcast, whatever the number of raylets. `snapshot()` first publishes
  * what is pending, then answers the whole view at that version as a delta from the empty view
  * (`previous: 0`).
  */
@@ -40,7 +41,9 @@ export class ViewBroadcaster {
       intervalMs: number;
       log: (line: string) => void;
     },
-  ) {}
+  ) {
+    deps.state.trackResourceChanges();
+  }
 
   get version(): number {
     return this.#version;
@@ -72,6 +75,7 @@ export class ViewBroadcaster {
         continue;
       }
       const sent = this.#sent.get(id);
+      const names = this.deps.state.takeResourceChanges(id);
       if (!sent) {
         const view = nodeView(node);
         upserts.push(view);
@@ -82,7 +86,7 @@ export class ViewBroadcaster {
         });
         continue;
       }
-      const resourcesChanged = changedResources(node, sent);
+      const resourcesChanged = names === undefined ? undefined : changedResources(node, sent, names);
       upserts.push({
         ...nodeHeader(node),
         ...(resourcesChanged === 'all'
@@ -142,52 +146,45 @@ function signature(a: { namespace: string; labels: Readonly<Record<string, strin
 }
 
 /**
- * The resource names whose value differs from what was last sent for the node, and the names it no
- * longer has; `sent` is brought up to date. Undefined when nothing changed; 'all' when the change
- * cannot be told by names (a name left `available` but not `total`): then the node's whole sets go.
+ * Of `names` (all the node's names when 'all'), those whose value differs from what was last sent
+ * for the node, and those it no longer has; `sent` is brought up to date. Undefined when nothing
+ * changed; 'all' when the change cannot be told by names (a name left one set but not the other):
+ * then the node's whole sets go.
  */
 function changedResources(
   node: SchedNode,
   sent: { total: Record<string, number>; available: Record<string, number> },
+  names: Iterable<string> | 'all',
 ): ResourceChanges | 'all' | undefined {
   const total: Record<string, number> = {};
   const available: Record<string, number> = {};
   const removed: string[] = [];
   let some = false;
-  let whole = false;
-  for (const name in node.total) {
-    const units = node.total[name];
-    if (sent.total[name] !== units) {
-      total[name] = sent.total[name] = units;
+  for (const name of names === 'all' ? allNames(node, sent) : names) {
+    const inTotal = Object.hasOwn(node.total, name);
+    const inAvailable = Object.hasOwn(node.available, name);
+    if (!inTotal && !inAvailable) {
+      if (Object.hasOwn(sent.total, name) || Object.hasOwn(sent.available, name)) {
+        removed.push(name);
+        delete sent.total[name];
+        delete sent.available[name];
+        some = true;
+      }
+      continue;
+    }
+    if ((!inTotal && Object.hasOwn(sent.total, name)) || (!inAvailable && Object.hasOwn(sent.available, name))) {
+      sent.total = { ...node.total };
+      sent.available = { ...node.available };
+      return 'all';
+    }
+    if (inTotal && sent.total[name] !== node.total[name]) {
+      total[name] = sent.total[name] = node.total[name];
       some = true;
     }
-  }
-  for (const name in node.available) {
-    const units = node.available[name];
-    if (sent.available[name] !== units) {
-      available[name] = sent.available[name] = units;
+    if (inAvailable && sent.available[name] !== node.available[name]) {
+      available[name] = sent.available[name] = node.available[name];
       some = true;
     }
-  }
-  for (const name in sent.total) {
-    if (Object.hasOwn(node.total, name)) continue;
-    if (Object.hasOwn(node.available, name)) whole = true;
-    removed.push(name);
-    delete sent.total[name];
-    delete sent.available[name];
-    some = true;
-  }
-  for (const name in sent.available) {
-    if (Object.hasOwn(node.available, name)) continue;
-    if (Object.hasOwn(node.total, name)) whole = true;
-    else removed.push(name);
-    delete sent.available[name];
-    some = true;
-  }
-  if (whole) {
-    sent.total = { ...node.total };
-    sent.available = { ...node.available };
-    return 'all';
   }
   if (!some) return undefined;
   return {
@@ -195,6 +192,15 @@ function changedResources(
     ...(Object.keys(available).length ? { available } : {}),
     ...(removed.length ? { removed } : {}),
   };
+}
+
+/** Every name the node has or was last sent with. */
+function allNames(node: SchedNode, sent: { total: Record<string, number>; available: Record<string, number> }): Set<string> {
+  const names = new Set(Object.keys(node.total));
+  for (const name in node.available) names.add(name);
+  for (const name in sent.total) names.add(name);
+  for (const name in sent.available) names.add(name);
+  return names;
 }
 
 /** A node as an upsert names it, without its resources or actors. */

@@ -332,6 +332,32 @@ test('setResources keeps the order sorted by (score, id)', () => {
   assert.equal(orderIds(state), ['n2', 'n3', 'n1']);
 });
 
+test('trackResourceChanges: each change lists the names it touched, per node, until taken', () => {
+  const state = cluster([{ nodeId: 'n1', total: R({ CPU: 4 }) }, { nodeId: 'n2', total: R({ CPU: 4 }) }]);
+  assert.is(state.takeResourceChanges('n1'), 'all', 'without tracking, a reader must compare everything');
+  state.trackResourceChanges();
+  assert.is(state.takeResourceChanges('n1'), undefined, 'nothing changed since tracking began');
+  state.allocate('n1', R({ CPU: 1 }));
+  state.growTotal('n1', R({ CPU_group_a: 1, CPU_group_0_a: 1 }));
+  state.setResources('n2', { available: R({ GPU: 1 }), removed: ['old'] });
+  assert.equal([...(state.takeResourceChanges('n1') as Set<string>)].sort(), ['CPU', 'CPU_group_0_a', 'CPU_group_a']);
+  assert.is(state.takeResourceChanges('n1'), undefined, 'taken: a new list starts');
+  assert.equal([...(state.takeResourceChanges('n2') as Set<string>)].sort(), ['GPU', 'old']);
+  state.shrinkTotal('n1', R({ CPU_group_a: 1 }));
+  state.release('n1', R({ CPU: 1 }));
+  assert.equal([...(state.takeResourceChanges('n1') as Set<string>)].sort(), ['CPU', 'CPU_group_a']);
+  state.allocate('n2', R({ CPU: 1 }));
+  state.setTotal('n2', R({ CPU: 8 }), R({ CPU: 8 }));
+  state.allocate('n2', R({ CPU: 1 }));
+  assert.is(state.takeResourceChanges('n2'), 'all', 'replaced whole');
+  state.addNode({ nodeId: 'n3', total: R({ CPU: 1 }) });
+  assert.is(state.takeResourceChanges('n3'), 'all', 'a new node is new whole');
+  state.allocate('n1', R({ CPU: 1 }));
+  state.removeNode('n1');
+  state.addNode({ nodeId: 'n1', total: R({ CPU: 4 }) });
+  assert.is(state.takeResourceChanges('n1'), 'all', 'a node that left and came back');
+});
+
 // ---- scores ----
 
 const scoreCases: { name: string; total: Record<string, number>; used: Record<string, number>; threshold?: number; want: number }[] = [
