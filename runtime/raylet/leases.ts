@@ -28,6 +28,8 @@ export class Leases {
   private readonly totalUnits: Record<string, number>;
   /** `totalUnits` minus `usedUnits` per name of the total, clamped at zero. */
   private readonly freeUnits: Record<string, number>;
+  /** The same without placement-group bundle resources (`withoutBundles`): a handful of names. */
+  private readonly ownFreeUnits: Record<string, number>;
   /** Names whose total or available changed since `takeChanged`; 'all' once there are too many to list. */
   private changedNames: Set<string> | 'all' = new Set();
   private totalChanges = 0;
@@ -39,6 +41,7 @@ export class Leases {
   constructor(total: ResourceSet, private readonly onChange: () => void = () => {}) {
     this.totalUnits = { ...total };
     this.freeUnits = { ...total };
+    this.ownFreeUnits = withoutBundles(this.freeUnits);
   }
 
   /** What the node has in all: its own resources plus those of the bundles committed here. Live: changes in place. */
@@ -138,6 +141,11 @@ export class Leases {
     return this.freeUnits;
   }
 
+  /** `withoutBundles(available())`, as load reports carry it, without going through every bundle resource: a copy. */
+  availableWithoutBundles(): Record<string, number> {
+    return { ...this.ownFreeUnits };
+  }
+
   /**
    * The names whose total or available changed since the last call ('all' when too many changed to
    * list), and starts a new list.
@@ -155,8 +163,14 @@ export class Leases {
 
   /** Recomputes what is free of `name` and notes the name as changed. */
   private refresh(name: string): void {
-    if (Object.hasOwn(this.totalUnits, name)) this.freeUnits[name] = Math.max(0, this.totalUnits[name] - (this.usedUnits[name] ?? 0));
-    else delete this.freeUnits[name];
+    const bundle = isBundleResource(name);
+    if (Object.hasOwn(this.totalUnits, name)) {
+      this.freeUnits[name] = Math.max(0, this.totalUnits[name] - (this.usedUnits[name] ?? 0));
+      if (!bundle) this.ownFreeUnits[name] = this.freeUnits[name];
+    } else {
+      delete this.freeUnits[name];
+      if (!bundle) delete this.ownFreeUnits[name];
+    }
     if (this.changedNames === 'all') return;
     this.changedNames.add(name);
     // nobody is taking the list (or far behind): past the node's own size it says no more than 'all'
@@ -195,8 +209,12 @@ export function remaining(total: ResourceSet, used: Readonly<Record<string, numb
  */
 export function withoutBundles(available: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const name in available) if (!name.includes('_group_')) out[name] = available[name];
+  for (const name in available) if (!isBundleResource(name)) out[name] = available[name];
   return out;
+}
+
+function isBundleResource(name: string): boolean {
+  return name.includes('_group_');
 }
 
 /** Most resource names one set may carry on the wire (protocols/messages/common.ts, `resourceSet`). */

@@ -13,7 +13,7 @@ import { respond } from '../worker/respond.ts';
 import { RayletView, type ViewStats } from './cluster-view.ts';
 import type { RayletConfig } from './config.ts';
 import type { HostManager } from './host-manager.ts';
-import { withoutBundles, type Leases } from './leases.ts';
+import type { Leases } from './leases.ts';
 import { LocalTasks } from './local-tasks.ts';
 
 const SUBMIT_REGISTRY = { submit_task: messages.submit_task } as const;
@@ -175,7 +175,7 @@ export class RayletTasks {
       return;
     }
     this.load.last = performance.now();
-    const report = { nodeId: this.nodeId, seq: ++this.load.seq, available: withoutBundles(this.opts.leases.available()) };
+    const report = { nodeId: this.nodeId, seq: ++this.load.seq, available: this.opts.leases.availableWithoutBundles() };
     this.publish(this.opts.subjects.raylet(this.nodeId, 'load'), () => encode('raylet_load', report), 'its load');
   }
 

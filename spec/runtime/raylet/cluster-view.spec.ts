@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { ACTOR_ID_LABEL, actorScope, NODE_SCOPE } from '../../../lib/index.ts';
 import type { NodeView, ViewDelta } from '../../../protocols/messages/view.ts';
 import { RayletView } from '../../../runtime/raylet/cluster-view.ts';
-import { Leases } from '../../../runtime/raylet/leases.ts';
+import { Leases, withoutBundles } from '../../../runtime/raylet/leases.ts';
 
 const CPU = 10_000;
 
@@ -225,6 +225,7 @@ test("this node follows its leases name by name: the same as recomputing from th
     assert.equal(me.total, whole.view.state.node('me')!.total, `${what}: total`);
     assert.equal(me.available, whole.view.state.node('me')!.available, `${what}: available`);
     assert.equal(me.available, leases.available(), `${what}: the leases' available`);
+    assert.equal(leases.availableWithoutBundles(), withoutBundles(leases.available()), `${what}: what load reports carry`);
   };
   leases.batch(() => {
     leases.acquire('bundle/a/0', { CPU: 2 * CPU });
