@@ -40,7 +40,7 @@ export interface NodeDirectoryDeps {
 }
 
 /** Longest a node table record lags behind the node's resources (see `touched`). */
-const TABLE_SYNC_MS = 100;
+const TABLE_SYNC_MS = 1_000;
 
 export class NodeDirectory {
   readonly #refs = new Map<string, NodeRef>();
@@ -126,7 +126,7 @@ export class NodeDirectory {
 
   /**
    * The node's resources or actors changed (an actor placed or gone, a bundle committed). Its table
-   * record is rewritten when it is read, or within TABLE_SYNC_MS, not at once: a record copies the
+   * record is rewritten when it is read, or within TABLE_SYNC_MS (a second), not at once: a record copies the
    * node's resource sets, thousands of names on a node holding many placement groups' bundles, and
    * rewriting it on every change made group creation quadratic in the GCS (bench:pg).
    */
