@@ -89,7 +89,16 @@ test.before(async () => {
   cluster = local.cluster;
   recording = cluster.events$.subscribe((e) => seen.push(e));
   loadBus = await connectNatsBus({ servers: server.url, name: 'pg-spec-loads' });
-  for (const n of await cluster.nodes()) await track(n);
+  // every raylet's reports, from before any node starts: a raylet added later may report only once
+  // (when the GCS puts a waiting group's bundles on it at once), before a per-node subscription
+  // made after addNode() returned would be in place
+  const anyRayletLoad = subjects(cluster.name).raylet('NODE', 'load').replace('.NODE.', '.*.');
+  loadBus.subscribe(anyRayletLoad, (m) => {
+    const report = decode(m.data, { registry: { raylet_load: messages.raylet_load } }).body;
+    if ((loads.get(report.nodeId)?.seq ?? -1) < report.seq) loads.set(report.nodeId, report);
+  });
+  await loadBus.flush();
+  for (const n of await cluster.nodes()) track(n);
 });
 
 // uvu drops an error thrown by an after.each hook that runs after a failed test (and stops the
@@ -134,14 +143,9 @@ const isBundleResource = (name: string): boolean => name.includes('_group_');
 /** A placement group's schedule-failed message: "0/N nodes are available for bundle i: …" (or "for the whole group (STRICT_PACK): …"). */
 const unavailable = (n: number): RegExp => new RegExp(`^0/${n} nodes are available for (bundle \\d+|the whole group \\(STRICT_PACK\\)): `);
 
-/** Names a node and follows its raylet's load reports. */
-async function track(node: NodeInfo): Promise<NodeInfo> {
+/** Names a node (its raylet's load reports are followed from the start, in before()). */
+function track(node: NodeInfo): NodeInfo {
   ids[node.name] = node.nodeId;
-  loadBus.subscribe(subjects(cluster.name).raylet(node.nodeId, 'load'), (m) => {
-    const report = decode(m.data, { registry: { raylet_load: messages.raylet_load } }).body;
-    if ((loads.get(node.nodeId)?.seq ?? -1) < report.seq) loads.set(node.nodeId, report);
-  });
-  await loadBus.flush();
   return node;
 }
 
