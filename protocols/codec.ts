@@ -12,7 +12,9 @@ import { isPlainObject, type Infer } from './validate.ts';
  * shared structures — so a peer in any language can read it. Undefined fields are left out.
  * The body sits under `b` so its field names can never clash with the envelope's.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+// History: 2 — a view delta's node upsert may carry `resourcesChanged` (or no resources) instead of
+// whole resource sets; a peer of version 1 would refuse those deltas, so it is refused at the envelope.
 
 /** Default largest message, in bytes: 1 MiB, the same as nats-server's default max_payload. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;

@@ -51,13 +51,13 @@ const bad: { name: string; bytes: Uint8Array; code: ProtocolErrorCode; detail?: 
   { name: 'an unknown msgpack extension', bytes: new Uint8Array([0xd4, 0x05, 0x00]), code: 'MALFORMED' },
   { name: 'an array instead of a map', bytes: forged([1, 'register_node', node]), code: 'MALFORMED', detail: { reason: 'not_a_map' } },
   { name: 'a bare string', bytes: forged('register_node'), code: 'MALFORMED', detail: { reason: 'not_a_map' } },
-  { name: 'no version', bytes: forged({ t: 'register_node', b: node }), code: 'VERSION_MISMATCH', detail: { received: null, expected: 1 } },
-  { name: 'another version', bytes: forged({ v: 2, t: 'register_node', b: node }), code: 'VERSION_MISMATCH', detail: { received: 2, expected: 1 } },
+  { name: 'no version', bytes: forged({ t: 'register_node', b: node }), code: 'VERSION_MISMATCH', detail: { received: null, expected: PROTOCOL_VERSION } },
+  { name: 'another version', bytes: forged({ v: PROTOCOL_VERSION + 1, t: 'register_node', b: node }), code: 'VERSION_MISMATCH', detail: { received: PROTOCOL_VERSION + 1, expected: PROTOCOL_VERSION } },
   { name: 'a version as a string', bytes: forged({ v: '1', t: 'register_node', b: node }), code: 'VERSION_MISMATCH' },
-  { name: 'no type', bytes: forged({ v: 1, b: node }), code: 'MALFORMED', detail: { reason: 'no_type' } },
-  { name: 'an unknown type', bytes: forged({ v: 1, t: 'launch_rockets', b: {} }), code: 'UNKNOWN_TYPE', detail: { type: 'launch_rockets' } },
-  { name: 'an inherited property as type', bytes: forged({ v: 1, t: 'toString', b: {} }), code: 'UNKNOWN_TYPE' },
-  { name: 'a missing body', bytes: forged({ v: 1, t: 'heartbeat' }), code: 'INVALID_MESSAGE' },
+  { name: 'no type', bytes: forged({ v: PROTOCOL_VERSION, b: node }), code: 'MALFORMED', detail: { reason: 'no_type' } },
+  { name: 'an unknown type', bytes: forged({ v: PROTOCOL_VERSION, t: 'launch_rockets', b: {} }), code: 'UNKNOWN_TYPE', detail: { type: 'launch_rockets' } },
+  { name: 'an inherited property as type', bytes: forged({ v: PROTOCOL_VERSION, t: 'toString', b: {} }), code: 'UNKNOWN_TYPE' },
+  { name: 'a missing body', bytes: forged({ v: PROTOCOL_VERSION, t: 'heartbeat' }), code: 'INVALID_MESSAGE' },
 ];
 
 for (const c of bad) {
@@ -83,7 +83,7 @@ const invalid: { name: string; body: unknown; message: string }[] = [
 
 for (const c of invalid) {
   test(`decode refuses ${c.name} with INVALID_MESSAGE and the field path`, () => {
-    const err = decodeError(forged({ v: 1, t: 'register_node', b: c.body }));
+    const err = decodeError(forged({ v: PROTOCOL_VERSION, t: 'register_node', b: c.body }));
     assert.is(err.code, 'INVALID_MESSAGE');
     assert.is(err.message, c.message);
     assert.is(err.detail.type, 'register_node');
@@ -91,7 +91,7 @@ for (const c of invalid) {
 }
 
 test('a __proto__ key never reaches a prototype and is refused', () => {
-  const raw = forged({ v: 1, t: 'register_node', b: { ...node, labels: JSON.parse('{"__proto__":{"polluted":"yes"}}') } });
+  const raw = forged({ v: PROTOCOL_VERSION, t: 'register_node', b: { ...node, labels: JSON.parse('{"__proto__":{"polluted":"yes"}}') } });
   const err = decodeError(raw);
   assert.is(err.code, 'INVALID_MESSAGE');
   assert.match(err.message, /labels\.__proto_: /);
