@@ -30,6 +30,7 @@ import { startLocalCluster, type ActorHandle, type LocalCluster } from '../runti
 import { startNatsServer } from '../runtime/local/index.ts';
 import { NoopActor, type Noop } from './fixtures/actors.ts';
 import { loadAverage, runPool } from './support/e2e-stats.ts';
+import { ROLES, cpuBetween, cpuSnapshot, type Role } from './support/proc-cpu.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, verdict, type Row } from './support/report.ts';
 
 const args = parseBenchArgs(process.argv.slice(2));
@@ -82,6 +83,12 @@ try {
   for (const local of [off, on]) await createRound(local);
 
   const rates: Record<Condition, number[]> = { off: [], idle: [], recording: [] };
+  // CPU seconds each role used during the rounds of each condition (what a round costs, and where)
+  const cpu: Record<Condition, Record<Role, number>> = {
+    off: Object.fromEntries(ROLES.map((r) => [r, 0])) as Record<Role, number>,
+    idle: Object.fromEntries(ROLES.map((r) => [r, 0])) as Record<Role, number>,
+    recording: Object.fromEntries(ROLES.map((r) => [r, 0])) as Record<Role, number>,
+  };
   let recorded = 0;
   let traceBytes = 0;
   for (let round = 0; round < ROUNDS; round++) {
@@ -93,12 +100,15 @@ try {
         recording = await recordTrace({ bus: watchBus, cluster: 'bench-on', out: file });
         if (!(await recording.ready(5000))) throw new Error('no publisher of bench-on acknowledged the recorder');
       }
+      const cpu0 = cpuSnapshot();
       const rate = await createRound(clusters[condition]);
       if (recording) {
         recorded += (await recording.stop()).count;
         traceBytes += statSync(file).size;
         rmSync(file);
       }
+      const used = cpuBetween(cpu0, cpuSnapshot());
+      for (const role of ROLES) cpu[condition][role] += used[role];
       rates[condition].push(rate);
       out(`  … round ${round + 1}: ${condition.padEnd(9)} ${formatNumber(rate)} actors/s`);
     }
@@ -124,6 +134,12 @@ try {
       ['recording (recorder attached)', formatNumber(fig.recording), rates.recording.map(formatNumber).join(' / '), `${recordingRatio.toFixed(3)}× idle`, `≥ ${TARGETS.recordingRatio}× — ${verdict(recordingRatio, TARGETS.recordingRatio, 'atLeast')}`],
     ],
   ));
+  out();
+  // CPU of each role per 1,000 actors created and killed. Both clusters' processes are counted in
+  // every condition (the idle cluster's processes barely run while the other one works).
+  const perK = (c: Condition, r: Role): string => ((cpu[c][r] * 1000) / (ACTORS * ROUNDS)).toFixed(2);
+  const shown = ROLES.filter((r) => ORDER.some((c) => cpu[c][r] > 0.05));
+  out(formatTable(['CPU s per 1,000 actors', ...shown, 'total'], ORDER.map((c) => [c, ...shown.map((r) => perK(c, r)), ((ROLES.reduce((t, r) => t + cpu[c][r], 0) * 1000) / (ACTORS * ROUNDS)).toFixed(2)])));
   out();
   out(`recorded ${recorded} transitions (${formatNumber(recorded / (ACTORS * ROUNDS))} per actor created and killed), ${formatNumber(traceBytes / 1024)} KiB of trace`);
   out(`load average at the end ${loadAverage()}`);
