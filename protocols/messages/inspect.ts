@@ -1,12 +1,14 @@
-import { invalid, isPlainObject, literal, num, object, optional, str, type Infer, type Validator } from '../validate.ts';
+import { array, invalid, isPlainObject, literal, num, object, optional, str, type Infer, type Validator } from '../validate.ts';
 import { id } from './common.ts';
 
 /**
  * Inspection (docs/inspection.md): every transition of a Gcs, Node, Raylet, Actor or
- * PlacementGroup machine as plain data, published on `orrery.<cluster>.inspect.<machine>.<id>` only
- * while someone watches. Watchers say so on `orrery.<cluster>.inspect_watch` (inspect_watch, every
- * second); each publisher that hears one attaches an inspector and answers on the watch's reply
- * subject (inspect_ack).
+ * PlacementGroup machine as plain data, published only while someone watches — one inspect_record
+ * per transition on `orrery.<cluster>.inspect.<machine>.<id>`, or, while every watcher takes
+ * batches, the records of one event-loop turn as one inspect_records on
+ * `orrery.<cluster>.inspect_batch`. Watchers say so on `orrery.<cluster>.inspect_watch`
+ * (inspect_watch, every second); each publisher that hears one attaches an inspector and answers on
+ * the watch's reply subject (inspect_ack).
  */
 export const MACHINE_KINDS = ['gcs', 'node', 'raylet', 'actor', 'placement_group'] as const;
 export type MachineKind = (typeof MACHINE_KINDS)[number];
@@ -52,11 +54,32 @@ export interface InspectRecord {
   context: Record<string, unknown>;
 }
 
+/** Most records in one inspect_records message (a publisher sends at most PUBLISH_BATCH_RECORDS). */
+export const MAX_BATCH_RECORDS = 1000;
+
+/**
+ * The records one publisher took in one event-loop turn (at most MAX_BATCH_RECORDS), in its `seq`
+ * order, on `orrery.<cluster>.inspect_batch` — sent instead of one inspect_record per transition
+ * while every watcher of that publisher said it takes batches.
+ */
+export const inspectRecords = object({
+  /** Who published: the same name as its inspect_ack (`gcs:<cluster>`, `raylet:<nodeId>`, …). */
+  publisher: str({ min: 1, max: 300 }),
+  records: array(inspectRecord as Validator<InspectRecord>, { min: 1, max: MAX_BATCH_RECORDS }),
+});
+export type InspectRecords = Infer<typeof inspectRecords>;
+
 /** A watcher's "I am listening" (published every second while it watches). */
 export const inspectWatch = object({
   watcher: id,
   /** true: the watcher stops now (publishers drop it at once rather than after the grace period). */
   leaving: optional(literal(true)),
+  /**
+   * true: the watcher also subscribes `orrery.<cluster>.inspect_batch` and takes inspect_records.
+   * A publisher sends batches while every watcher it hears from says so, and one inspect_record per
+   * transition on `inspect.<machine>.<id>` otherwise (a watcher of one machine instance leaves it out).
+   */
+  batches: optional(literal(true)),
 });
 export type InspectWatch = Infer<typeof inspectWatch>;
 
@@ -71,6 +94,7 @@ export type InspectAck = Infer<typeof inspectAck>;
 /** The registry entries of inspection (spread into protocols/messages/registry.ts). */
 export const inspectMessages = {
   inspect_record: inspectRecord as Validator<InspectRecord>,
+  inspect_records: inspectRecords,
   inspect_watch: inspectWatch,
   inspect_ack: inspectAck,
 } as const;

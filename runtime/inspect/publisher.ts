@@ -1,10 +1,11 @@
 import type { InspectionEvent } from 'xstate';
 import { decode, encode } from '../../protocols/codec.ts';
-import { MAX_CONTEXT_BYTES, inspectWatch, type InspectRecord } from '../../protocols/messages/inspect.ts';
+import { ProtocolError } from '../../protocols/errors.ts';
+import { MAX_BATCH_RECORDS, MAX_CONTEXT_BYTES, inspectWatch, type InspectRecord } from '../../protocols/messages/inspect.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import { InspectionMapper, type UnsequencedRecord } from './mapper.ts';
-import { watchSubject } from './subjects.ts';
+import { batchSubject, watchSubject } from './subjects.ts';
 
 /** What an xstate actor system offers an inspector (`actor.system`). */
 export interface InspectableSystem {
@@ -23,7 +24,12 @@ export interface InspectPublisherOptions {
   /** Default Date.now (the expiry clock and the records' time). */
   now?: () => number;
   log?: (line: string) => void;
+  /** Most records in one inspect_records message; default PUBLISH_BATCH_RECORDS (at most MAX_BATCH_RECORDS). */
+  batchRecords?: number;
 }
+
+/** Records a publisher puts in one inspect_records message at most (a turn with more sends several). */
+export const PUBLISH_BATCH_RECORDS = 256;
 
 export interface InspectPublisherStats {
   /** Whether inspectors are attached to the systems now. */
@@ -39,6 +45,8 @@ export interface InspectPublisherStats {
   /** Records published, and records that could not be (encode failure, bad subject token). */
   published: number;
   dropped: number;
+  /** Messages the published records went out in (one per record, or one per batch). */
+  messages: number;
 }
 
 /** `seq` of the records published by this process, across all its publishers. */
@@ -46,11 +54,17 @@ let processSeq = 0;
 
 /**
  * Publishes the transitions of the machines of one or more xstate actor systems (the GCS's, a
- * raylet's) on `orrery.<cluster>.inspect.<machine>.<id>` — only while someone watches. It listens
- * on `orrery.<cluster>.inspect_watch`; the first watch attaches an inspector to every system
- * (`system.inspect`), answering the watch's reply subject when it has one; the inspectors are
- * detached once no watcher was heard from for `graceMs` (or the last one said it is leaving). With
- * nobody watching no inspector is attached, and xstate's inspection returns at its first check.
+ * raylet's) — only while someone watches. It listens on `orrery.<cluster>.inspect_watch`; the first
+ * watch attaches an inspector to every system (`system.inspect`), answering the watch's reply
+ * subject when it has one; the inspectors are detached once no watcher was heard from for `graceMs`
+ * (or the last one said it is leaving). With nobody watching no inspector is attached, and xstate's
+ * inspection returns at its first check.
+ *
+ * Records are queued as the machines move and sent once per event-loop turn (setImmediate), or as
+ * soon as `batchRecords` are queued: while every watcher said it takes batches, as inspect_records
+ * messages of up to `batchRecords` on `orrery.<cluster>.inspect_batch`; otherwise one inspect_record
+ * per record on `orrery.<cluster>.inspect.<machine>.<id>`. Either way the records go out in `seq`
+ * order.
  */
 export class InspectPublisher {
   readonly #bus: Bus;
@@ -61,13 +75,19 @@ export class InspectPublisher {
   readonly #now: () => number;
   readonly #log: (line: string) => void;
   readonly #systems = new Map<InspectableSystem, { unsubscribe(): void } | undefined>();
-  readonly #watchers = new Map<string, number>();
+  /** Each watcher heard from: when last, and whether it takes batches. */
+  readonly #watchers = new Map<string, { last: number; batches: boolean }>();
   readonly #mapper: InspectionMapper;
   readonly #subjectCache = new Map<string, string>();
+  readonly #batchSubject: string;
+  readonly #batchRecords: number;
+  /** Records not sent yet (this turn's), in seq order. */
+  #queue: InspectRecord[] = [];
+  #flushing: ReturnType<typeof setImmediate> | undefined;
   #sub: Subscription | undefined;
   #sweep: ReturnType<typeof setInterval> | undefined;
   #attached = false;
-  #stats = { attachments: 0, detachments: 0, watchesHeard: 0, published: 0, dropped: 0 };
+  #stats = { attachments: 0, detachments: 0, watchesHeard: 0, published: 0, dropped: 0, messages: 0 };
 
   constructor(opts: InspectPublisherOptions) {
     this.#bus = opts.bus;
@@ -77,7 +97,9 @@ export class InspectPublisher {
     this.#sweepMs = opts.sweepMs ?? 1000;
     this.#now = opts.now ?? Date.now;
     this.#log = opts.log ?? (() => {});
-    this.#mapper = new InspectionMapper({ emit: (r) => this.#publish(r), now: this.#now, maxContextBytes: MAX_CONTEXT_BYTES });
+    this.#batchSubject = batchSubject(this.#subjects.cluster);
+    this.#batchRecords = Math.max(1, Math.min(MAX_BATCH_RECORDS, opts.batchRecords ?? PUBLISH_BATCH_RECORDS));
+    this.#mapper = new InspectionMapper({ emit: (r) => this.#queueRecord(r), now: this.#now, maxContextBytes: MAX_CONTEXT_BYTES });
   }
 
   /** Listens for watchers; returns once the subscription is in place on the server. */
@@ -96,7 +118,23 @@ export class InspectPublisher {
     };
   }
 
-  /** Stops listening and detaches every inspector. */
+  /** Sends the queued records now rather than at the end of the turn. */
+  flush(): void {
+    if (this.#flushing !== undefined) {
+      clearImmediate(this.#flushing);
+      this.#flushing = undefined;
+    }
+    const queue = this.#queue;
+    if (queue.length === 0) return;
+    this.#queue = [];
+    if (this.#everyWatcherTakesBatches()) {
+      for (let i = 0; i < queue.length; i += this.#batchRecords) this.#publishBatch(queue.slice(i, i + this.#batchRecords));
+    } else {
+      for (const record of queue) this.#publishOne(record);
+    }
+  }
+
+  /** Stops listening and detaches every inspector (what was queued is sent first). */
   stop(): void {
     this.#sub?.unsubscribe();
     this.#sub = undefined;
@@ -115,19 +153,21 @@ export class InspectPublisher {
   /** Forgets watchers not heard from for the grace period; detaches when none is left. Runs every `sweepMs` while attached. */
   sweep(): void {
     const now = this.#now();
-    for (const [watcher, last] of this.#watchers) if (now - last >= this.#graceMs) this.#watchers.delete(watcher);
+    for (const [watcher, { last }] of this.#watchers) if (now - last >= this.#graceMs) this.#watchers.delete(watcher);
     if (this.#watchers.size === 0) this.#detach();
   }
 
   #heard(msg: BusMsg): void {
     let watcher: string;
     let leaving: boolean;
+    let batches: boolean;
     try {
       const decoded = decode(msg.data);
       if (decoded.type !== 'inspect_watch') throw new Error(`a ${decoded.type} message`);
       const body = inspectWatch(decoded.body, '');
       watcher = body.watcher;
       leaving = body.leaving === true;
+      batches = body.batches === true;
     } catch (err) {
       this.#log(`inspection: ignored a malformed watch: ${err instanceof Error ? err.message : String(err)}`);
       return;
@@ -138,7 +178,10 @@ export class InspectPublisher {
       if (this.#watchers.size === 0) this.#detach();
       return;
     }
-    this.#watchers.set(watcher, this.#now());
+    const known = this.#watchers.get(watcher);
+    // records queued before a watcher that takes no batches arrived go out the way it reads them
+    if (known === undefined && !batches) this.flush();
+    this.#watchers.set(watcher, { last: this.#now(), batches });
     this.#attach();
     if (msg.reply) msg.respond(encode('inspect_ack', { publisher: this.#name, attached: true }));
   }
@@ -154,6 +197,7 @@ export class InspectPublisher {
 
   #detach(): void {
     if (!this.#attached) return;
+    this.flush();
     this.#attached = false;
     this.#stats.detachments++;
     for (const [system, sub] of this.#systems) {
@@ -164,8 +208,22 @@ export class InspectPublisher {
     this.#sweep = undefined;
   }
 
-  #publish(partial: UnsequencedRecord): void {
-    const record: InspectRecord = { ...partial, seq: processSeq++ };
+  #everyWatcherTakesBatches(): boolean {
+    if (this.#watchers.size === 0) return true; // the last one just left: nobody reads either form
+    for (const { batches } of this.#watchers.values()) if (!batches) return false;
+    return true;
+  }
+
+  #queueRecord(partial: UnsequencedRecord): void {
+    this.#queue.push({ ...partial, seq: processSeq++ });
+    if (this.#queue.length >= this.#batchRecords) this.flush();
+    else this.#flushing ??= setImmediate(() => {
+      this.#flushing = undefined;
+      this.flush();
+    });
+  }
+
+  #publishOne(record: InspectRecord): void {
     try {
       const key = `${record.machine}\u0000${record.id}`;
       let subject = this.#subjectCache.get(key);
@@ -176,9 +234,38 @@ export class InspectPublisher {
       }
       this.#bus.publish(subject, encode('inspect_record', record));
       this.#stats.published++;
+      this.#stats.messages++;
     } catch (err) {
-      if (this.#stats.dropped++ === 0) this.#log(`inspection: cannot publish a ${record.machine} record: ${err instanceof Error ? err.message : String(err)}`);
+      this.#drop(record, err);
     }
+  }
+
+  /** One inspect_records message; one too large for a message is halved until it fits. */
+  #publishBatch(records: InspectRecord[]): void {
+    let bytes: Uint8Array;
+    try {
+      bytes = encode('inspect_records', { publisher: this.#name, records });
+    } catch (err) {
+      if (records.length > 1 && err instanceof ProtocolError && err.code === 'TOO_LARGE') {
+        const half = Math.ceil(records.length / 2);
+        this.#publishBatch(records.slice(0, half));
+        this.#publishBatch(records.slice(half));
+      } else {
+        for (const record of records) this.#drop(record, err);
+      }
+      return;
+    }
+    try {
+      this.#bus.publish(this.#batchSubject, bytes);
+      this.#stats.published += records.length;
+      this.#stats.messages++;
+    } catch (err) {
+      for (const record of records) this.#drop(record, err);
+    }
+  }
+
+  #drop(record: InspectRecord, err: unknown): void {
+    if (this.#stats.dropped++ === 0) this.#log(`inspection: cannot publish a ${record.machine} record: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

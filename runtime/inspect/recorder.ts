@@ -9,7 +9,7 @@ export interface RecordTraceOptions {
   cluster: string;
   /** The trace file to write (replaced if it exists). */
   out: string;
-  /** Called with each record after it is written. */
+  /** Called with each record once it is handed to the file (written with the rest of its turn). */
   onRecord?: (record: InspectRecord) => void;
   /** How often the recorder announces itself; default 1,000 ms. */
   intervalMs?: number;

@@ -86,12 +86,21 @@ export function readTrace(path: string): Trace {
   return parseTrace(text, path);
 }
 
-/** Appends a header and then records to a file; `close()` resolves once everything is on disk. */
+/** Text held before it is written: more than this is written at once rather than at the end of the turn. */
+const WRITE_CHUNK_CHARS = 256 * 1024;
+
+/**
+ * Appends a header and then records to a file; `close()` resolves once everything is on disk. The
+ * lines of one event-loop turn are written together (one write to the stream per turn, or per
+ * WRITE_CHUNK_CHARS), in the order they were given.
+ */
 export class TraceWriter {
   readonly #stream: WriteStream;
   #count = 0;
   #error: Error | undefined;
   readonly #opened: Promise<void>;
+  #pending = '';
+  #writing: ReturnType<typeof setImmediate> | undefined;
 
   constructor(readonly path: string, header: TraceHeader) {
     this.#stream = createWriteStream(path, { flags: 'w' });
@@ -117,11 +126,24 @@ export class TraceWriter {
 
   write(record: InspectRecord): void {
     if (this.#error) return;
-    this.#stream.write(traceLine(record));
+    this.#pending += traceLine(record);
     this.#count++;
+    if (this.#pending.length >= WRITE_CHUNK_CHARS) this.#flush();
+    else this.#writing ??= setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    if (this.#writing !== undefined) {
+      clearImmediate(this.#writing);
+      this.#writing = undefined;
+    }
+    if (this.#pending === '' || this.#error) return;
+    this.#stream.write(this.#pending);
+    this.#pending = '';
   }
 
   close(): Promise<void> {
+    this.#flush();
     return new Promise((resolve, reject) => {
       if (this.#error) return reject(this.#error);
       this.#stream.end((err?: Error | null) => (err ? reject(err) : resolve()));

@@ -39,6 +39,11 @@ function setup() {
   return {
     broker, pubBus, watchBus, publisher,
     advance: (ms: number) => (now += ms),
+    /** The publisher sends a turn's records at the end of the turn; the broker delivers them a turn later. */
+    delivered: async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      await broker.settled();
+    },
     close: async () => {
       publisher.stop();
       await Promise.all([pubBus.close(), watchBus.close()]);
@@ -56,7 +61,7 @@ test('nobody watching: no inspector attached, nothing published however much the
   await t.pubBus.flush();
   assert.is(node.inspectors(), 0);
   assert.is(node.calls(), 0);
-  assert.equal(t.publisher.stats(), { attached: false, watchers: 0, systems: 1, attachments: 0, detachments: 0, watchesHeard: 0, published: 0, dropped: 0 });
+  assert.equal(t.publisher.stats(), { attached: false, watchers: 0, systems: 1, attachments: 0, detachments: 0, watchesHeard: 0, published: 0, dropped: 0, messages: 0 });
   node.actor.stop();
   await t.close();
 });
@@ -79,7 +84,7 @@ test('a watcher attaches the inspectors (acknowledged), gets the records, and le
   assert.is(t.publisher.stats().attached, true);
   node.actor.send({ type: 'HEARTBEAT', seq: 2 });
   node.actor.send({ type: 'DRAIN' });
-  await t.broker.settled();
+  await t.delivered();
   assert.equal(records.map((r) => [r.machine, r.id, r.event.type, r.from, r.to]), [
     ['node', 'n1', 'HEARTBEAT', 'ALIVE', 'ALIVE'],
     ['node', 'n1', 'DRAIN', 'ALIVE', 'DRAINING'],
@@ -94,6 +99,7 @@ test('a watcher attaches the inspectors (acknowledged), gets the records, and le
   assert.is(stats.attachments, 1);
   assert.is(stats.detachments, 1);
   assert.is(stats.published, 2);
+  assert.is(stats.messages, 1, 'the two transitions of one turn went out as one inspect_records');
   const calls = node.calls();
   node.actor.send({ type: 'UNDRAIN' });
   assert.is(node.calls(), calls, 'no inspection work once detached');

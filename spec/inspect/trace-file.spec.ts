@@ -60,6 +60,19 @@ test('a recorder with nobody publishing is not ready, and records nothing', asyn
   await bus.close();
 });
 
+test('TraceWriter writes a turn\'s lines together, in order, and close writes what is still held', async () => {
+  const out = join(dir, 'writer.jsonl');
+  const writer = new TraceWriter(out, { format: 'orrery-trace', version: 1, cluster: 'c', startedAt: 0 });
+  await writer.opened();
+  const record = (seq: number): InspectRecord => ({ machine: 'node', id: 'n1', seq, time: seq, event: { type: 'HEARTBEAT', seq }, from: 'ALIVE', to: 'ALIVE', context: { pad: 'x'.repeat(300) } });
+  for (let seq = 0; seq < 2000; seq++) writer.write(record(seq)); // ~0.8 MB in one turn: written in chunks
+  await new Promise((resolve) => setImmediate(resolve));
+  for (let seq = 2000; seq < 2010; seq++) writer.write(record(seq)); // held when close() is called
+  assert.is(writer.count, 2010);
+  await writer.close();
+  assert.equal(readTrace(out).records.map((r) => r.seq), Array.from({ length: 2010 }, (_, i) => i));
+});
+
 test('TraceWriter refuses a path it cannot create', async () => {
   const writer = new TraceWriter(join(dir, 'no', 'such', 'dir', 'x.jsonl'), { format: 'orrery-trace', version: 1, cluster: 'c', startedAt: 0 });
   const err = await writer.opened().catch((e: unknown) => e);
