@@ -169,13 +169,45 @@ export class ActorHost {
   }
 }
 
+/**
+ * Answers made while the microtask queue runs, sent together once it has drained (process.nextTick
+ * runs after it). An actor's mailbox runs its calls one after another through promise callbacks,
+ * so each answer came a microtask after nats.js had already written the previous one: one socket
+ * write per call. Gathered, the answers to every call that ran in one go leave in one write. Each
+ * answer is encoded when it is made (a later call may change what the method returned); only the
+ * sending waits, and not past this turn.
+ */
+class Answers {
+  #pending: { msg: BusMsg; data: Uint8Array }[] = [];
+
+  send(msg: BusMsg, make: () => Uint8Array): void {
+    if (msg.reply === undefined) return;
+    let data: Uint8Array;
+    try {
+      data = make();
+    } catch (err) {
+      data = encodeError(err);
+    }
+    this.#pending.push({ msg, data });
+    if (this.#pending.length === 1) process.nextTick(() => this.#flush());
+  }
+
+  #flush(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    for (const { msg, data } of pending) respond(msg, () => data);
+  }
+}
+
+const answers = new Answers();
+
 /** One call as a mailbox job: runs the method in the actor's context and answers exactly once. */
 function callJob(actor: HostedActor, method: string, args: unknown[], msg: BusMsg): MailboxJob {
   let answered = false;
   const answer = (make: () => Uint8Array): void => {
     if (answered) return;
     answered = true;
-    respond(msg, make);
+    answers.send(msg, make);
   };
   return {
     run: async () => {

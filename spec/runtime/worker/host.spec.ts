@@ -62,6 +62,42 @@ test('maxConcurrency 1 runs calls one at a time in arrival order', async () => {
   assert.equal(await call(bus, id, 'log'), ['enter a', 'exit a', 'enter b', 'exit b', 'enter c', 'exit c']);
 });
 
+test('answers to calls run back to back leave together, each encoded when its call ended, in order', async () => {
+  // A spy bus: records each answer and in which synchronous stretch it was sent (a stretch ends
+  // at the next microtask). One write per stretch is what reaches the socket on NATS.
+  const spyBroker = new MemoryBroker();
+  const raw = connectMemoryBus(spyBroker);
+  let stretch = 0;
+  let open = false;
+  const sent: { stretch: number; data: Uint8Array }[] = [];
+  const spy: typeof raw = Object.create(raw);
+  spy.subscribe = (subject, handler, opts) =>
+    raw.subscribe(subject, (msg) => handler({ ...msg, respond: (data: Uint8Array) => {
+      if (!open) {
+        open = true;
+        stretch++;
+        queueMicrotask(() => (open = false));
+      }
+      sent.push({ stretch, data });
+      msg.respond(data);
+    } }), opts);
+  const spyHost = new ActorHost({ bus: spy, node });
+  const spec = createSpec('Slow');
+  await spyHost.create(spec);
+  const client = connectMemoryBus(spyBroker);
+  // log() returns the actor's own array, which the next call changes before this turn ends:
+  // its answer must hold what log() returned, not what the array became.
+  const calls = [call(client, spec.actorId, 'log'), ...Array.from({ length: 20 }, (_, i) => call(client, spec.actorId, 'work', `w${i}`, 0)), call(client, spec.actorId, 'log')];
+  const results = await Promise.all(calls);
+  assert.equal(results[0], []);
+  assert.equal(results.slice(1, 21), Array.from({ length: 20 }, (_, i) => `w${i}`));
+  assert.equal(results[21], Array.from({ length: 20 }, (_, i) => [`enter w${i}`, `exit w${i}`]).flat());
+  assert.is(sent.length, 22, 'one answer per call');
+  assert.is(new Set(sent.map((x) => x.stretch)).size, 1, 'all sent in one stretch, not one per call');
+  spyHost.stop();
+  await Promise.all([client.close(), raw.close()]);
+});
+
 test('maxConcurrency > 1 overlaps calls: three calls meet inside the actor at once', async () => {
   const id = await spawn('Slow', { maxConcurrency: 3 });
   const results = await Promise.all(['a', 'b', 'c'].map((label) => call(bus, id, 'meet', label, 3)));
