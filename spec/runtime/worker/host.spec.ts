@@ -79,7 +79,7 @@ test('answers to calls run back to back leave together, each encoded when its ca
         queueMicrotask(() => (open = false));
       }
       sent.push({ stretch, data });
-      msg.respond(data);
+      return msg.respond(data);
     } }), opts);
   const spyHost = new ActorHost({ bus: spy, node });
   const spec = createSpec('Slow');
