@@ -151,4 +151,41 @@ test('a record whose state, machine or event is wrong is refused on the wire', (
   }
 });
 
+test('every rule of a record holds whether or not it has exactly the fields publishers send', () => {
+  // Records with exactly the eight fields are checked in place (the fast path); the same record
+  // with one unknown field more goes field by field. Both must take and refuse the same values.
+  const good: InspectRecord = { machine: 'node', id: 'n1', seq: 0, time: 1.5, event: { type: 'HEARTBEAT', seq: 3 }, from: 'ALIVE', to: 'ALIVE', context: { a: 1 } };
+  const cases: [Partial<Record<keyof InspectRecord, unknown>>, boolean][] = [
+    [{}, true],
+    [{ machine: 'placement_group' }, true], [{ machine: 'robot' }, false], [{ machine: 1 }, false],
+    [{ id: 'x'.repeat(256) }, true], [{ id: 'x'.repeat(257) }, false], [{ id: '' }, false], [{ id: 7 }, false],
+    [{ seq: 2 ** 53 - 1 }, true], [{ seq: 2 ** 53 }, false], [{ seq: -1 }, false], [{ seq: 1.5 }, false], [{ seq: '1' }, false],
+    [{ time: -3.25 }, true], [{ time: Number.NaN }, false], [{ time: Number.POSITIVE_INFINITY }, false], [{ time: null }, false],
+    [{ event: { type: 'x'.repeat(256) } }, true], [{ event: { type: '' } }, false], [{ event: { type: 'x'.repeat(257) } }, false],
+    [{ event: [] }, false], [{ event: null }, false], [{ event: { type: 5 } }, false],
+    [{ from: null }, true], [{ from: 'x'.repeat(1024) }, true], [{ from: '' }, false], [{ from: 'x'.repeat(1025) }, false], [{ from: 3 }, false],
+    [{ to: 'onNode.ALIVE' }, true], [{ to: '' }, false], [{ to: null }, false], [{ to: 'x'.repeat(1025) }, false],
+    [{ context: Object.create(null) }, true], [{ context: [] }, false], [{ context: null }, false], [{ context: new Date(0) }, false],
+  ];
+  for (const [change, valid] of cases) {
+    const exact = { ...good, ...change };
+    const extra = { ...exact, added: 'by a newer peer' };
+    const label = JSON.stringify(change, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v));
+    for (const record of [exact, extra]) {
+      if (valid) {
+        const out = inspectRecord(record, '');
+        assert.equal({ ...out }, { ...exact }, label);
+        assert.not.ok('added' in out, `${label}: unknown fields are dropped`);
+      } else {
+        assert.throws(() => inspectRecord(record, ''), (err: Error) => err.message.startsWith(Object.keys(change)[0]), label);
+      }
+    }
+  }
+  // a missing field, and a missing from (read as null)
+  const { from: _from, ...noFrom } = good;
+  assert.is(inspectRecord(noFrom, '').from, null);
+  const { context: _context, ...noContext } = good;
+  assert.throws(() => inspectRecord(noContext, ''), /context/);
+});
+
 test.run();
