@@ -178,9 +178,10 @@ export class InspectPublisher {
       if (this.#watchers.size === 0) this.#detach();
       return;
     }
-    const known = this.#watchers.get(watcher);
-    // records queued before a watcher that takes no batches arrived go out the way it reads them
-    if (known === undefined && !batches) this.flush();
+    // What is queued goes out first: before a watcher that takes no batches is counted (those
+    // records go out the way the others read them), and before the acknowledgement, so a watcher
+    // that has it has every record of the transitions before its watch was heard.
+    this.flush();
     this.#watchers.set(watcher, { last: this.#now(), batches });
     this.#attach();
     if (msg.reply) msg.respond(encode('inspect_ack', { publisher: this.#name, attached: true }));

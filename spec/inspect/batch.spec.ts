@@ -222,4 +222,20 @@ test('a malformed batch is skipped whole; the watcher and the recorder go on', a
   await t.close();
 });
 
+test('a recording stopped right after transitions has them, though the publisher sends them at the end of its turn', async () => {
+  const t = setup();
+  const n1 = node('n1');
+  t.publisher.add(n1.system);
+  await t.publisher.start();
+  const out = join(dir, 'stop.jsonl');
+  const recording = await recordTrace({ bus: t.watchBus, cluster: 'c1', out });
+  assert.is(await recording.ready(5000), true);
+  for (let seq = 1; seq <= 5; seq++) n1.send({ type: 'HEARTBEAT', seq });
+  const { count } = await recording.stop(); // no turn passes between the transitions and the stop
+  assert.is(count, 5);
+  assert.equal(readTrace(out).records.map((r) => r.event.seq), [1, 2, 3, 4, 5]);
+  n1.stop();
+  await t.close();
+});
+
 test.run();
