@@ -116,6 +116,11 @@ export class ActorDirectory {
     return [...this.#entries.values()].map((e) => e.info);
   }
 
+  /** Stops every Actor machine still running (the GCS is stopping); their actors stay as they are. */
+  stopAll(): void {
+    for (const entry of this.#entries.values()) entry.ref?.stop();
+  }
+
   /** kill_actor: moves the actor on at once, then waits for its raylet to drop the instance. */
   async kill(body: MessageBody<'kill_actor'>): Promise<ActorInfoWire> {
     const entry = this.#entries.get(body.actorId);
