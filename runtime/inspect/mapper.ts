@@ -47,12 +47,21 @@ export function statePath(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || typeof value !== 'object') return String(value);
   const paths: string[] = [];
-  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-    const sub = child === undefined || (typeof child === 'object' && child !== null && Object.keys(child).length === 0) ? '' : statePath(child);
-    if (sub === '') paths.push(key);
-    else for (const p of sub.split(',')) paths.push(`${key}.${p}`);
-  }
+  addPaths(value as Record<string, unknown>, '', paths);
   return paths.join(',');
+}
+
+/** The paths below one level of a state value, each prefixed with `prefix` (built once per state, no splitting). */
+function addPaths(value: Record<string, unknown>, prefix: string, paths: string[]): void {
+  for (const key of Object.keys(value)) {
+    const child = value[key];
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    if (child === undefined || child === '') paths.push(path);
+    else if (typeof child === 'object' && child !== null) {
+      if (Object.keys(child).length === 0) paths.push(path);
+      else addPaths(child as Record<string, unknown>, path, paths);
+    } else for (const leaf of String(child).split(',')) paths.push(`${path}.${leaf}`);
+  }
 }
 
 function kindOf(ref: Ref): { kind: MachineKind; idField: string } | undefined {
@@ -120,6 +129,7 @@ export class InspectionMapper {
 }
 
 function eventOf(event: { type: string }, maxBytes: number): InspectRecord['event'] {
-  const plain = toPlainObject(event, { maxBytes, maxDepth: 6 });
-  return { ...plain, type: String(event.type) };
+  const plain = toPlainObject(event, { maxBytes, maxDepth: 6 }) as InspectRecord['event'];
+  plain.type = String(event.type); // where the event had it (first, as a rule), or last
+  return plain;
 }

@@ -91,19 +91,28 @@ function convert(value: unknown, budget: Budget, depth: number): unknown {
     }
     return out;
   }
-  const entries: [string, unknown][] = value instanceof Map ? [...value].map(([k, v]) => [String(k), v]) : Object.entries(obj);
   const out: Record<string, unknown> = {};
   budget.left -= 2;
-  for (const [k, v] of entries) {
-    if (k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
-    if (budget.left <= 0) {
-      out[TRUNCATED] = 'truncated';
-      break;
-    }
-    const c = convert(v, budget, depth + 1);
-    if (c === DROP) continue;
-    budget.left -= k.length + 3;
-    out[k] = c;
+  if (value instanceof Map) {
+    for (const [key, v] of value) if (!field(out, String(key), v, budget, depth)) break;
+  } else {
+    // Object.keys, not Object.entries: no [key, value] pair allocated per field (this runs for
+    // every context and event of every transition while someone watches)
+    for (const k of Object.keys(obj)) if (!field(out, k, obj[k], budget, depth)) break;
   }
   return out;
+}
+
+/** Adds one field to `out`; false once the budget is spent (and `out` marked truncated). */
+function field(out: Record<string, unknown>, k: string, v: unknown, budget: Budget, depth: number): boolean {
+  if (k === '__proto__' || k === 'constructor' || k === 'prototype') return true;
+  if (budget.left <= 0) {
+    out[TRUNCATED] = 'truncated';
+    return false;
+  }
+  const c = convert(v, budget, depth + 1);
+  if (c === DROP) return true;
+  budget.left -= k.length + 3;
+  out[k] = c;
+  return true;
 }

@@ -216,7 +216,9 @@ export class InspectPublisher {
   }
 
   #queueRecord(partial: UnsequencedRecord): void {
-    this.#queue.push({ ...partial, seq: processSeq++ });
+    const record = partial as InspectRecord; // the mapper's own new object: numbered in place, not copied
+    record.seq = processSeq++;
+    this.#queue.push(record);
     if (this.#queue.length >= this.#batchRecords) this.flush();
     else this.#flushing ??= setImmediate(() => {
       this.#flushing = undefined;
