@@ -1,4 +1,4 @@
-import type { ClusterState, SchedNode } from '../../lib/cluster/cluster-state.ts';
+import type { ClusterState, PlacedActor, SchedNode } from '../../lib/cluster/cluster-state.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
 import { encode } from '../../protocols/codec.ts';
 import type { NodeView, ResourceChanges, ViewDelta } from '../../protocols/messages/view.ts';
@@ -27,8 +27,12 @@ export const DEFAULT_VIEW_INTERVAL_MS = 100;
 export class ViewBroadcaster {
   #version = 0;
   readonly #dirty = new Set<string>();
-  /** For each live node, the actors (id → labels signature) and resources the last published delta left it with. */
-  readonly #sent = new Map<string, { actors: Map<string, string>; total: Record<string, number>; available: Record<string, number> }>();
+  /**
+   * For each live node, the actors and resources the last published delta left it with. An actor is
+   * kept as the ClusterState's own placement entry: a new entry is made on every placement and never
+   * changed, so the same object means the same namespace and labels (no per-flush serialising).
+   */
+  readonly #sent = new Map<string, { actors: Map<string, PlacedActor>; total: Record<string, number>; available: Record<string, number> }>();
   #timer: NodeJS.Timeout | undefined;
   #lastFlush = Number.NEGATIVE_INFINITY;
   #stopped = false;
@@ -80,7 +84,7 @@ export class ViewBroadcaster {
         const view = nodeView(node);
         upserts.push(view);
         this.#sent.set(id, {
-          actors: new Map([...node.actors.values()].map((a) => [a.actorId, signature(a)])),
+          actors: new Map(node.actors),
           total: { ...view.resources!.total },
           available: { ...view.resources!.available },
         });
@@ -96,9 +100,8 @@ export class ViewBroadcaster {
             : {}),
       });
       const actors = sent.actors;
-      for (const [actorId, sig] of [...actors]) {
-        const now = node.actors.get(actorId);
-        if (!now || signature(now) !== sig) {
+      for (const [actorId, placed] of actors) {
+        if (node.actors.get(actorId) !== placed) {
           actorsRemoved.push({ nodeId: id, actorId });
           actors.delete(actorId);
         }
@@ -106,7 +109,7 @@ export class ViewBroadcaster {
       for (const a of node.actors.values()) {
         if (actors.has(a.actorId)) continue;
         actorsPlaced.push({ nodeId: id, actorId: a.actorId, namespace: a.namespace, labels: { ...a.labels } });
-        actors.set(a.actorId, signature(a));
+        actors.set(a.actorId, a);
       }
     }
     this.#dirty.clear();
@@ -138,11 +141,6 @@ export class ViewBroadcaster {
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
-}
-
-/** What identifies an actor's placement in the view: its namespace and labels. */
-function signature(a: { namespace: string; labels: Readonly<Record<string, string>> }): string {
-  return JSON.stringify([a.namespace, a.labels]);
 }
 
 /**
