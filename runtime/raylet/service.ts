@@ -15,7 +15,7 @@ import { respond } from '../worker/respond.ts';
 import type { ViewStats } from './cluster-view.ts';
 import type { RayletConfig } from './config.ts';
 import { LocalBundles } from './bundles.ts';
-import { forWire, Leases, withoutBundles } from './leases.ts';
+import { forWire, Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
 import { RayletTasks } from './raylet-tasks.ts';
 import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
@@ -269,7 +269,7 @@ export class RayletService {
   }
 
   private async heartbeat(seq: number): Promise<{ known: boolean }> {
-    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: withoutBundles(this.leases.available()) });
+    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.availableWithoutBundles() });
     const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
     return decodeReply(msg.data, { value: heartbeatAnswer });
   }
