@@ -101,26 +101,27 @@ function caughtUp(bus: Bus, cluster: string, watcher: string, expected: Set<stri
   if (expected.size === 0) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const reply = ackSubject(cluster, `${watcher}-stop`);
+    let answers: { unsubscribe(): void } = { unsubscribe: () => {} };
     const done = (): void => {
       clearTimeout(timer);
       answers.unsubscribe();
       resolve();
     };
     const timer = setTimeout(done, timeoutMs);
-    const answers = bus.subscribe(reply, (msg) => {
-      try {
-        const decoded = decode(msg.data);
-        if (decoded.type !== 'inspect_ack') return;
-        expected.delete(decoded.body.publisher);
-        if (expected.size === 0) done();
-      } catch {
-        // not an answer
-      }
-    });
     try {
+      answers = bus.subscribe(reply, (msg) => {
+        try {
+          const decoded = decode(msg.data);
+          if (decoded.type !== 'inspect_ack') return;
+          expected.delete(decoded.body.publisher);
+          if (expected.size === 0) done();
+        } catch {
+          // not an answer
+        }
+      });
       bus.publish(watchSubject(cluster), encode('inspect_watch', { watcher, batches: true }), { reply });
     } catch {
-      done();
+      done(); // the bus is closed: nobody can answer
     }
   });
 }

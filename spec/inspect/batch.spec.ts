@@ -238,4 +238,22 @@ test('a recording stopped right after transitions has them, though the publisher
   await t.close();
 });
 
+test('a recording whose bus closed under it still stops and closes its file', async () => {
+  const t = setup();
+  const n1 = node('n1');
+  t.publisher.add(n1.system);
+  await t.publisher.start();
+  const recBus = connectMemoryBus(t.broker);
+  const out = join(dir, 'closed.jsonl');
+  const recording = await recordTrace({ bus: recBus, cluster: 'c1', out });
+  assert.is(await recording.ready(5000), true);
+  n1.send({ type: 'HEARTBEAT', seq: 1 });
+  await t.delivered();
+  await recBus.close();
+  assert.equal(await recording.stop(), { count: 1 });
+  assert.equal(readTrace(out).records.map((r) => r.event.seq), [1]);
+  n1.stop();
+  await t.close();
+});
+
 test.run();
