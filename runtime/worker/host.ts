@@ -10,7 +10,7 @@ import { loadActorClass } from './load.ts';
 import { Mailbox, type MailboxJob } from './mailbox.ts';
 import { MalformedCounter } from './malformed.ts';
 import { toRemoteError } from './remote-error.ts';
-import { respond } from './respond.ts';
+import { replyBytes, respond } from './respond.ts';
 
 /** The node a host runs on, as getRuntimeContext() reports it. */
 export interface HostNode {
@@ -182,13 +182,7 @@ class Answers {
 
   send(msg: BusMsg, make: () => Uint8Array): void {
     if (msg.reply === undefined) return;
-    let data: Uint8Array;
-    try {
-      data = make();
-    } catch (err) {
-      data = encodeError(err);
-    }
-    this.#pending.push({ msg, data });
+    this.#pending.push({ msg, data: replyBytes(make) });
     if (this.#pending.length === 1) process.nextTick(() => this.#flush());
   }
 

@@ -8,15 +8,19 @@ import { encodeError } from '../../protocols/reply.ts';
  */
 export function respond(msg: BusMsg, make: () => Uint8Array): void {
   if (msg.reply === undefined) return;
-  let data: Uint8Array;
-  try {
-    data = make();
-  } catch (err) {
-    data = encodeError(err);
-  }
+  const data = replyBytes(make);
   try {
     msg.respond(data);
   } catch {
     // the bus closed under us: nobody is left to answer
+  }
+}
+
+/** The bytes `make` builds, or — when it throws (a value msgpack cannot carry, a reply over the size limit) — that error encoded as the reply. */
+export function replyBytes(make: () => Uint8Array): Uint8Array {
+  try {
+    return make();
+  } catch (err) {
+    return encodeError(err);
   }
 }
