@@ -23,7 +23,9 @@
  * elsewhere (a node that filled up since), while every reason it gives still holds.
  *
  * A pass runs in slices of at most `sliceMs`, yielding to the event loop between them, so requests
- * (a `nodes()` call during a storm of unplaceable actors) are answered while a long pass runs.
+ * (a `nodes()` call during a storm of unplaceable actors) are answered while a long pass runs;
+ * `stats()` counts the slices and says whether a pass is in progress, so a spec can check that a pass
+ * yielded and that a request was answered before the pass ended.
  */
 export type KickReason = 'node_registered' | 'node_reachable' | 'node_died' | 'resources_freed' | 'labels_changed' | 'actor_placed' | 'actor_waiting';
 
@@ -31,7 +33,14 @@ export type PlaceOutcome = 'placed' | 'waiting' | 'gone';
 
 export interface PendingQueueStats {
   readonly waiting: readonly string[];
+  /** Passes started; a pass runs in one or more slices. */
   readonly passes: number;
+  /** Slices run by all passes: a pass that yielded to the event loop k times ran k + 1 slices. */
+  readonly slices: number;
+  /** A pass has started and not finished: read inside one of its slices, or between two of them. */
+  readonly passing: boolean;
+  /** No pass running or scheduled (`PendingQueue.idle`). */
+  readonly idle: boolean;
   /** Placement attempts made by passes (each a schedule() call, with its explanation when it failed). */
   readonly attempts: number;
   /** Waiting actors a pass left alone because nothing they depend on had changed. */
@@ -62,6 +71,7 @@ export class PendingQueue {
   /** The last generation that is news to actors waiting on peers. */
   #genPeers = 0;
   #passes = 0;
+  #slices = 0;
   #attempts = 0;
   #skipped = 0;
   #immediate: NodeJS.Immediate | undefined;
@@ -112,7 +122,16 @@ export class PendingQueue {
   }
 
   stats(): PendingQueueStats {
-    return { waiting: [...this.#tried.keys()], passes: this.#passes, attempts: this.#attempts, skipped: this.#skipped, kicks: { ...this.#kicks } };
+    return {
+      waiting: [...this.#tried.keys()],
+      passes: this.#passes,
+      slices: this.#slices,
+      passing: this.#pass !== undefined,
+      idle: this.idle,
+      attempts: this.#attempts,
+      skipped: this.#skipped,
+      kicks: { ...this.#kicks },
+    };
   }
 
   kick(reason: KickReason): void {
@@ -147,6 +166,7 @@ export class PendingQueue {
       this.#again = false;
       this.#pass = { ids: [...this.#tried.keys()], at: 0 };
     }
+    this.#slices++;
     const pass = this.#pass;
     const now = this.opts.now ?? Date.now;
     const until = now() + (this.opts.sliceMs ?? 5);
