@@ -1,4 +1,5 @@
 import type { CreateActor } from '../../protocols/messages/actor.ts';
+import { ActorDiedError } from '../errors.ts';
 import type { RunTask } from '../worker/task-runner.ts';
 import type { WorkerHost } from './worker-host.ts';
 
@@ -28,6 +29,16 @@ interface HostEntry {
   retiring: boolean;
 }
 
+/** Where one create put an actor; one per create, told apart by identity. */
+interface Hosted {
+  readonly entry: HostEntry;
+}
+
+/** A create still waiting for its host to start: a kill meanwhile cancels it. */
+interface Waiting {
+  killed: boolean;
+}
+
 /**
  * The worker hosts of one raylet: one shared host, started when the first actor needs it (and again
  * after it died), and one dedicated host per `isolation: 'process'` actor, ended with its actor.
@@ -43,7 +54,14 @@ export class HostManager {
   private readonly taskHosts: HostEntry[] = [];
   private firstTaskHost: Promise<HostEntry> | undefined;
   private taskHostsStarting = 0;
-  private readonly byActor = new Map<string, HostEntry>();
+  /**
+   * Each actor's latest create, by actor id. A create that fails forgets only itself: the host's
+   * answer to the create of incarnation n (killed while starting) can come back after the create
+   * of n + 1 went to the same host, and must not make the raylet lose track of n + 1.
+   */
+  private readonly byActor = new Map<string, Hosted>();
+  /** Creates waiting for their host to start, by actor id. */
+  private readonly waiting = new Map<string, Waiting>();
   private readonly entries = new Set<HostEntry>();
   private closed = false;
 
@@ -76,35 +94,55 @@ export class HostManager {
 
   /** The pid of the process an actor runs in. */
   pidOf(actorId: string): number | undefined {
-    return this.byActor.get(actorId)?.host.pid;
+    return this.byActor.get(actorId)?.entry.host.pid;
   }
 
-  /** Starts an actor in its host; resolves with the host's pid once the constructor returned. */
+  /**
+   * Starts an actor in its host; resolves with the host's pid once the constructor returned. A kill
+   * (or a newer create of the actor) while it waits for its host to start cancels it: it rejects
+   * with ACTOR_DIED and the host never hears of it.
+   */
   async create(spec: CreateActor): Promise<{ pid: number }> {
+    const { actorId } = spec;
     const dedicated = spec.isolation === 'process';
-    const entry = dedicated ? await this.start(true) : await this.sharedHost();
-    if (this.byActor.has(spec.actorId)) await this.kill(spec.actorId);
-    entry.actors.add(spec.actorId);
-    this.byActor.set(spec.actorId, entry);
+    const wait: Waiting = { killed: false };
+    const superseded = this.waiting.get(actorId);
+    if (superseded) superseded.killed = true;
+    this.waiting.set(actorId, wait);
+    let entry: HostEntry;
+    try {
+      entry = dedicated ? await this.start(true) : await this.sharedHost();
+      if (!wait.killed && this.byActor.has(actorId)) await this.drop(actorId);
+    } finally {
+      if (this.waiting.get(actorId) === wait) this.waiting.delete(actorId);
+    }
+    if (wait.killed) {
+      if (dedicated) void this.retire(entry);
+      throw new ActorDiedError(actorId, 'killed while starting');
+    }
+    const hosted: Hosted = { entry };
+    entry.actors.add(actorId);
+    this.byActor.set(actorId, hosted);
     try {
       await entry.host.create(spec);
     } catch (err) {
-      this.forget(spec.actorId, entry);
+      this.forget(actorId, hosted);
       throw err;
     }
     return { pid: entry.host.pid };
   }
 
-  /** Drops an actor from its host (and ends a dedicated host); false when no host ran it. */
+  /**
+   * Drops an actor from its host (and ends a dedicated host), or cancels its create still waiting
+   * for a host; false when neither.
+   */
   async kill(actorId: string): Promise<boolean> {
-    const entry = this.byActor.get(actorId);
-    if (!entry) return false;
-    this.forget(actorId, entry);
-    if (entry.dedicated) {
-      await this.retire(entry);
-      return true;
+    const wait = this.waiting.get(actorId);
+    if (wait) {
+      wait.killed = true;
+      this.waiting.delete(actorId);
     }
-    return entry.host.kill(actorId).catch(() => true);
+    return (await this.drop(actorId)) || wait !== undefined;
   }
 
   /** Graceful: ends every host. */
@@ -187,9 +225,27 @@ export class HostManager {
     return entry;
   }
 
-  private forget(actorId: string, entry: HostEntry): void {
-    entry.actors.delete(actorId);
-    if (this.byActor.get(actorId) === entry) this.byActor.delete(actorId);
+  /** Drops the actor's latest create from its host; false when no host runs it. */
+  private async drop(actorId: string): Promise<boolean> {
+    const hosted = this.byActor.get(actorId);
+    if (!hosted) return false;
+    this.forget(actorId, hosted);
+    const { entry } = hosted;
+    if (entry.dedicated) {
+      await this.retire(entry);
+      return true;
+    }
+    return entry.host.kill(actorId).catch(() => true);
+  }
+
+  /**
+   * Forgets one create. Its host keeps the actor listed while a newer create put it in the same
+   * host (the shared one); a dedicated host left with no actor ends.
+   */
+  private forget(actorId: string, hosted: Hosted): void {
+    const { entry } = hosted;
+    if (this.byActor.get(actorId) === hosted) this.byActor.delete(actorId);
+    if (this.byActor.get(actorId)?.entry !== entry) entry.actors.delete(actorId);
     if (entry.dedicated && entry.actors.size === 0) void this.retire(entry);
   }
 
@@ -215,7 +271,7 @@ export class HostManager {
     // There is one shared host at a time, so the shared host that ended is the one `shared` holds.
     if (!entry.dedicated) this.shared = undefined;
     const actors = [...entry.actors];
-    for (const id of actors) if (this.byActor.get(id) === entry) this.byActor.delete(id);
+    for (const id of actors) if (this.byActor.get(id)?.entry === entry) this.byActor.delete(id);
     entry.actors.clear();
     if (entry.retiring || this.closed) return;
     this.opts.log?.(`worker host ${entry.host.pid} exited unexpectedly (${how}); ${actors.length} actor(s) lost`);
