@@ -196,17 +196,28 @@ test('ready() right after remote() needs no get_actor: remote() followed the eve
   let asked = 0;
   spy.subscribe('orrery.default.gcs.get_actor', () => void asked++);
   await spy.flush();
-  const handles = await Promise.all(Array.from({ length: 20 }, () => local.cluster.actor(CounterActor).remote()));
-  const infos = await Promise.all(handles.map((h) => h.ready({ timeoutMs: 5000 })));
-  assert.ok(infos.every((i) => i.state === 'ALIVE' && i.nodeId !== undefined));
+  // ready() right after each remote(): remote()'s watch ends once the actor is ALIVE (then ready()
+  // asks get_actor), so waiting for all 20 remote()s first would let the first actors get there before
+  // their ready() — under load, often
+  const created = await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      const handle = await local.cluster.actor(CounterActor).remote();
+      return { handle, info: await handle.ready({ timeoutMs: 5000 }) };
+    }),
+  );
+  const handles = created.map((c) => c.handle);
+  assert.ok(created.every(({ info }) => info.state === 'ALIVE' && info.nodeId !== undefined));
   await spy.flush();
   assert.is(asked, 0, 'no get_actor');
   // every state from registration on, in order, through state$ of a handle made by remote()
   const slow = await local.cluster.actor(CounterActor).options({ labelSelector: { region: 'nowhere' }, maxRestarts: 1 }).remote();
   const seen = firstValueFrom(slow.state$.pipe(take(2), toArray()));
+  // before the node exists, for the same reason: the actor may be ALIVE by the time addNode() resolves
+  const ready = slow.ready({ timeoutMs: 5000 });
+  ready.catch(() => undefined); // awaited below; not an unhandled rejection if an assertion fails first
   const node = await local.addNode({ name: 'somewhere', labels: { region: 'nowhere' } });
   assert.equal((await seen).map((i) => i.state), ['PENDING', 'SCHEDULED']);
-  assert.is((await slow.ready({ timeoutMs: 5000 })).nodeId, node.nodeId);
+  assert.is((await ready).nodeId, node.nodeId);
   await spy.flush();
   assert.is(asked, 0, 'still no get_actor');
   // once the actor was ALIVE, remote()'s watch has ended: a later state$ asks the GCS, and a kill
