@@ -1,8 +1,9 @@
-import { Observable, type Subscription } from 'rxjs';
+import type { Observable, Subscription } from 'rxjs';
 import { encode } from '../../protocols/codec.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
+import { rx } from '../rx.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import { BusClosedError, NoRespondersError } from '../bus/errors.ts';
@@ -106,7 +107,8 @@ export class CreationWatch {
 }
 
 export class ClientActorHandle<T> implements ActorHandle<T> {
-  readonly state$: Observable<ActorInfo>;
+  /** Made on the first read of state$ (rxjs is loaded then, see rx.ts). */
+  #state$: Observable<ActorInfo> | undefined;
   /** Set once the actor was seen DEAD: DEAD is final, so later calls fail without a round trip. */
   private death: { cause?: string } | undefined;
   /** Where calls with retries wait while the actor restarts (restart-gate.ts). */
@@ -123,7 +125,13 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
     /** remote()'s watch from before registration (see CreationWatch); none for getActor. */
     private readonly creation?: CreationWatch,
   ) {
-    this.state$ = new Observable<ActorInfo>((subscriber) => {
+    this.gate = new RestartGate({ actorId, watch: (w) => ctx.watchActor(actorId, w), info: () => this.info() });
+  }
+
+  /** The actor's states from now on (the latest known first); completes at DEAD or when the client closes. */
+  get state$(): Observable<ActorInfo> {
+    const { actorId, ctx } = this;
+    return (this.#state$ ??= new (rx().Observable)<ActorInfo>((subscriber) => {
       // Events and the get_actor answer are merged by rank (see isNewer), not by arrival order.
       let last: ActorInfo | undefined;
       const emit = (info: ActorInfo): void => {
@@ -140,8 +148,7 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
       if (seen !== undefined) emit(seen);
       else this.info().then(emit, (err: unknown) => subscriber.error(err));
       return stop;
-    });
-    this.gate = new RestartGate({ actorId, watch: (w) => ctx.watchActor(actorId, w), info: () => this.info() });
+    }));
   }
 
   /**

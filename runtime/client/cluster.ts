@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import { filter } from 'rxjs';
+import { rx } from '../rx.ts';
 import { validateLabelKey, validateLabels } from '../../lib/labels/validate.ts';
 import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
@@ -74,8 +74,7 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   readonly address: string;
   readonly subjects: ClusterSubjects;
   readonly gcs: GcsClient;
-  readonly events$: Observable<ClusterEvent>;
-  readonly scheduleFailed$: Observable<ScheduleFailedEvent>;
+  private failed$: Observable<ScheduleFailedEvent> | undefined;
   readonly requestTimeoutMs: number;
   readonly callTimeoutMs: number;
   private readonly stream: EventStream;
@@ -90,8 +89,15 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
     this.subjects = clusterSubjects(opts.cluster);
     this.gcs = new GcsClient(bus, this.subjects, { address: opts.address, timeoutMs: opts.requestTimeoutMs });
     this.stream = new EventStream(bus, this.subjects);
-    this.events$ = this.stream.events$;
-    this.scheduleFailed$ = this.events$.pipe(filter((e): e is ScheduleFailedEvent => e.type === 'schedule_failed'));
+  }
+
+  // Both streams are made on first read, so a client that never follows them never loads rxjs (rx.ts).
+  get events$(): Observable<ClusterEvent> {
+    return this.stream.events$;
+  }
+
+  get scheduleFailed$(): Observable<ScheduleFailedEvent> {
+    return (this.failed$ ??= this.events$.pipe(rx().filter((e): e is ScheduleFailedEvent => e.type === 'schedule_failed')));
   }
 
   /** A client on `bus`, its event subscription registered with the server before it returns. */

@@ -1,8 +1,9 @@
-import { Subject, type Observable } from 'rxjs';
+import type { Observable, Subject } from 'rxjs';
 import { decode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
+import { rx } from '../rx.ts';
 import { BusClosedError } from '../bus/errors.ts';
 import type { ActorWatcher } from './actor-handle.ts';
 import type { ClusterEvent, PlacementGroupInfo } from './cluster-info.types.ts';
@@ -23,18 +24,28 @@ export interface PlacementGroupWatcher {
  * handle). Malformed events are counted and dropped; they never end the stream.
  */
 export class EventStream {
-  readonly events$: Observable<ClusterEvent>;
   /** Events that could not be decoded or were of an unknown type. */
   dropped = 0;
-  private readonly subject = new Subject<ClusterEvent>();
+  /** Made on the first read of events$ (rxjs is loaded then, see rx.ts); until then events go to watchers only. */
+  private subject: Subject<ClusterEvent> | undefined;
+  private observable: Observable<ClusterEvent> | undefined;
   private readonly watchers = new Map<string, Set<ActorWatcher>>();
   private readonly pgWatchers = new Map<string, Set<PlacementGroupWatcher>>();
   private readonly sub: Subscription;
   private ended = false;
 
   constructor(bus: Bus, subjects: ClusterSubjects) {
-    this.events$ = this.subject.asObservable();
     this.sub = bus.subscribe(subjects.allEvents(), (msg) => this.receive(msg.data));
+  }
+
+  /** Every event the cluster publishes from now on; completes when the client closes. */
+  get events$(): Observable<ClusterEvent> {
+    if (this.observable === undefined) {
+      this.subject = new (rx().Subject)<ClusterEvent>();
+      if (this.ended) this.subject.complete();
+      this.observable = this.subject.asObservable();
+    }
+    return this.observable;
   }
 
   watchActor(actorId: string, watcher: ActorWatcher): () => void {
@@ -70,7 +81,7 @@ export class EventStream {
     for (const set of this.pgWatchers.values()) for (const w of [...set]) w.end(err);
     this.watchers.clear();
     this.pgWatchers.clear();
-    this.subject.complete();
+    this.subject?.complete();
   }
 
   private receive(data: Uint8Array): void {
@@ -91,6 +102,6 @@ export class EventStream {
       const set = this.pgWatchers.get(event.placementGroup.id);
       if (set) for (const w of [...set]) w.next(event.placementGroup);
     }
-    this.subject.next(event);
+    this.subject?.next(event);
   }
 }

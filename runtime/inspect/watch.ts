@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { decode, encode } from '../../protocols/codec.ts';
 import type { InspectAck, InspectRecord } from '../../protocols/messages/inspect.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
+import { rx } from '../rx.ts';
 import { ackSubject, batchSubject, watchSubject } from './subjects.ts';
 
 export interface WatchOptions {
@@ -37,7 +38,7 @@ export interface WatchOptions {
 export function watchInspection(bus: Bus, cluster: string, opts: WatchOptions = {}): Observable<InspectRecord> {
   const s = subjects(cluster);
   const watch = watchSubject(cluster);
-  return new Observable<InspectRecord>((subscriber) => {
+  return new (rx().Observable)<InspectRecord>((subscriber) => {
     const watcher = opts.watcher ?? randomBytes(8).toString('hex');
     const acks = ackSubject(cluster, watcher);
     const records = bus.subscribe(s.allInspect(), (msg) => {
