@@ -3,9 +3,21 @@
  * environment (ORRERY_NODE_LABELS, same syntax as the flag). Every result is validated as user
  * labels: the reserved `orrery.io/` prefix is rejected.
  */
-import { isMap, isScalar, isAlias, parseDocument, type Document, type Node } from 'yaml';
+import { createRequire } from 'node:module';
+import type { Document, Node } from 'yaml';
 import { InvalidLabelError } from '../errors.ts';
 import { typeName, validateLabelKey, validateLabels } from './validate.ts';
+
+type Yaml = typeof import('yaml');
+let yamlModule: Yaml | undefined;
+
+/**
+ * The YAML parser, loaded on the first labels file: it is ~7 MB of heap that every process importing
+ * orrery would otherwise carry (worker hosts, drivers, a raylet started without --labels-file).
+ */
+function yaml(): Yaml {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as Yaml);
+}
 
 const FLAG_RULES = {
   notString: 'labels must be given as a string of key=value pairs',
@@ -42,6 +54,7 @@ export function parseLabelsFlag(text: unknown): Readonly<Record<string, string>>
  * written in the file (so `version: 1.10` stays "1.10" and `rack: 007` stays "007"); null as "".
  */
 function scalarText(node: Node | null, doc: Document, what: 'key' | 'value', at: string): string {
+  const { isAlias, isMap, isScalar } = yaml();
   const resolved = isAlias(node) ? node.resolve(doc) : node;
   if (resolved === null || resolved === undefined) return '';
   if (!isScalar(resolved)) {
@@ -62,6 +75,7 @@ function scalarText(node: Node | null, doc: Document, what: 'key' | 'value', at:
  */
 export function parseLabelsYaml(text: unknown): Readonly<Record<string, string>> {
   if (typeof text !== 'string') throw new InvalidLabelError('', undefined, `labels file must be text (got ${typeName(text)})`);
+  const { isAlias, isMap, isScalar, parseDocument } = yaml();
   const doc = parseDocument(text);
   if (doc.errors.length > 0) {
     throw new InvalidLabelError('', undefined, `YAML: ${doc.errors[0].message.split('\n')[0]}`);
