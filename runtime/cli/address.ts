@@ -1,4 +1,4 @@
-import { DEFAULT_ADDRESS } from '../client/connect.ts';
+import { DEFAULT_ADDRESS } from '../bus/address.ts';
 import { UsageError, stringFlag, type ParsedArgs } from './args.ts';
 
 const SCHEMES = new Set(['nats:', 'tls:', 'ws:', 'wss:']);

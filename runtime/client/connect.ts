@@ -1,11 +1,14 @@
 import { InvalidOptionError } from '../../lib/errors.ts';
 import { assertToken } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
+import { resolveAddress } from '../bus/address.ts';
 import { ConnectionFailedError } from '../bus/errors.ts';
 import { connectMemoryBus } from '../bus/memory.ts';
 import { connectNatsBus } from '../bus/nats.ts';
 import { ClusterClient, type Cluster } from './cluster.ts';
 import { MEMORY_SCHEME, lookupMemoryBroker } from './memory-registry.ts';
+
+export { DEFAULT_ADDRESS, resolveAddress } from '../bus/address.ts';
 
 export interface ConnectOptions {
   /**
@@ -25,13 +28,7 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
 }
 
-export const DEFAULT_ADDRESS = 'nats://127.0.0.1:4222';
 const NO_LIMIT_MS = 2 ** 31 - 1;
-
-/** The address a command or client uses: the option, else ORRERY_ADDRESS, else the local default. */
-export function resolveAddress(address?: string): string {
-  return address ?? (process.env.ORRERY_ADDRESS || DEFAULT_ADDRESS);
-}
 
 /** Connects a driver to a cluster. An unreachable server is a CONNECTION_FAILED error naming the address. */
 export async function connect(opts: ConnectOptions = {}): Promise<Cluster> {

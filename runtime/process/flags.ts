@@ -1,5 +1,5 @@
 import { OrreryError } from '../../lib/errors.ts';
-import { DEFAULT_ADDRESS } from '../client/connect.ts';
+import { DEFAULT_ADDRESS } from '../bus/address.ts';
 
 export { DEFAULT_ADDRESS };
 
