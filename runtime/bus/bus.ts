@@ -34,7 +34,9 @@ export interface Bus {
   subscribe(subject: string, handler: MsgHandler, opts?: { queue?: string }): Subscription;
   /**
    * Publishes with a fresh reply subject and resolves with the first answer. Rejects with
-   * NoRespondersError when nobody subscribes to `subject`, TimeoutError after `timeoutMs`.
+   * NoRespondersError when nobody subscribes to `subject`, TimeoutError after `timeoutMs`, and
+   * BusClosedError when the bus is closing or closed — also for a request still waiting when it
+   * closes. An answer that comes after its request timed out is dropped.
    */
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg>;
   /** Resolves once everything published before the call has left this connection. */

@@ -14,7 +14,7 @@ interface PendingRequest {
 /**
  * One connection to a MemoryBroker, with the semantics of a NATS connection (see memory-broker.ts
  * for delivery). Each published payload is copied once, so a sender reusing its buffer cannot change
- * a message in flight. Requests share one inbox subscription, `_INBOX.<connection>.*`, like nats.js.
+ * a message in flight. Requests share one inbox subscription, `_INBOX.<connection>.*`, as on NATS (nats.ts).
  */
 export class MemoryBus implements Bus {
   readonly closed: Promise<void>;

@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OrreryError } from '../../../lib/errors.ts';
 import type { Bus, BusMsg } from '../../../runtime/bus/bus.ts';
+import { NoRespondersError, TimeoutError } from '../../../runtime/bus/errors.ts';
 
 /**
  * The behaviour every Bus must share, run against the memory bus and a real nats-server. Each test
@@ -153,8 +154,50 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
   test('a request nobody subscribes to fails with NO_RESPONDERS', async (ctx) => {
     const client = await connect(ctx);
     const err = await rejection(client.request(`${ctx.prefix}.nobody`, text('?'), { timeoutMs: 5000 }));
-    assert.instance(err, OrreryError);
+    assert.instance(err, NoRespondersError);
     assert.is((err as OrreryError).code, 'NO_RESPONDERS');
+    assert.is((err as NoRespondersError).subject, `${ctx.prefix}.nobody`);
+  });
+
+  test('NO_RESPONDERS once the responder has left, and answers again once one is back', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    const subject = `${ctx.prefix}.fickle`;
+    const first = server.subscribe(subject, (m) => m.respond(text('first')));
+    await server.flush();
+    assert.is(read(await within(client.request(subject, text('?'), { timeoutMs: 5000 }), 'first answer')), 'first');
+    first.unsubscribe();
+    await server.flush();
+    const err = await rejection(client.request(subject, text('?'), { timeoutMs: 5000 }));
+    assert.instance(err, NoRespondersError);
+    assert.is((err as NoRespondersError).subject, subject);
+    server.subscribe(subject, (m) => m.respond(text('second')));
+    await server.flush();
+    assert.is(read(await within(client.request(subject, text('?'), { timeoutMs: 5000 }), 'second answer')), 'second');
+  });
+
+  test('an empty answer is an answer, not NO_RESPONDERS', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    server.subscribe(`${ctx.prefix}.empty`, (m) => m.respond(new Uint8Array(0)));
+    await server.flush();
+    const answer = await within(client.request(`${ctx.prefix}.empty`, text('?'), { timeoutMs: 5000 }), 'empty answer');
+    assert.is(answer.data.length, 0);
+  });
+
+  test('concurrent requests each get their own answer, even when answered in reverse order', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    const n = 200;
+    const held: BusMsg[] = [];
+    server.subscribe(`${ctx.prefix}.batch`, (m) => {
+      held.push(m);
+      if (held.length === n) for (const h of held.reverse()) h.respond(text(`re:${read(h)}`));
+    });
+    await server.flush();
+    const answers = await within(
+      Promise.all(Array.from({ length: n }, (_, i) => client.request(`${ctx.prefix}.batch`, text(String(i)), { timeoutMs: 5000 }))),
+      `${n} answers`,
+    );
+    assert.equal(answers.map(read), Array.from({ length: n }, (_, i) => `re:${i}`));
+    assert.is(new Set(answers.map((a) => a.subject)).size, n, 'a reply subject per request');
   });
 
   test('a request nobody answers fails with TIMEOUT', async (ctx) => {
@@ -164,10 +207,49 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
     await server.flush();
     const started = Date.now();
     const err = await rejection(client.request(`${ctx.prefix}.silent`, text('?'), { timeoutMs: 100 }));
-    assert.instance(err, OrreryError);
+    assert.instance(err, TimeoutError);
     assert.is((err as OrreryError).code, 'TIMEOUT');
+    assert.is((err as TimeoutError).subject, `${ctx.prefix}.silent`);
+    assert.is((err as TimeoutError).timeoutMs, 100);
     assert.ok(Date.now() - started >= 90, 'waited for the timeout');
     assert.is(c.got.length, 1);
+  });
+
+  test('an answer after its request timed out is dropped and settles no other request', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    const c = collector();
+    server.subscribe(`${ctx.prefix}.late`, c.handler);
+    await server.flush();
+    const err = await rejection(client.request(`${ctx.prefix}.late`, text('one'), { timeoutMs: 50 }));
+    assert.is((err as OrreryError).code, 'TIMEOUT');
+    const second = client.request(`${ctx.prefix}.late`, text('two'), { timeoutMs: 5000 });
+    await c.reached(2);
+    assert.is.not(c.got[0].reply, c.got[1].reply);
+    c.got[0].respond(text('late answer to one'));
+    await server.flush();
+    c.got[1].respond(text('answer to two'));
+    assert.is(read(await within(second, 'answer to two')), 'answer to two');
+  });
+
+  test('close() fails pending requests with BUS_CLOSED, as it does requests made while closing or after', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    const c = collector();
+    server.subscribe(`${ctx.prefix}.hold`, c.handler);
+    await server.flush();
+    // rejection() takes each promise at once, so no rejection goes unhandled while close() runs.
+    const pending = [1, 2, 3].map((i) => rejection(client.request(`${ctx.prefix}.hold`, text(String(i)), { timeoutMs: 60_000 })));
+    await c.reached(3);
+    const closing = client.close();
+    const during = await rejection(client.request(`${ctx.prefix}.hold`, text('during'), { timeoutMs: 60_000 }));
+    assert.is((during as OrreryError).code, 'BUS_CLOSED');
+    await within(closing, 'close');
+    for (const p of pending) {
+      const err = await within(p, 'pending request settled');
+      assert.instance(err, OrreryError);
+      assert.is((err as OrreryError).code, 'BUS_CLOSED');
+    }
+    const after = await rejection(client.request(`${ctx.prefix}.hold`, text('after'), { timeoutMs: 60_000 }));
+    assert.is((after as OrreryError).code, 'BUS_CLOSED');
   });
 
   test('unsubscribe stops delivery at once, even mid-stream, and resolves closed', async (ctx) => {
