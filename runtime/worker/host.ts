@@ -170,12 +170,15 @@ export class ActorHost {
 }
 
 /**
- * Answers made while the microtask queue runs, sent together once it has drained (process.nextTick
- * runs after it). An actor's mailbox runs its calls one after another through promise callbacks,
- * so each answer came a microtask after nats.js had already written the previous one: one socket
- * write per call. Gathered, the answers to every call that ran in one go leave in one write. Each
- * answer is encoded when it is made (a later call may change what the method returned); only the
- * sending waits, and not past this turn.
+ * Answers made in one turn, sent together once its microtask queue has drained. An actor's mailbox
+ * runs async calls one after another through promise callbacks, so each answer came a microtask
+ * after nats.js had already written the previous one: one socket write per call. Gathered, the
+ * answers to every call that ran in one go leave in one write. A plain-valued method is answered
+ * synchronously, before the promise callbacks of the same turn run, so the flush is queued as a
+ * microtask that queues a process.nextTick: Node runs next-ticks only once the microtask queue is
+ * empty, so sync and async answers of a turn still leave together. Each answer is encoded when it
+ * is made (a later call may change what the method returned); only the sending waits, and not
+ * past this turn.
  */
 class Answers {
   #pending: { msg: BusMsg; data: Uint8Array }[] = [];
@@ -183,7 +186,7 @@ class Answers {
   send(msg: BusMsg, make: () => Uint8Array): void {
     if (msg.reply === undefined) return;
     this.#pending.push({ msg, data: replyBytes(make) });
-    if (this.#pending.length === 1) process.nextTick(() => this.#flush());
+    if (this.#pending.length === 1) queueMicrotask(() => process.nextTick(() => this.#flush()));
   }
 
   #flush(): void {
@@ -204,17 +207,29 @@ function callJob(actor: HostedActor, method: string, args: unknown[], msg: BusMs
     answers.send(msg, make);
   };
   return {
-    run: async () => {
+    run: () => {
+      let value: unknown;
+      let thenable: boolean;
       try {
         const fn = methodOf(actor, method);
-        const value = await runInContext(actor.context, () => fn.apply(actor.instance, args));
-        answer(() => encodeOk(value));
+        value = runInContext(actor.context, () => fn.apply(actor.instance, args));
+        thenable = isThenable(value); // inside the try: a `then` getter may throw
       } catch (err) {
-        answer(() => encodeError(toRemoteError(err)));
+        return answer(() => encodeError(toRemoteError(err)));
       }
+      // A plain value is answered now; only a method that returned a promise (or thenable) is awaited.
+      if (!thenable) return answer(() => encodeOk(value));
+      return Promise.resolve(value).then(
+        (result) => answer(() => encodeOk(result)),
+        (err: unknown) => answer(() => encodeError(toRemoteError(err))),
+      );
     },
     abort: (err) => answer(() => encodeError(err)),
   };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function methodOf(actor: HostedActor, method: string): (...args: unknown[]) => unknown {

@@ -79,4 +79,26 @@ test('a long queue keeps its order while it is compacted', async () => {
   assert.equal(order, Array.from({ length: 5000 }, (_, i) => i));
 });
 
+test('a job that finishes before returning frees its slot at once: the next starts in the same turn, in order', () => {
+  const log: string[] = [];
+  const box = new Mailbox(1);
+  const sync = (name: string): MailboxJob => ({ run: () => void log.push(`ran ${name}`), abort: (err) => log.push(`abort ${name}: ${err.message}`) });
+  const slow = job('slow', log);
+  box.push(sync('a'));
+  box.push(slow);
+  box.push(sync('b'));
+  assert.equal(log, ['ran a', 'start slow'], 'a ran and returned; slow holds the one slot; b waits for it');
+  assert.is(box.inFlight, 1);
+  assert.is(box.waiting, 1);
+});
+
+test('a job that closes its own mailbox while running synchronously leaves nothing running', () => {
+  const log: string[] = [];
+  const box = new Mailbox(1);
+  box.push({ run: () => box.close(new Error('killed')), abort: (err) => log.push(`abort first: ${err.message}`) });
+  box.push({ run: () => void log.push('ran second'), abort: (err) => log.push(`abort second: ${err.message}`) });
+  assert.equal(log, ['abort first: killed', 'abort second: killed']);
+  assert.is(box.inFlight + box.waiting, 0);
+});
+
 test.run();
