@@ -115,6 +115,8 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
   private readonly gate: RestartGate;
   /** Numbers calls in the order they were made. */
   private nextCall = 0;
+  /** `…actor.<actorId>.call`, formed on the first call. */
+  #callSubject: string | undefined;
 
   constructor(
     private readonly ctx: HandleContext,
@@ -248,7 +250,7 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
         },
         end: (err) => finish(() => reject(err)),
       });
-      this.ctx.bus.request(this.ctx.subjects.actorCall(this.actorId), data, { timeoutMs: this.ctx.callTimeoutMs }).then(
+      this.ctx.bus.request((this.#callSubject ??= this.ctx.subjects.actorCall(this.actorId)), data, { timeoutMs: this.ctx.callTimeoutMs }).then(
         (msg) => {
           try {
             const value = decodeReply(msg.data, { value: unknown() });

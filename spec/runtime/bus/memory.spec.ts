@@ -92,6 +92,11 @@ test('invalid subjects and queue names are refused with INVALID_SUBJECT', async 
   assert.is(codeOf(() => bus.subscribe('a.', noop)), 'INVALID_SUBJECT');
   assert.is(codeOf(() => bus.subscribe('a', noop, { queue: 'two words' })), 'INVALID_SUBJECT');
   assert.is(codeOf(() => bus.subscribe('a*.b', noop)), undefined, "'a*' is a literal token");
+  assert.is(codeOf(() => bus.publish('.a', bytes())), 'INVALID_SUBJECT', 'an empty first token');
+  assert.is(codeOf(() => bus.publish('a.>', bytes())), 'INVALID_SUBJECT', "a publish cannot end in '>'");
+  assert.is(codeOf(() => bus.subscribe('>.a', noop)), 'INVALID_SUBJECT', "'>' first but not last");
+  assert.is(codeOf(() => bus.subscribe('*.a.>', noop)), undefined, "'*' anywhere and '>' last subscribe fine");
+  assert.is(codeOf(() => bus.publish('a.b>.c*', bytes())), undefined, "'b>' and 'c*' are literal tokens");
   await bus.close();
 });
 
