@@ -68,7 +68,7 @@ export function hasProc(): boolean {
 
 /**
  * The Node flags a node process runs with: its argv between the executable and the script
- * (`--max-semi-space-size=4` for a worker host on plain node; `--conditions=source --import tsx …`
+ * (`--max-semi-space-size=2` for a worker host on plain node; `--conditions=source --import tsx …`
  * under tsx).
  */
 export function nodeFlagsOf(pid: number): string[] {

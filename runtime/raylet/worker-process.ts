@@ -28,10 +28,13 @@ export interface WorkerProcessOptions {
 /**
  * A worker host holds many idle actors, so its young generation is kept small: V8 grows each
  * semi-space to 16 MB under a burst of calls or creates and gives the memory back only after tens
- * of seconds of idleness. 4 MB keeps a host with 2,500 idle actors around 65 MB at a small cost in
- * allocation-heavy code; a host started with its own --max-semi-space-size keeps that one.
+ * of seconds of idleness (a host with nothing to do may never run the GC that would). At 2 MB a
+ * host with 2,500 idle actors sits ~4 MB lower than at 4 MB (heap snapshot: 0.3 MB of the 8 MB
+ * young generation in use after the burst), and calls and creates measured no slower (bench:e2e,
+ * docs/benchmarks.md). Allocation-heavy actor code may want more: a host started with its own
+ * --max-semi-space-size keeps that one.
  */
-export const DEFAULT_WORKER_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+export const DEFAULT_WORKER_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 
 /** This process's execArgv plus `extra`, leaving out extra flags this process already sets. */
 export function workerExecArgv(own: readonly string[], extra: readonly string[]): string[] {
