@@ -3,9 +3,9 @@
  * its forked worker host) on this machine, started by startLocalCluster({ transport: 'nats' }), and
  * this process as the driver.
  *
- *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev] [-- --creation] [-- --cpu-prof=<dir>]
+ *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev] [-- --creation] [-- --calls] [-- --memory] [-- --cpu-prof=<dir>]
  *
- * --creation runs only section 1 (actor creation and kill); --cpu-prof=<dir> starts the GCS, the
+ * --creation, --calls and --memory run only the sections named (1, 2, 3); --cpu-prof=<dir> starts the GCS, the
  * raylets and their worker hosts with `--cpu-prof --cpu-prof-dir=<dir>` (profiles written when
  * they exit). Section 1 always prints the CPU time (/proc utime + stime) each kind of process
  * spent per actor created.
@@ -51,9 +51,13 @@ import { ROLES, cpuBetween, cpuSnapshot, type Role } from './support/proc-cpu.ts
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
 
 const DEV = process.argv.includes('--dev');
-const CREATION_ONLY = process.argv.includes('--creation');
+/** --creation, --calls, --memory: run only the sections named (default: all three). */
+const SECTION_FLAGS = { '--creation': 'creation', '--calls': 'calls', '--memory': 'memory' } as const;
+type Section = (typeof SECTION_FLAGS)[keyof typeof SECTION_FLAGS];
+const chosen = Object.entries(SECTION_FLAGS).filter(([flag]) => process.argv.includes(flag)).map(([, section]) => section);
+const SECTIONS = new Set<Section>(chosen.length > 0 ? chosen : Object.values(SECTION_FLAGS));
 const CPU_PROF_DIR = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
-const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev' && a !== '--creation' && !a.startsWith('--cpu-prof=')));
+const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev' && !Object.hasOwn(SECTION_FLAGS, a) && !a.startsWith('--cpu-prof=')));
 
 const MODE: Mode = DEV ? DEV_MODE : PLAIN_MODE;
 
@@ -234,8 +238,8 @@ interface LatencyResult {
   readonly requestBytes: number;
   readonly actorSeq: number[];
   readonly rawSeq: number[];
-  readonly actorPipe: { calls: number; ms: number };
-  readonly rawPipe: { calls: number; ms: number };
+  readonly actorPipe: PipeTotals;
+  readonly rawPipe: PipeTotals;
 }
 
 async function sequential(calls: number, call: () => Promise<unknown>, into: number[]): Promise<void> {
@@ -246,13 +250,25 @@ async function sequential(calls: number, call: () => Promise<unknown>, into: num
   }
 }
 
-async function pipelined(calls: number, call: () => Promise<unknown>, total: { calls: number; ms: number }): Promise<void> {
+/** Calls made, wall time, and the CPU seconds each kind of process spent in those rounds. */
+interface PipeTotals {
+  calls: number;
+  ms: number;
+  cpu?: Record<Role, number>;
+}
+
+async function pipelined(calls: number, call: () => Promise<unknown>, total: PipeTotals): Promise<void> {
+  const cpu0 = total.cpu === undefined ? undefined : cpuSnapshot();
   const a = performance.now();
   const results = await runPool(calls, PIPELINE, () => call());
   const failed = results.filter((r) => r && typeof r === 'object' && 'error' in r);
   if (failed.length > 0) throw new Error(`${failed.length} pipelined calls failed: ${String((failed[0] as { error: unknown }).error)}`);
   total.ms += performance.now() - a;
   total.calls += calls;
+  if (cpu0 !== undefined && total.cpu !== undefined) {
+    const used = cpuBetween(cpu0, cpuSnapshot());
+    for (const r of ROLES) total.cpu[r] += used[r];
+  }
 }
 
 async function measureLatency(local: LocalCluster, node: NodeInfo, raw: Bus, subject: string): Promise<LatencyResult> {
@@ -291,8 +307,9 @@ async function measureLatency(local: LocalCluster, node: NodeInfo, raw: Bus, sub
     }
   }
   progress(`calls: ${actorSeq.length.toLocaleString('en-US')} sequential each; now ${PIPELINE} in flight`);
-  const actorPipe = { calls: 0, ms: 0 };
-  const rawPipe = { calls: 0, ms: 0 };
+  const noCpu = (): Record<Role, number> => Object.fromEntries(ROLES.map((r) => [r, 0])) as Record<Role, number>;
+  const actorPipe: PipeTotals = { calls: 0, ms: 0, cpu: noCpu() };
+  const rawPipe: PipeTotals = { calls: 0, ms: 0, cpu: noCpu() };
   const pipeRound = Math.ceil(SIZE.pipelined / ROUNDS);
   for (let r = 0; r < ROUNDS; r++) {
     if (r % 2 === 0) {
@@ -370,6 +387,15 @@ function reportLatency(l: LatencyResult): void {
     ...target({ name: `actor call: calls/s with ${PIPELINE} in flight ÷ raw NATS`, value: aRate / rRate, unit: '×' }, TARGETS.pipelinedRatio, 'atLeast', `calls/s with ${PIPELINE} in flight ÷ raw NATS`, '×')]);
   out(`\n2. Actor call vs raw NATS request/reply — ${PAYLOAD_BYTES}-byte payload (${l.requestBytes} bytes on the wire each way for raw), ${count(l.actorSeq.length)} sequential and ${count(l.actorPipe.calls)} pipelined each, ${ROUNDS} alternating rounds`);
   out(formatTable(['figure', 'actor call', 'raw NATS', 'ratio', 'target', 'verdict'], table));
+  const usPerCall = (t: PipeTotals, r: Role): number => ((t.cpu?.[r] ?? 0) * 1e6) / t.calls;
+  const used = ROLES.filter((r) => usPerCall(l.actorPipe, r) + usPerCall(l.rawPipe, r) > 0);
+  const sum = (t: PipeTotals): number => used.reduce((a, r) => a + usPerCall(t, r), 0);
+  out(`CPU µs per call with ${PIPELINE} in flight (/proc utime+stime; 'other' is the raw responder; ${availableParallelism()} cores)`);
+  out(formatTable(['', ...used, 'all'], [
+    ['actor call', ...used.map((r) => formatNumber(usPerCall(l.actorPipe, r))), formatNumber(sum(l.actorPipe))],
+    ['raw NATS', ...used.map((r) => formatNumber(usPerCall(l.rawPipe, r))), formatNumber(sum(l.rawPipe))],
+  ]));
+  for (const r of used) rows.push({ name: `actor call: CPU µs per pipelined call, ${r}`, value: usPerCall(l.actorPipe, r), unit: 'µs', reference: usPerCall(l.rawPipe, r) });
 }
 
 function reportMemory(m: MemoryResult): void {
@@ -407,7 +433,7 @@ function reportMemory(m: MemoryResult): void {
 async function main(): Promise<void> {
   if (!hasProc()) throw new Error('this bench reads /proc (Linux) for process memory');
   const started = new Date();
-  out(`e2e bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}${CREATION_ONLY ? ' (--creation: section 1 only)' : ''}${CPU_PROF_DIR === undefined ? '' : ` (--cpu-prof: profiles in ${CPU_PROF_DIR}, slower)`}: node ${process.version}, ${started.toISOString()}`);
+  out(`e2e bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}${chosen.length > 0 ? ` (only: ${chosen.join(', ')})` : ''}${CPU_PROF_DIR === undefined ? '' : ` (--cpu-prof: profiles in ${CPU_PROF_DIR}, slower)`}: node ${process.version}, ${started.toISOString()}`);
   out(`mode: ${MODE.describe}`);
   out(`code: ${sourceVersion()}`);
   if (!DEV) out(`dist/: ${distState('bench:e2e')}`);
@@ -417,10 +443,10 @@ async function main(): Promise<void> {
   const recent: string[] = [];
 
   let memory: MemoryResult | undefined;
-  let creation: CreationResult;
+  let creation: CreationResult | undefined;
   let latency: LatencyResult | undefined;
   try {
-    const idleNode = CREATION_ONLY ? 0 : await idleNodeKiB(MODE.nodeFlags);
+    const idleNode = SECTIONS.has('memory') ? await idleNodeKiB(MODE.nodeFlags) : 0;
     const t0 = performance.now();
     const local = await startLocalCluster({
       transport: 'nats',
@@ -436,13 +462,15 @@ async function main(): Promise<void> {
     const byName = (name: string): NodeInfo => nodes.find((x) => x.name === name) ?? assertNever(name);
     progress(`cluster up in ${formatNumber(secs(performance.now() - t0))} s: nats-server ${local.address}, GCS, ${nodes.length} raylets (${nodes.map((x) => x.name).join(', ')})`);
 
-    if (!CREATION_ONLY) {
+    if (SECTIONS.has('memory')) {
       memory = await measureMemory(local, byName(MEMORY_NODE), idleNode);
       progress(`memory done; load average ${loadAverage()}`);
     }
-    creation = await measureCreation(local, nodes);
-    progress(`creation done; load average ${loadAverage()}`);
-    if (!CREATION_ONLY) {
+    if (SECTIONS.has('creation')) {
+      creation = await measureCreation(local, nodes);
+      progress(`creation done; load average ${loadAverage()}`);
+    }
+    if (SECTIONS.has('calls')) {
       const subject = 'bench.raw.echo';
       procs.responder = await startResponder(MODE, local.address, subject);
       const raw = await connectNatsBus({ servers: local.address, name: 'orrery-bench-raw-client' });
@@ -457,7 +485,7 @@ async function main(): Promise<void> {
     await procs.end();
   }
 
-  reportCreation(creation);
+  if (creation) reportCreation(creation);
   if (latency) reportLatency(latency);
   if (memory) reportMemory(memory);
   out('\ntargets');
