@@ -76,8 +76,10 @@ export function bytes(opts: { max?: number } = {}): Validator<Uint8Array> {
 }
 
 /** Any value, passed through unchecked (its consumer validates it). */
+const ANY: Validator<unknown> = (value) => value;
+
 export function unknown(): Validator<unknown> {
-  return (value) => value;
+  return ANY;
 }
 
 /** Absent (undefined, or nil from another language) is accepted and becomes undefined. */
@@ -90,6 +92,8 @@ export function array<T>(item: Validator<T>, opts: { min?: number; max?: number 
     if (!Array.isArray(value)) return invalid(path, 'expected an array');
     if (opts.min !== undefined && value.length < opts.min) return invalid(path, `expected at least ${opts.min} item(s)`);
     if (opts.max !== undefined && value.length > opts.max) return invalid(path, `expected at most ${opts.max} item(s)`);
+    // any items (a call's arguments): nothing to check, so no path to form for each
+    if (item === ANY) return value.slice();
     return value.map((v, i) => item(v, childPath(path, i)));
   };
 }
@@ -120,13 +124,15 @@ export type ObjectOf<S extends Shape> = Simplify<
 
 /** A fixed set of fields; fields that validate to undefined are left out of the result. */
 export function object<S extends Shape>(shape: S): Validator<ObjectOf<S>> {
-  const fields = Object.entries(shape);
+  const fields = Object.entries(shape).map(([key, field]) => ({ key, field, plain: IDENTIFIER.test(key) }));
   return (value, path) => {
     if (!isPlainObject(value)) return invalid(path, 'expected an object');
     const out: Record<string, unknown> = {};
-    for (const [k, field] of fields) {
-      const v = field(Object.hasOwn(value, k) ? value[k] : undefined, childPath(path, k));
-      if (v !== undefined) out[k] = v;
+    for (const { key, field, plain } of fields) {
+      // childPath's result, without its pattern test per field and message (a body's fields: the key itself)
+      const at = !plain ? childPath(path, key) : path === '' ? key : `${path}.${key}`;
+      const v = field(Object.hasOwn(value, key) ? value[key] : undefined, at);
+      if (v !== undefined) out[key] = v;
     }
     return out as ObjectOf<S>;
   };
