@@ -1,4 +1,4 @@
-import { Packr, Unpackr, type Options } from 'msgpackr';
+import { Packr, RESERVE_START_SPACE, Unpackr, type Options } from 'msgpackr';
 import { ProtocolError } from './errors.ts';
 import { messages, type MessageBody, type MessageRegistry, type MessageType } from './messages/registry.ts';
 import { isPlainObject, type Infer } from './validate.ts';
@@ -84,6 +84,28 @@ export function decode<R extends MessageRegistry = typeof messages>(bytes: Uint8
     if (!(cause instanceof ProtocolError)) throw cause;
     throw new ProtocolError('INVALID_MESSAGE', `invalid ${t}: ${cause.message}`, { cause, detail: { ...cause.detail, type: t } });
   }
+}
+
+/**
+ * For the fast paths of fast-path.ts: `value` packed as plain msgpack after `head.length` bytes
+ * that hold `head` — one buffer, no copy. Undefined when the value cannot be packed or the result
+ * is over `maxBytes`: the caller then takes the general path, which throws the error.
+ */
+export function packAfter(head: Uint8Array, value: unknown, maxBytes: number): Uint8Array | undefined {
+  let bytes: Uint8Array;
+  try {
+    bytes = packr.pack(value, RESERVE_START_SPACE | head.length);
+  } catch {
+    return undefined;
+  }
+  if (bytes.byteLength > maxBytes) return undefined;
+  bytes.set(head, 0);
+  return bytes;
+}
+
+/** For fast-path.ts: the one msgpack value that fills `bytes` from `offset` to the end; throws otherwise. */
+export function unpackFrom(bytes: Uint8Array, offset: number): unknown {
+  return unpackr.unpack(bytes.subarray(offset));
 }
 
 function tooLarge(size: number, maxBytes: number): ProtocolError {

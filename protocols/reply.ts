@@ -1,4 +1,5 @@
-import { decode, encode } from './codec.ts';
+import { DEFAULT_MAX_BYTES, decode, encode } from './codec.ts';
+import { NOT_FAST, decodeOkFast, encodeOkFast } from './fast-path.ts';
 import { errorResult, fromWireError, okResult, type WireResult } from './errors.ts';
 import { messages } from './messages/registry.ts';
 import type { Validator } from './validate.ts';
@@ -11,7 +12,7 @@ export function encodeReply(result: WireResult<unknown>, opts: { maxBytes?: numb
 }
 
 export function encodeOk(value: unknown, opts: { maxBytes?: number } = {}): Uint8Array {
-  return encodeReply(okResult(value), opts);
+  return encodeOkFast(value, opts.maxBytes ?? DEFAULT_MAX_BYTES) ?? encodeReply(okResult(value), opts);
 }
 
 export function encodeError(err: unknown, opts: { maxBytes?: number } = {}): Uint8Array {
@@ -23,6 +24,8 @@ export function encodeError(err: unknown, opts: { maxBytes?: number } = {}): Uin
  * as an OrreryError with the same code and detail. Undecodable bytes throw a ProtocolError.
  */
 export function decodeReply<T>(bytes: Uint8Array, opts: { value: Validator<T>; maxBytes?: number }): T {
+  const fast = decodeOkFast(bytes, opts.maxBytes ?? DEFAULT_MAX_BYTES);
+  if (fast !== NOT_FAST) return opts.value(fast, 'value');
   const { body } = decode(bytes, { registry: replyOnly, maxBytes: opts.maxBytes });
   if (!body.ok) throw fromWireError(body.error);
   return opts.value(body.value, 'value');

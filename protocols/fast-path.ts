@@ -1,0 +1,119 @@
+import { DEFAULT_MAX_BYTES, decode, encode, packAfter, unpackFrom } from './codec.ts';
+import { messages } from './messages/registry.ts';
+import type { ActorCall } from './messages/actor.ts';
+
+/**
+ * The three messages every actor call makes — the call, and a successful reply, written by one side
+ * and read by the other — without the general codec's walk through the envelope. Each function
+ * makes or accepts exactly the bytes codec.ts does: the fixed part of the envelope is a head
+ * taken once from codec.ts's own output, and only what varies (the arguments, the return value) is
+ * packed, into the buffer right after it. Whatever does not fit the expected layout — a method name
+ * that is not short ASCII, an error reply, a peer that wrote its map in another order, a malformed
+ * message — goes through codec.ts, so errors and edge cases are the general path's.
+ *
+ * Per call this saves about 0.2 µs at each of the four ends (an actor call's CPU was ~17 µs in
+ * bench:e2e), where the general path spent it on the envelope: packing maps with undefined-skipping,
+ * validating `{ v, t, b }` and forming field paths.
+ */
+
+const CALL_ONLY = { registry: { actor_call: messages.actor_call } } as const;
+/** The longest method name taken by the fast path: a msgpack fixstr. */
+const FAST_METHOD_MAX = 31;
+/** `args` as a msgpack fixstr: the key that follows the method name. */
+const ARGS_KEY = Uint8Array.of(0xa4, 0x61, 0x72, 0x67, 0x73);
+
+/** The bytes `encode` makes for `body`, minus `tail`; undefined if they do not end with it. */
+function headOf(type: 'actor_call' | 'reply', body: unknown, tail: readonly number[]): Uint8Array | undefined {
+  const whole = encode(type, body as never);
+  const at = whole.length - tail.length;
+  if (at < 0 || tail.some((b, i) => whole[at + i] !== b)) return undefined;
+  return Uint8Array.from(whole.subarray(0, at));
+}
+
+/** `{ v, t: 'actor_call', b: { method: ` — up to the method name's string header. */
+const CALL_HEAD = headOf('actor_call', { method: '', args: [] }, [0xa0, ...ARGS_KEY, 0x90]);
+/** `{ v, t: 'reply', b: { ok: true, value: ` — up to the value. */
+const OK_HEAD = headOf('reply', { ok: true, value: null }, [0xc0]);
+
+/** Whether `method` is 1–31 ASCII characters: its msgpack form is one header byte and its chars. */
+function shortAscii(method: string): boolean {
+  if (method.length === 0 || method.length > FAST_METHOD_MAX) return false;
+  for (let i = 0; i < method.length; i++) if (method.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** The bytes of an actor_call message: the same as `encode('actor_call', { method, args })`. */
+export function encodeCall(method: string, args: unknown[]): Uint8Array {
+  if (CALL_HEAD !== undefined && typeof method === 'string' && shortAscii(method)) {
+    const head = new Uint8Array(CALL_HEAD.length + 1 + method.length + ARGS_KEY.length);
+    head.set(CALL_HEAD, 0);
+    let at = CALL_HEAD.length;
+    head[at++] = 0xa0 | method.length;
+    for (let i = 0; i < method.length; i++) head[at++] = method.charCodeAt(i);
+    head.set(ARGS_KEY, at);
+    const bytes = packAfter(head, args, DEFAULT_MAX_BYTES);
+    if (bytes !== undefined) return bytes;
+  }
+  return encode('actor_call', { method, args });
+}
+
+/** Reads an actor_call message: the same as `decode(bytes, { registry: { actor_call } }).body`, errors included. */
+export function decodeCall(bytes: Uint8Array): ActorCall {
+  const fast = CALL_HEAD === undefined ? undefined : fastCall(bytes, CALL_HEAD);
+  return fast ?? decode(bytes, CALL_ONLY).body;
+}
+
+function fastCall(bytes: Uint8Array, head: Uint8Array): ActorCall | undefined {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength > DEFAULT_MAX_BYTES || !startsWith(bytes, head, 0)) return undefined;
+  let at = head.length;
+  const header = bytes[at++]!;
+  const length = header - 0xa0;
+  if (length < 1 || length > FAST_METHOD_MAX || at + length + ARGS_KEY.length > bytes.length) return undefined;
+  let method = '';
+  for (let i = 0; i < length; i++) {
+    const c = bytes[at + i]!;
+    if (c > 0x7f) return undefined;
+    method += String.fromCharCode(c);
+  }
+  at += length;
+  if (!startsWith(bytes, ARGS_KEY, at)) return undefined;
+  let args: unknown;
+  try {
+    args = unpackFrom(bytes, at + ARGS_KEY.length);
+  } catch {
+    return undefined;
+  }
+  // what actorCall's validator demands of args
+  if (!Array.isArray(args) || args.length > 100_000) return undefined;
+  return { method, args };
+}
+
+/** A successful reply carrying `value`: the same bytes as `encodeOk(value)`. */
+export function encodeOkFast(value: unknown, maxBytes: number): Uint8Array | undefined {
+  // an undefined value is a field left out, not a nil: the general path knows how
+  if (OK_HEAD === undefined || value === undefined) return undefined;
+  return packAfter(OK_HEAD, value, maxBytes);
+}
+
+/** What decodeOkFast returns for bytes it does not read. */
+export const NOT_FAST: unique symbol = Symbol('not fast');
+
+/**
+ * The value of a successful reply, when `bytes` is one laid out as encodeOk lays it out; NOT_FAST for
+ * anything else — an error reply, another layout, malformed bytes — which the caller reads with the
+ * general path.
+ */
+export function decodeOkFast(bytes: Uint8Array, maxBytes: number): unknown {
+  if (OK_HEAD === undefined || !(bytes instanceof Uint8Array) || bytes.byteLength > maxBytes || !startsWith(bytes, OK_HEAD, 0)) return NOT_FAST;
+  try {
+    return unpackFrom(bytes, OK_HEAD.length);
+  } catch {
+    return NOT_FAST;
+  }
+}
+
+function startsWith(bytes: Uint8Array, head: Uint8Array, at: number): boolean {
+  if (bytes.length < at + head.length) return false;
+  for (let i = 0; i < head.length; i++) if (bytes[at + i] !== head[i]) return false;
+  return true;
+}
