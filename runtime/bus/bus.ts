@@ -39,6 +39,12 @@ export interface Bus {
    * closes. An answer that comes after its request timed out is dropped.
    */
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg>;
+  /**
+   * request() without its promise, for paths that make one request per call (actor calls): `done`
+   * is called exactly once, later — never inside this call — with the answer or with the error
+   * request() would reject with. Never throws.
+   */
+  requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void;
   /** Resolves once everything published before the call has left this connection. */
   flush(): Promise<void>;
   /** Drains: ends subscriptions after their queued messages are handled, sends what is pending, closes. */
@@ -46,6 +52,9 @@ export interface Bus {
   /** Resolves when the bus has closed (by close() or, for NATS, a connection lost for good). */
   readonly closed: Promise<void>;
 }
+
+/** Receives the outcome of one requestCallback(): an error, or (when `err` is undefined) the answer. */
+export type RequestCallback = (err: Error | undefined, msg: BusMsg | undefined) => void;
 
 export interface BusOptions {
   /** Called when a handler throws or rejects; by default the error is rethrown asynchronously. */

@@ -1,4 +1,4 @@
-import { rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type Subscription } from './bus.ts';
+import { rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
 import { BusClosedError, NoRespondersError, TimeoutError } from './errors.ts';
 import { MemoryBroker, type Delivery } from './memory-broker.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
@@ -6,8 +6,7 @@ import { assertQueue, assertSubject } from './subject-syntax.ts';
 export { MemoryBroker } from './memory-broker.ts';
 
 interface PendingRequest {
-  resolve(msg: BusMsg): void;
-  reject(err: Error): void;
+  done: RequestCallback;
   timer: NodeJS.Timeout;
 }
 
@@ -72,23 +71,27 @@ export class MemoryBus implements Bus {
   }
 
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg> {
-    if (this.state !== 'open') return Promise.reject(new BusClosedError());
-    try {
-      assertSubject(subject, 'publish');
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (!this.broker.hasInterest(subject)) return Promise.reject(new NoRespondersError(subject));
-    this.inbox ??= this.subscribe(`${this.inboxPrefix}*`, (msg) => this.answer(msg));
-    const token = String(this.nextRequest++);
     return new Promise<BusMsg>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.requests.delete(token);
-        reject(new TimeoutError(subject, opts.timeoutMs));
-      }, opts.timeoutMs);
-      this.requests.set(token, { resolve, reject, timer });
-      this.publish(subject, data, { reply: this.inboxPrefix + token });
+      this.requestCallback(subject, data, opts, (err, msg) => (err === undefined ? resolve(msg!) : reject(err)));
     });
+  }
+
+  requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void {
+    try {
+      if (this.state !== 'open') throw new BusClosedError();
+      assertSubject(subject, 'publish');
+      if (!this.broker.hasInterest(subject)) throw new NoRespondersError(subject);
+      this.inbox ??= this.subscribe(`${this.inboxPrefix}*`, (msg) => this.answer(msg));
+    } catch (err) {
+      queueMicrotask(() => done(err as Error, undefined));
+      return;
+    }
+    const token = String(this.nextRequest++);
+    const timer = setTimeout(() => {
+      if (this.requests.delete(token)) done(new TimeoutError(subject, opts.timeoutMs), undefined);
+    }, opts.timeoutMs);
+    this.requests.set(token, { done, timer });
+    this.publish(subject, data, { reply: this.inboxPrefix + token });
   }
 
   flush(): Promise<void> {
@@ -104,7 +107,7 @@ export class MemoryBus implements Bus {
     for (const end of [...this.subs.values()]) end();
     for (const pending of this.requests.values()) {
       clearTimeout(pending.timer);
-      pending.reject(new BusClosedError());
+      pending.done(new BusClosedError(), undefined);
     }
     this.requests.clear();
     this.state = 'closed';
@@ -130,7 +133,7 @@ export class MemoryBus implements Bus {
     if (!pending) return;
     this.requests.delete(token);
     clearTimeout(pending.timer);
-    pending.resolve(msg);
+    pending.done(undefined, msg);
   }
 }
 

@@ -1,6 +1,6 @@
 import { connect, createInbox, errors, type Msg, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
 import { OrreryError } from '../../lib/errors.ts';
-import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type Subscription } from './bus.ts';
+import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
 import { BusClosedError, ConnectionFailedError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
 
@@ -43,8 +43,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
 /** A request waiting for its answer on the connection's inbox. */
 interface PendingRequest {
   readonly subject: string;
-  readonly resolve: (msg: BusMsg) => void;
-  readonly reject: (err: Error) => void;
+  readonly done: RequestCallback;
   readonly timer: NodeJS.Timeout;
 }
 
@@ -104,28 +103,35 @@ class NatsBus implements Bus {
    * with `new RequestError("cancelled")` — 7–16 % of a driver's CPU in the call benchmarks.
    */
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg> {
+    return new Promise<BusMsg>((resolve, reject) => {
+      this.requestCallback(subject, data, opts, (err, msg) => (err === undefined ? resolve(msg!) : reject(err)));
+    });
+  }
+
+  requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void {
     try {
       assertSubject(subject, 'publish');
       if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
       this.inbox ??= this.openInbox();
     } catch (err) {
-      return Promise.reject(mapError(err));
+      const error = mapError(err);
+      queueMicrotask(() => done(error, undefined));
+      return;
     }
     const token = (this.nextToken++).toString(36);
     const { timeoutMs } = opts;
-    return new Promise<BusMsg>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (this.pending.delete(token)) reject(new TimeoutError(subject, timeoutMs));
-      }, timeoutMs);
-      this.pending.set(token, { subject, resolve, reject, timer });
-      try {
-        this.nc.publish(subject, data, { reply: this.inboxPrefix + token });
-      } catch (err) {
-        this.pending.delete(token);
-        clearTimeout(timer);
-        reject(mapError(err));
-      }
-    });
+    const timer = setTimeout(() => {
+      if (this.pending.delete(token)) done(new TimeoutError(subject, timeoutMs), undefined);
+    }, timeoutMs);
+    this.pending.set(token, { subject, done, timer });
+    try {
+      this.nc.publish(subject, data, { reply: this.inboxPrefix + token });
+    } catch (err) {
+      this.pending.delete(token);
+      clearTimeout(timer);
+      const error = mapError(err);
+      queueMicrotask(() => done(error, undefined));
+    }
   }
 
   async flush(): Promise<void> {
@@ -181,8 +187,12 @@ class NatsBus implements Bus {
     clearTimeout(pending.timer);
     // With headers on (nats.js turns them on whenever the server supports them), a server of
     // NATS 2.2+ answers a request nobody subscribes to with an empty 503 status message.
-    if (msg.data.length === 0 && msg.headers?.code === 503) pending.reject(new NoRespondersError(pending.subject));
-    else pending.resolve(wrap(msg));
+    try {
+      if (msg.data.length === 0 && msg.headers?.code === 503) pending.done(new NoRespondersError(pending.subject), undefined);
+      else pending.done(undefined, wrap(msg));
+    } catch (err) {
+      rethrowLater(err); // a callback's bug, not the inbox's: the inbox goes on
+    }
   }
 
   /**
@@ -198,7 +208,7 @@ class NatsBus implements Bus {
         if (p.subject !== err.subject) continue;
         this.pending.delete(token);
         clearTimeout(p.timer);
-        p.reject(mapError(err));
+        p.done(mapError(err), undefined);
         break;
       }
     }
@@ -210,7 +220,7 @@ class NatsBus implements Bus {
     this.pending.clear();
     for (const p of waiting) {
       clearTimeout(p.timer);
-      p.reject(error());
+      p.done(error(), undefined);
     }
   }
 }

@@ -151,6 +151,51 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
     assert.is(answer.subject, seenReply);
   });
 
+  test('requestCallback calls back after it returned, with the answer — or with the error request() rejects with', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    server.subscribe(`${ctx.prefix}.cb`, (m) => m.respond(text(`cb:${read(m)}`)));
+    await server.flush();
+    /** Runs one requestCallback; records whether the callback came before it returned. */
+    const viaCallback = (subject: string, timeoutMs = 5000) => {
+      const calls: { err?: Error; msg?: BusMsg }[] = [];
+      let returned = false;
+      let early = false;
+      const done = new Promise<void>((resolve) =>
+        client.requestCallback(subject, text('hi'), { timeoutMs }, (err, msg) => {
+          if (!returned) early = true;
+          calls.push({ err, msg });
+          resolve();
+        }),
+      );
+      returned = true;
+      return within(done, `callback of ${subject}`).then(() => ({ calls, early }));
+    };
+    const answered = await viaCallback(`${ctx.prefix}.cb`);
+    assert.is(answered.early, false);
+    assert.is(answered.calls.length, 1);
+    assert.is(answered.calls[0]!.err, undefined);
+    assert.is(read(answered.calls[0]!.msg!), 'cb:hi');
+
+    const nobody = await viaCallback(`${ctx.prefix}.nobody`);
+    assert.instance(nobody.calls[0]!.err, NoRespondersError);
+    assert.is(nobody.calls[0]!.msg, undefined);
+
+    const invalid = await viaCallback(`${ctx.prefix}..bad`);
+    assert.is(invalid.early, false, 'even an invalid subject is reported later, not thrown');
+    assert.is((invalid.calls[0]!.err as OrreryError).code, 'INVALID_SUBJECT');
+
+    server.subscribe(`${ctx.prefix}.silent`, () => {});
+    await server.flush();
+    const silent = await viaCallback(`${ctx.prefix}.silent`, 50);
+    assert.instance(silent.calls[0]!.err, TimeoutError);
+
+    await client.close();
+    const closed = await viaCallback(`${ctx.prefix}.cb`);
+    assert.is(closed.early, false);
+    assert.is((closed.calls[0]!.err as OrreryError).code, 'BUS_CLOSED');
+    for (const r of [answered, nobody, invalid, silent, closed]) assert.is(r.calls.length, 1);
+  });
+
   test('a request nobody subscribes to fails with NO_RESPONDERS', async (ctx) => {
     const client = await connect(ctx);
     const err = await rejection(client.request(`${ctx.prefix}.nobody`, text('?'), { timeoutMs: 5000 }));
