@@ -1,11 +1,11 @@
 import type { Observable, Subscription } from 'rxjs';
-import { encode } from '../../protocols/codec.ts';
+import { encodeCall } from '../../protocols/fast-path.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { rx } from '../rx.ts';
 import { unknown } from '../../protocols/validate.ts';
-import type { Bus } from '../bus/bus.ts';
+import type { Bus, BusMsg } from '../bus/bus.ts';
 import { BusClosedError, NoRespondersError } from '../bus/errors.ts';
 import { ActorDiedError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
@@ -106,6 +106,73 @@ export class CreationWatch {
   }
 }
 
+/** Any reply value: a method's result is whatever it returned. */
+const ANY_VALUE = { value: unknown() };
+
+interface PendingCall {
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * A handle's calls that were sent and are not answered yet. While there are any, it follows the
+ * actor's actor_state events — one watch for all of them, registered when the first call goes out
+ * and dropped when the last is settled — and fails every one of them at once when an event says the
+ * actor is DEAD (ActorDiedError) or RESTARTING (ActorUnavailableError): their host is gone, and no
+ * answer will come. A watch per call cost a registration, a watcher and three closures per call.
+ */
+class InFlightCalls {
+  readonly #calls = new Set<PendingCall>();
+  #unwatch: (() => void) | undefined;
+
+  constructor(
+    private readonly actorId: string,
+    private readonly watch: (watcher: ActorWatcher) => () => void,
+    private readonly observe: (info: ActorInfo) => void,
+  ) {}
+
+  add(call: PendingCall): void {
+    if (this.#calls.size === 0) {
+      this.#unwatch = this.watch({
+        next: (info) => {
+          this.observe(info);
+          if (info.state === 'DEAD') this.#failAll(new ActorDiedError(this.actorId, info.deathCause));
+          else if (info.state === 'RESTARTING') this.#failAll(new UnavailableNow(this.actorId, info));
+        },
+        end: (err) => this.#failAll(err),
+      });
+    }
+    this.#calls.add(call);
+  }
+
+  has(call: PendingCall): boolean {
+    return this.#calls.has(call);
+  }
+
+  resolve(call: PendingCall, value: unknown): void {
+    if (this.#take(call)) call.resolve(value);
+  }
+
+  reject(call: PendingCall, err: unknown): void {
+    if (this.#take(call)) call.reject(err);
+  }
+
+  /** Removes `call`; false when it was settled already. */
+  #take(call: PendingCall): boolean {
+    if (!this.#calls.delete(call)) return false;
+    if (this.#calls.size === 0) {
+      const unwatch = this.#unwatch;
+      this.#unwatch = undefined;
+      unwatch?.();
+    }
+    return true;
+  }
+
+  #failAll(err: unknown): void {
+    for (const call of [...this.#calls]) this.reject(call, err);
+  }
+}
+
 export class ClientActorHandle<T> implements ActorHandle<T> {
   /** Made on the first read of state$ (rxjs is loaded then, see rx.ts). */
   #state$: Observable<ActorInfo> | undefined;
@@ -117,6 +184,8 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
   private nextCall = 0;
   /** `…actor.<actorId>.call`, formed on the first call. */
   #callSubject: string | undefined;
+  /** Calls sent and not yet answered. */
+  readonly #inFlight: InFlightCalls;
 
   constructor(
     private readonly ctx: HandleContext,
@@ -128,6 +197,7 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
     private readonly creation?: CreationWatch,
   ) {
     this.gate = new RestartGate({ actorId, watch: (w) => ctx.watchActor(actorId, w), info: () => this.info() });
+    this.#inFlight = new InFlightCalls(actorId, (w) => ctx.watchActor(actorId, w), (info) => this.observe(info));
   }
 
   /** The actor's states from now on (the latest known first); completes at DEAD or when the client closes. */
@@ -159,13 +229,19 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
    * other call that waits, in the order they were made — until the actor is ALIVE again, and is sent
    * again, up to maxTaskRetries times (-1: no limit). A dead actor fails it with ActorDiedError.
    */
-  async call<K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>): Promise<MethodResult<T, K>> {
+  call<K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>): Promise<MethodResult<T, K>> {
     const seq = this.nextCall++;
+    // Without retries the gate never shuts (only a retry shuts it): the call is the one request.
+    if (this.maxTaskRetries === 0) return this.callOnce(method, args) as Promise<MethodResult<T, K>>;
+    return this.callWithRetries(seq, method, args) as Promise<MethodResult<T, K>>;
+  }
+
+  private async callWithRetries(seq: number, method: string, args: unknown[]): Promise<unknown> {
     let retriesLeft = this.maxTaskRetries;
     for (;;) {
       if (retriesLeft !== 0 && this.gate.shut) await this.gate.wait(seq);
       try {
-        const value = (await this.callOnce(method, args)) as MethodResult<T, K>;
+        const value = await this.callOnce(method, args);
         this.gate.succeeded();
         return value;
       } catch (err) {
@@ -229,45 +305,41 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
 
   /**
    * One call straight to the actor's host. While it is in flight, an actor_state event saying the
-   * actor died or is restarting fails it at once, rather than leaving it waiting on a host that is gone.
+   * actor died or is restarting fails it at once (see InFlightCalls), rather than leaving it
+   * waiting on a host that is gone.
    */
   private callOnce(method: string, args: unknown[]): Promise<unknown> {
     if (this.death) return Promise.reject(new ActorDiedError(this.actorId, this.death.cause));
-    const data = encode('actor_call', { method, args });
+    let data: Uint8Array;
+    try {
+      data = encodeCall(method, args);
+      this.#callSubject ??= this.ctx.subjects.actorCall(this.actorId);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise<unknown>((resolve, reject) => {
-      let settled = false;
-      const finish = (done: () => void): void => {
-        if (settled) return;
-        settled = true;
-        stop();
-        done();
-      };
-      const stop = this.ctx.watchActor(this.actorId, {
-        next: (info) => {
-          this.observe(info);
-          if (info.state === 'DEAD') finish(() => reject(new ActorDiedError(this.actorId, info.deathCause)));
-          else if (info.state === 'RESTARTING') finish(() => reject(new UnavailableNow(this.actorId, info)));
-        },
-        end: (err) => finish(() => reject(err)),
+      const call: PendingCall = { resolve, reject };
+      this.#inFlight.add(call);
+      this.ctx.bus.requestCallback(this.#callSubject!, data, { timeoutMs: this.ctx.callTimeoutMs }, (err, msg) => {
+        if (!this.#inFlight.has(call)) return; // failed already by an actor_state event
+        if (err === undefined) return this.#answered(call, msg!);
+        if (!(err instanceof NoRespondersError)) return this.#inFlight.reject(call, err);
+        this.unreachable().then(
+          (why) => this.#inFlight.reject(call, why),
+          (why: unknown) => this.#inFlight.reject(call, why),
+        );
       });
-      this.ctx.bus.request((this.#callSubject ??= this.ctx.subjects.actorCall(this.actorId)), data, { timeoutMs: this.ctx.callTimeoutMs }).then(
-        (msg) => {
-          try {
-            const value = decodeReply(msg.data, { value: unknown() });
-            finish(() => resolve(value));
-          } catch (err) {
-            finish(() => reject(specializeWireError(err)));
-          }
-        },
-        (err: unknown) => {
-          if (!(err instanceof NoRespondersError)) return finish(() => reject(err));
-          this.unreachable().then(
-            (why) => finish(() => reject(why)),
-            (why: unknown) => finish(() => reject(why)),
-          );
-        },
-      );
     });
+  }
+
+  #answered(call: PendingCall, msg: BusMsg): void {
+    let value: unknown;
+    try {
+      value = decodeReply(msg.data, ANY_VALUE);
+    } catch (err) {
+      return this.#inFlight.reject(call, specializeWireError(err));
+    }
+    this.#inFlight.resolve(call, value);
   }
 
   /** Nothing hosts the actor: ask the GCS whether it is dead or just not alive right now. */

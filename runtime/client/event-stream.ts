@@ -52,6 +52,11 @@ export class EventStream {
     return this.watch(this.watchers, actorId, watcher);
   }
 
+  /** How many watchers follow actor `actorId` now (handles' calls in flight, state$ subscribers, waits). */
+  actorWatchers(actorId: string): number {
+    return this.watchers.get(actorId)?.size ?? 0;
+  }
+
   /** Delivers the placement_group_state events of group `pgId` from now on, until the returned function is called. */
   watchPlacementGroup(pgId: string, watcher: PlacementGroupWatcher): () => void {
     return this.watch(this.pgWatchers, pgId, watcher);

@@ -15,6 +15,11 @@ export class Journal {
     await new Promise((resolve) => setTimeout(resolve, ms));
     return n;
   }
+  /** Recorded on arrival, never answered (and holds no timer that would keep a process alive). */
+  appendNeverAnswer(entry: string): Promise<number> {
+    this.append(entry);
+    return new Promise(() => {});
+  }
   journal(): string[] {
     return [...this.entries];
   }

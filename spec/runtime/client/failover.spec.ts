@@ -58,6 +58,20 @@ test('with maxTaskRetries, calls made while the actor restarts wait and reach th
   await actor.kill();
 });
 
+test('every call in flight fails when the actor dies, and the handle follows its events only while calls are in flight', async () => {
+  await pools('b', undefined);
+  const stream = (local.cluster as unknown as { stream: { actorWatchers(actorId: string): number } }).stream;
+  const actor = await local.cluster.actor(JournalActor).options({ labelSelector: { pool: 'b' } }).remote();
+  await actor.ready(READY);
+  await Promise.all(['a', 'b', 'c'].map((e) => actor.call('append', e)));
+  assert.is(stream.actorWatchers(actor.actorId), 0, 'no watch left once the calls were answered');
+  const inFlight = ['x', 'y', 'z'].map((e) => actor.call('appendNeverAnswer', e).catch((err: unknown) => err));
+  assert.is(stream.actorWatchers(actor.actorId), 1, 'one watch for all three calls, not one each');
+  await actor.kill();
+  for (const err of await Promise.all(inFlight)) assert.instance(err, ActorDiedError);
+  assert.is(stream.actorWatchers(actor.actorId), 0, 'and none after they failed');
+});
+
 test('without maxTaskRetries, calls fail at once with ACTOR_UNAVAILABLE while the actor restarts', async () => {
   await pools('b', undefined);
   const actor = await local.cluster.actor(JournalActor).options({ labelSelector: { pool: 'b' }, maxRestarts: 1 }).remote();
