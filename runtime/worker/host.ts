@@ -1,5 +1,4 @@
-import { decode } from '../../protocols/codec.ts';
-import { messages } from '../../protocols/messages/registry.ts';
+import { decodeCall } from '../../protocols/fast-path.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
@@ -42,8 +41,6 @@ interface Starting {
   done: Promise<void>;
   killed: boolean;
 }
-
-const CALL_REGISTRY = { actor_call: messages.actor_call } as const;
 
 /**
  * Runs actors on a bus: creates each from its module URL and class name, subscribes its
@@ -159,13 +156,13 @@ export class ActorHost {
     let method: string;
     let args: unknown[];
     try {
-      ({ method, args } = decode(msg.data, { registry: CALL_REGISTRY }).body);
+      ({ method, args } = decodeCall(msg.data));
     } catch (err) {
       this.malformed.count(err);
       respond(msg, () => encodeError(err));
       return;
     }
-    actor.mailbox.push(callJob(actor, method, args, msg));
+    actor.mailbox.push(new CallJob(actor, method, args, msg));
   }
 }
 
@@ -181,53 +178,85 @@ export class ActorHost {
  * past this turn.
  */
 class Answers {
-  #pending: { msg: BusMsg; data: Uint8Array }[] = [];
+  #msgs: BusMsg[] = [];
+  #data: Uint8Array[] = [];
+  readonly #flushSoon = (): void => process.nextTick(this.#flush);
+  readonly #flush = (): void => {
+    const msgs = this.#msgs;
+    const data = this.#data;
+    this.#msgs = [];
+    this.#data = [];
+    for (let i = 0; i < msgs.length; i++) {
+      try {
+        msgs[i]!.respond(data[i]!);
+      } catch {
+        // the bus closed under us: nobody is left to answer
+      }
+    }
+  };
 
-  send(msg: BusMsg, make: () => Uint8Array): void {
+  send(msg: BusMsg, data: Uint8Array): void {
     if (msg.reply === undefined) return;
-    this.#pending.push({ msg, data: replyBytes(make) });
-    if (this.#pending.length === 1) queueMicrotask(() => process.nextTick(() => this.#flush()));
-  }
-
-  #flush(): void {
-    const pending = this.#pending;
-    this.#pending = [];
-    for (const { msg, data } of pending) respond(msg, () => data);
+    this.#msgs.push(msg);
+    this.#data.push(data);
+    if (this.#msgs.length === 1) queueMicrotask(this.#flushSoon);
   }
 }
 
 const answers = new Answers();
 
 /** One call as a mailbox job: runs the method in the actor's context and answers exactly once. */
-function callJob(actor: HostedActor, method: string, args: unknown[], msg: BusMsg): MailboxJob {
-  let answered = false;
-  const answer = (make: () => Uint8Array): void => {
-    if (answered) return;
-    answered = true;
-    answers.send(msg, make);
-  };
-  return {
-    run: () => {
-      let value: unknown;
-      let thenable: boolean;
-      try {
-        const fn = methodOf(actor, method);
-        value = runInContext(actor.context, () => fn.apply(actor.instance, args));
-        thenable = isThenable(value); // inside the try: a `then` getter may throw
-      } catch (err) {
-        return answer(() => encodeError(toRemoteError(err)));
-      }
-      // A plain value is answered now; only a method that returned a promise (or thenable) is awaited.
-      if (!thenable) return answer(() => encodeOk(value));
-      return Promise.resolve(value).then(
-        (result) => answer(() => encodeOk(result)),
-        (err: unknown) => answer(() => encodeError(toRemoteError(err))),
-      );
-    },
-    abort: (err) => answer(() => encodeError(err)),
-  };
-}
+class CallJob implements MailboxJob {
+  #answered = false;
 
+  constructor(
+    private readonly actor: HostedActor,
+    private readonly method: string,
+    private readonly args: unknown[],
+    private readonly msg: BusMsg,
+  ) {}
+
+  run(): Promise<void> | void {
+    const { actor, args } = this;
+    let value: unknown;
+    let thenable: boolean;
+    try {
+      const fn = methodOf(actor, this.method);
+      value = runInContext(actor.context, () => fn.apply(actor.instance, args));
+      thenable = isThenable(value); // inside the try: a `then` getter may throw
+    } catch (err) {
+      return this.fail(toRemoteError(err));
+    }
+    // A plain value is answered now; only a method that returned a promise (or thenable) is awaited.
+    if (!thenable) return this.succeed(value);
+    return Promise.resolve(value).then(
+      (result) => this.succeed(result),
+      (err: unknown) => this.fail(toRemoteError(err)),
+    );
+  }
+
+  abort(err: Error): void {
+    this.fail(err);
+  }
+
+  private succeed(value: unknown): void {
+    if (this.#answered) return;
+    this.#answered = true;
+    let data: Uint8Array;
+    try {
+      data = encodeOk(value);
+    } catch (err) {
+      data = encodeError(err); // a value msgpack cannot carry, a reply over the size limit
+    }
+    answers.send(this.msg, data);
+  }
+
+  private fail(err: unknown): void {
+    if (this.#answered) return;
+    this.#answered = true;
+    answers.send(this.msg, replyBytes(() => encodeError(err)));
+  }
+}
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

@@ -18,6 +18,8 @@ export class Mailbox {
   private queue: MailboxJob[] | undefined;
   private head = 0;
   private running: Set<MailboxJob> | undefined;
+  /** The job push() is running right now on an idle mailbox, before any set is made for it. */
+  private inline: MailboxJob | undefined;
   private closedWith: Error | undefined;
 
   constructor(readonly maxConcurrency: number) {}
@@ -29,11 +31,12 @@ export class Mailbox {
 
   /** Calls started and not yet finished. */
   get inFlight(): number {
-    return this.running?.size ?? 0;
+    return (this.running?.size ?? 0) + (this.inline === undefined ? 0 : 1);
   }
 
   push(job: MailboxJob): void {
     if (this.closedWith !== undefined) return job.abort(this.closedWith);
+    if (this.queue === undefined && this.inFlight === 0) return this.runIdle(job);
     (this.queue ??= []).push(job);
     this.pump();
   }
@@ -42,11 +45,28 @@ export class Mailbox {
   close(err: Error): void {
     if (this.closedWith !== undefined) return;
     this.closedWith = err;
-    const jobs = [...(this.running ?? []), ...(this.queue?.slice(this.head) ?? [])];
+    const jobs = [...(this.inline === undefined ? [] : [this.inline]), ...(this.running ?? []), ...(this.queue?.slice(this.head) ?? [])];
     this.queue = undefined;
     this.running = undefined;
     this.head = 0;
     for (const job of jobs) job.abort(err);
+  }
+
+  /**
+   * The common case — a call to an actor with nothing else to do — without the queue and the set:
+   * a method that returns a plain value has finished when run() returns, and nothing is allocated
+   * for it. A push made while it runs (from inside the method) waits in the queue as usual.
+   */
+  private runIdle(job: MailboxJob): void {
+    this.inline = job;
+    const done = job.run();
+    this.inline = undefined;
+    if (this.closedWith !== undefined) return; // close() ran inside it and aborted it
+    if (done !== undefined) {
+      (this.running ??= new Set()).add(job);
+      done.then(() => this.finish(job));
+    }
+    if (this.queue !== undefined) this.pump();
   }
 
   private pump(): void {

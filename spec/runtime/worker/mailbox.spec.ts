@@ -101,4 +101,33 @@ test('a job that closes its own mailbox while running synchronously leaves nothi
   assert.is(box.inFlight + box.waiting, 0);
 });
 
+test('a push made from inside a running job waits for it, with one slot', async () => {
+  const log: string[] = [];
+  const box = new Mailbox(1);
+  const inner: MailboxJob = { run: () => void log.push('ran inner'), abort: () => assert.unreachable() };
+  box.push({
+    run: () => {
+      log.push('start outer');
+      box.push(inner);
+      log.push(`inner waits: ${box.waiting}, in flight: ${box.inFlight}`);
+    },
+    abort: () => assert.unreachable(),
+  });
+  assert.equal(log, ['start outer', 'inner waits: 1, in flight: 1', 'ran inner']);
+  assert.is(box.inFlight + box.waiting, 0);
+});
+
+test('a job that started on an idle mailbox and returned a promise holds its slot until it ends', async () => {
+  const log: string[] = [];
+  const box = new Mailbox(1);
+  const slow = job('slow', log);
+  box.push(slow);
+  assert.is(box.inFlight, 1);
+  box.push(job('next', log));
+  assert.equal(log, ['start slow']);
+  slow.finish();
+  await turn();
+  assert.equal(log, ['start slow', 'end slow', 'start next']);
+});
+
 test.run();
