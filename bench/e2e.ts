@@ -6,7 +6,8 @@
  *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev] [-- --creation] [-- --calls] [-- --memory] [-- --cpu-prof=<dir>]
  *
  * --creation, --calls and --memory run only the sections named (1, 2, 3); --cpu-prof=<dir> starts the GCS, the
- * raylets and their worker hosts with `--cpu-prof --cpu-prof-dir=<dir>` (profiles written when
+ * raylets and their worker hosts with `--cpu-prof --cpu-prof-dir=<dir> --cpu-prof-interval=100` (a sample
+ * every 100 µs, as the call section lasts seconds; profiles written when
  * they exit). Section 1 always prints the CPU time (/proc utime + stime) each kind of process
  * spent per actor created.
  *
@@ -451,7 +452,7 @@ async function main(): Promise<void> {
     const local = await startLocalCluster({
       transport: 'nats',
       nodes: NODES,
-      nodeFlags: CPU_PROF_DIR === undefined ? MODE.nodeFlags : [...MODE.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`],
+      nodeFlags: CPU_PROF_DIR === undefined ? MODE.nodeFlags : [...MODE.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, '--cpu-prof-interval=100'],
       onOutput: (line, source) => {
         recent.push(`${source}: ${line}`);
         if (recent.length > 30) recent.shift();
