@@ -8,7 +8,7 @@ import { filter, firstValueFrom, take, timeout, toArray } from 'rxjs';
 import { startLocalCluster, type LocalCluster, type ScheduleFailedEvent } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { RunningCli, lines, orrery } from '../runtime/cli/process.ts';
-import { startLatencyProbe, type Latencies } from '../runtime/gcs/latency-probe.ts';
+import { startLatencyProbe, type Latencies } from '../../bench/support/latency-probe.ts';
 
 let local: LocalCluster;
 
