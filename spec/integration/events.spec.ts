@@ -1,14 +1,16 @@
 // Schedule-failed events on real processes: each of seed 000's three cases through scheduleFailed$,
 // through `orrery events --json` (history, and --follow as they happen) and in `orrery status`; then a
-// storm of 1,000 unplaceable actors against the GCS process: about one event per actor, and the GCS
-// answers nodes() within 100 ms while its pending queue is retried over and over.
+// storm of 1,000 unplaceable actors against the GCS process: every one PENDING with its reason, about
+// one event per actor however often the queue is retried, and the GCS answering every nodes() sent
+// from a process of its own throughout. How fast it answers is a performance claim and lives in
+// `npm run bench:gcs` (bench/gcs.ts), not here.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { filter, firstValueFrom, take, timeout, toArray } from 'rxjs';
 import { startLocalCluster, type LocalCluster, type ScheduleFailedEvent } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { RunningCli, lines, orrery } from '../runtime/cli/process.ts';
-import { startLatencyProbe, type Latencies } from '../../bench/support/latency-probe.ts';
+import { startLatencyProbe, type Latencies, type ProbeResult } from '../../bench/support/latency-probe.ts';
 
 let local: LocalCluster;
 
@@ -65,13 +67,13 @@ test('the three cases of schedule_failed reach scheduleFailed$, orrery events --
   for (const h of [constraints, resources, both]) await h.kill();
 });
 
-test('storm: 1,000 unplaceable actors produce about 1,000 events, and the GCS answers nodes() within 100 ms throughout', async () => {
+test('storm: 1,000 unplaceable actors produce about 1,000 events, and the GCS keeps answering nodes() while their queue is retried', async () => {
   const N = 1000;
   let stormEvents = 0;
   const counting = local.cluster.scheduleFailed$.pipe(filter((e) => e.target.name?.startsWith('storm-') ?? false)).subscribe(() => stormEvents++);
-  // measured from a process of its own: the GCS's answer time, not this busy process's
+  // nodes() sent from a process of its own, every 5 ms, while the queue is retried
   const probe = await startLatencyProbe({ address: local.address });
-  let latencies: { gcs: Latencies; control: Latencies } | undefined;
+  let probed: ProbeResult | undefined;
   try {
     const storm = [];
     for (let i = 0; i < N; i += 25) {
@@ -85,24 +87,23 @@ test('storm: 1,000 unplaceable actors produce about 1,000 events, and the GCS an
       await busy.kill();
       await local.cluster.setNodeLabels((await local.cluster.nodes())[0].nodeId, { set: { churn: String(i) } });
     }
-    latencies = await probe.stop();
+    probed = await probe.stop(); // rejects, naming the exit code, if the probe process died
     const deadline = Date.now() + 10_000;
     while (stormEvents < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const pending = (await local.cluster.actors()).filter((a) => a.name?.startsWith('storm-'));
     assert.is(pending.length, N);
     assert.ok(pending.every((a) => a.state === 'PENDING' && a.pendingReason?.includes('region in (mars)')));
     assert.ok(stormEvents >= N && stormEvents <= N * 1.05, `${stormEvents} schedule_failed events for ${N} actors (not one per retry)`);
-    const { gcs, control } = latencies;
-    assert.ok(gcs.count > 50, `${gcs.count} probes`);
-    // 100 ms, plus what the machine itself cost: the stalls a trivial responder suffered in the same
-    // run (a few ms on a quiet machine; more when other work shares its cores)
-    const machine = Math.max(0, control.worst - control.median);
-    const ms = (l: Latencies) => `worst ${l.worst.toFixed(1)}, p99 ${l.p99.toFixed(1)}, median ${l.median.toFixed(1)} ms`;
-    if (process.env.ORRERY_SPEC_VERBOSE) console.log({ gcs, control });
-    assert.ok(gcs.worst < 100 + machine, `nodes() during the storm: ${ms(gcs)}; a trivial responder meanwhile: ${ms(control)}`);
+    const { gcs, control, failures } = probed;
+    const ms = (l: Latencies) => `${l.count} answers, worst ${l.worst.toFixed(1)}, p99 ${l.p99.toFixed(1)}, median ${l.median.toFixed(1)} ms`;
+    if (process.env.ORRERY_SPEC_VERBOSE) console.log(`nodes() during the storm: ${ms(gcs)}; a trivial responder meanwhile: ${ms(control)}`);
+    // answers throughout: the probe asked all along and every request, GCS or control, was answered
+    assert.ok(gcs.count > 50, `${gcs.count} nodes() answered during the storm`);
+    assert.equal(failures, [], `${failures.length} probe requests got no answer: ${failures.slice(0, 3).map((f) => `${f.to} after ${f.ms.toFixed(0)} ms: ${f.error}`).join('; ')}`);
+    assert.is(control.count, gcs.count, 'the control was asked once after every nodes()');
     await Promise.all(storm.map((h) => h.kill()));
   } finally {
-    if (!latencies) await probe.stop();
+    if (!probed) probe.kill();
     counting.unsubscribe();
   }
 });
