@@ -1,8 +1,8 @@
 /**
- * What the benches on real processes (bench/e2e.ts, bench/pg.ts) share: which code the cluster
+ * What the benches on real processes (bench/e2e.ts, bench/pg.ts, bench/gcs.ts, bench/tasks.ts) share: which code the cluster
  * runs (the compiled package on plain node, or the source under tsx with --dev), what the header
  * says about the code measured (commit, uncommitted changes, the state of dist/), and the raw-NATS
- * responder process used as a reference.
+ * responder processes used as references.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -22,6 +22,10 @@ export interface Mode {
   readonly codec: string;
   readonly fixtures: string;
   readonly responder: string;
+  /** bench/tasks.ts: the no-op task's module, nats-server's starter, and its raw-NATS responder (plain and a task's hops). */
+  readonly taskFixtures: string;
+  readonly natsServer: string;
+  readonly tasksResponder: string;
 }
 
 export const DEV_MODE: Mode = {
@@ -33,6 +37,9 @@ export const DEV_MODE: Mode = {
   codec: '../protocols/codec.ts',
   fixtures: './fixtures/actors.ts',
   responder: './support/e2e-responder.ts',
+  taskFixtures: './support/tasks-fixtures.ts',
+  natsServer: '../runtime/local/nats-server.ts',
+  tasksResponder: './support/tasks-responder.ts',
 };
 
 export const PLAIN_MODE: Mode = {
@@ -44,6 +51,9 @@ export const PLAIN_MODE: Mode = {
   codec: '../dist/protocols/codec.js',
   fixtures: './fixtures/actors.mjs',
   responder: './fixtures/e2e-responder.mjs',
+  taskFixtures: './fixtures/tasks.mjs',
+  natsServer: '../dist/runtime/local/nats-server.js',
+  tasksResponder: './fixtures/tasks-responder.mjs',
 };
 
 /** The checkout's root (this file is bench/support/). */
@@ -52,11 +62,12 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const benchUrl = (path: string): string => new URL(`../${path}`, import.meta.url).href;
 
 /**
- * Starts the raw NATS responder of the mode (a plain process answering every request on `subject`
- * with the request's bytes) and resolves once it is subscribed.
+ * Starts a raw NATS responder of the mode with the mode's node flags — by default `mode.responder`
+ * (a plain process answering every request on `subject` with the request's bytes); bench/tasks.ts
+ * passes `mode.tasksResponder` — and resolves once it printed READY (is subscribed).
  */
-export async function startResponder(mode: Mode, address: string, subject: string): Promise<ChildProcess> {
-  const entry = fileURLToPath(benchUrl(mode.responder));
+export async function startResponder(mode: Mode, address: string, subject: string, module: string = mode.responder): Promise<ChildProcess> {
+  const entry = fileURLToPath(benchUrl(module));
   const child = spawn(process.execPath, [...mode.nodeFlags, entry, address, subject], { stdio: ['pipe', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the raw NATS responder did not start within 30 s')), 30_000);
