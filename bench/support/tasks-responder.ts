@@ -1,6 +1,8 @@
 /**
  * The raw-NATS references of the task bench, in a process of their own (as a raylet is), on a
- * plain connectNatsBus connection, with no codec, no scheduling and no task:
+ * plain connectNatsBus connection, with no codec, no scheduling and no task. This one runs from
+ * source under tsx (bench:tasks --dev); the default mode runs bench/fixtures/tasks-responder.mjs,
+ * the same on the compiled bus, on plain node.
  *
  *   plain  answers every request on `<subject>.plain` with the request's bytes:
  *          driver → nats-server → this process → nats-server → driver
