@@ -6,6 +6,7 @@ import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import { ActorDiedError, RemoteError } from '../errors.ts';
 import { runInContext, type RuntimeContext } from './context.ts';
 import { loadActorClass } from './load.ts';
+import { Answers } from './answers.ts';
 import { Mailbox, type MailboxJob } from './mailbox.ts';
 import { MalformedCounter } from './malformed.ts';
 import { toRemoteError } from './remote-error.ts';
@@ -166,43 +167,7 @@ export class ActorHost {
   }
 }
 
-/**
- * Answers made in one turn, sent together once its microtask queue has drained. An actor's mailbox
- * runs async calls one after another through promise callbacks, so each answer came a microtask
- * after nats.js had already written the previous one: one socket write per call. Gathered, the
- * answers to every call that ran in one go leave in one write. A plain-valued method is answered
- * synchronously, before the promise callbacks of the same turn run, so the flush is queued as a
- * microtask that queues a process.nextTick: Node runs next-ticks only once the microtask queue is
- * empty, so sync and async answers of a turn still leave together. Each answer is encoded when it
- * is made (a later call may change what the method returned); only the sending waits, and not
- * past this turn.
- */
-class Answers {
-  #msgs: BusMsg[] = [];
-  #data: Uint8Array[] = [];
-  readonly #flushSoon = (): void => process.nextTick(this.#flush);
-  readonly #flush = (): void => {
-    const msgs = this.#msgs;
-    const data = this.#data;
-    this.#msgs = [];
-    this.#data = [];
-    for (let i = 0; i < msgs.length; i++) {
-      try {
-        msgs[i]!.respond(data[i]!);
-      } catch {
-        // the bus closed under us: nobody is left to answer
-      }
-    }
-  };
-
-  send(msg: BusMsg, data: Uint8Array): void {
-    if (msg.reply === undefined) return;
-    this.#msgs.push(msg);
-    this.#data.push(data);
-    if (this.#msgs.length === 1) queueMicrotask(this.#flushSoon);
-  }
-}
-
+/** Shared by every actor of this process: msg.respond() answers on the connection each call came on. */
 const answers = new Answers();
 
 /** One call as a mailbox job: runs the method in the actor's context and answers exactly once. */

@@ -2,6 +2,7 @@ import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import { CodeLoadError, RemoteError } from '../errors.ts';
+import { Answers } from './answers.ts';
 import { runInContext, type RuntimeContext } from './context.ts';
 import type { HostNode } from './host.ts';
 import { loadTaskFunction, type TaskFunctionImpl } from './load.ts';
@@ -32,8 +33,10 @@ export class TaskRunner {
   private stopped = false;
   private inFlight = 0;
   readonly leases: TaskLeases;
+  private readonly answers: Answers;
 
   constructor(private readonly opts: { bus: Bus; node: HostNode; cluster?: string; onLeaseEnded?: (leaseId: string) => void; log?: (line: string) => void }) {
+    this.answers = new Answers((subject, data) => opts.bus.publish(subject, data));
     this.leases = new TaskLeases({ bus: opts.bus, subjects: subjects(opts.cluster ?? 'default'), runner: this, onEnded: (id) => opts.onLeaseEnded?.(id), log: opts.log });
   }
 
@@ -66,14 +69,10 @@ export class TaskRunner {
     }
   }
 
-  /** Sends an answer to the driver; nothing once the host has stopped. */
+  /** Sends an answer to the driver, with the others of this turn (answers.ts); nothing once the host has stopped. */
   answer(reply: string, bytes: Uint8Array): void {
     if (this.stopped) return;
-    try {
-      this.opts.bus.publish(reply, bytes);
-    } catch {
-      // the bus closed under us: nobody is left to answer
-    }
+    this.answers.send(reply, bytes);
   }
 
   /**
