@@ -24,6 +24,11 @@ export interface Subscription {
   readonly queue?: string;
   /** Stops delivery at once, including messages already queued for this subscription. */
   unsubscribe(): void;
+  /**
+   * Stops taking new messages but still delivers those the server had already routed to it, then
+   * ends; resolves once it has. A request sent just before the end is answered rather than lost.
+   */
+  drain(): Promise<void>;
   /** Resolves once the subscription has ended (unsubscribed, or its bus closed). */
   readonly closed: Promise<void>;
 }

@@ -65,9 +65,15 @@ export class MemoryBus implements Bus {
       this.subs.delete(delivery);
       markClosed();
     };
+    const drain = async (): Promise<void> => {
+      if (!delivery.active) return;
+      this.broker.remove(delivery); // routes nothing more to it; what is queued still arrives
+      while (delivery.active && delivery.head < delivery.pending.length) await this.broker.settled();
+      end();
+    };
     this.subs.set(delivery, end);
     this.broker.add(delivery);
-    return { subject, queue, unsubscribe: end, closed };
+    return { subject, queue, unsubscribe: end, drain, closed };
   }
 
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg> {

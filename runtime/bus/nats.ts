@@ -93,6 +93,14 @@ class NatsBus implements Bus {
       unsubscribe: () => {
         if (!sub.isClosed() && !this.nc.isClosed()) sub.unsubscribe();
       },
+      drain: async () => {
+        if (sub.isClosed() || sub.isDraining() || this.nc.isClosed() || this.nc.isDraining()) return sub.closed.then(() => undefined);
+        try {
+          await sub.drain();
+        } catch {
+          // the connection closed meanwhile: the subscription ended with it
+        }
+      },
       closed: sub.closed.then(() => undefined),
     };
   }

@@ -316,6 +316,23 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
     assert.is(lateDeliveries, 0);
   });
 
+  test('drain delivers the messages already on their way, then ends: requests sent before it are answered, later ones find no responder', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    const s = server.subscribe(`${ctx.prefix}.drain`, (m) => m.respond(text(`ok:${read(m)}`)));
+    await server.flush();
+    // sent before the drain starts; the server has routed them to the subscription
+    const before = [1, 2, 3].map((i) => client.request(`${ctx.prefix}.drain`, text(String(i)), { timeoutMs: 5000 }));
+    await client.flush();
+    const drained = s.drain();
+    const answers = await within(Promise.all(before), 'answers to the requests sent before the drain');
+    assert.equal(answers.map(read), ['ok:1', 'ok:2', 'ok:3']);
+    await within(drained, 'drain');
+    await within(s.closed, 'subscription closed');
+    await sync(ctx, client, server);
+    const after = await rejection(client.request(`${ctx.prefix}.drain`, text('late'), { timeoutMs: 5000 }));
+    assert.instance(after, NoRespondersError);
+  });
+
   test('one subscription receives 1,000 messages in publish order', async (ctx) => {
     const [pub, sub] = [await connect(ctx), await connect(ctx)];
     const c = collector();
