@@ -50,6 +50,15 @@ export type SubmitTask = Infer<typeof submitTask>;
 export const taskLease = object({ leaseId: id, idleMs: num({ int: true, min: 1 }) });
 export type TaskLease = Infer<typeof taskLease>;
 
+/**
+ * Tasks a lease holds at once: one running on its task host, the rest waiting there behind it in
+ * push order; one more is LEASE_BUSY. A driver pushes to a busy lease only when no lease of the
+ * class is idle and it cannot get another now, so a slow task delays at most LEASE_DEPTH - 1
+ * others, and only when every lease is taken anyway; in exchange the host gets tasks (and sends
+ * answers) in batches rather than one per round trip.
+ */
+export const LEASE_DEPTH = 4;
+
 /** driver → task host (`actor.<leaseId>.call`), a request: one task under a lease. */
 export const leasedTask = object({
   leaseId: id,

@@ -1,6 +1,6 @@
 import { decode, encode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
-import { taskOutcome, type TaskLease } from '../../protocols/messages/task.ts';
+import { LEASE_DEPTH, taskOutcome, type TaskLease } from '../../protocols/messages/task.ts';
 import type { Subscription } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
 import { OrreryError } from '../../lib/errors.ts';
@@ -17,8 +17,10 @@ interface Lease {
   readonly nodeId: string;
   readonly idleMs: number;
   lastUsed: number;
-  /** Fails the task pushed to it now (the lease died with its host). */
-  fail?: (err: Error) => void;
+  /** Tasks pushed to it and not answered yet (at most LEASE_DEPTH). */
+  inFlight: number;
+  /** Fail the tasks pushed to it now (the lease died with its host). */
+  readonly fails: Set<(err: Error) => void>;
   revoked: boolean;
   dropped?: boolean;
 }
@@ -35,6 +37,8 @@ interface TaskClass {
   readonly waiting: Job[];
   /** Leases with no task, most recently used last. */
   idle: Lease[];
+  /** Leases with tasks in flight. */
+  readonly busy: Set<Lease>;
   /** Leases held, idle or busy. */
   leases: number;
   pending: number;
@@ -74,7 +78,7 @@ export class TaskDispatcher {
   /** Runs a task of class `key` (leases shared with tasks of the same key). */
   run(spec: TaskSpec, key: string): Promise<TaskResult> {
     let cls = this.classes.get(key);
-    if (!cls) this.classes.set(key, (cls = { waiting: [], idle: [], leases: 0, pending: 0, full: false }));
+    if (!cls) this.classes.set(key, (cls = { waiting: [], idle: [], busy: new Set(), leases: 0, pending: 0, full: false }));
     const owner = cls;
     return new Promise<TaskResult>((resolve, reject) => {
       owner.waiting.push({ spec, tries: { attempt: 0 }, resolve, reject });
@@ -93,7 +97,8 @@ export class TaskDispatcher {
    */
   private dispatch(cls: TaskClass): void {
     while (cls.waiting.length > 0) {
-      const lease = this.takeLease(cls);
+      // a busy lease takes another task only when no other lease can be had now (LEASE_DEPTH)
+      const lease = this.takeLease(cls) ?? (cls.full || cls.pending >= MAX_PENDING ? this.leastBusy(cls) : undefined);
       if (lease) {
         this.push(cls, cls.waiting.shift()!, lease);
         continue;
@@ -113,6 +118,16 @@ export class TaskDispatcher {
       this.drop(cls, lease);
     }
     return undefined;
+  }
+
+  /** The busy lease with the fewest tasks in flight, when one can hold one more. */
+  private leastBusy(cls: TaskClass): Lease | undefined {
+    let best: Lease | undefined;
+    for (const lease of cls.busy) {
+      if (lease.revoked || lease.dropped || lease.inFlight >= LEASE_DEPTH || !this.submitter.isLive(lease.nodeId)) continue;
+      if (best === undefined || lease.inFlight < best.inFlight) best = lease;
+    }
+    return best;
   }
 
   private submit(cls: TaskClass, job: Job, wantLease: boolean): void {
@@ -137,7 +152,7 @@ export class TaskDispatcher {
   }
 
   private keep(cls: TaskClass, grant: TaskLease, nodeId: string): void {
-    const lease: Lease = { leaseId: grant.leaseId, nodeId, idleMs: grant.idleMs, lastUsed: performance.now(), revoked: false };
+    const lease: Lease = { leaseId: grant.leaseId, nodeId, idleMs: grant.idleMs, lastUsed: performance.now(), inFlight: 0, fails: new Set(), revoked: false };
     this.byLease.set(lease.leaseId, lease);
     cls.leases++;
     cls.idle.push(lease);
@@ -159,21 +174,25 @@ export class TaskDispatcher {
     try {
       data = encode('leased_task', body);
     } catch (err) {
-      cls.idle.push(lease);
+      if (lease.inFlight === 0) cls.idle.push(lease);
       return job.reject(err);
     }
+    lease.inFlight++;
+    cls.busy.add(lease);
     const onLost = (fail: (err: Error) => void): (() => void) => {
-      lease.fail = fail;
-      return () => (lease.fail = undefined);
+      lease.fails.add(fail);
+      return () => lease.fails.delete(fail);
     };
     this.submitter.request(lease.nodeId, this.ctx.subjects.actorCall(lease.leaseId), data, taskOutcome, onLost).then(
       (outcome) => {
+        this.settled(cls, lease);
         this.release(cls, lease);
         if (outcome.kind === 'done') job.resolve({ value: outcome.value, taskId: spec.taskId, nodeId: lease.nodeId, route: [lease.nodeId], attempts: tries.attempt + 1 });
         else job.reject(new OrreryError('PROTOCOL', `a lease answered ${outcome.kind}`, { detail: { leaseId: lease.leaseId } }));
         this.dispatch(cls);
       },
       (err: unknown) => {
+        this.settled(cls, lease);
         const code = err instanceof OrreryError ? err.code : undefined;
         if (err instanceof NoRespondersError || (code !== undefined && LEASE_GONE.has(code))) {
           // the lease was gone before the task reached it: the task never ran
@@ -199,16 +218,23 @@ export class TaskDispatcher {
     );
   }
 
+  /** One task pushed to `lease` is answered (or failed). */
+  private settled(cls: TaskClass, lease: Lease): void {
+    lease.inFlight--;
+    if (lease.inFlight === 0) cls.busy.delete(lease);
+  }
+
+  /** A task on a healthy lease has ended: the lease is idle again once its last task has. */
   private release(cls: TaskClass, lease: Lease): void {
     if (lease.revoked) return this.drop(cls, lease);
     lease.lastUsed = performance.now();
-    cls.idle.push(lease);
+    if (lease.inFlight === 0 && !lease.dropped) cls.idle.push(lease);
   }
 
   private revoke(leaseId: string, cause: string): void {
     const lease = this.byLease.get(leaseId);
     if (!lease) return;
     lease.revoked = true;
-    lease.fail?.(new OrreryError('TASK_WORKER_DIED', `lease ${leaseId} was revoked: ${cause}`, { detail: { leaseId, cause } }));
+    for (const fail of [...lease.fails]) fail(new OrreryError('TASK_WORKER_DIED', `lease ${leaseId} was revoked: ${cause}`, { detail: { leaseId, cause } }));
   }
 }

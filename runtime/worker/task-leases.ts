@@ -1,6 +1,7 @@
 import { OrreryError } from '../../lib/errors.ts';
 import { decode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
+import { LEASE_DEPTH, type LeasedTask } from '../../protocols/messages/task.ts';
 import { encodeError } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
@@ -21,11 +22,22 @@ interface Lease {
   readonly grant: LeaseGrant;
   readonly sub: Subscription;
   expiresAt: number;
-  busy: boolean;
+  /** A task of the lease runs now. */
+  running: boolean;
+  /** Tasks pushed while one ran, to run next in push order (at most LEASE_DEPTH - 1). */
+  readonly queue: Pushed[];
   lastUsed: number;
   /** Fires every idleMs while the lease lives; ends it when it finds it idle that long. */
   timer: NodeJS.Timeout;
 }
+
+/** A task pushed to a lease and not yet started. */
+interface Pushed {
+  readonly taskId: string;
+  readonly code: LeasedTask['code'];
+  readonly reply: string;
+}
+
 
 const LEASED_REGISTRY = { leased_task: messages.leased_task } as const;
 
@@ -65,7 +77,8 @@ export class TaskLeases {
       grant,
       sub: this.opts.bus.subscribe(this.opts.subjects.actorCall(grant.leaseId), (msg) => this.onPush(lease, msg)),
       expiresAt: now + grant.lifetimeMs,
-      busy: false,
+      running: false,
+      queue: [],
       lastUsed: now,
       timer: setTimeout(() => this.check(lease), grant.idleMs),
     };
@@ -77,7 +90,7 @@ export class TaskLeases {
     for (const id of leaseIds) {
       const lease = this.leases.get(id);
       if (!lease) continue;
-      if (lease.busy) lease.expiresAt = 0;
+      if (lease.running) lease.expiresAt = 0;
       else this.end(lease);
     }
   }
@@ -101,21 +114,29 @@ export class TaskLeases {
     if (msg.reply === undefined) return;
     const { leaseId } = lease.grant;
     if (!this.leases.has(leaseId) || performance.now() >= lease.expiresAt) {
-      respond(msg, () => encodeError(new OrreryError('LEASE_EXPIRED', `lease ${leaseId} has ended; submit the task to a raylet`, { detail: { leaseId } })));
-      if (!lease.busy) this.end(lease);
+      respond(msg, () => encodeError(expired(leaseId)));
+      if (!lease.running) this.end(lease);
       return;
     }
-    if (lease.busy) {
-      respond(msg, () => encodeError(new OrreryError('LEASE_BUSY', `lease ${leaseId} runs a task already`, { detail: { leaseId } })));
+    if ((lease.running ? 1 : 0) + lease.queue.length >= LEASE_DEPTH) {
+      respond(msg, () => encodeError(new OrreryError('LEASE_BUSY', `lease ${leaseId} holds ${LEASE_DEPTH} tasks already`, { detail: { leaseId } })));
       return;
     }
-    lease.busy = true;
-    const reply = msg.reply;
-    void this.opts.runner.execute({ taskId: body.taskId, code: body.code, reply }).then((answer) => {
-      this.opts.runner.answer(reply, answer);
-      lease.busy = false;
+    lease.queue.push({ taskId: body.taskId, code: body.code, reply: msg.reply });
+    if (!lease.running) this.runNext(lease);
+  }
+
+  /** Runs the lease's tasks one after another; ends it at its first idle moment after its lifetime. */
+  private runNext(lease: Lease): void {
+    const task = lease.queue.shift();
+    if (task === undefined) return;
+    lease.running = true;
+    void this.opts.runner.execute(task).then((answer) => {
+      this.opts.runner.answer(task.reply, answer);
+      lease.running = false;
       lease.lastUsed = performance.now();
       if (lease.lastUsed >= lease.expiresAt) this.end(lease);
+      else this.runNext(lease);
     });
   }
 
@@ -123,7 +144,7 @@ export class TaskLeases {
   private check(lease: Lease): void {
     if (this.leases.get(lease.grant.leaseId) !== lease) return;
     const now = performance.now();
-    const idle = !lease.busy && (now - lease.lastUsed >= lease.grant.idleMs || now >= lease.expiresAt);
+    const idle = !lease.running && lease.queue.length === 0 && (now - lease.lastUsed >= lease.grant.idleMs || now >= lease.expiresAt);
     if (idle) this.end(lease);
     else lease.timer.refresh();
   }
@@ -133,7 +154,15 @@ export class TaskLeases {
     if (this.leases.get(leaseId) !== lease) return;
     this.leases.delete(leaseId);
     clearTimeout(lease.timer);
-    lease.sub.unsubscribe();
+    // drained, not dropped: a push the driver sent before it could know is answered LEASE_EXPIRED
+    // (it is not in `leases` any more) instead of vanishing with the subscription
+    void lease.sub.drain();
+    // tasks waiting behind the last one never ran: the driver submits them to a raylet
+    for (const task of lease.queue.splice(0)) this.opts.runner.answer(task.reply, encodeError(expired(leaseId)));
     this.opts.onEnded(leaseId);
   }
+}
+
+function expired(leaseId: string): OrreryError {
+  return new OrreryError('LEASE_EXPIRED', `lease ${leaseId} has ended; submit the task to a raylet`, { detail: { leaseId } });
 }

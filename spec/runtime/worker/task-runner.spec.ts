@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decode, encode } from '../../../protocols/codec.ts';
 import { messages } from '../../../protocols/messages/registry.ts';
-import { taskOutcome } from '../../../protocols/messages/task.ts';
+import { LEASE_DEPTH, taskOutcome } from '../../../protocols/messages/task.ts';
 import { decodeReply } from '../../../protocols/reply.ts';
 import { subjects } from '../../../protocols/subjects.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
@@ -86,7 +86,7 @@ test('a result that cannot be sent is a REMOTE_ERROR naming what', async () => {
   assert.match(err.message, 'returnsFunction returned a value that cannot be sent: a function');
 });
 
-test('a lease granted with a task serves pushes on actor.<leaseId>.call, one at a time, until idle', async () => {
+test('a lease granted with a task serves pushes on actor.<leaseId>.call, running one at a time, until idle', async () => {
   const { bus, runner, ended, answerOf, fails } = setup();
   const first = await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-1', idleMs: 40, lifetimeMs: 10_000 } });
   assert.equal(first, { kind: 'done', value: 2, lease: { leaseId: 'lease-1', idleMs: 40 } });
@@ -94,9 +94,12 @@ test('a lease granted with a task serves pushes on actor.<leaseId>.call, one at 
     bus.request(s.actorCall('lease-1'), encode('leased_task', { leaseId: 'lease-1', taskId: 'p', code: code(fn, ...args), attempt: 0 }), { timeoutMs: 2000 }).then((m) => decodeReply(m.data, { value: taskOutcome }));
   assert.equal(await push('add', 2, 3), { kind: 'done', value: 5 });
   const slow = push('slow', 30);
+  // pushed while slow runs: they wait behind it on the host, up to LEASE_DEPTH tasks in all
+  const queued = Array.from({ length: LEASE_DEPTH - 1 }, (_, i) => push('add', i, 1));
   const busy = await fails(push('add', 1, 2));
-  assert.is(busy.code, 'LEASE_BUSY', 'one task at a time');
+  assert.is(busy.code, 'LEASE_BUSY', `at most ${LEASE_DEPTH} tasks held at once`);
   assert.equal(await slow, { kind: 'done', value: 'p' });
+  assert.equal(await Promise.all(queued), Array.from({ length: LEASE_DEPTH - 1 }, (_, i) => ({ kind: 'done', value: i + 1 })));
   assert.is(runner.leases.size, 1);
   const start = performance.now();
   while (runner.leases.size > 0) await new Promise((r) => setTimeout(r, 5));
@@ -113,6 +116,29 @@ test('a lease past its lifetime turns pushes away (LEASE_EXPIRED) and ends', asy
   assert.is(err.code, 'LEASE_EXPIRED');
   assert.is(runner.leases.size, 0);
   assert.equal(ended, ['lease-2']);
+});
+
+test('tasks waiting behind the running one when the lease ends are answered LEASE_EXPIRED: they never ran', async () => {
+  const { bus, runner, ended, answerOf, fails } = setup();
+  await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-5', idleMs: 10_000, lifetimeMs: 10_000 } });
+  const push = (fn: string, ...args: unknown[]) =>
+    bus.request(s.actorCall('lease-5'), encode('leased_task', { leaseId: 'lease-5', taskId: 'p', code: code(fn, ...args), attempt: 0 }), { timeoutMs: 2000 }).then((m) => decodeReply(m.data, { value: taskOutcome }));
+  const running = push('slow', 20);
+  const waiting = [fails(push('add', 1, 1)), fails(push('add', 2, 2))];
+  await new Promise((r) => setTimeout(r, 5));
+  runner.leases.revoke(['lease-5']);
+  assert.equal(await running, { kind: 'done', value: 'p' }, 'the running task still answers');
+  for (const err of await Promise.all(waiting)) assert.is(err.code, 'LEASE_EXPIRED');
+  assert.equal(ended, ['lease-5']);
+});
+
+test('a push already on its way when the lease ends is answered LEASE_EXPIRED, not lost', async () => {
+  const { bus, runner, answerOf, fails } = setup();
+  await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-6', idleMs: 10_000, lifetimeMs: 10_000 } });
+  // published before the host ends the lease, delivered after: the subscription drains
+  const late = fails(bus.request(s.actorCall('lease-6'), encode('leased_task', { leaseId: 'lease-6', taskId: 'p', code: code('add', 1, 1), attempt: 0 }), { timeoutMs: 2000 }).then((m) => decodeReply(m.data, { value: taskOutcome })));
+  runner.leases.revoke(['lease-6']);
+  assert.is((await late).code, 'LEASE_EXPIRED');
 });
 
 test('a task that fails ends its lease at once: the driver never hears of it', async () => {
