@@ -1,4 +1,4 @@
-import { num, object, str, type Infer } from '../validate.ts';
+import { array, num, object, optional, str, type Infer } from '../validate.ts';
 import { id, labels, resourceSet, seq, taints } from './common.ts';
 
 /** Where a raylet runs, for operators and the CLI's `--node-ip`; requests still travel over NATS. */
@@ -8,7 +8,15 @@ export const nodeAddress = object({
   pid: num({ int: true, min: 0 }),
 });
 
-/** raylet → GCS (`gcs.register_node`): a node joins with its labels, taints and resources. */
+/** An actor incarnation a raylet runs (or is starting). */
+export const runningActor = object({ actorId: id, incarnation: num({ int: true, min: 0 }) });
+
+/**
+ * raylet → GCS (`gcs.register_node`): a node joins with its labels, taints and resources. A raylet
+ * that registers again — the GCS restarted, or declared the node dead while it was cut off — says
+ * what it still runs in `running`; the GCS keeps what it agrees with and has the raylet kill the rest
+ * (docs/failover.md, "Control-plane faults").
+ */
 export const registerNode = object({
   nodeId: id,
   name: str({ min: 1, max: 256 }),
@@ -16,6 +24,7 @@ export const registerNode = object({
   taints,
   resources: object({ total: resourceSet, available: resourceSet }),
   address: nodeAddress,
+  running: optional(object({ actors: array(runningActor, { max: 100_000 }) })),
 });
 export type RegisterNode = Infer<typeof registerNode>;
 

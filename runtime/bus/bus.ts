@@ -1,3 +1,5 @@
+import type { KeyValue } from './kv.ts';
+
 /**
  * The message bus every orrery process talks through: NATS in a real cluster (nats.ts), or an
  * in-process broker with the same semantics for simulations and specs (memory.ts). Payloads are
@@ -56,6 +58,11 @@ export interface Bus {
   close(): Promise<void>;
   /** Resolves when the bus has closed (by close() or, for NATS, a connection lost for good). */
   readonly closed: Promise<void>;
+  /**
+   * Key-value buckets beside the bus (kv.ts): JetStream KV on a NATS server that has JetStream;
+   * undefined when there is none (a server without JetStream, the memory bus).
+   */
+  keyValue?(): Promise<KeyValue | undefined>;
 }
 
 /** Receives the outcome of one requestCallback(): an error, or (when `err` is undefined) the answer. */

@@ -2,6 +2,7 @@ import { connect, createInbox, errors, type Msg, type NatsConnection, type Subsc
 import { OrreryError } from '../../lib/errors.ts';
 import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
 import { BusClosedError, ConnectionFailedError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
+import type { KeyValue } from './kv.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
 
 export interface NatsBusOptions extends BusOptions {
@@ -139,6 +140,17 @@ class NatsBus implements Bus {
       clearTimeout(timer);
       const error = mapError(err);
       queueMicrotask(() => done(error, undefined));
+    }
+  }
+
+  /** JetStream KV, loaded on first use (nats-kv.ts); undefined when the server has no JetStream. */
+  async keyValue(): Promise<KeyValue | undefined> {
+    const { openJetStreamKv } = await import('./nats-kv.ts');
+    try {
+      return await openJetStreamKv(this.nc);
+    } catch (err) {
+      if (err instanceof OrreryError && err.code === 'JETSTREAM_UNAVAILABLE') return undefined;
+      throw err;
     }
   }
 

@@ -49,6 +49,9 @@ export interface ActorMachineInput {
   resources: Record<string, number>;
   /** 0: never restarted; -1: restarted without limit. */
   maxRestarts: number;
+  /** Where a recovered actor's count stands (a GCS restarted, docs/failover.md); default 0 each. */
+  numRestarts?: number;
+  incarnation?: number;
 }
 
 export interface ActorContext extends ActorMachineInput {
@@ -119,7 +122,7 @@ export const actorMachine = setup({
   },
 }).createMachine({
   id: 'actor',
-  context: ({ input }) => ({ ...input, numRestarts: 0, incarnation: 0 }),
+  context: ({ input }) => ({ ...input, numRestarts: input.numRestarts ?? 0, incarnation: input.incarnation ?? 0 }),
   initial: 'PENDING',
   states: {
     PENDING: {

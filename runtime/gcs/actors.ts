@@ -15,7 +15,7 @@ import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
 import { Placement } from './placement.ts';
 import { PlacementGroupDirectory } from './placement-groups.ts';
 import { describe, type CreateOutcome, type RayletClient } from './raylets.ts';
-import type { GcsStore } from './store.ts';
+import type { ActorRecord, GcsStore } from './store.ts';
 import { tokenField } from './wire.ts';
 
 /**
@@ -77,6 +77,72 @@ export class ActorDirectory {
     const decision = this.#placement.decide({ actorId: reg.actorId, namespace: reg.namespace, compiled });
     if (decision.status === 'failed') throw decision.error;
 
+    const ref = this.#start(reg, compiled, { numRestarts: 0, incarnation: 0 });
+    this.#apply(ref, decision);
+    // decided against the cluster as it is: the queue need not try it again until something changes
+    if (decision.status === 'unschedulable') this.deps.queue().tried(reg.actorId);
+    return this.#entries.get(reg.actorId)!.info;
+  }
+
+  /**
+   * Brings back an actor from the store after a GCS restart (recovery.ts decides how): `running`
+   * puts it back on the node that still runs this incarnation — placed there without a decision,
+   * and the raylet answers the create of an incarnation it runs as created, so nothing restarts;
+   * `lost` restarts it when it may (else it is DEAD with `cause`); `waiting` queues it again; a
+   * DEAD record is kept as it is, without a machine.
+   */
+  restore(record: ActorRecord, how: { kind: 'running'; nodeId: string } | { kind: 'lost'; cause: string } | { kind: 'waiting' } | { kind: 'dead' }): void {
+    const reg = record.registration;
+    if (this.#entries.has(reg.actorId)) return;
+    const incarnation = record.incarnation ?? 0;
+    const numRestarts = record.info.numRestarts;
+    let compiled: CompiledActor;
+    try {
+      compiled = compileActor(reg, { rareResources: this.deps.rareResources });
+    } catch (err) {
+      how = { kind: 'dead' };
+      this.deps.log(`actor ${reg.actorId} from the store no longer compiles: ${err instanceof Error ? err.message : String(err)}`);
+      compiled = undefined as unknown as CompiledActor;
+    }
+    if (how.kind === 'dead') {
+      this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, info: record.info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
+      return;
+    }
+    if (how.kind === 'lost') {
+      const restartable = compiled.maxRestarts === -1 || numRestarts < compiled.maxRestarts;
+      if (!restartable) {
+        const info: ActorInfoWire = { ...record.info, state: 'DEAD', deathCause: how.cause };
+        delete (info as { nodeId?: string }).nodeId;
+        this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
+        this.deps.store.putActor({ registration: reg, info, incarnation });
+        this.deps.events.actorState(info);
+        return;
+      }
+      this.deps.log(`actor ${reg.actorId} restarts: ${how.cause}`);
+      this.#start(reg, compiled, { numRestarts: numRestarts + 1, incarnation: incarnation + 1 });
+      return;
+    }
+    const ref = this.#start(reg, compiled, { numRestarts, incarnation });
+    if (how.kind === 'running') ref.send({ type: 'PLACED', nodeId: how.nodeId });
+  }
+
+  /**
+   * What a registering raylet still runs, while the GCS serves: only the incarnation the GCS has
+   * placed on that node stays; every other one is killed there (the node was declared dead and its
+   * actors restarted elsewhere, or the GCS never knew them). Answers how many were killed.
+   */
+  reconcileNode(nodeId: string, running: readonly { actorId: string; incarnation: number }[]): number {
+    let killed = 0;
+    for (const { actorId, incarnation } of running) {
+      const context = this.#entries.get(actorId)?.ref?.getSnapshot().context;
+      if (context?.nodeId === nodeId && context.incarnation === incarnation) continue;
+      void this.deps.raylets.kill(nodeId, actorId, incarnation);
+      killed++;
+    }
+    return killed;
+  }
+
+  #start(reg: RegisterActor, compiled: CompiledActor, counts: { numRestarts: number; incarnation: number }): ActorRef {
     const ref = this.deps.spawn({
       actorId: reg.actorId,
       namespace: reg.namespace,
@@ -85,6 +151,7 @@ export class ActorDirectory {
       labels: compiled.labels,
       resources: { ...compiled.held },
       maxRestarts: compiled.maxRestarts,
+      ...counts,
     });
     const snapshot = ref.getSnapshot();
     const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
@@ -93,10 +160,7 @@ export class ActorDirectory {
     if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
     this.#observe(entry, snapshot, true, entry.info);
     ref.subscribe({ next: (snapshot) => this.#observe(entry, snapshot, false), error: (err) => this.deps.log(`actor ${reg.actorId} machine failed: ${String(err)}`) });
-    this.#apply(ref, decision);
-    // decided against the cluster as it is: the queue need not try it again until something changes
-    if (decision.status === 'unschedulable') this.deps.queue().tried(reg.actorId);
-    return entry.info;
+    return ref;
   }
 
   get(query: MessageBody<'get_actor'>): ActorInfoWire {
@@ -274,7 +338,7 @@ export class ActorDirectory {
     const previous = entry.info.state;
     const info = known ?? this.#infoOf(entry.registration, snapshot);
     entry.info = info;
-    this.deps.store.putActor({ registration: entry.registration, info });
+    this.deps.store.putActor({ registration: entry.registration, info, incarnation: snapshot.context.incarnation });
     const queue = this.deps.queue();
     if (info.state === 'PENDING' || info.state === 'RESTARTING') queue.add(info.actorId);
     else queue.delete(info.actorId);

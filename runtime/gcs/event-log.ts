@@ -17,16 +17,32 @@ export interface EventQuery {
   readonly limit?: number;
 }
 
+export interface EventLogOptions {
+  /** Largest list_events reply; default under 1 MiB. */
+  maxReplyBytes?: number;
+  /** The seq the last event had before this log (a restarted GCS goes on from its store); default 0. */
+  firstSeq?: number;
+  /** Told every new seq (the GCS keeps it in its store). */
+  onSeq?: (seq: number) => void;
+}
+
 export class EventLog {
   readonly #ring: (ClusterEventWire | undefined)[];
+  readonly #onSeq: ((seq: number) => void) | undefined;
+  readonly maxReplyBytes: number;
   #next = 0;
-  #seq = 0;
+  #seq: number;
+  /** Events appended to this log (seqs before firstSeq were an earlier GCS's). */
+  #appended = 0;
 
   constructor(
     readonly capacity = DEFAULT_EVENT_HISTORY,
-    private readonly maxReplyBytes = DEFAULT_MAX_REPLY_BYTES,
+    opts: EventLogOptions = {},
   ) {
     this.#ring = new Array<ClusterEventWire | undefined>(capacity);
+    this.maxReplyBytes = opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+    this.#seq = opts.firstSeq ?? 0;
+    this.#onSeq = opts.onSeq;
   }
 
   /** The seq of the newest event (0 before the first). */
@@ -37,6 +53,8 @@ export class EventLog {
   /** Numbers the event, keeps it (dropping the oldest when full) and returns it with its seq. */
   append(event: Omit<ClusterEventWire, 'seq'>): ClusterEventWire {
     const numbered: ClusterEventWire = { ...event, seq: ++this.#seq };
+    this.#appended++;
+    this.#onSeq?.(this.#seq);
     this.#ring[this.#next] = numbered;
     this.#next = (this.#next + 1) % this.capacity;
     return numbered;
@@ -69,7 +87,7 @@ export class EventLog {
       picked.push(event);
     }
     // events after `afterSeq` that the ring no longer holds
-    const oldestHeld = this.#seq - Math.min(this.#seq, this.capacity) + 1;
+    const oldestHeld = this.#seq - Math.min(this.#appended, this.capacity) + 1;
     if (types === undefined && after + 1 < oldestHeld) omitted += oldestHeld - after - 1;
     return { events: picked.reverse(), lastSeq: this.#seq, omitted };
   }

@@ -5,8 +5,15 @@ import { nodeMachine, type NodeMachineInput } from './node.machine.ts';
 /**
  * The GCS itself:
  *
- *   starting ──(subjects open)──▶ serving ──STOP──▶ stopping ──(subjects closed)──▶ stopped
- *       └──(cannot open)──▶ failed
+ *   starting ──(subjects open)──▶ recovering ──────────────────────────▶ serving ──STOP──▶ stopping ──▶ stopped
+ *       │                          grace ──(window over, or NODES_BACK)──▶ reconciling ──┘
+ *       └──(cannot open)──▶ failed   └──(nothing to recover)───────────────▶ ┘
+ *
+ * `recovering` is where a GCS that found tables from an earlier one (a restart, a standby taking
+ * over) gives raylets a grace window to register again with what they still run, then reconciles
+ * (recovery.ts) before it schedules anything; with nothing to recover it passes straight through.
+ * The window ends early on NODES_BACK (every node the table held as live is back). Mutating
+ * requests that arrive before `serving` wait for it; queries and registrations are answered.
  *
  * While starting and serving it spawns one Node machine per registered node as its children (ids
  * `node-<nodeId>`). Actor and PlacementGroup machines (ids `actor-<actorId>`, `placement-group-<pgId>`) are created by the service with this
@@ -16,14 +23,25 @@ import { nodeMachine, type NodeMachineInput } from './node.machine.ts';
  * stall per actor death at 1,000 actors). A child that reaches its final state (a DEAD node) is
  * stopped and dropped from `children`; its last state lives on in the GCS's store.
  *
- * Opening and closing the request subjects are the invoked `openSubjects` / `closeSubjects` promise
- * actors, supplied with provide() by the service; the defaults here do nothing.
+ * Opening and closing the request subjects and reconciling are the invoked `openSubjects` /
+ * `closeSubjects` / `reconcile` promise actors, supplied with provide() by the service; the defaults
+ * here do nothing.
  */
 export interface GcsMachineInput {
   cluster: string;
+  /** Whether the store holds live nodes or actors from an earlier GCS; default false. */
+  recover?: boolean;
+  /** Longest wait for raylets to register again when recovering; default 3,000 ms. */
+  graceMs?: number;
 }
 
-export type GcsEvent = { type: 'NODE_REGISTERED'; node: NodeMachineInput } | { type: 'STOP' };
+interface GcsContext {
+  cluster: string;
+  recover: boolean;
+  graceMs: number;
+}
+
+export type GcsEvent = { type: 'NODE_REGISTERED'; node: NodeMachineInput } | { type: 'NODES_BACK' } | { type: 'STOP' };
 
 export const nodeChildId = (nodeId: string): string => `node-${nodeId}`;
 export const actorChildId = (actorId: string): string => `actor-${actorId}`;
@@ -36,24 +54,32 @@ const childOf = (event: unknown): { actorId: string; error?: unknown } => event 
 
 export const gcsMachine = setup({
   types: {
-    context: {} as GcsMachineInput,
+    context: {} as GcsContext,
     events: {} as GcsEvent,
     input: {} as GcsMachineInput,
   },
   actors: {
     node: nodeMachine,
     actor: actorMachine,
-    openSubjects: fromPromise<void, GcsMachineInput>(async () => {}),
-    closeSubjects: fromPromise<void, GcsMachineInput>(async () => {}),
+    openSubjects: fromPromise<void, GcsContext>(async () => {}),
+    closeSubjects: fromPromise<void, GcsContext>(async () => {}),
+    reconcile: fromPromise<void, GcsContext>(async () => {}),
+  },
+  guards: {
+    nothingToRecover: ({ context }) => !context.recover,
+  },
+  delays: {
+    graceWindow: ({ context }) => context.graceMs,
   },
   actions: {
     /** A child machine threw (an action implementation failed): report it; the child is dropped. */
     reportChildError: (_, _params: { childId: string; error: unknown }) => {},
     reportStartFailure: (_, _params: { error: unknown }) => {},
+    reportReconcileFailure: (_, _params: { error: unknown }) => {},
   },
 }).createMachine({
   id: 'gcs',
-  context: ({ input }) => ({ cluster: input.cluster }),
+  context: ({ input }) => ({ cluster: input.cluster, recover: input.recover ?? false, graceMs: input.graceMs ?? 3000 }),
   initial: 'starting',
   // Nodes are spawned while starting (a request may arrive between the first subscription and the
   // last) and serving; `stopping` refuses them, so the service can tell a stopping GCS.
@@ -74,12 +100,32 @@ export const gcsMachine = setup({
       invoke: {
         src: 'openSubjects',
         input: ({ context }) => context,
-        onDone: 'serving',
+        onDone: 'recovering',
         onError: { target: 'failed', actions: { type: 'reportStartFailure', params: ({ event }) => ({ error: event.error }) } },
       },
     },
-    serving: {
+    recovering: {
+      initial: 'grace',
       on: { STOP: 'stopping' },
+      states: {
+        grace: {
+          always: { guard: 'nothingToRecover', target: '#gcs.serving' },
+          after: { graceWindow: 'reconciling' },
+          on: { NODES_BACK: 'reconciling' },
+        },
+        reconciling: {
+          invoke: {
+            src: 'reconcile',
+            input: ({ context }) => context,
+            onDone: '#gcs.serving',
+            // a reconciliation that failed part-way still leaves a GCS that can serve: said, not fatal
+            onError: { target: '#gcs.serving', actions: { type: 'reportReconcileFailure', params: ({ event }) => ({ error: event.error }) } },
+          },
+        },
+      },
+    },
+    serving: {
+      on: { STOP: 'stopping', NODES_BACK: {} },
     },
     stopping: {
       invoke: { src: 'closeSubjects', input: ({ context }) => context, onDone: 'stopped', onError: 'stopped' },

@@ -32,6 +32,12 @@ export interface NodeDirectoryDeps {
   readonly kick: (reason: KickReason) => void;
   /** A node's labels or taints changed: running actors there may have to move (eviction.ts). */
   readonly constraintsChanged: (nodeId: string) => void;
+  /**
+   * A raylet registered, running these actor incarnations (empty for a fresh one): the GCS keeps
+   * what it agrees with and kills the rest — at once while serving, after the grace window while
+   * it recovers (recovery.ts).
+   */
+  readonly registered: (nodeId: string, running: readonly { actorId: string; incarnation: number }[]) => void;
   readonly heartbeatMs: number;
   readonly nodeTimeoutMs: number;
   readonly rareResources: readonly string[];
@@ -60,12 +66,16 @@ export class NodeDirectory {
     tokenField('nodeId', reg.nodeId);
     const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, rareResources: [...this.deps.rareResources] };
     if (this.#refs.has(reg.nodeId)) return answer;
-    const setup = nodeSetup(reg, this.deps.rareResources);
+    // A node the table still holds as live comes back to a restarted GCS: it keeps the labels and
+    // taints it had (changed at run time, perhaps), not only those its raylet started with.
+    const previous = this.deps.store.getNode(reg.nodeId);
+    const kept = previous !== undefined && previous.info.state !== 'DEAD' ? { labels: previous.info.labels, taints: previous.info.taints } : {};
+    const setup = nodeSetup({ ...reg, ...kept }, this.deps.rareResources);
     const { state } = this.deps;
     state.addNode({ nodeId: reg.nodeId, name: reg.name, labels: setup.labels, taints: setup.taints, total: setup.total, available: setup.available });
     const ref = this.deps.spawn({ nodeId: reg.nodeId, nodeTimeoutMs: this.deps.nodeTimeoutMs });
     this.#refs.set(reg.nodeId, ref);
-    this.deps.store.putNode({ registration: reg, info: this.#infoFromState(reg.nodeId), registeredAt: (this.deps.now ?? Date.now)() });
+    this.deps.store.putNode({ registration: withoutRunning(reg), info: this.#infoFromState(reg.nodeId), registeredAt: (this.deps.now ?? Date.now)() });
     let last: NodeState = 'ALIVE';
     ref.subscribe({
       next: (snapshot) => {
@@ -76,6 +86,8 @@ export class NodeDirectory {
     });
     this.deps.events.node('node_added', this.info(reg.nodeId));
     this.deps.view.changed(reg.nodeId);
+    if (previous?.info.state === 'DRAINING') ref.send({ type: 'DRAIN' });
+    this.deps.registered(reg.nodeId, reg.running?.actors ?? []);
     this.deps.kick('node_registered');
     return answer;
   }
@@ -143,6 +155,24 @@ export class NodeDirectory {
     return record.info;
   }
 
+  /** Whether a node of this id is registered and not DEAD. */
+  has(nodeId: string): boolean {
+    return this.#refs.has(nodeId);
+  }
+
+  /**
+   * A node the table holds as live did not come back within a restarted GCS's grace window: its
+   * record becomes DEAD (its actors are restarted by the recovery, not here).
+   */
+  lost(nodeId: string): void {
+    const record = this.deps.store.getNode(nodeId);
+    if (!record || record.info.state === 'DEAD' || this.#refs.has(nodeId)) return;
+    const info: NodeInfoWire = { ...record.info, state: 'DEAD' };
+    this.deps.store.putNode({ ...record, info });
+    this.deps.log(`node ${nodeId} did not register again after the GCS restarted: DEAD`);
+    this.deps.events.node('node_dead', info);
+  }
+
   list(): NodeInfoWire[] {
     this.#syncStale();
     return this.deps.store.nodes().map((r) => r.info);
@@ -208,4 +238,11 @@ export class NodeDirectory {
       resources: { total: { ...node.total }, available: { ...node.available } },
     };
   }
+}
+
+/** The registration as the node table keeps it: what the raylet ran then is not the node's. */
+function withoutRunning(reg: MessageBody<'register_node'>): MessageBody<'register_node'> {
+  if (reg.running === undefined) return reg;
+  const { running: _, ...rest } = reg;
+  return rest;
 }

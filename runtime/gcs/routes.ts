@@ -17,24 +17,38 @@ function route<K extends MessageType>(type: K, handle: Handler<K>): Route {
   return { type, handle } as Route;
 }
 
+/**
+ * A verb that changes what the GCS knows: it waits while the GCS recovers (gcs.machine.ts), and is
+ * answered only once what it changed is stored (store.ts `durable`), so nothing acknowledged is lost
+ * with the GCS.
+ */
+function mutating<T>(gcs: GcsService, run: () => T | Promise<T>): Promise<T> {
+  const go = async (): Promise<T> => {
+    const value = await run();
+    await gcs.store.durable();
+    return value;
+  };
+  return gcs.isServing ? go() : gcs.serving.then(go);
+}
+
 export function routes(gcs: GcsService): Record<GcsVerb, Route> {
   return {
     register_node: route('register_node', (body) => gcs.nodes.register(body)),
     heartbeat: route('heartbeat', (body) => gcs.nodes.heartbeat(body)),
-    register_actor: route('register_actor', (body) => gcs.registrations.run(() => gcs.actors.register(body))),
+    register_actor: route('register_actor', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.actors.register(body)))),
     get_actor: route('get_actor', (body) => gcs.actors.get(body)),
-    kill_actor: route('kill_actor', (body) => gcs.actors.kill(body)),
+    kill_actor: route('kill_actor', (body) => mutating(gcs, () => gcs.actors.kill(body))),
     list_nodes: route('list_nodes', () => gcs.nodes.list()),
     list_actors: route('list_actors', () => gcs.actors.list()),
-    set_node_labels: route('set_node_labels', (body) => gcs.nodes.setLabels(body)),
-    set_node_taints: route('set_node_taints', (body) => gcs.nodes.setTaints(body)),
-    drain_node: route('drain_node', (body) => gcs.nodes.drain(body)),
+    set_node_labels: route('set_node_labels', (body) => mutating(gcs, () => gcs.nodes.setLabels(body))),
+    set_node_taints: route('set_node_taints', (body) => mutating(gcs, () => gcs.nodes.setTaints(body))),
+    drain_node: route('drain_node', (body) => mutating(gcs, () => gcs.nodes.drain(body))),
     view_snapshot: route('view_snapshot', () => gcs.view.snapshot()),
-    actor_died: route('actor_died', (body) => gcs.actors.died(body)),
+    actor_died: route('actor_died', (body) => mutating(gcs, () => gcs.actors.died(body))),
     list_events: route('list_events', (body) => gcs.history.query(body)),
     list_placement_groups: route('list_placement_groups', () => gcs.groups.list()),
-    create_pg: route('create_pg', (body) => gcs.registrations.run(() => gcs.groups.create(body))),
-    remove_pg: route('remove_pg', (body) => gcs.groups.remove(body)),
+    create_pg: route('create_pg', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.groups.create(body)))),
+    remove_pg: route('remove_pg', (body) => mutating(gcs, () => gcs.groups.remove(body))),
     get_pg: route('get_pg', (body) => gcs.groups.get(body)),
   };
 }

@@ -22,6 +22,7 @@ import { placementGroupChildId } from './gcs.machine.ts';
 import { RayletClient } from './raylets.ts';
 import { serveVerbs } from './routes.ts';
 import { MemoryStore, type GcsStore } from './store.ts';
+import { Recovery } from './recovery.ts';
 import { DEFAULT_VIEW_INTERVAL_MS, ViewBroadcaster } from './view.ts';
 import { WireIntake } from './wire.ts';
 
@@ -58,6 +59,11 @@ export interface GcsOptions {
    * GCS yields to the event loop; default 5 ms.
    */
   queueSliceMs?: number;
+  /**
+   * Longest a GCS that found live nodes or actors in its store waits for raylets to register again
+   * before it reconciles (the grace window); default 3,000 ms (docs/failover.md).
+   */
+  graceMs?: number;
   /** xstate inspection of the Gcs machine and every Node and Actor machine it spawned. */
   inspect?: (event: InspectionEvent) => void;
 }
@@ -78,7 +84,11 @@ export class GcsService {
   readonly actors: ActorDirectory;
   readonly groups: PlacementGroupDirectory;
   readonly bundles: BundleClient;
+  readonly recovery: Recovery;
   readonly actor: Actor<GcsMachine>;
+  /** Resolves when the Gcs machine serves: mutating requests that arrive earlier wait for it. */
+  readonly serving: Promise<void>;
+  #markServing!: () => void;
   #subscriptions: Subscription[] = [];
   #actorLogic: ActorMachine;
   readonly #actorRefs = new Set<AnyActorRef>();
@@ -94,7 +104,12 @@ export class GcsService {
     const { bus } = opts;
     this.store = opts.store ?? new MemoryStore();
     this.intake = new WireIntake({ log, maxBytes: positiveInt('maxMessageBytes', opts.maxMessageBytes, DEFAULT_MAX_BYTES, 1) });
-    this.history = new EventLog(positiveInt('eventHistory', opts.eventHistory, DEFAULT_EVENT_HISTORY, 1));
+    this.history = new EventLog(positiveInt('eventHistory', opts.eventHistory, DEFAULT_EVENT_HISTORY, 1), {
+      // event seqs go on from where an earlier GCS left them, so readers never see one twice
+      firstSeq: this.store.getMeta('eventSeq') ?? 0,
+      onSeq: (seq) => this.store.putMeta('eventSeq', seq),
+    });
+    this.serving = new Promise((resolve) => (this.#markServing = resolve));
     const events = new EventPublisher({ bus, subjects: this.subjects, log, history: this.history });
     this.view = new ViewBroadcaster({ bus, subjects: this.subjects, state: this.state, intervalMs: positiveInt('viewIntervalMs', opts.viewIntervalMs, DEFAULT_VIEW_INTERVAL_MS, 1), log });
     const raylets = new RayletClient({
@@ -145,7 +160,15 @@ export class GcsService {
       constraintsChanged: (nodeId) => this.eviction.mark(nodeId),
       spawn: (input) => this.#child<NodeRef>({ type: 'NODE_REGISTERED', node: input }, nodeChildId(input.nodeId)),
       failActorsOn: (nodeId) => this.actors.failOnNode(nodeId),
+      registered: (nodeId, running) => this.recovery.registered(nodeId, running),
       failGroupsOn: (nodeId) => this.groups.failOnNode(nodeId),
+    });
+    this.recovery = new Recovery({
+      store: this.store,
+      nodes: this.nodes,
+      actors: this.actors,
+      log,
+      allBack: () => this.actor.send({ type: 'NODES_BACK' }),
     });
     const actorLogic = provideActorEffects({
       state: this.state,
@@ -167,19 +190,35 @@ export class GcsService {
         actor: actorLogic,
         openSubjects: fromPromise(async () => this.#open()),
         closeSubjects: fromPromise(async () => this.#close()),
+        reconcile: fromPromise(async () => {
+          this.recovery.reconcile();
+          kick('node_registered');
+        }),
       },
       actions: {
         reportChildError: (_, { childId, error }) => log(`${childId} stopped after an error: ${error instanceof Error ? error.message : String(error)}`),
         reportStartFailure: (_, { error }) => log(`cannot serve: ${error instanceof Error ? error.message : String(error)}`),
+        reportReconcileFailure: (_, { error }) => log(`reconciling after a restart failed part-way: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
       },
     });
-    this.actor = createActor(machine, { input: { cluster: this.cluster }, ...(opts.inspect ? { inspect: opts.inspect } : {}) });
+    const graceMs = positiveInt('graceMs', opts.graceMs, 3000, 0);
+    this.actor = createActor(machine, { input: { cluster: this.cluster, recover: this.recovery.needed, graceMs }, ...(opts.inspect ? { inspect: opts.inspect } : {}) });
+    this.actor.subscribe((snapshot) => {
+      if (snapshot.value === 'serving') this.#markServing();
+    });
   }
 
-  /** Starts the Gcs machine; resolves once every request subject is served. */
+  /**
+   * Starts the Gcs machine; resolves once it serves: every request subject open and, when the store
+   * held an earlier GCS's nodes or actors, the grace window over and everything reconciled.
+   */
   async start(): Promise<void> {
+    if (this.recovery.needed) {
+      const { expected } = this.recovery;
+      this.opts.log?.(`recovering: ${expected.size} node(s) and ${this.store.counts().actors} actor record(s) in the store; waiting up to ${this.actor.getSnapshot().context.graceMs} ms for the raylets`);
+    }
     this.actor.start();
-    const snapshot = await waitFor(this.actor, (s) => s.value !== 'starting');
+    const snapshot = await waitFor(this.actor, (s) => s.value === 'serving' || s.status !== 'active');
     if (snapshot.value !== 'serving') {
       this.actor.stop();
       throw new OrreryError('GCS_START_FAILED', `the GCS of cluster ${JSON.stringify(this.cluster)} could not open its subjects`, { detail: { cluster: this.cluster } });
@@ -191,6 +230,11 @@ export class GcsService {
     this.actor.send({ type: 'STOP' });
     await waitFor(this.actor, (s) => s.status !== 'active');
     this.actor.stop();
+  }
+
+  /** Whether the Gcs machine serves (not starting, recovering or stopping). */
+  get isServing(): boolean {
+    return this.actor.getSnapshot().value === 'serving';
   }
 
   /**
@@ -206,7 +250,7 @@ export class GcsService {
   /** Starts an Actor or PlacementGroup machine with the Gcs actor as its parent (not a spawned child). */
   #startChild(logic: ActorMachine | PlacementGroupMachine, id: string, input: ActorMachineInput | PlacementGroupMachineInput, track = true): AnyActorRef {
     const value = this.actor.getSnapshot().value;
-    if (value !== 'starting' && value !== 'serving') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes, actors or placement groups');
+    if (value === 'stopping' || value === 'stopped' || value === 'failed') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes, actors or placement groups');
     const ref: AnyActorRef = createActor(logic as AnyStateMachine, { parent: this.actor, id, input });
     if (track) {
       this.#actorRefs.add(ref);

@@ -3,10 +3,15 @@ import type { NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { RegisterNode } from '../../protocols/messages/node.ts';
 
 /**
- * The GCS's tables: every node and every actor it has known, with what is needed to rebuild them.
- * Reads are synchronous and writes fire-and-forget, so a persistent implementation (JetStream KV)
- * keeps a local copy and writes behind; the memory implementation below is that local copy alone.
+ * The GCS's tables: every node and every actor it has known, with what is needed to rebuild them
+ * after a restart (docs/failover.md, "Control-plane faults"). Reads are synchronous and writes
+ * fire-and-forget, so a persistent implementation keeps a local copy and writes behind
+ * (kv-store.ts, JetStream KV); `durable()` is how a caller waits for what it wrote to be stored
+ * before it answers a request. The memory implementation below is that local copy alone.
  * Records are plain data (they survive msgpackr).
+ *
+ * What is not a table is derived from these on recovery: the pending queue (actors PENDING or
+ * RESTARTING), named actors (names of actors not DEAD), namespaces (the actors').
  */
 export interface NodeRecord {
   /** What the raylet registered with (labels as sent, taints before rare-resource taints). */
@@ -22,7 +27,12 @@ export interface ActorRecord {
   readonly registration: RegisterActor;
   /** The actor as the GCS reports it now. */
   readonly info: ActorInfoWire;
+  /** The Actor machine's incarnation (0 until a restart); default 0. */
+  readonly incarnation?: number;
 }
+
+/** Small counters kept across restarts. */
+export type MetaKey = 'eventSeq';
 
 export interface GcsStore {
   getNode(nodeId: string): NodeRecord | undefined;
@@ -30,14 +40,25 @@ export interface GcsStore {
   nodes(): NodeRecord[];
   getActor(actorId: string): ActorRecord | undefined;
   putActor(record: ActorRecord): void;
+  deleteActor(actorId: string): void;
   actors(): ActorRecord[];
+  getMeta(key: MetaKey): number | undefined;
+  putMeta(key: MetaKey, value: number): void;
   /** Table sizes, for snapshots and specs. */
   counts(): { nodes: number; actors: number };
+  /** Resolves once every write made before the call is stored; rejects when one failed. */
+  durable(): Promise<void>;
+  /** Whether the tables outlive this GCS (a restarted GCS recovers from them). */
+  readonly persistent: boolean;
+  /** Stores what is still pending, then lets go. */
+  close(): Promise<void>;
 }
 
 export class MemoryStore implements GcsStore {
+  readonly persistent: boolean = false;
   readonly #nodes = new Map<string, NodeRecord>();
   readonly #actors = new Map<string, ActorRecord>();
+  readonly #meta = new Map<MetaKey, number>();
 
   getNode(nodeId: string): NodeRecord | undefined {
     return this.#nodes.get(nodeId);
@@ -59,11 +80,29 @@ export class MemoryStore implements GcsStore {
     this.#actors.set(record.info.actorId, record);
   }
 
+  deleteActor(actorId: string): void {
+    this.#actors.delete(actorId);
+  }
+
   actors(): ActorRecord[] {
     return [...this.#actors.values()];
+  }
+
+  getMeta(key: MetaKey): number | undefined {
+    return this.#meta.get(key);
+  }
+
+  putMeta(key: MetaKey, value: number): void {
+    this.#meta.set(key, value);
   }
 
   counts(): { nodes: number; actors: number } {
     return { nodes: this.#nodes.size, actors: this.#actors.size };
   }
+
+  durable(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {}
 }

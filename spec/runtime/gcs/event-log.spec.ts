@@ -32,7 +32,7 @@ test('a full ring drops the oldest, and says how many a reader asking from befor
 });
 
 test('a reply stays within its byte budget, keeping the newest events', () => {
-  const log = new EventLog(100, 1000);
+  const log = new EventLog(100, { maxReplyBytes: 1000 });
   for (let i = 1; i <= 50; i++) log.append({ type: 'big', time: i, message: 'x'.repeat(200) });
   const r = log.query({});
   assert.ok(r.events.length >= 3 && r.events.length <= 4, `${r.events.length} events`);

@@ -1,0 +1,36 @@
+import { num, object, optional, str, type Infer } from '../validate.ts';
+import { actorInfo, registerActor } from './actor.ts';
+import { nodeInfo } from './cluster.ts';
+import { registerNode } from './node.ts';
+
+/**
+ * The GCS's records as they are kept in its store (JetStream KV, runtime/gcs/kv-store.ts): the
+ * same envelope as wire messages, so the codec makes and checks them and a record someone else
+ * wrote into a bucket is refused like a malformed message, never trusted.
+ */
+export const storedNode = object({
+  registration: registerNode,
+  info: nodeInfo,
+  registeredAt: num(),
+});
+
+export const storedActor = object({
+  registration: registerActor,
+  info: actorInfo,
+  /** The Actor machine's incarnation: a restarted GCS asks raylets for exactly this one. */
+  incarnation: num({ int: true, min: 0 }),
+});
+
+/** Small facts of the GCS (the event sequence, the leader epoch), one key each. */
+export const storedMeta = object({
+  value: num({ int: true, min: 0 }),
+  note: optional(str({ max: 256 })),
+});
+
+export const storedRecords = {
+  stored_node: storedNode,
+  stored_actor: storedActor,
+  stored_meta: storedMeta,
+} as const;
+export type StoredNode = Infer<typeof storedNode>;
+export type StoredActor = Infer<typeof storedActor>;

@@ -1,0 +1,197 @@
+import { decode, encode } from '../../protocols/codec.ts';
+import { storedRecords } from '../../protocols/messages/stored.ts';
+import { bucketName, kvKey, type KeyValue, type KvBucket } from '../bus/kv.ts';
+import { MemoryStore, type ActorRecord, type GcsStore, type MetaKey, type NodeRecord } from './store.ts';
+
+/**
+ * The GCS's tables in JetStream KV (one bucket per table: `orrery_<cluster>_nodes|actors|meta`,
+ * keys by id, values the codec's `stored_*` records). Reads come from a local copy (a MemoryStore)
+ * loaded once at open; writes change the copy at once and go to the buckets behind it, gathered
+ * per event-loop turn with only a key's latest value written, so an actor that changes state three
+ * times in one turn costs one put. `durable()` resolves once everything written before it is
+ * acknowledged by JetStream: the GCS answers register_actor, kill_actor and the like only then, so
+ * nothing it acknowledged is lost with it. A put that fails (the server away for a moment) is tried
+ * again after `retryMs` unless a newer value replaced it; durable() waits for it.
+ *
+ * Records read at open are validated like wire messages: one that does not decode (written by
+ * someone else, or by a future version) is left out and counted in `refused`, never trusted.
+ */
+type Table = 'nodes' | 'actors' | 'meta';
+
+interface Write {
+  readonly table: Table;
+  readonly key: string;
+  /** The bytes to store; undefined deletes the key. */
+  readonly bytes: () => Uint8Array | undefined;
+}
+
+export interface KvStoreOptions {
+  cluster: string;
+  log: (line: string) => void;
+  /** Pause before a failed write is tried again; default 500 ms. */
+  retryMs?: number;
+}
+
+export class KvStore implements GcsStore {
+  readonly persistent = true;
+  readonly #local = new MemoryStore();
+  readonly #dirty = new Map<string, Write>();
+  #next: { promise: Promise<void>; resolve: () => void } | undefined;
+  #inflight: Promise<void> = Promise.resolve();
+  #scheduled = false;
+  #closed = false;
+  /** Records read at open that did not validate. */
+  refused = 0;
+
+  private constructor(
+    private readonly buckets: Record<Table, KvBucket>,
+    private readonly opts: KvStoreOptions,
+  ) {}
+
+  /** Opens (creating when missing) the cluster's buckets and loads every record. */
+  static async open(kv: KeyValue, opts: KvStoreOptions): Promise<KvStore> {
+    const open = (table: Table) => kv.bucket(bucketName('orrery', opts.cluster, table));
+    const [nodes, actors, meta] = await Promise.all([open('nodes'), open('actors'), open('meta')]);
+    const store = new KvStore({ nodes, actors, meta }, opts);
+    await store.#load();
+    return store;
+  }
+
+  async #load(): Promise<void> {
+    const [nodes, actors, meta] = await Promise.all([this.buckets.nodes.entries(), this.buckets.actors.entries(), this.buckets.meta.entries()]);
+    for (const { value } of nodes.values()) {
+      const body = this.#read(value, 'stored_node');
+      if (body) this.#local.putNode(body as NodeRecord);
+    }
+    for (const { value } of actors.values()) {
+      const body = this.#read(value, 'stored_actor');
+      if (body) this.#local.putActor(body as ActorRecord);
+    }
+    for (const [key, { value }] of meta) {
+      const body = this.#read(value, 'stored_meta') as { value: number } | undefined;
+      if (body && key === 'eventSeq') this.#local.putMeta(key, body.value);
+    }
+    if (this.refused > 0) this.opts.log(`left out ${this.refused} stored record(s) that do not validate`);
+  }
+
+  #read(bytes: Uint8Array, type: keyof typeof storedRecords): unknown {
+    try {
+      const decoded = decode(bytes, { registry: { [type]: storedRecords[type] } });
+      return decoded.body;
+    } catch {
+      this.refused++;
+      return undefined;
+    }
+  }
+
+  getNode(nodeId: string): NodeRecord | undefined {
+    return this.#local.getNode(nodeId);
+  }
+
+  putNode(record: NodeRecord): void {
+    this.#local.putNode(record);
+    this.#write('nodes', record.info.nodeId, () => encode('stored_node', record));
+  }
+
+  nodes(): NodeRecord[] {
+    return this.#local.nodes();
+  }
+
+  getActor(actorId: string): ActorRecord | undefined {
+    return this.#local.getActor(actorId);
+  }
+
+  putActor(record: ActorRecord): void {
+    this.#local.putActor(record);
+    this.#write('actors', record.info.actorId, () => encode('stored_actor', { ...record, incarnation: record.incarnation ?? 0 }));
+  }
+
+  deleteActor(actorId: string): void {
+    this.#local.deleteActor(actorId);
+    this.#write('actors', actorId, () => undefined);
+  }
+
+  actors(): ActorRecord[] {
+    return this.#local.actors();
+  }
+
+  getMeta(key: MetaKey): number | undefined {
+    return this.#local.getMeta(key);
+  }
+
+  putMeta(key: MetaKey, value: number): void {
+    this.#local.putMeta(key, value);
+    this.#write('meta', key, () => encode('stored_meta', { value }));
+  }
+
+  counts(): { nodes: number; actors: number } {
+    return this.#local.counts();
+  }
+
+  durable(): Promise<void> {
+    if (this.#dirty.size === 0) return this.#inflight;
+    return this.#nextFlush().promise;
+  }
+
+  async close(): Promise<void> {
+    await this.durable().catch(() => undefined);
+    this.#closed = true;
+  }
+
+  #write(table: Table, id: string, bytes: () => Uint8Array | undefined): void {
+    if (this.#closed) return;
+    const key = kvKey(id);
+    this.#dirty.set(`${table}/${key}`, { table, key, bytes });
+    this.#nextFlush();
+  }
+
+  #nextFlush(): { promise: Promise<void>; resolve: () => void } {
+    if (!this.#next) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.#next = { promise, resolve };
+    }
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.#flush());
+    }
+    return this.#next;
+  }
+
+  /** Writes what is dirty; what fails goes back to dirty (unless rewritten) and is tried again. */
+  #flush(): void {
+    this.#scheduled = false;
+    const batch = [...this.#dirty.entries()];
+    const done = this.#next!;
+    this.#dirty.clear();
+    this.#next = undefined;
+    const writes = batch.map(async ([slot, write]) => {
+      const bucket = this.buckets[write.table];
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = write.bytes();
+      } catch (err) {
+        // a record that cannot be encoded (over the size limit) would fail every time: said once, left out
+        this.opts.log(`cannot store ${write.table}/${write.key}: ${err instanceof Error ? err.message : String(err)}`);
+        return true;
+      }
+      try {
+        if (bytes === undefined) await bucket.delete(write.key);
+        else await bucket.put(write.key, bytes);
+        return true;
+      } catch (err) {
+        this.opts.log(`cannot store ${write.table}/${write.key} (tried again): ${err instanceof Error ? err.message : String(err)}`);
+        if (!this.#dirty.has(slot)) this.#dirty.set(slot, write);
+        return false;
+      }
+    });
+    const settled = Promise.all(writes).then(async (oks) => {
+      if (oks.every(Boolean)) return;
+      // what failed is dirty again: it is written with the next flush, after a pause
+      await new Promise((r) => setTimeout(r, this.opts.retryMs ?? 500));
+      if (!this.#closed) await this.durable();
+    });
+    this.#inflight = Promise.all([this.#inflight, settled]).then(() => undefined);
+    void settled.then(done.resolve);
+  }
+}

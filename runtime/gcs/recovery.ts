@@ -1,0 +1,101 @@
+import type { ActorDirectory } from './actors.ts';
+import type { NodeDirectory } from './nodes.ts';
+import type { GcsStore } from './store.ts';
+
+/**
+ * What a GCS that finds tables from an earlier one does with them (docs/failover.md, "Control-plane
+ * faults"). The Gcs machine holds `recovering` while raylets register again, each saying which
+ * actor incarnations it still runs; `registered` collects those answers, and says when every node
+ * the table held as live is back (the grace window may end early). Then `reconcile`:
+ *
+ *   - an actor SCHEDULED or ALIVE on a node that is back and runs exactly its incarnation stays as
+ *     it is: same node, same incarnation, no restart, its state kept;
+ *   - one the GCS thinks runs but no raylet reports is restarted per its maxRestarts (or DEAD);
+ *   - an incarnation a raylet runs but the GCS does not know (or knows as another) is killed there;
+ *   - PENDING and RESTARTING actors wait in the queue again; DEAD ones stay records;
+ *   - a node the table held as live that did not come back is DEAD.
+ *
+ * Named actors come back with their actors (a name belongs to an actor not DEAD). Once the GCS
+ * serves, a raylet that registers again (it was cut off and declared dead) is reconciled at once.
+ */
+export interface RecoveryDeps {
+  readonly store: GcsStore;
+  readonly nodes: NodeDirectory;
+  readonly actors: ActorDirectory;
+  readonly log: (line: string) => void;
+  /** Every node the table held as live has registered again. */
+  readonly allBack: () => void;
+}
+
+type Running = readonly { actorId: string; incarnation: number }[];
+
+export class Recovery {
+  /** Nodes the table holds as live: those the grace window waits for. */
+  readonly expected: ReadonlySet<string>;
+  readonly #reported = new Map<string, Map<string, number>>();
+  /** Whether there is anything to recover: live nodes, or actors not DEAD. */
+  readonly needed: boolean;
+  #active: boolean;
+
+  constructor(private readonly deps: RecoveryDeps) {
+    this.expected = new Set(deps.store.nodes().filter((n) => n.info.state !== 'DEAD').map((n) => n.info.nodeId));
+    this.needed = this.expected.size > 0 || deps.store.actors().some((a) => a.info.state !== 'DEAD');
+    this.#active = this.needed;
+  }
+
+  /** A raylet registered: remembered until the reconciliation while recovering, else reconciled now. */
+  registered(nodeId: string, running: Running): void {
+    if (!this.#active) {
+      const killed = this.deps.actors.reconcileNode(nodeId, running);
+      if (killed > 0) this.deps.log(`node ${nodeId} registered again running ${killed} actor incarnation(s) the GCS had moved on from: killed there`);
+      return;
+    }
+    this.#reported.set(nodeId, new Map(running.map((r) => [r.actorId, r.incarnation])));
+    if ([...this.expected].every((id) => this.#reported.has(id))) this.deps.allBack();
+  }
+
+  /** The reconciliation, once: afterwards every registration is reconciled as it comes. */
+  reconcile(): { kept: number; restarted: number; waiting: number; killed: number; nodesLost: number } {
+    const tally = { kept: 0, restarted: 0, waiting: 0, killed: 0, nodesLost: 0 };
+    if (!this.#active) return tally;
+    this.#active = false;
+    const { store, nodes, actors } = this.deps;
+    for (const nodeId of this.expected) {
+      if (nodes.has(nodeId)) continue;
+      nodes.lost(nodeId);
+      tally.nodesLost++;
+    }
+    for (const record of store.actors()) {
+      const { info } = record;
+      const incarnation = record.incarnation ?? 0;
+      if (info.state === 'DEAD') {
+        actors.restore(record, { kind: 'dead' });
+        continue;
+      }
+      if (info.state === 'PENDING' || info.state === 'RESTARTING' || info.state === 'DEPENDENCIES_UNREADY' || info.nodeId === undefined) {
+        actors.restore(record, { kind: 'waiting' });
+        tally.waiting++;
+        continue;
+      }
+      const nodeId = info.nodeId;
+      if (this.#reported.get(nodeId)?.get(info.actorId) === incarnation && nodes.has(nodeId)) {
+        actors.restore(record, { kind: 'running', nodeId });
+        tally.kept++;
+        continue;
+      }
+      const cause = nodes.has(nodeId) ? `not running on node ${nodeId} when the GCS restarted` : `node ${nodeId} did not come back after the GCS restarted`;
+      actors.restore(record, { kind: 'lost', cause });
+      tally.restarted++;
+    }
+    // what was kept is placed on its node by now; every other incarnation a raylet runs is a stray
+    for (const [nodeId, running] of this.#reported) {
+      if (nodes.has(nodeId)) tally.killed += actors.reconcileNode(nodeId, [...running].map(([actorId, incarnation]) => ({ actorId, incarnation })));
+    }
+    this.#reported.clear();
+    this.deps.log(
+      `recovered: ${tally.kept} actor(s) kept where they run, ${tally.restarted} restarted or lost, ${tally.waiting} waiting, ` +
+        `${tally.killed} stray incarnation(s) killed, ${tally.nodesLost} node(s) did not come back`,
+    );
+    return tally;
+  }
+}
