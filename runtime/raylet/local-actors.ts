@@ -108,6 +108,11 @@ export class LocalActors {
     return { killed: true };
   }
 
+  /** Every actor incarnation here, started or starting: what a registration tells the GCS. */
+  running(): LostActor[] {
+    return [...this.records].map(([actorId, r]) => ({ actorId, incarnation: r.incarnation }));
+  }
+
   /** Drops every actor (the GCS forgot this node, and with it these actors). */
   forgetAll(): number {
     const ids = [...this.records.keys()];

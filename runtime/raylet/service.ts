@@ -261,6 +261,8 @@ export class RayletService {
       taints: config.taints,
       resources: { total: config.total, available: forWire(this.leases.available()) },
       address: { ip: config.nodeIp, hostname: config.hostname, pid: process.pid },
+      // what still runs here: a restarted GCS keeps what it agrees with and has the rest killed
+      running: { actors: this.actors.running() },
     });
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
     const reply = decodeReply(msg.data, { value: registered });
@@ -279,14 +281,16 @@ export class RayletService {
   }
 
   /**
-   * The GCS forgot this node: it no longer knows these actors either, so they go — and so do the
-   * placement-group bundles held here, which it places again on the nodes it knows.
+   * The GCS does not know this node (it restarted, or declared the node dead while it was cut off).
+   * The actors stay: the registration that follows says which incarnations run here, and the GCS
+   * keeps those it agrees with and kills the others through kill_actor (runtime/gcs/recovery.ts).
+   * Placement-group bundles are not reconciled yet: they are given back, and the GCS places them
+   * again on the nodes it knows.
    */
   private forgetActors(): void {
-    const n = this.actors.forgetAll();
-    if (n > 0) this.opts.log(`raylet ${this.nodeId}: the GCS forgot this node; dropped ${n} actor(s) before registering again`);
+    this.opts.log(`raylet ${this.nodeId}: the GCS does not know this node; registering again with ${this.actors.count} actor(s) running`);
     const b = this.bundles.forgetAll();
-    if (b > 0) this.opts.log(`raylet ${this.nodeId}: the GCS forgot this node; gave back ${b} placement-group bundle(s) before registering again`);
+    if (b > 0) this.opts.log(`raylet ${this.nodeId}: gave back ${b} placement-group bundle(s) before registering again`);
   }
 
   private async reportDied(actors: LostActor[], cause: string): Promise<void> {
