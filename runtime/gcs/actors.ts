@@ -8,6 +8,7 @@ import type { MessageBody } from '../../protocols/messages/registry.ts';
 import { ActorNameTakenError, ActorNotFoundError } from '../errors.ts';
 import { actorStateOf, type ActorContext, type ActorMachineInput, type ActorSnapshot } from './actor.machine.ts';
 import { compileActor, type CompiledActor } from './actor-options.ts';
+import type { DeadActors } from './dead-actors.ts';
 import type { EventPublisher, EvictionReason } from './events.ts';
 import type { EvictionGuard, RunningActor } from './eviction.ts';
 import type { ActorRef } from './gcs.machine.ts';
@@ -27,6 +28,8 @@ import { tokenField } from './wire.ts';
 export interface ActorDirectoryDeps {
   readonly state: ClusterState;
   readonly store: GcsStore;
+  /** Which dead actors are still remembered (dead-actors.ts). */
+  readonly deadActors: DeadActors;
   readonly events: EventPublisher;
   readonly raylets: RayletClient;
   readonly queue: () => PendingQueue;
@@ -287,7 +290,14 @@ export class ActorDirectory {
       if (entry.compiled.requiredDuringExecution) this.deps.eviction().requiredActors(-1);
       const name = entry.registration.name;
       if (name !== undefined && this.#names.get(nameKey(info.namespace, name)) === info.actorId) this.#names.delete(nameKey(info.namespace, name));
+      for (const oldest of this.deps.deadActors.died(info.actorId)) this.#forget(oldest);
     }
+  }
+
+  /** A dead actor past the retention bound: gone from the table and the store (its name was freed at death). */
+  #forget(actorId: string): void {
+    this.#entries.delete(actorId);
+    this.deps.store.deleteActor(actorId);
   }
 
   #infoOf(reg: RegisterActor, snapshot: ActorSnapshot): ActorInfoWire {

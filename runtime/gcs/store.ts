@@ -30,6 +30,11 @@ export interface GcsStore {
   nodes(): NodeRecord[];
   getActor(actorId: string): ActorRecord | undefined;
   putActor(record: ActorRecord): void;
+  /**
+   * Forgets an actor: the GCS no longer reports it (a dead actor past the retention bound,
+   * dead-actors.ts). Deleting an id the store does not hold is a no-op. Fire-and-forget like puts.
+   */
+  deleteActor(actorId: string): void;
   actors(): ActorRecord[];
   /** Table sizes, for snapshots and specs. */
   counts(): { nodes: number; actors: number };
@@ -57,6 +62,10 @@ export class MemoryStore implements GcsStore {
 
   putActor(record: ActorRecord): void {
     this.#actors.set(record.info.actorId, record);
+  }
+
+  deleteActor(actorId: string): void {
+    this.#actors.delete(actorId);
   }
 
   actors(): ActorRecord[] {
