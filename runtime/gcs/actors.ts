@@ -16,6 +16,7 @@ import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
 import { Placement } from './placement.ts';
 import { PlacementGroupDirectory } from './placement-groups.ts';
 import { describe, type CreateOutcome, type RayletClient } from './raylets.ts';
+import { pageOf, SortedKeys, type Page } from './paging.ts';
 import type { GcsStore } from './store.ts';
 import { tokenField } from './wire.ts';
 
@@ -59,6 +60,8 @@ export class ActorDirectory {
   readonly #entries = new Map<string, ActorEntry>();
   readonly #names = new Map<string, string>();
   readonly #kills = new Map<string, Promise<void>>();
+  /** Actor ids in list_actors order, re-sorted after an actor is added or forgotten. */
+  readonly #order = new SortedKeys(() => this.#entries.keys());
   readonly #placement: Placement;
 
   constructor(private readonly deps: ActorDirectoryDeps) {
@@ -92,6 +95,7 @@ export class ActorDirectory {
     const snapshot = ref.getSnapshot();
     const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
     this.#entries.set(reg.actorId, entry);
+    this.#order.changed();
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
     if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
     this.#observe(entry, snapshot, true, entry.info);
@@ -117,6 +121,16 @@ export class ActorDirectory {
 
   list(): ActorInfoWire[] {
     return [...this.#entries.values()].map((e) => e.info);
+  }
+
+  /** list_actors: one page in actor-id order (paging.ts), of the given states only when asked. */
+  page(query: MessageBody<'list_actors'>, opts: { maxBytes: number }): Page<ActorInfoWire> {
+    const states = query.states === undefined ? undefined : new Set<string>(query.states);
+    const get = (actorId: string): ActorInfoWire | undefined => {
+      const info = this.#entries.get(actorId)?.info;
+      return info === undefined || (states !== undefined && !states.has(info.state)) ? undefined : info;
+    };
+    return pageOf({ keys: this.#order.get(), get }, query, opts);
   }
 
   /** Stops every Actor machine still running (the GCS is stopping); their actors stay as they are. */
@@ -297,6 +311,7 @@ export class ActorDirectory {
   /** A dead actor past the retention bound: gone from the table and the store (its name was freed at death). */
   #forget(actorId: string): void {
     this.#entries.delete(actorId);
+    this.#order.changed();
     this.deps.store.deleteActor(actorId);
   }
 
