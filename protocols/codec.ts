@@ -12,9 +12,12 @@ import { isPlainObject, type Infer } from './validate.ts';
  * shared structures — so a peer in any language can read it. Undefined fields are left out.
  * The body sits under `b` so its field names can never clash with the envelope's.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 // History: 2 — a view delta's node upsert may carry `resourcesChanged` (or no resources) instead of
 // whole resource sets; a peer of version 1 would refuse those deltas, so it is refused at the envelope.
+// 3 — list_actors, list_nodes and list_placement_groups answer a page `{ items, next? }`
+// (messages/page.ts) instead of a whole array, which outgrew the message size limit; a peer of
+// version 2 would refuse the reply, so it is refused at the envelope.
 
 /** Default largest message, in bytes: 1 MiB, the same as nats-server's default max_payload. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
@@ -83,6 +86,18 @@ export function decode<R extends MessageRegistry = typeof messages>(bytes: Uint8
   } catch (cause) {
     if (!(cause instanceof ProtocolError)) throw cause;
     throw new ProtocolError('INVALID_MESSAGE', `invalid ${t}: ${cause.message}`, { cause, detail: { ...cause.detail, type: t } });
+  }
+}
+
+/**
+ * How many bytes `value` takes as msgpack: an array's encoding is its header followed by its items',
+ * so a paged reply can be filled item by item up to a byte budget (runtime/gcs/paging.ts).
+ */
+export function encodedSize(value: unknown): number {
+  try {
+    return packr.pack(value).byteLength;
+  } catch (cause) {
+    throw new ProtocolError('INVALID_MESSAGE', `cannot encode: ${(cause as Error).message}`, { cause });
   }
 }
 

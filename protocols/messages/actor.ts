@@ -1,5 +1,6 @@
 import { array, bool, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
 import { id, labels, resourceSet } from './common.ts';
+import { pageFields } from './page.ts';
 
 export const actorState = literal('DEPENDENCIES_UNREADY', 'PENDING', 'SCHEDULED', 'ALIVE', 'RESTARTING', 'DEAD');
 
@@ -47,6 +48,14 @@ export const getActor = object({
   name: optional(str({ min: 1, max: 256 })),
   namespace: optional(str({ min: 1, max: 256 })),
 });
+
+/**
+ * driver → GCS (`gcs.list_actors`): one page of the actor table (page.ts), optionally only actors in
+ * one of `states` — `orrery list actors --state ALIVE` need not walk thousands of dead ones. The
+ * filter applies when each page is made: an actor that changes state during a walk may be missed
+ * or listed in its new state.
+ */
+export const listActors = object({ ...pageFields, states: optional(array(actorState, { min: 1, max: 6 })) });
 
 /** driver → GCS (`gcs.kill_actor`). */
 export const killActor = object({ actorId: id, noRestart: bool() });

@@ -1,4 +1,4 @@
-import { array, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
+import { array, bool, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
 import { actorInfo } from './actor.ts';
 import { placementGroupInfo } from './placement-group.ts';
 import { id, labels, resourceSet, taints } from './common.ts';
@@ -53,23 +53,29 @@ export type ClusterEventWire = Infer<typeof clusterEvent>;
 
 /**
  * driver → GCS (`gcs.list_events`): the GCS's recent events (a bounded ring), oldest first: those
- * with `seq` > `afterSeq` whose type is one of `types` (all when absent), at most the newest `limit`.
+ * with `seq` > `afterSeq` whose type is one of `types` (all when absent). By default the newest
+ * `limit` of them that fit in one reply (the tail). With `fromOldest` the reply is a page instead:
+ * the oldest ones after `afterSeq`, at most `limit`, and `next` in the reply when more follow — pass
+ * it back as `afterSeq`. seq only grows, so this cursor is stable while events are published.
  */
 export const listEvents = object({
   types: optional(array(str({ min: 1, max: 64 }), { max: 64 })),
   afterSeq: optional(num({ int: true, min: 0 })),
   limit: optional(num({ int: true, min: 1, max: 100_000 })),
+  fromOldest: optional(bool()),
 });
 
 /**
  * The answer to list_events. `lastSeq`: the seq of the newest event published (0: none yet);
- * `omitted`: matching events left out (older than the newest `limit`, over the reply's size budget,
- * or already gone from the ring).
+ * `omitted`: matching events left out (the tail: older than the newest `limit` or over the reply's
+ * size budget; either way: already gone from the ring). `next` (pages only): the afterSeq of the
+ * next page, when matching events follow this one.
  */
 export const recentEvents = object({
   events: array(clusterEvent, { max: 100_000 }),
   lastSeq: num({ int: true, min: 0 }),
   omitted: num({ int: true, min: 0 }),
+  next: optional(num({ int: true, min: 0 })),
 });
 export type RecentEventsWire = Infer<typeof recentEvents>;
 

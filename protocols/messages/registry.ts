@@ -2,7 +2,8 @@ import type { Infer, Validator } from '../validate.ts';
 import { heartbeat, registerNode } from './node.ts';
 import { reply } from './reply.ts';
 import { viewDelta } from './view.ts';
-import { actorCall, actorDied, createActor, getActor, killActor, rayletKillActor, registerActor } from './actor.ts';
+import { actorCall, actorDied, createActor, getActor, killActor, listActors, rayletKillActor, registerActor } from './actor.ts';
+import { listPage } from './page.ts';
 import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
 import { cancelBundle, commitBundle, createPg, getPg, prepareBundle, removePg } from './placement-group.ts';
 import { leasedTask, rayletLoad, submitTask } from './task.ts';
@@ -20,8 +21,8 @@ export const messages = {
   register_actor: registerActor,
   get_actor: getActor,
   kill_actor: killActor,
-  list_nodes: empty,
-  list_actors: empty,
+  list_nodes: listPage,
+  list_actors: listActors,
   set_node_labels: labelsChange,
   set_node_taints: taintsChange,
   drain_node: nodeRef,
@@ -36,7 +37,7 @@ export const messages = {
   create_pg: createPg,
   remove_pg: removePg,
   get_pg: getPg,
-  list_placement_groups: empty,
+  list_placement_groups: listPage,
   prepare_bundle: prepareBundle,
   commit_bundle: commitBundle,
   cancel_bundle: cancelBundle,

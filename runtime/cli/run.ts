@@ -22,6 +22,7 @@ export const USAGE = `usage:
   orrery stop
   orrery status [--address URL] [--cluster NAME]
   orrery list nodes|actors|placement-groups [--json] [--address URL] [--cluster NAME]
+  orrery list actors --state ALIVE[,PENDING,…]   only actors in these states
   orrery label (--node-id ID | --node-name NAME) (--set k=v[,…] | --remove k[,…]) [--json]
   orrery taint (--node-id ID | --node-name NAME | --node-ip IP) (--add k=v[:Effect][,…] | --remove k[,…]) [--json]
       effects: NoSchedule (default), PreferNoSchedule, NoExecute (moves running actors that do not tolerate it)

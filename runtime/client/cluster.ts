@@ -3,15 +3,14 @@ import { rx } from '../rx.ts';
 import { validateLabelKey, validateLabels } from '../../lib/labels/validate.ts';
 import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
-import { nodeInfo, recentEvents } from '../../protocols/messages/cluster.ts';
+import { nodeInfo, recentEvents, type ClusterEventWire } from '../../protocols/messages/cluster.ts';
 import { placementGroupInfo } from '../../protocols/messages/placement-group.ts';
 import { subjects as clusterSubjects, type ClusterSubjects } from '../../protocols/subjects.ts';
-import { array } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { ActorClass } from './actor-class.ts';
 import { actorBuilder, type ActorBuilder } from './actor-builder.ts';
 import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleContext } from './actor-handle.ts';
-import type { ActorInfo, ClusterEvent, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
+import type { ActorInfo, ActorState, ClusterEvent, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
 import { EventStream, type PlacementGroupWatcher } from './event-stream.ts';
 import { actorFromWire, eventFromWire, nodeFromWire, placementGroupFromWire } from './from-wire.ts';
 import { GcsClient } from './gcs-client.ts';
@@ -41,7 +40,8 @@ export interface Cluster {
   /** A handle to a named placement group; PlacementGroupNotFoundError when there is none. */
   getPlacementGroup(name: string, namespace?: string): Promise<PlacementGroup>;
   nodes(): Promise<NodeInfo[]>;
-  actors(): Promise<ActorInfo[]>;
+  /** Every actor the GCS lists (dead ones up to its retention bound), or only those in `states`. */
+  actors(opts?: { states?: ActorState[] }): Promise<ActorInfo[]>;
   placementGroups(): Promise<PlacementGroupInfo[]>;
   setNodeLabels(nodeId: string, change: { set?: Record<string, string>; remove?: string[] }): Promise<NodeInfo>;
   setNodeTaints(nodeId: string, change: { add?: Record<string, string>; remove?: string[] }): Promise<NodeInfo>;
@@ -132,16 +132,17 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
     return new ClientPlacementGroup(this, info.id, info.namespace, info.name);
   }
 
+  // The lists below walk the GCS's pages (protocols/messages/page.ts) and return everything.
   async placementGroups(): Promise<PlacementGroupInfo[]> {
-    return (await this.gcs.request('list_placement_groups', {}, array(placementGroupInfo))).map(placementGroupFromWire);
+    return (await this.gcs.all('list_placement_groups', {}, placementGroupInfo)).map(placementGroupFromWire);
   }
 
   async nodes(): Promise<NodeInfo[]> {
-    return (await this.gcs.request('list_nodes', {}, array(nodeInfo))).map(nodeFromWire);
+    return (await this.gcs.all('list_nodes', {}, nodeInfo)).map(nodeFromWire);
   }
 
-  async actors(): Promise<ActorInfo[]> {
-    return (await this.gcs.request('list_actors', {}, array(actorInfo))).map(actorFromWire);
+  async actors(opts: { states?: ActorState[] } = {}): Promise<ActorInfo[]> {
+    return (await this.gcs.all('list_actors', opts.states?.length ? { states: opts.states } : {}, actorInfo)).map(actorFromWire);
   }
 
   /** Changes a node's user labels (validated here; `orrery.io/` keys are refused) and returns the node. */
@@ -158,14 +159,41 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
     return nodeFromWire(await this.gcs.request('set_node_taints', { nodeId, add: change.add, remove: change.remove }, nodeInfo));
   }
 
+  /**
+   * Walks list_events pages (`fromOldest`) from `afterSeq` to the newest event and keeps the newest
+   * `limit`, so no reply has to hold them all. Without a type filter seqs are contiguous, so a
+   * one-event page first tells where the ring ends and the walk starts at the newest `limit`.
+   */
   async recentEvents(opts: { types?: string[]; afterSeq?: number; limit?: number } = {}): Promise<RecentEvents> {
-    const reply = await this.gcs.request('list_events', { types: opts.types, afterSeq: opts.afterSeq, limit: opts.limit ?? 1000 }, recentEvents);
+    const limit = opts.limit ?? 1000;
+    const types = opts.types?.length ? opts.types : undefined;
+    const ask = (afterSeq: number, max: number) => this.gcs.request('list_events', { types, afterSeq, limit: max, fromOldest: true }, recentEvents);
+    let after = opts.afterSeq ?? 0;
+    let omitted = 0;
+    if (types === undefined) {
+      const probe = await ask(after, 1);
+      // probe.omitted: the events after `after` already gone from the ring
+      const start = Math.max(after + probe.omitted, probe.lastSeq - limit);
+      omitted += start - after;
+      after = start;
+    }
+    const kept: ClusterEventWire[] = [];
+    let lastSeq = 0;
+    for (;;) {
+      const reply = await ask(after, limit);
+      lastSeq = reply.lastSeq;
+      omitted += reply.omitted;
+      kept.push(...reply.events);
+      if (kept.length > limit) omitted += kept.splice(0, kept.length - limit).length;
+      if (reply.next === undefined || reply.next <= after) break;
+      after = reply.next;
+    }
     const events: ClusterEvent[] = [];
-    for (const wire of reply.events) {
+    for (const wire of kept) {
       const event = eventFromWire(wire);
       if (event) events.push(event);
     }
-    return { events, lastSeq: reply.lastSeq, omitted: reply.omitted };
+    return { events, lastSeq, omitted };
   }
 
   watchActor(actorId: string, watcher: ActorWatcher): () => void {

@@ -6,7 +6,7 @@ import { nodeInfo } from '../../protocols/messages/cluster.ts';
 import { taskOutcome, type SubmitTask, type TaskLease, type TaskOutcome } from '../../protocols/messages/task.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
-import { array, type Validator } from '../../protocols/validate.ts';
+import { type Validator } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
 import type { ClusterEvent } from './cluster-info.types.ts';
@@ -205,7 +205,7 @@ export class TaskSubmitter {
 
   private async liveNodes(refresh = false): Promise<Set<string>> {
     if (this.live && !refresh) return this.live;
-    this.loading ??= this.ctx.gcs.request('list_nodes', {}, array(nodeInfo)).then(
+    this.loading ??= this.ctx.gcs.all('list_nodes', {}, nodeInfo).then(
       (nodes) => {
         this.loading = undefined;
         this.live = new Set(nodes.filter((n) => n.state === 'ALIVE').map((n) => n.nodeId));

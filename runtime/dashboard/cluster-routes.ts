@@ -2,6 +2,7 @@ import type { Cluster } from '../client/cluster.ts';
 import type { NodeInfo, PlacementGroupInfo } from '../client/cluster-info.types.ts';
 import { EVENT_TYPES } from '../cli/commands/events.ts';
 import { HttpError, readJson, sendJson, stringRecord } from './http.ts';
+import { actorStates, pagedList } from './list-query.ts';
 import type { Router } from './router.ts';
 import { openEventStream, type EventStreamWriter } from './sse.ts';
 
@@ -19,12 +20,15 @@ export function clusterRoutes(router: Router, cluster: Cluster | undefined, stre
     return cluster;
   };
   router
-    .on('GET', '/api/nodes', async (_req, res) => sendJson(res, 200, await client().nodes()))
+    .on('GET', '/api/nodes', async (_req, res, _params, url) => sendJson(res, 200, pagedList(await client().nodes(), (n) => n.nodeId, url)))
     .on('GET', '/api/nodes/:id', async (_req, res, { id }) => sendJson(res, 200, await nodeOf(client(), id)))
-    .on('GET', '/api/actors', async (_req, res) => sendJson(res, 200, await client().actors()))
-    .on('GET', '/api/placement-groups', async (_req, res) => {
+    .on('GET', '/api/actors', async (_req, res, _params, url) => {
+      const filter = actorStates(url);
+      sendJson(res, 200, pagedList(await client().actors(filter), (a) => a.actorId, url));
+    })
+    .on('GET', '/api/placement-groups', async (_req, res, _params, url) => {
       const c = client();
-      sendJson(res, 200, typeof c.placementGroups === 'function' ? await c.placementGroups() : []);
+      sendJson(res, 200, pagedList(typeof c.placementGroups === 'function' ? await c.placementGroups() : [], (pg) => pg.id, url));
     })
     .on('GET', '/api/events', async (_req, res, _params, url) => sendJson(res, 200, await client().recentEvents(eventQuery(url))))
     .on('GET', '/api/events/stream', (req, res) => {

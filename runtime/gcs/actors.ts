@@ -8,6 +8,7 @@ import type { MessageBody } from '../../protocols/messages/registry.ts';
 import { ActorNameTakenError, ActorNotFoundError } from '../errors.ts';
 import { actorStateOf, type ActorContext, type ActorMachineInput, type ActorSnapshot } from './actor.machine.ts';
 import { compileActor, type CompiledActor } from './actor-options.ts';
+import type { DeadActors } from './dead-actors.ts';
 import type { EventPublisher, EvictionReason } from './events.ts';
 import type { EvictionGuard, RunningActor } from './eviction.ts';
 import type { ActorRef } from './gcs.machine.ts';
@@ -15,6 +16,7 @@ import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
 import { Placement } from './placement.ts';
 import { PlacementGroupDirectory } from './placement-groups.ts';
 import { describe, type CreateOutcome, type RayletClient } from './raylets.ts';
+import { pageOf, SortedKeys, type Page } from './paging.ts';
 import type { ActorRecord, GcsStore } from './store.ts';
 import { tokenField } from './wire.ts';
 
@@ -27,6 +29,8 @@ import { tokenField } from './wire.ts';
 export interface ActorDirectoryDeps {
   readonly state: ClusterState;
   readonly store: GcsStore;
+  /** Which dead actors are still remembered (dead-actors.ts). */
+  readonly deadActors: DeadActors;
   readonly events: EventPublisher;
   readonly raylets: RayletClient;
   readonly queue: () => PendingQueue;
@@ -56,6 +60,8 @@ export class ActorDirectory {
   readonly #entries = new Map<string, ActorEntry>();
   readonly #names = new Map<string, string>();
   readonly #kills = new Map<string, Promise<void>>();
+  /** Actor ids in list_actors order, re-sorted after an actor is added or forgotten. */
+  readonly #order = new SortedKeys(() => this.#entries.keys());
   readonly #placement: Placement;
 
   constructor(private readonly deps: ActorDirectoryDeps) {
@@ -156,6 +162,7 @@ export class ActorDirectory {
     const snapshot = ref.getSnapshot();
     const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
     this.#entries.set(reg.actorId, entry);
+    this.#order.changed();
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
     if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
     this.#observe(entry, snapshot, true, entry.info);
@@ -178,6 +185,16 @@ export class ActorDirectory {
 
   list(): ActorInfoWire[] {
     return [...this.#entries.values()].map((e) => e.info);
+  }
+
+  /** list_actors: one page in actor-id order (paging.ts), of the given states only when asked. */
+  page(query: MessageBody<'list_actors'>, opts: { maxBytes: number }): Page<ActorInfoWire> {
+    const states = query.states === undefined ? undefined : new Set<string>(query.states);
+    const get = (actorId: string): ActorInfoWire | undefined => {
+      const info = this.#entries.get(actorId)?.info;
+      return info === undefined || (states !== undefined && !states.has(info.state)) ? undefined : info;
+    };
+    return pageOf({ keys: this.#order.get(), get }, query, opts);
   }
 
   /** Stops every Actor machine still running (the GCS is stopping); their actors stay as they are. */
@@ -351,7 +368,15 @@ export class ActorDirectory {
       if (entry.compiled.requiredDuringExecution) this.deps.eviction().requiredActors(-1);
       const name = entry.registration.name;
       if (name !== undefined && this.#names.get(nameKey(info.namespace, name)) === info.actorId) this.#names.delete(nameKey(info.namespace, name));
+      for (const oldest of this.deps.deadActors.died(info.actorId)) this.#forget(oldest);
     }
+  }
+
+  /** A dead actor past the retention bound: gone from the table and the store (its name was freed at death). */
+  #forget(actorId: string): void {
+    this.#entries.delete(actorId);
+    this.#order.changed();
+    this.deps.store.deleteActor(actorId);
   }
 
   #infoOf(reg: RegisterActor, snapshot: ActorSnapshot): ActorInfoWire {

@@ -1,20 +1,25 @@
+import { DEFAULT_MAX_BYTES, encodedSize } from '../../protocols/codec.ts';
 import type { ClusterEventWire, RecentEventsWire } from '../../protocols/messages/cluster.ts';
+import { PAGE_OVERHEAD_BYTES } from './paging.ts';
 
 /**
  * The GCS's recent events: a ring of the last `capacity` events it published, each numbered with a
  * `seq` that grows by one per event. `orrery events` reads it through `gcs.list_events` (what
  * happened before the command ran), then follows `events.>` and skips what it already printed by
- * seq. A reply is kept under `maxReplyBytes` (the ring can hold far more than one NATS message):
- * the newest events win, and `omitted` counts what was left out.
+ * seq. A reply is kept under `maxReplyBytes` (the ring can hold far more than one NATS message),
+ * measured as the events' encoded size: in the default (tail) query the newest events win and
+ * `omitted` counts what was left out; a `fromOldest` query is a page — the oldest events after
+ * `afterSeq`, and `next` to ask for the rest — so a reader can walk the whole ring.
  */
 export const DEFAULT_EVENT_HISTORY = 10_000;
-/** Under nats-server's default max_payload (1 MiB), with room for the envelope. */
-const DEFAULT_MAX_REPLY_BYTES = 900 * 1024;
+/** nats-server's default max_payload (1 MiB), less room for the envelope and the reply's other fields. */
+const DEFAULT_MAX_REPLY_BYTES = DEFAULT_MAX_BYTES - PAGE_OVERHEAD_BYTES;
 
 export interface EventQuery {
   readonly types?: readonly string[];
   readonly afterSeq?: number;
   readonly limit?: number;
+  readonly fromOldest?: boolean;
 }
 
 export interface EventLogOptions {
@@ -62,6 +67,7 @@ export class EventLog {
 
   /** The newest matching events after `afterSeq`, oldest first, within the limit and the byte budget. */
   query(q: EventQuery): RecentEventsWire {
+    if (q.fromOldest) return this.#page(q);
     const types = q.types && q.types.length > 0 ? new Set(q.types) : undefined;
     const after = q.afterSeq ?? 0;
     const limit = q.limit ?? this.capacity;
@@ -77,8 +83,7 @@ export class EventLog {
         omitted++;
         continue;
       }
-      // JSON is larger than the msgpack that travels, so this bound is conservative
-      const size = JSON.stringify(event).length;
+      const size = encodedSize(event);
       if (bytes + size > this.maxReplyBytes) {
         omitted++;
         continue;
@@ -90,5 +95,34 @@ export class EventLog {
     const oldestHeld = this.#seq - Math.min(this.#appended, this.capacity) + 1;
     if (types === undefined && after + 1 < oldestHeld) omitted += oldestHeld - after - 1;
     return { events: picked.reverse(), lastSeq: this.#seq, omitted };
+  }
+
+  /** A page: the oldest matching events after `afterSeq`, `next` when more follow; always one event while any remain. */
+  #page(q: EventQuery): RecentEventsWire {
+    const types = q.types && q.types.length > 0 ? new Set(q.types) : undefined;
+    const after = q.afterSeq ?? 0;
+    const limit = q.limit ?? this.capacity;
+    const held = Math.min(this.#appended, this.capacity);
+    const oldestHeld = this.#seq - held + 1;
+    const events: ClusterEventWire[] = [];
+    let bytes = 0;
+    // seq s sits at ring slot (s - firstSeq - 1) % capacity
+    const first = this.#seq - this.#appended;
+    for (let seq = Math.max(after + 1, oldestHeld); seq <= this.#seq; seq++) {
+      const event = this.#ring[(seq - first - 1) % this.capacity]!;
+      if (types && !types.has(event.type)) continue;
+      const size = encodedSize(event);
+      if (events.length >= limit || (events.length > 0 && bytes + size > this.maxReplyBytes)) {
+        return { events, lastSeq: this.#seq, omitted: this.#gap(after, oldestHeld, types), next: events.at(-1)!.seq! };
+      }
+      bytes += size;
+      events.push(event);
+    }
+    return { events, lastSeq: this.#seq, omitted: this.#gap(after, oldestHeld, types) };
+  }
+
+  /** Events after `after` the ring no longer holds (countable only without a type filter). */
+  #gap(after: number, oldestHeld: number, types: Set<string> | undefined): number {
+    return types === undefined && after + 1 < oldestHeld ? oldestHeld - after - 1 : 0;
   }
 }

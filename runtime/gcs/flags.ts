@@ -1,5 +1,6 @@
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { assertToken } from '../../protocols/subjects.ts';
+import { DEFAULT_MAX_DEAD_ACTORS } from './dead-actors.ts';
 import { addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags } from '../process/flags.ts';
 
 export { DEFAULT_ADDRESS, FlagError };
@@ -10,18 +11,21 @@ export interface GcsFlags {
   rareResources: string[];
   heartbeatMs: number;
   nodeTimeoutMs: number;
+  /** Dead actors the GCS remembers (dead-actors.ts). */
+  maxDeadActors: number;
   help: boolean;
 }
 
 
 export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resources GPU,my_rare]
-           [--heartbeat-ms N] [--node-timeout-ms N]
+           [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
   --heartbeat-ms to $ORRERY_HEARTBEAT_MS, then 500 (at least 10); --node-timeout-ms to
   $ORRERY_NODE_TIMEOUT_MS, then 3000 (longer than a heartbeat): a node is DEAD after missing
-  about node-timeout / heartbeat beats in a row (6 by default)`;
+  about node-timeout / heartbeat beats in a row (6 by default); --max-dead-actors to
+  $ORRERY_MAX_DEAD_ACTORS, then ${DEFAULT_MAX_DEAD_ACTORS}: the newest dead actors the GCS keeps listed`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms']);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors']);
 
 /** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
 export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
@@ -37,7 +41,8 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const heartbeatMs = integer(...fromFlagOrEnv(given, '--heartbeat-ms', env, 'ORRERY_HEARTBEAT_MS'), 500, 10);
   const nodeTimeoutMs = integer(...fromFlagOrEnv(given, '--node-timeout-ms', env, 'ORRERY_NODE_TIMEOUT_MS'), 3000, 1);
   if (nodeTimeoutMs <= heartbeatMs) throw new FlagError('--node-timeout-ms', `must be longer than the heartbeat (${heartbeatMs} ms)`);
-  return { address, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, help };
+  const maxDeadActors = integer(...fromFlagOrEnv(given, '--max-dead-actors', env, 'ORRERY_MAX_DEAD_ACTORS'), DEFAULT_MAX_DEAD_ACTORS, 0, 'a whole number');
+  return { address, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, help };
 }
 
 /** The flag's value, else the environment variable's (named as the source of a bad value). */
@@ -47,10 +52,10 @@ function fromFlagOrEnv(given: Map<string, string>, flag: string, env: NodeJS.Pro
   return value ? [variable, value] : [flag, undefined];
 }
 
-function integer(flag: string, text: string | undefined, fallback: number, min: number): number {
+function integer(flag: string, text: string | undefined, fallback: number, min: number, what = 'a whole number of milliseconds'): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new FlagError(flag, `expected a whole number of milliseconds >= ${min}, got ${JSON.stringify(text)}`);
+  if (text.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new FlagError(flag, `expected ${what} >= ${min}, got ${JSON.stringify(text)}`);
   return n;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The GCS process: `node runtime/gcs/main.ts [--address URL] [--cluster NAME] [--rare-resources
- * GPU,my_rare] [--heartbeat-ms N] [--node-timeout-ms N]` (flags.ts). It connects to NATS, starts
- * the GCS and prints one line on stdout once every request subject is served:
+ * GPU,my_rare] [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N]` (flags.ts). It
+ * connects to NATS, starts the GCS and prints one line on stdout once every request subject is served:
  *
  *   ORRERY_READY {"role":"gcs","cluster":"…"}
  *
@@ -25,7 +25,7 @@ const bus: Bus = await main.connect(flags.address, `orrery-gcs-${flags.cluster}`
 let gcs: GcsService;
 let inspection: InspectPublisher | undefined;
 try {
-  gcs = new GcsService({ bus, cluster: flags.cluster, heartbeatMs: flags.heartbeatMs, nodeTimeoutMs: flags.nodeTimeoutMs, rareResources: flags.rareResources, log: main.say });
+  gcs = new GcsService({ bus, cluster: flags.cluster, heartbeatMs: flags.heartbeatMs, nodeTimeoutMs: flags.nodeTimeoutMs, rareResources: flags.rareResources, maxDeadActors: flags.maxDeadActors, log: main.say });
   if (inspectionEnabled(process.env)) {
     inspection = new InspectPublisher({ bus, cluster: gcs.cluster, name: `gcs:${gcs.cluster}`, log: main.say });
     inspection.add(gcs.actor.system);

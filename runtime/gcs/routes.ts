@@ -1,6 +1,7 @@
 import type { MessageType } from '../../protocols/messages/registry.ts';
 import { GCS_QUEUE, type GcsVerb } from '../../protocols/subjects.ts';
 import type { Subscription } from '../bus/bus.ts';
+import { pageOfList } from './paging.ts';
 import type { GcsService } from './service.ts';
 import type { Handler } from './wire.ts';
 
@@ -32,21 +33,23 @@ function mutating<T>(gcs: GcsService, run: () => T | Promise<T>): Promise<T> {
 }
 
 export function routes(gcs: GcsService): Record<GcsVerb, Route> {
+  // list replies are pages (paging.ts) that fit in one message of the size the GCS accepts
+  const paged = { maxBytes: gcs.intake.maxBytes };
   return {
     register_node: route('register_node', (body) => gcs.nodes.register(body)),
     heartbeat: route('heartbeat', (body) => gcs.nodes.heartbeat(body)),
     register_actor: route('register_actor', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.actors.register(body)))),
     get_actor: route('get_actor', (body) => gcs.actors.get(body)),
     kill_actor: route('kill_actor', (body) => mutating(gcs, () => gcs.actors.kill(body))),
-    list_nodes: route('list_nodes', () => gcs.nodes.list()),
-    list_actors: route('list_actors', () => gcs.actors.list()),
+    list_nodes: route('list_nodes', (body) => pageOfList(gcs.nodes.list(), (n) => n.nodeId, body, paged)),
+    list_actors: route('list_actors', (body) => gcs.actors.page(body, paged)),
     set_node_labels: route('set_node_labels', (body) => mutating(gcs, () => gcs.nodes.setLabels(body))),
     set_node_taints: route('set_node_taints', (body) => mutating(gcs, () => gcs.nodes.setTaints(body))),
     drain_node: route('drain_node', (body) => mutating(gcs, () => gcs.nodes.drain(body))),
     view_snapshot: route('view_snapshot', () => gcs.view.snapshot()),
     actor_died: route('actor_died', (body) => mutating(gcs, () => gcs.actors.died(body))),
     list_events: route('list_events', (body) => gcs.history.query(body)),
-    list_placement_groups: route('list_placement_groups', () => gcs.groups.list()),
+    list_placement_groups: route('list_placement_groups', (body) => pageOfList(gcs.groups.list(), (pg) => pg.id, body, paged)),
     create_pg: route('create_pg', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.groups.create(body)))),
     remove_pg: route('remove_pg', (body) => mutating(gcs, () => gcs.groups.remove(body))),
     get_pg: route('get_pg', (body) => gcs.groups.get(body)),

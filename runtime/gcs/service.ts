@@ -9,6 +9,7 @@ import type { ActorMachine, ActorMachineInput } from './actor.machine.ts';
 import type { PlacementGroupMachine, PlacementGroupMachineInput } from './placement-group.machine.ts';
 import { provideActorEffects } from './actor-effects.ts';
 import { ActorDirectory } from './actors.ts';
+import { DEFAULT_MAX_DEAD_ACTORS, DeadActors } from './dead-actors.ts';
 import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
 import { EventPublisher } from './events.ts';
 import { EvictionGuard } from './eviction.ts';
@@ -52,6 +53,11 @@ export interface GcsOptions {
   maxMessageBytes?: number;
   /** The node and actor tables; default a fresh MemoryStore. */
   store?: GcsStore;
+  /**
+   * How many dead actors the GCS remembers (listed, answering get_actor); older deaths are forgotten,
+   * from memory and the store. Default 100,000, Ray's `maximum_gcs_destroyed_actor_cached_count`.
+   */
+  maxDeadActors?: number;
   /** How many recent events the GCS keeps for `list_events` (`orrery events`); default 10,000. */
   eventHistory?: number;
   /**
@@ -135,6 +141,7 @@ export class GcsService {
     });
     this.actors = new ActorDirectory({
       state: this.state, store: this.store, events, raylets, rng, rareResources, log,
+      deadActors: new DeadActors(positiveInt('maxDeadActors', opts.maxDeadActors, DEFAULT_MAX_DEAD_ACTORS, 0)),
       queue: () => this.queue,
       eviction: () => this.eviction,
       unreachableNodes: () => this.nodes.unreachableNodes,

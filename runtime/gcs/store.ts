@@ -40,6 +40,10 @@ export interface GcsStore {
   nodes(): NodeRecord[];
   getActor(actorId: string): ActorRecord | undefined;
   putActor(record: ActorRecord): void;
+  /**
+   * Forgets an actor: the GCS no longer reports it (a dead actor past the retention bound,
+   * dead-actors.ts). Deleting an id the store does not hold is a no-op. Fire-and-forget like puts.
+   */
   deleteActor(actorId: string): void;
   actors(): ActorRecord[];
   getMeta(key: MetaKey): number | undefined;

@@ -39,6 +39,11 @@ export class WireIntake {
 
   constructor(private readonly opts: { log: (line: string) => void; maxBytes: number }) {}
 
+  /** Largest message this intake accepts. */
+  get maxBytes(): number {
+    return this.opts.maxBytes;
+  }
+
   counts(): WireErrorCounts {
     return { total: this.#total, byCode: Object.fromEntries(this.#byCode), byVerb: Object.fromEntries(this.#byVerb) };
   }

@@ -102,7 +102,7 @@ test('serves after its ready line: a node registers and an actor is placed over 
   } catch (err) {
     assert.is((err as { code: string }).code, 'MALFORMED');
   }
-  const nodes = await ask('itest', 'list_nodes', encode('list_nodes', {}));
+  const nodes = (await ask('itest', 'list_nodes', encode('list_nodes', {}))).items;
   assert.equal(nodes[0].taints, { 'orrery.io/rare-gpu': 'true' });
 
   p.child.kill('SIGTERM');

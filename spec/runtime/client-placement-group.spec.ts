@@ -85,7 +85,7 @@ class FakeGcs {
       if (!pg) throw new PlacementGroupNotFoundError({ pgId });
       return this.set(pgId, { state: 'REMOVED', removedCause: 'removed by the user' });
     });
-    this.serve('list_placement_groups', () => [...this.groups.values()]);
+    this.serve('list_placement_groups', () => ({ items: [...this.groups.values()] }));
   }
 
   /** Changes a group and publishes its placement_group_state event. */
@@ -425,8 +425,8 @@ test('CLI: `list placement-groups [--json]` and `status` against a NATS server a
     });
     for (const g of groups) fake.groups.set(g.id, wireOf(g));
     const node = (nodeId: string, name: string) => ({ nodeId, name, state: 'ALIVE', labels: {}, taints: {}, resources: { total: parseResources({ CPU: 2 }), available: parseResources({ CPU: 1 }) } });
-    fake.serve('list_nodes', () => [node('n-aaa', 'node-a'), node('n-bbb', 'node-b')]);
-    fake.serve('list_actors', () => []);
+    fake.serve('list_nodes', () => ({ items: [node('n-aaa', 'node-a'), node('n-bbb', 'node-b')] }));
+    fake.serve('list_actors', () => ({ items: [] }));
     await bus.flush();
     const run = async (argv: string[]) => {
       const out: string[] = [];
@@ -460,8 +460,8 @@ test('CLI: `status` against a GCS that does not serve placement groups says so a
     const unknownType = (subject: string) =>
       bus.subscribe(subject, (msg) => msg.respond(encodeError(new OrreryError('UNKNOWN_TYPE', 'unknown message type "list_placement_groups"'))));
     unknownType(subj.gcs('list_placement_groups'));
-    bus.subscribe(subj.gcs('list_nodes'), (msg) => msg.respond(encodeOk([])));
-    bus.subscribe(subj.gcs('list_actors'), (msg) => msg.respond(encodeOk([])));
+    bus.subscribe(subj.gcs('list_nodes'), (msg) => msg.respond(encodeOk({ items: [] })));
+    bus.subscribe(subj.gcs('list_actors'), (msg) => msg.respond(encodeOk({ items: [] })));
     await bus.flush();
     const out: string[] = [];
     const err: string[] = [];

@@ -1,14 +1,19 @@
-import { UsageError, parseArgs } from '../args.ts';
+import type { ActorState } from '../../client/cluster-info.types.ts';
+import { UsageError, parseArgs, stringFlag } from '../args.ts';
 import { addressOf } from '../address.ts';
 import { clusterOf, withCluster } from '../connection.ts';
 import { extraLabels, pairs, placementGroupTable, resourceUse, table } from '../format.ts';
 import type { CliIo } from '../io.ts';
 
-const FLAGS = { address: 'string', cluster: 'string', json: 'boolean' } as const;
+const FLAGS = { address: 'string', cluster: 'string', json: 'boolean', state: 'string' } as const;
+const ACTOR_STATES: readonly ActorState[] = ['DEPENDENCIES_UNREADY', 'PENDING', 'SCHEDULED', 'ALIVE', 'RESTARTING', 'DEAD'];
 const KINDS = ['nodes', 'actors', 'placement-groups'] as const;
 const kindList = `${KINDS.slice(0, -1).join(', ')} or ${KINDS[KINDS.length - 1]}`;
 
-/** `orrery list nodes|actors|placement-groups [--json]`. */
+/**
+ * `orrery list nodes|actors|placement-groups [--json]`, and `orrery list actors --state S[,S2]` for
+ * actors in those states only (filtered by the GCS). Each list walks the GCS's pages.
+ */
 export async function list(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('list', argv, FLAGS, 1);
   const kind = args.positionals[0];
@@ -17,6 +22,8 @@ export async function list(argv: readonly string[], io: CliIo): Promise<number> 
   const address = addressOf('list', args, io.env)!;
   const cluster = clusterOf('list', args, io.env);
   const json = args.flags.json === true;
+  const states = statesOf(stringFlag(args, 'state'));
+  if (states !== undefined && kind !== 'actors') throw new UsageError('list: --state: only actors are listed by state', '--state');
   await withCluster(address, cluster, async (client) => {
     if (kind === 'nodes') {
       const nodes = await client.nodes();
@@ -33,7 +40,7 @@ export async function list(argv: readonly string[], io: CliIo): Promise<number> 
       for (const line of placementGroupTable(groups, nodeNames)) io.out(line);
       return;
     }
-    const actors = await client.actors();
+    const actors = await client.actors(states ? { states } : {});
     if (json) return io.out(JSON.stringify(actors, null, 2));
     const rows = actors.map((a) => [
       a.actorId,
@@ -47,4 +54,14 @@ export async function list(argv: readonly string[], io: CliIo): Promise<number> 
     for (const line of table(['ACTOR_ID', 'CLASS', 'NAME', 'STATE', 'NODE_ID', 'RESTARTS', 'DETAIL'], rows)) io.out(line);
   });
   return 0;
+}
+
+/** `ALIVE,pending` → the actor states (case-insensitive); an unknown one is a UsageError on --state. */
+function statesOf(text: string | undefined): ActorState[] | undefined {
+  if (text === undefined) return undefined;
+  return [...new Set(text.split(',').map((s) => {
+    const state = s.trim().toUpperCase() as ActorState;
+    if (!ACTOR_STATES.includes(state)) throw new UsageError(`list: --state: unknown actor state ${JSON.stringify(s.trim())} (expected ${ACTOR_STATES.join(', ')})`, '--state');
+    return state;
+  }))];
 }

@@ -62,6 +62,8 @@ const cases: [string, string[], RegExp][] = [
   ['events --type', ['events', '--type', 'schedule_failed,actor_exploded'], /events: --type: unknown event type "actor_exploded"/],
   ['events --limit', ['events', '--limit', '0'], /events: --limit: expected a whole number from 1 to 100000/],
   ['events stray argument', ['events', 'now'], /events: unexpected argument "now"/],
+  ['list --state of nodes', ['list', 'nodes', '--state', 'ALIVE'], /list: --state: only actors are listed by state/],
+  ['list --state unknown', ['list', 'actors', '--state', 'alive,ASLEEP'], /list: --state: unknown actor state "ASLEEP"/],
 ];
 
 for (const [name, argv, pattern] of cases) {

@@ -197,9 +197,9 @@ test('NoExecute moves running actors that do not tolerate it; tolerating ones an
 
     await h.request('set_node_taints', 'set_node_taints', { nodeId: 'n1', add: { maintenance: 'soon' } });
     await settled(h);
-    assert.equal((await h.request('list_actors', 'list_actors', {}) as ActorInfoWire[]).map((a) => [a.actorId, a.state, a.numRestarts]), [
-      ['plain', 'ALIVE', 0], ['tolerant', 'ALIVE', 0], ['last', 'ALIVE', 0],
-    ], 'NoSchedule keeps running actors where they are');
+    assert.equal(((await h.request('list_actors', 'list_actors', {})).items as ActorInfoWire[]).map((a) => [a.actorId, a.state, a.numRestarts]), [
+      ['last', 'ALIVE', 0], ['plain', 'ALIVE', 0], ['tolerant', 'ALIVE', 0],
+    ], 'NoSchedule keeps running actors where they are (listed in id order)');
 
     await h.request('set_node_taints', 'set_node_taints', { nodeId: 'n1', add: { maintenance: 'now:NoExecute' } });
     const evicted = await eviction(h, 'plain');

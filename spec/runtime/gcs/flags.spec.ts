@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_ADDRESS, FlagError, parseGcsFlags, type GcsFlags } from '../../../runtime/gcs/flags.ts';
 
-const defaults: GcsFlags = { address: DEFAULT_ADDRESS, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, help: false };
+const defaults: GcsFlags = { address: DEFAULT_ADDRESS, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, help: false };
 
 const accepted: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<GcsFlags> }[] = [
   { name: 'no flags', argv: [], want: {} },
@@ -13,6 +13,10 @@ const accepted: { name: string; argv: string[]; env?: Record<string, string>; wa
   { name: '--help', argv: ['--help'], want: { help: true } },
   { name: 'heartbeat and timeout from the environment', argv: [], env: { ORRERY_HEARTBEAT_MS: '100', ORRERY_NODE_TIMEOUT_MS: '800' }, want: { heartbeatMs: 100, nodeTimeoutMs: 800 } },
   { name: 'flags over the environment', argv: ['--node-timeout-ms', '1500'], env: { ORRERY_NODE_TIMEOUT_MS: '800' }, want: { nodeTimeoutMs: 1500 } },
+  { name: '--max-dead-actors', argv: ['--max-dead-actors', '2000'], want: { maxDeadActors: 2000 } },
+  { name: 'no dead actors kept', argv: ['--max-dead-actors=0'], want: { maxDeadActors: 0 } },
+  { name: 'max dead actors from the environment', argv: [], env: { ORRERY_MAX_DEAD_ACTORS: '500' }, want: { maxDeadActors: 500 } },
+  { name: '--max-dead-actors over the environment', argv: ['--max-dead-actors', '7'], env: { ORRERY_MAX_DEAD_ACTORS: '500' }, want: { maxDeadActors: 7 } },
 ];
 
 for (const c of accepted) {
@@ -34,6 +38,8 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; fla
   { name: 'a timeout no longer than the heartbeat', argv: ['--heartbeat-ms', '500', '--node-timeout-ms', '500'], flag: '--node-timeout-ms', problem: /longer than the heartbeat/ },
   { name: 'a rare resource that is no resource name', argv: ['--rare-resources', 'GPU,9lives'], flag: '--rare-resources', problem: /not a resource name: "9lives"/ },
   { name: 'an empty rare resource', argv: ['--rare-resources', 'GPU,,TPU'], flag: '--rare-resources', problem: /stray ','/ },
+  { name: 'a negative dead-actor bound', argv: ['--max-dead-actors', '-1'], flag: '--max-dead-actors', problem: />= 0/ },
+  { name: 'a dead-actor bound that is not a number', argv: [], env: { ORRERY_MAX_DEAD_ACTORS: 'many' }, flag: 'ORRERY_MAX_DEAD_ACTORS', problem: /whole number/ },
   { name: 'an empty address', argv: ['--address', ' '], flag: '--address', problem: /must not be empty/ },
 ];
 

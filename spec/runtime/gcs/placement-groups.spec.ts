@@ -299,7 +299,7 @@ for (const c of bad) {
       assert.is(err.code, c.code);
       if (c.field) assert.match(err.message, c.field);
       const groups = await h.request('list_placement_groups', 'list_placement_groups', {});
-      assert.equal(groups, []);
+      assert.equal(groups, { items: [] });
       assert.is((await getPg(h, id).catch((e) => e)).code, 'PLACEMENT_GROUP_NOT_FOUND');
       assert.is(n1.bundleOps.got.length, 0);
       assert.is((await h.nodes())[0].resources.available.CPU, parseResources({ CPU: 4 }).CPU);

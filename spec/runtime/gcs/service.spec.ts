@@ -99,7 +99,7 @@ test('hard nodeIdAffinity to an unknown node is NODE_NOT_FOUND at once, and noth
       options: { schedulingStrategy: nodeIdAffinity('nowhere') },
     });
     assert.is(err.code, 'NODE_NOT_FOUND');
-    assert.equal(await h.request('list_actors', 'list_actors', {}), []);
+    assert.equal(await h.request('list_actors', 'list_actors', {}), { items: [] });
     assert.is((await h.refusal('get_actor', 'get_actor', { actorId: 'a1' })).code, 'ACTOR_NOT_FOUND');
     assert.equal(h.events.got.filter((e) => e.type === 'actor_state'), []);
   }));
@@ -151,7 +151,7 @@ test('named actors: found by name in their namespace; a taken name is ACTOR_NAME
     await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true });
     assert.is((await h.refusal('get_actor', 'get_actor', { name: 'counter' })).code, 'ACTOR_NOT_FOUND');
     assert.is((await h.registerActor('a4', {}, { name: 'counter' })).actorId, 'a4');
-    const listed = (await h.request('list_actors', 'list_actors', {})) as { actorId: string; state: string; name?: string; namespace: string }[];
+    const listed = (await h.request('list_actors', 'list_actors', {})).items as { actorId: string; state: string; name?: string; namespace: string }[];
     assert.equal(listed.map((a) => [a.actorId, a.namespace, a.name]), [['a1', 'default', 'counter'], ['a3', 'other', 'counter'], ['a4', 'default', 'counter']]);
     assert.is(listed[0].state, 'DEAD');
   }));

@@ -1,0 +1,38 @@
+import type { ActorState } from '../client/cluster-info.types.ts';
+import { HttpError } from './http.ts';
+
+/**
+ * `?limit=N&after=ID` on the dashboard's lists (GET /api/nodes, /api/actors, /api/placement-groups),
+ * with the GCS's paging contract (protocols/messages/page.ts): items in ascending id order, the
+ * cursor the last id of the previous page. With neither parameter a list answers the whole array,
+ * as it always did (the client walks the GCS's pages for it); with either it answers one page,
+ * `{ items, next? }`. `?state=ALIVE,PENDING` filters /api/actors (in the GCS).
+ */
+export const MAX_LIMIT = 10_000;
+const ACTOR_STATES: readonly ActorState[] = ['DEPENDENCIES_UNREADY', 'PENDING', 'SCHEDULED', 'ALIVE', 'RESTARTING', 'DEAD'];
+
+export function pagedList<T>(list: readonly T[], key: (item: T) => string, url: URL): T[] | { items: T[]; next?: string } {
+  const limitText = url.searchParams.get('limit');
+  const after = url.searchParams.get('after');
+  if (limitText === null && after === null) return [...list];
+  let limit = 1000;
+  if (limitText !== null) {
+    limit = Number(limitText);
+    if (limitText.trim() === '' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+      throw new HttpError(400, 'BAD_QUERY', `limit: expected a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limitText)}`);
+    }
+  }
+  const sorted = list.filter((item) => after === null || key(item) > after).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const items = sorted.slice(0, limit);
+  return sorted.length > limit ? { items, next: key(items.at(-1)!) } : { items };
+}
+
+/** `?state=ALIVE,pending` → actor states; an unknown one is 400 BAD_QUERY. */
+export function actorStates(url: URL): { states?: ActorState[] } {
+  const text = url.searchParams.get('state');
+  if (text === null) return {};
+  const states = text.split(',').map((s) => s.trim().toUpperCase() as ActorState);
+  const unknown = states.find((s) => !ACTOR_STATES.includes(s));
+  if (unknown !== undefined) throw new HttpError(400, 'BAD_QUERY', `state: unknown actor state ${JSON.stringify(unknown)} (expected ${ACTOR_STATES.join(', ')})`);
+  return { states: [...new Set(states)] };
+}

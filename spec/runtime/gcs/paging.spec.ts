@@ -1,0 +1,160 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DEFAULT_MAX_BYTES } from '../../../protocols/codec.ts';
+import type { ActorInfoWire } from '../../../protocols/messages/actor.ts';
+import { encodeOk } from '../../../protocols/reply.ts';
+import { pageOf, pageOfList, SortedKeys } from '../../../runtime/gcs/paging.ts';
+import { Harness } from './support.ts';
+
+// Paged list replies (protocols/messages/page.ts): order, cursor, limit, filter, the byte budget,
+// and a walk staying correct while the table changes between pages.
+
+const letters = 'abcdefghij'.split('');
+const table = new Map(letters.map((k) => [k, { id: k }]));
+const source = { keys: letters, get: (k: string) => table.get(k) };
+const ids = (p: { items: { id: string }[]; next?: string }) => [p.items.map((i) => i.id).join(''), p.next];
+
+const cases: { name: string; query: { limit?: number; after?: string }; filter?: (k: string) => boolean; want: [string, string | undefined] }[] = [
+  { name: 'everything fits: no cursor', query: {}, want: ['abcdefghij', undefined] },
+  { name: 'a limit cuts the page and gives the last id as cursor', query: { limit: 3 }, want: ['abc', 'c'] },
+  { name: 'after a cursor', query: { limit: 3, after: 'c' }, want: ['def', 'f'] },
+  { name: 'the last page has no cursor', query: { limit: 3, after: 'i' }, want: ['j', undefined] },
+  { name: 'a page ending exactly at the end has no cursor', query: { limit: 3, after: 'g' }, want: ['hij', undefined] },
+  { name: 'a cursor past the end: empty', query: { after: 'z' }, want: ['', undefined] },
+  { name: 'a cursor that is no key starts after where it would sort', query: { limit: 2, after: 'cc' }, want: ['de', 'e'] },
+  { name: 'filtered items are skipped and never counted', query: { limit: 2 }, filter: (k) => 'bdh'.includes(k), want: ['bd', 'd'] },
+  { name: 'no cursor when no filtered item follows', query: { limit: 2, after: 'd' }, filter: (k) => 'bdh'.includes(k), want: ['h', undefined] },
+  { name: 'no cursor when only filtered-out items follow the limit', query: { limit: 1, after: 'd' }, filter: (k) => 'bdh'.includes(k), want: ['h', undefined] },
+];
+
+for (const c of cases) {
+  test(`pageOf: ${c.name}`, () => {
+    const get = c.filter ? (k: string) => (c.filter!(k) ? table.get(k) : undefined) : source.get;
+    assert.equal(ids(pageOf({ keys: letters, get }, c.query)), c.want);
+  });
+}
+
+test('pageOfList sorts by key in code-unit order, whatever order the list is in', () => {
+  const list = [{ id: 'b' }, { id: 'B' }, { id: 'a' }, { id: '10' }, { id: '9' }];
+  assert.equal(ids(pageOfList(list, (i) => i.id, {})), ['109Bab', undefined]);
+});
+
+test('SortedKeys sorts once until told the keys changed', () => {
+  const keys = new Set(['b', 'a']);
+  let sorts = 0;
+  const order = new SortedKeys(() => (sorts++, keys));
+  assert.equal(order.get(), ['a', 'b']);
+  keys.add('c');
+  assert.equal(order.get(), ['a', 'b'], 'not re-read before changed()');
+  order.changed();
+  assert.equal(order.get(), ['a', 'b', 'c']);
+  assert.is(sorts, 2);
+});
+
+const bigActor = (i: number, reasonChars: number): ActorInfoWire => ({
+  actorId: `actor-${String(i).padStart(5, '0')}`,
+  namespace: 'default',
+  className: 'Big',
+  state: 'PENDING',
+  numRestarts: 0,
+  labels: { 'orrery.io/actor-id': `actor-${i}` },
+  // multi-byte characters: the budget counts encoded bytes, not characters
+  pendingReason: '€'.repeat(reasonChars),
+});
+
+test('pages of large records each encode under the message size limit, and the walk returns every record once', () => {
+  const actors = new Map<string, ActorInfoWire>();
+  for (let i = 0; i < 200; i++) actors.set(bigActor(i, 20_000).actorId, bigActor(i, 20_000)); // ~60 KB each, 12 MB in all
+  const keys = [...actors.keys()].sort();
+  const seen: string[] = [];
+  let after: string | undefined;
+  let pages = 0;
+  do {
+    const page = pageOf({ keys, get: (k) => actors.get(k) }, { limit: 10_000, ...(after === undefined ? {} : { after }) });
+    const bytes = encodeOk(page).byteLength;
+    assert.ok(bytes <= DEFAULT_MAX_BYTES, `page ${pages}: ${bytes} bytes`);
+    assert.ok(bytes > DEFAULT_MAX_BYTES - 2 * 60_100 || page.next === undefined, `page ${pages} is filled close to the limit (${bytes} bytes)`);
+    seen.push(...page.items.map((a) => a.actorId));
+    after = page.next;
+    pages++;
+  } while (after !== undefined);
+  assert.equal(seen, keys);
+  assert.ok(pages >= 12, `${pages} pages`);
+});
+
+test('a record larger than the budget still gets a page of its own, so a walk never stalls', () => {
+  const huge = { id: 'b', blob: 'x'.repeat(DEFAULT_MAX_BYTES) };
+  const list = [{ id: 'a', blob: 'small' }, huge, { id: 'c', blob: 'small' }];
+  assert.equal(ids(pageOfList(list, (i) => i.id, {})), ['a', 'a']);
+  assert.equal(ids(pageOfList(list, (i) => i.id, { after: 'a' })), ['b', 'b']);
+  assert.equal(ids(pageOfList(list, (i) => i.id, { after: 'b' })), ['c', undefined]);
+});
+
+test('list_actors: a walk while actors are registered and forgotten between pages lists every actor present throughout exactly once', async () => {
+  const h = await Harness.start({ maxDeadActors: 5 });
+  try {
+    await h.addNode({ nodeId: 'n1', cpu: 1000 });
+    const id = (n: number) => `a${String(n).padStart(3, '0')}`;
+    for (let n = 0; n < 60; n += 2) await h.registerActor(id(n));
+    // kill a few early on so later deaths push them out of the table mid-walk
+    for (const n of [0, 2, 4, 6, 8]) await h.request('kill_actor', 'kill_actor', { actorId: id(n), noRestart: true });
+
+    const seen: string[] = [];
+    let after: string | undefined;
+    let added = 1;
+    let killed = 10;
+    for (;;) {
+      const page = await h.request('list_actors', 'list_actors', { limit: 7, ...(after === undefined ? {} : { after }) });
+      seen.push(...page.items.map((a: ActorInfoWire) => a.actorId));
+      if (page.next === undefined) break;
+      after = page.next;
+      // between pages: a new actor on either side of the cursor, and a death that forgets the oldest dead one
+      await h.registerActor(id(added));
+      added += 2;
+      await h.request('kill_actor', 'kill_actor', { actorId: id(killed), noRestart: true });
+      killed += 2;
+    }
+    assert.equal(seen, [...new Set(seen)], 'no actor listed twice');
+    assert.equal(seen, [...seen].sort(), 'in id order');
+    const deaths: string[] = [];
+    for (let n = 0; n < killed; n += 2) deaths.push(id(n));
+    const forgotten = new Set(deaths.slice(0, deaths.length - 5));
+    assert.ok(forgotten.size >= 3, `${forgotten.size} dead actors forgotten mid-walk`);
+    for (let n = 0; n < 60; n += 2) {
+      if (!forgotten.has(id(n))) assert.ok(seen.includes(id(n)), `${id(n)}, present throughout, is listed`);
+    }
+    for (let n = 1; n < added; n += 2) {
+      const cursorPassed = seen.some((s) => s > id(n)) && !seen.includes(id(n));
+      assert.ok(seen.includes(id(n)) || cursorPassed, `${id(n)}, added mid-walk, is listed unless the cursor had passed it`);
+    }
+  } finally {
+    await h.close();
+  }
+});
+
+test('list_actors filters by state in the GCS; list_nodes and list_placement_groups are pages too', async () => {
+  const h = await Harness.start();
+  try {
+    await h.addNode({ nodeId: 'n2' });
+    await h.addNode({ nodeId: 'n1' });
+    for (const a of ['x1', 'x2', 'x3']) {
+      await h.registerActor(a);
+      await h.reached(a, 'ALIVE');
+    }
+    await h.request('kill_actor', 'kill_actor', { actorId: 'x2', noRestart: true });
+    const alive = await h.request('list_actors', 'list_actors', { states: ['ALIVE'] });
+    assert.equal(alive.items.map((a: ActorInfoWire) => a.actorId), ['x1', 'x3']);
+    const dead = await h.request('list_actors', 'list_actors', { states: ['DEAD', 'PENDING'], limit: 1 });
+    assert.equal([dead.items.map((a: ActorInfoWire) => a.actorId), dead.next], [['x2'], undefined]);
+    const nodes = await h.request('list_nodes', 'list_nodes', { limit: 1 });
+    assert.equal([nodes.items.map((n: { nodeId: string }) => n.nodeId), nodes.next], [['n1'], 'n1']);
+    assert.equal((await h.request('list_nodes', 'list_nodes', { after: 'n1' })).items.map((n: { nodeId: string }) => n.nodeId), ['n2']);
+    assert.equal(await h.request('list_placement_groups', 'list_placement_groups', { limit: 5 }), { items: [] });
+    assert.is((await h.refusal('list_actors', 'list_actors', { limit: 0 } as never)).code, 'INVALID_MESSAGE');
+    assert.is((await h.refusal('list_actors', 'list_actors', { states: ['ASLEEP'] } as never)).code, 'INVALID_MESSAGE');
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();
