@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { NATS_DEFAULT_PORT, startNatsServer, type NatsServerHandle } from '../local/nats-server.ts';
 import { isRunning, signal } from '../local/process-tree.ts';
 import {
@@ -42,7 +43,8 @@ export class DetachedSession implements Session {
 
   async startNats(): Promise<string> {
     const logFile = logFileFor(this.dir, 'nats-server');
-    const nats = await startNatsServer({ host: '0.0.0.0', port: NATS_DEFAULT_PORT, detached: { logFile } });
+    // JetStream keeps the GCS's tables (a restarted GCS recovers them); its store lives in the run dir
+    const nats = await startNatsServer({ host: '0.0.0.0', port: NATS_DEFAULT_PORT, storeDir: join(this.dir, 'jetstream'), detached: { logFile } });
     this.record({ role: 'nats-server', pid: nats.pid, cluster: '', address: nats.url, command: 'nats-server', logFile, startedAt: new Date().toISOString() });
     return nats.url;
   }
@@ -83,7 +85,7 @@ export class AttachedSession implements Session {
   constructor(private readonly io: CliIo) {}
 
   async startNats(): Promise<string> {
-    this.nats = await startNatsServer({ host: '0.0.0.0', port: NATS_DEFAULT_PORT });
+    this.nats = await startNatsServer({ host: '0.0.0.0', port: NATS_DEFAULT_PORT, jetstream: true });
     return this.nats.url;
   }
 

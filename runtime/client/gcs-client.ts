@@ -5,7 +5,7 @@ import { ProtocolError } from '../../protocols/errors.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects, GcsVerb } from '../../protocols/subjects.ts';
 import type { Validator } from '../../protocols/validate.ts';
-import type { Bus } from '../bus/bus.ts';
+import type { Bus, BusMsg } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
 import { GcsUnavailableError, specializeWireError } from './errors.ts';
 
@@ -32,27 +32,52 @@ type PagedVerb = 'list_actors' | 'list_nodes' | 'list_placement_groups';
  * Requests to the GCS: encodes the body, waits for the reply, checks its value, and rethrows an error
  * reply as its class (ActorNotFoundError, NodeNotFoundError, …). No GCS at all is a
  * GcsUnavailableError naming the cluster and address.
+ *
+ * A client that has reached a GCS once rides through its outage (a restart, a standby taking over):
+ * a request nobody answers (NO_RESPONDERS, TIMEOUT) is sent again, pausing 100 ms, then twice as
+ * long each time up to a second, for at most `outageMs` (default 15 s) before it fails. Every verb is
+ * safe to send twice: registrations carry their id, kills and label changes are idempotent. A client
+ * that never reached one fails at once: its address or cluster name is more likely wrong.
  */
+export const DEFAULT_GCS_OUTAGE_MS = 15_000;
+
 export class GcsClient {
+  #reached = false;
+
   constructor(
     private readonly bus: Bus,
     private readonly subjects: ClusterSubjects,
-    private readonly opts: { address: string; timeoutMs: number },
+    private readonly opts: { address: string; timeoutMs: number; outageMs?: number },
   ) {}
 
   async request<V extends ClientVerb, T>(verb: V, body: MessageBody<(typeof MESSAGE_OF)[V]>, value: Validator<T>): Promise<T> {
     const data = encode(MESSAGE_OF[verb], body as never);
-    let reply;
-    try {
-      reply = await this.bus.request(this.subjects.gcs(verb), data, { timeoutMs: this.opts.timeoutMs });
-    } catch (err) {
-      if (err instanceof NoRespondersError) throw new GcsUnavailableError(this.subjects.cluster, this.opts.address, { cause: err });
-      throw err;
-    }
+    const reply = await this.#send(this.subjects.gcs(verb), data);
     try {
       return decodeReply(reply.data, { value });
     } catch (err) {
       throw specializeWireError(err);
+    }
+  }
+
+  async #send(subject: string, data: Uint8Array): Promise<BusMsg> {
+    let deadline: number | undefined;
+    let pause = 100;
+    for (;;) {
+      try {
+        const reply = await this.bus.request(subject, data, { timeoutMs: this.opts.timeoutMs });
+        this.#reached = true;
+        return reply;
+      } catch (err) {
+        const unanswered = err instanceof NoRespondersError || (err as { code?: string }).code === 'TIMEOUT';
+        deadline ??= Date.now() + (this.opts.outageMs ?? DEFAULT_GCS_OUTAGE_MS);
+        if (!unanswered || !this.#reached || Date.now() + pause > deadline) {
+          if (err instanceof NoRespondersError) throw new GcsUnavailableError(this.subjects.cluster, this.opts.address, { cause: err });
+          throw err;
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        pause = Math.min(pause * 2, 1000);
+      }
     }
   }
 

@@ -13,23 +13,34 @@ export interface GcsFlags {
   nodeTimeoutMs: number;
   /** Dead actors the GCS remembers (dead-actors.ts). */
   maxDeadActors: number;
+  /** Where the tables live: `auto` (JetStream KV when the server has it), `on` (KV or fail), `off` (memory). */
+  persist: 'auto' | 'on' | 'off';
+  /** The recovery grace window (gcs.machine.ts). */
+  graceMs: number;
   help: boolean;
 }
 
 
 export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resources GPU,my_rare]
            [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N]
+           [--persist auto|on|off | --no-persist] [--grace-ms N]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
   --heartbeat-ms to $ORRERY_HEARTBEAT_MS, then 500 (at least 10); --node-timeout-ms to
   $ORRERY_NODE_TIMEOUT_MS, then 3000 (longer than a heartbeat): a node is DEAD after missing
   about node-timeout / heartbeat beats in a row (6 by default); --max-dead-actors to
-  $ORRERY_MAX_DEAD_ACTORS, then ${DEFAULT_MAX_DEAD_ACTORS}: the newest dead actors the GCS keeps listed`;
+  $ORRERY_MAX_DEAD_ACTORS, then ${DEFAULT_MAX_DEAD_ACTORS}: the newest dead actors the GCS keeps listed;
+  --persist to $ORRERY_PERSIST, then auto: the tables in JetStream KV when the NATS server has
+  JetStream (a restarted GCS recovers them), in memory otherwise; --no-persist is --persist off;
+  --grace-ms to $ORRERY_GRACE_MS, then 3000: how long a restarted GCS waits for
+  raylets to register again before it reconciles`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors']);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--persist', '--grace-ms']);
 
 /** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
 export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
-  const { given, help } = scanFlags(argv, VALUE_FLAGS);
+  const noPersist = argv.includes('--no-persist');
+  const { given, help } = scanFlags(argv.filter((a) => a !== '--no-persist'), VALUE_FLAGS);
+  if (noPersist && given.has('--persist')) throw new FlagError('--no-persist', 'cannot be given with --persist');
 
   const address = addressFlag(given, env);
   let cluster: string;
@@ -42,7 +53,11 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const nodeTimeoutMs = integer(...fromFlagOrEnv(given, '--node-timeout-ms', env, 'ORRERY_NODE_TIMEOUT_MS'), 3000, 1);
   if (nodeTimeoutMs <= heartbeatMs) throw new FlagError('--node-timeout-ms', `must be longer than the heartbeat (${heartbeatMs} ms)`);
   const maxDeadActors = integer(...fromFlagOrEnv(given, '--max-dead-actors', env, 'ORRERY_MAX_DEAD_ACTORS'), DEFAULT_MAX_DEAD_ACTORS, 0, 'a whole number');
-  return { address, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, help };
+  const [persistFrom, persistText] = fromFlagOrEnv(given, '--persist', env, 'ORRERY_PERSIST');
+  const persist = noPersist ? 'off' : (persistText ?? 'auto');
+  if (persist !== 'auto' && persist !== 'on' && persist !== 'off') throw new FlagError(persistFrom, `expected auto, on or off, got ${JSON.stringify(persistText)}`);
+  const graceMs = integer(...fromFlagOrEnv(given, '--grace-ms', env, 'ORRERY_GRACE_MS'), 3000, 0);
+  return { address, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, persist, graceMs, help };
 }
 
 /** The flag's value, else the environment variable's (named as the source of a bad value). */

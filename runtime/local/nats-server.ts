@@ -24,7 +24,10 @@ export interface NatsServerOptions {
   host?: string;
   /** A fixed port; default a free one other than 4222. */
   port?: number;
+  /** JetStream on, its store in a temporary directory removed at stop (or in `storeDir`). */
   jetstream?: boolean;
+  /** JetStream on with its store here, kept at stop (`orrery start --head`: the run dir). */
+  storeDir?: string;
   detached?: { logFile: string };
 }
 
@@ -68,7 +71,8 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   if (!bin) throw new NatsServerMissingError();
   const host = opts.host ?? LOCALHOST;
   const probeHost = host === '0.0.0.0' ? LOCALHOST : host;
-  const storeDir = opts.jetstream ? await mkdtemp(join(tmpdir(), 'orrery-nats-')) : undefined;
+  const tempStore = opts.jetstream && opts.storeDir === undefined ? await mkdtemp(join(tmpdir(), 'orrery-nats-')) : undefined;
+  const storeDir = opts.storeDir ?? tempStore;
   let lastError: unknown;
   for (let attempt = 0; attempt < (opts.port === undefined ? ATTEMPTS : 1); attempt++) {
     const port = opts.port ?? (await freePort());
@@ -82,14 +86,14 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
       await waitForPort(probeHost, port, exited);
       if (opts.detached) child.unref();
       const url = `nats://${probeHost}:${port}`;
-      return { url, port, pid: child.pid!, stop: () => stop(child, exited, storeDir) };
+      return { url, port, pid: child.pid!, stop: () => stop(child, exited, tempStore) };
     } catch (err) {
       lastError = log() ? new Error(`${(err as Error).message}: ${log().trim()}`) : err;
       await stop(child, exited, undefined);
       if (!log().includes('address already in use') || opts.port !== undefined) break;
     }
   }
-  if (storeDir) await rm(storeDir, { recursive: true, force: true });
+  if (tempStore) await rm(tempStore, { recursive: true, force: true });
   throw new OrreryError('NATS_SERVER_FAILED', `nats-server did not start: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
 }
 

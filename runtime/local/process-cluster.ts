@@ -56,7 +56,8 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
 
   try {
     if (address === undefined) {
-      nats = await startNatsServer();
+      // with JetStream, as `orrery start --head` runs it: the GCS keeps its tables there
+      nats = await startNatsServer({ jetstream: true });
       address = nats.url;
     }
     const rare = opts.rareResources?.length ? ['--rare-resources', opts.rareResources.join(',')] : [];

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_ADDRESS, FlagError, parseGcsFlags, type GcsFlags } from '../../../runtime/gcs/flags.ts';
 
-const defaults: GcsFlags = { address: DEFAULT_ADDRESS, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, help: false };
+const defaults: GcsFlags = { address: DEFAULT_ADDRESS, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, persist: 'auto', graceMs: 3000, help: false };
 
 const accepted: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<GcsFlags> }[] = [
   { name: 'no flags', argv: [], want: {} },
@@ -16,6 +16,11 @@ const accepted: { name: string; argv: string[]; env?: Record<string, string>; wa
   { name: '--max-dead-actors', argv: ['--max-dead-actors', '2000'], want: { maxDeadActors: 2000 } },
   { name: 'no dead actors kept', argv: ['--max-dead-actors=0'], want: { maxDeadActors: 0 } },
   { name: 'max dead actors from the environment', argv: [], env: { ORRERY_MAX_DEAD_ACTORS: '500' }, want: { maxDeadActors: 500 } },
+  { name: '--no-persist', argv: ['--no-persist'], want: { persist: 'off' } },
+  { name: '--persist on', argv: ['--persist', 'on'], want: { persist: 'on' } },
+  { name: 'persistence from the environment', argv: [], env: { ORRERY_PERSIST: 'off' }, want: { persist: 'off' } },
+  { name: '--grace-ms, and from the environment', argv: ['--grace-ms', '500'], env: { ORRERY_GRACE_MS: '9' }, want: { graceMs: 500 } },
+  { name: 'a grace window of 0 (reconcile at once)', argv: [], env: { ORRERY_GRACE_MS: '0' }, want: { graceMs: 0 } },
   { name: '--max-dead-actors over the environment', argv: ['--max-dead-actors', '7'], env: { ORRERY_MAX_DEAD_ACTORS: '500' }, want: { maxDeadActors: 7 } },
 ];
 
@@ -27,6 +32,10 @@ for (const c of accepted) {
 
 const refused: { name: string; argv: string[]; env?: Record<string, string>; flag: string; problem: RegExp }[] = [
   { name: 'a bad timeout in the environment', argv: [], env: { ORRERY_NODE_TIMEOUT_MS: 'soon' }, flag: 'ORRERY_NODE_TIMEOUT_MS', problem: /whole number/ },
+  { name: 'a persistence mode that is not one', argv: ['--persist', 'yes'], flag: '--persist', problem: /auto, on or off/ },
+  { name: 'a bad persistence mode in the environment', argv: [], env: { ORRERY_PERSIST: 'maybe' }, flag: 'ORRERY_PERSIST', problem: /auto, on or off/ },
+  { name: '--no-persist with --persist', argv: ['--no-persist', '--persist', 'on'], flag: '--no-persist', problem: /cannot be given with/ },
+  { name: 'a negative grace window', argv: ['--grace-ms', '-1'], flag: '--grace-ms', problem: /whole number/ },
   { name: 'an unknown flag', argv: ['--verbose'], flag: '--verbose', problem: /unknown flag/ },
   { name: 'a stray argument', argv: ['gcs'], flag: 'gcs', problem: /unexpected argument/ },
   { name: 'a flag without its value', argv: ['--cluster'], flag: '--cluster', problem: /needs a value/ },

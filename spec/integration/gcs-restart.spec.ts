@@ -1,0 +1,119 @@
+// A GCS killed with SIGKILL and started again, on real processes: a nats-server with JetStream, a
+// GCS process, two raylet processes, actors in worker hosts. What the GCS knew comes back from its
+// JetStream tables and from what the raylets still run: actors (named ones too, with their state)
+// stay where they were, same incarnation, no restart; a pending actor is pending again; calls are
+// answered while no GCS runs; a new GCS serves requests that waited for it. Every wait is on a
+// condition, bounded.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connect, type ActorHandle, type ActorInfo, type Cluster } from '../../runtime/index.ts';
+import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { CounterActor, type Counter } from '../fixtures/client/actors.ts';
+
+process.env.ORRERY_HEARTBEAT_MS = '200';
+process.env.ORRERY_NODE_TIMEOUT_MS = '1500';
+const CLUSTER = 'restart';
+const WAIT_MS = 30_000;
+
+let nats: NatsServerHandle;
+let gcs: RuntimeProcess;
+const raylets: RuntimeProcess[] = [];
+let cluster: Cluster;
+
+const startGcs = (): Promise<RuntimeProcess> => spawnRuntimeProcess('gcs', ['--address', nats.url, '--cluster', CLUSTER, '--grace-ms', '10000']);
+
+test.before(async () => {
+  nats = await startNatsServer({ jetstream: true });
+  gcs = await startGcs();
+  for (const name of ['n1', 'n2']) {
+    raylets.push(await spawnRuntimeProcess('raylet', ['--address', nats.url, '--cluster', CLUSTER, '--node-name', name, '--num-cpus', '4']));
+  }
+  cluster = await connect({ address: nats.url, cluster: CLUSTER });
+});
+
+test.after(async () => {
+  await cluster?.close().catch(() => undefined);
+  for (const r of raylets) await r.stop();
+  await gcs?.stop();
+  await nats?.stop();
+});
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('a GCS killed and started again keeps every actor where it runs, with its state, and serves again', async () => {
+  const named = await cluster.actor(CounterActor).options({ name: 'ledger', isolation: 'process' }).remote(10);
+  const shared = await Promise.all([1, 2, 3, 4].map(() => cluster.actor(CounterActor).options({ maxRestarts: 1 }).remote(0)));
+  const pending = await cluster.actor(CounterActor).options({ numCpus: 64 }).remote(0);
+  for (const h of [named, ...shared]) await h.ready({ timeoutMs: WAIT_MS });
+  assert.is(await named.call('add', 5), 15);
+  const before = new Map((await cluster.actors()).map((a) => [a.actorId, a]));
+  assert.is(before.get(pending.actorId)?.state, 'PENDING');
+
+  // no GCS: calls go straight to the worker hosts and are answered all along
+  await gcs.crash();
+  const during: number[] = [];
+  for (let i = 0; i < 5; i++) during.push(await named.call('add', 1));
+  assert.equal(during, [16, 17, 18, 19, 20]);
+
+  // a request made while no GCS runs waits for the next one (bounded), then is answered
+  const waiting = cluster.actor(CounterActor).options({ name: 'late' }).remote(1);
+  gcs = await startGcs();
+  const late = await waiting;
+  assert.is((await late.ready({ timeoutMs: WAIT_MS })).state, 'ALIVE');
+
+  const after = new Map((await cluster.actors()).map((a) => [a.actorId, a]));
+  for (const h of [named, ...shared]) {
+    const was = before.get(h.actorId)!;
+    const now = after.get(h.actorId)!;
+    assert.is(now.state, 'ALIVE', `${h.actorId} is ALIVE`);
+    assert.is(now.nodeId, was.nodeId, `${h.actorId} stays on its node`);
+    assert.is(now.numRestarts, 0, `${h.actorId} was not restarted`);
+  }
+  assert.is(after.get(pending.actorId)?.state, 'PENDING');
+  assert.match(after.get(pending.actorId)?.pendingReason ?? '', /0\/2 nodes are available/);
+
+  // the named actor is found by name and kept its state; the shared ones answer too
+  const again = await cluster.getActor<Counter>('ledger');
+  assert.is(again.actorId, named.actorId);
+  assert.is(await again.call('add', 1), 21);
+  assert.equal(await Promise.all(shared.map((h) => h.call('get'))), [0, 0, 0, 0]);
+
+  // it schedules again: a new actor is placed, and a kill is carried out
+  const fresh = await cluster.actor(CounterActor).remote(7);
+  assert.is((await fresh.ready({ timeoutMs: WAIT_MS })).state, 'ALIVE');
+  await shared[0].kill();
+  const dead = await until('the killed actor DEAD', async () => {
+    const info = (await cluster.actors()).find((a) => a.actorId === shared[0].actorId);
+    return info?.state === 'DEAD' ? info : undefined;
+  });
+  assert.is(dead.deathCause, 'killed');
+  const nodes = await cluster.nodes();
+  assert.equal(nodes.map((n) => n.state).sort(), ['ALIVE', 'ALIVE']);
+});
+
+test('an actor the restarted GCS expects but no raylet runs is restarted; an incarnation it does not know is killed', async () => {
+  const victim = (await cluster.actor(CounterActor).options({ isolation: 'process', maxRestarts: 2 }).remote(3)) as ActorHandle<Counter>;
+  const info: ActorInfo = await victim.ready({ timeoutMs: WAIT_MS });
+  await gcs.crash();
+  // while no GCS runs, the victim's worker host dies: its raylet cannot report it to anyone
+  assert.is(info.state, 'ALIVE');
+  process.kill(await victim.call('pid'), 'SIGKILL');
+  gcs = await startGcs();
+  const back = await until('the victim ALIVE again after a restart', async () => {
+    const a = (await cluster.actors()).find((x) => x.actorId === victim.actorId);
+    return a?.state === 'ALIVE' && a.numRestarts === 1 ? a : undefined;
+  });
+  assert.is(back.numRestarts, 1);
+  assert.is(await victim.call('get'), 3, 'a restart runs the constructor again');
+});
+
+test.run();
