@@ -4,7 +4,7 @@ import { ProtocolError } from './errors.ts';
  * The only module that forms subject strings. Grammar (every <token> is non-empty, without '.',
  * '*', '>' or whitespace):
  *
- *   orrery.<cluster>.gcs.<verb>               requests to the GCS, subscribed with queue group "gcs"
+ *   orrery.<cluster>.gcs.<verb>               requests to the GCS (answered by the lease holder)
  *   orrery.<cluster>.gcs.view                 cluster-view deltas published by the GCS
  *   orrery.<cluster>.raylet.<nodeId>.<verb>   requests to one raylet
  *   orrery.<cluster>.actor.<actorId>.call     calls to one actor
@@ -16,8 +16,12 @@ import { ProtocolError } from './errors.ts';
  */
 export const ROOT = 'orrery';
 
-/** Queue group every GCS replica subscribes its request subjects with. */
-export const GCS_QUEUE = 'gcs';
+/*
+ * The GCS subscribes its request subjects without a queue group: only the holder of the leader lease
+ * answers (runtime/gcs/leader.ts). With a queue group, a GCS frozen after a standby took over would
+ * still be handed its share of every request until the server noticed the dead connection (minutes
+ * with default pings), and those requests — heartbeats among them — would go unanswered.
+ */
 
 export const GcsVerb = {
   register_node: 'register_node',

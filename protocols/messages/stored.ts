@@ -27,7 +27,15 @@ export const storedMeta = object({
   note: optional(str({ max: 256 })),
 });
 
+/** The leader lease (runtime/gcs/leader.ts): who holds it, under which epoch. */
+export const storedLease = object({
+  holder: str({ min: 1, max: 256 }),
+  epoch: num({ int: true, min: 1 }),
+});
+export type StoredLease = Infer<typeof storedLease>;
+
 export const storedRecords = {
+  stored_lease: storedLease,
   stored_node: storedNode,
   stored_actor: storedActor,
   stored_meta: storedMeta,

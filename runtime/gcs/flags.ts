@@ -17,13 +17,15 @@ export interface GcsFlags {
   persist: 'auto' | 'on' | 'off';
   /** The recovery grace window (gcs.machine.ts). */
   graceMs: number;
+  /** How long the leader lease lasts without renewal (leader.ts). */
+  leaseMs: number;
   help: boolean;
 }
 
 
 export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resources GPU,my_rare]
            [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N]
-           [--persist auto|on|off | --no-persist] [--grace-ms N]
+           [--persist auto|on|off | --no-persist] [--grace-ms N] [--lease-ms N]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
   --heartbeat-ms to $ORRERY_HEARTBEAT_MS, then 500 (at least 10); --node-timeout-ms to
   $ORRERY_NODE_TIMEOUT_MS, then 3000 (longer than a heartbeat): a node is DEAD after missing
@@ -32,9 +34,11 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
   --persist to $ORRERY_PERSIST, then auto: the tables in JetStream KV when the NATS server has
   JetStream (a restarted GCS recovers them), in memory otherwise; --no-persist is --persist off;
   --grace-ms to $ORRERY_GRACE_MS, then 3000: how long a restarted GCS waits for
-  raylets to register again before it reconciles`;
+  raylets to register again before it reconciles; --lease-ms to $ORRERY_LEASE_MS, then 2000: with
+  persistence, GCS processes share one leader lease; the others wait as standbys and one takes over
+  when the leader has not renewed it for this long`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--persist', '--grace-ms']);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--persist', '--grace-ms', '--lease-ms']);
 
 /** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
 export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
@@ -57,7 +61,8 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const persist = noPersist ? 'off' : (persistText ?? 'auto');
   if (persist !== 'auto' && persist !== 'on' && persist !== 'off') throw new FlagError(persistFrom, `expected auto, on or off, got ${JSON.stringify(persistText)}`);
   const graceMs = integer(...fromFlagOrEnv(given, '--grace-ms', env, 'ORRERY_GRACE_MS'), 3000, 0);
-  return { address, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, persist, graceMs, help };
+  const leaseMs = integer(...fromFlagOrEnv(given, '--lease-ms', env, 'ORRERY_LEASE_MS'), 2000, 100);
+  return { address, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, persist, graceMs, leaseMs, help };
 }
 
 /** The flag's value, else the environment variable's (named as the source of a bad value). */

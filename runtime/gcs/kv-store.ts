@@ -30,6 +30,11 @@ export interface KvStoreOptions {
   log: (line: string) => void;
   /** Pause before a failed write is tried again; default 500 ms. */
   retryMs?: number;
+  /**
+   * Whether this GCS may still write (it holds the leader lease, leader.ts); default always. A GCS
+   * that lost the lease drops what it has not written: the tables are the new leader's now.
+   */
+  valid?: () => boolean;
 }
 
 export class KvStore implements GcsStore {
@@ -165,6 +170,11 @@ export class KvStore implements GcsStore {
     const done = this.#next!;
     this.#dirty.clear();
     this.#next = undefined;
+    if (this.opts.valid && !this.opts.valid()) {
+      this.#closed = true;
+      done.resolve();
+      return;
+    }
     const writes = batch.map(async ([slot, write]) => {
       const bucket = this.buckets[write.table];
       let bytes: Uint8Array | undefined;

@@ -1,5 +1,5 @@
 import type { MessageType } from '../../protocols/messages/registry.ts';
-import { GCS_QUEUE, type GcsVerb } from '../../protocols/subjects.ts';
+import type { GcsVerb } from '../../protocols/subjects.ts';
 import type { Subscription } from '../bus/bus.ts';
 import { pageOfList } from './paging.ts';
 import type { GcsService } from './service.ts';
@@ -56,12 +56,12 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
   };
 }
 
-/** Subscribes every verb (queue group "gcs"); the subscriptions end when the GCS stops. */
+/** Subscribes every verb (no queue group: see protocols/subjects.ts); the subscriptions end when the GCS stops. */
 export function serveVerbs(gcs: GcsService): Subscription[] {
   const table = routes(gcs);
   return (Object.keys(table) as GcsVerb[]).map((verb) => {
     const r = table[verb];
-    const where = { subject: gcs.subjects.gcs(verb), verb, queue: GCS_QUEUE };
+    const where = { subject: gcs.subjects.gcs(verb), verb };
     return r.type === undefined
       ? gcs.intake.serve(gcs.opts.bus, where, undefined, () => undefined)
       : gcs.intake.serve(gcs.opts.bus, where, r.type, r.handle as Handler<MessageType>);

@@ -49,12 +49,12 @@ export class WireIntake {
   }
 
   /**
-   * Subscribes `subject` (queue group `queue`) for messages of `type`; with no type, every message
+   * Subscribes `subject` for messages of `type`; with no type, every message
    * is refused as UNKNOWN_TYPE (a verb of the grammar this GCS does not implement yet).
    */
-  serve<K extends MessageType>(bus: Bus, where: { subject: string; verb: string; queue: string }, type: K | undefined, handler: Handler<K>): Subscription {
+  serve<K extends MessageType>(bus: Bus, where: { subject: string; verb: string }, type: K | undefined, handler: Handler<K>): Subscription {
     const registry: MessageRegistry = type === undefined ? {} : { [type]: messages[type] };
-    return bus.subscribe(where.subject, (msg) => this.#handle(where.verb, registry, handler as Handler<MessageType>, msg), { queue: where.queue });
+    return bus.subscribe(where.subject, (msg) => this.#handle(where.verb, registry, handler as Handler<MessageType>, msg));
   }
 
   async #handle(verb: string, registry: MessageRegistry, handler: Handler<MessageType>, msg: BusMsg): Promise<void> {

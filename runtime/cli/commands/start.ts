@@ -10,7 +10,7 @@ import type { CliIo } from '../io.ts';
 import { NODE_FLAGS, nodeFlagArgs } from '../node-flags.ts';
 import { AttachedSession, DetachedSession, type Session } from '../sessions.ts';
 
-const FLAGS = { head: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', ...NODE_FLAGS } as const;
+const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', ...NODE_FLAGS } as const;
 const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
 
 /**
@@ -19,18 +19,26 @@ const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
  * there. `orrery start --address URL`: a raylet joining that cluster. Without --block the processes
  * run in the background and `orrery stop` stops them.
  *
- * `--rare-resources GPU,my_rare` (head only) is the GCS's: every node with one of those resources
+ * `orrery start --gcs [--address URL]`: a GCS process alone. With JetStream on the server it is
+ * the leader when no GCS holds the cluster's lease, else a hot standby that takes over when the
+ * leader stops renewing it (runtime/gcs/leader.ts).
+ *
+ * `--rare-resources GPU,my_rare` (head and --gcs only) is the GCS's: every node with one of those resources
  * gets the taint `orrery.io/rare-<name>=true`, and requests for them tolerate it automatically
  * (seed 003). `--taints "k=v[:Effect],…"` are this node's static taints.
  */
 export async function start(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('start', argv, FLAGS);
+  const gcsOnly = args.flags.gcs === true;
+  if (gcsOnly && args.flags.head === true) throw new UsageError('start: --gcs starts a GCS alone; --head starts a GCS and a raylet: give one of them', '--gcs');
   const head = args.flags.head === true;
   const block = args.flags.block === true;
   const nodeArgs = nodeFlagArgs('start', args);
-  const rare = rareResourcesOf(args, head);
+  if (gcsOnly && nodeArgs.length > 0) throw new UsageError('start: --gcs starts no raylet: node flags go to `orrery start --address …`', '--gcs');
+  const rare = rareResourcesOf(args, head || gcsOnly);
   const cluster = clusterOf('start', args, io.env);
   let address = addressOf('start', args, io.env, null);
+  if (gcsOnly) return startGcsAlone({ address, cluster, rare, block, io });
   if (!head && address === undefined) {
     throw new UsageError('start: --address is required to join a cluster (or set ORRERY_ADDRESS; use --head to start a new one)', '--address');
   }
@@ -73,6 +81,24 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
     }
     if (attached) return await attached.block();
     io.out(`Running in the background (logs in ${detached!.runDir}); stop with: orrery stop`);
+    return 0;
+  } catch (err) {
+    await session.abort();
+    throw err;
+  }
+}
+
+/** `orrery start --gcs`: leader or standby, as the lease decides; says which. */
+async function startGcsAlone(opts: { address: string | undefined; cluster: string; rare: string[]; block: boolean; io: CliIo }): Promise<number> {
+  const { cluster, io } = opts;
+  const address = opts.address ?? LOCAL_NATS;
+  const session: Session = opts.block ? new AttachedSession(io) : new DetachedSession(io.env);
+  try {
+    const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...opts.rare], { cluster, address });
+    const role = gcs.ready.standby === true ? 'a standby (another GCS holds the leader lease; this one takes over when it stops renewing it)' : 'the leader';
+    io.out(`Started a GCS for cluster ${JSON.stringify(cluster)} at ${address} (pid ${gcs.pid}): ${role}`);
+    if (session instanceof AttachedSession) return await session.block();
+    io.out(`Running in the background (logs in ${(session as DetachedSession).runDir}); stop with: orrery stop`);
     return 0;
   } catch (err) {
     await session.abort();

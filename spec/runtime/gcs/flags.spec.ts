@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_ADDRESS, FlagError, parseGcsFlags, type GcsFlags } from '../../../runtime/gcs/flags.ts';
 
-const defaults: GcsFlags = { address: DEFAULT_ADDRESS, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, persist: 'auto', graceMs: 3000, help: false };
+const defaults: GcsFlags = { address: DEFAULT_ADDRESS, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, help: false };
 
 const accepted: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<GcsFlags> }[] = [
   { name: 'no flags', argv: [], want: {} },
@@ -20,6 +20,7 @@ const accepted: { name: string; argv: string[]; env?: Record<string, string>; wa
   { name: '--persist on', argv: ['--persist', 'on'], want: { persist: 'on' } },
   { name: 'persistence from the environment', argv: [], env: { ORRERY_PERSIST: 'off' }, want: { persist: 'off' } },
   { name: '--grace-ms, and from the environment', argv: ['--grace-ms', '500'], env: { ORRERY_GRACE_MS: '9' }, want: { graceMs: 500 } },
+  { name: '--lease-ms', argv: ['--lease-ms=500'], want: { leaseMs: 500 } },
   { name: 'a grace window of 0 (reconcile at once)', argv: [], env: { ORRERY_GRACE_MS: '0' }, want: { graceMs: 0 } },
   { name: '--max-dead-actors over the environment', argv: ['--max-dead-actors', '7'], env: { ORRERY_MAX_DEAD_ACTORS: '500' }, want: { maxDeadActors: 7 } },
 ];
@@ -35,6 +36,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; fla
   { name: 'a persistence mode that is not one', argv: ['--persist', 'yes'], flag: '--persist', problem: /auto, on or off/ },
   { name: 'a bad persistence mode in the environment', argv: [], env: { ORRERY_PERSIST: 'maybe' }, flag: 'ORRERY_PERSIST', problem: /auto, on or off/ },
   { name: '--no-persist with --persist', argv: ['--no-persist', '--persist', 'on'], flag: '--no-persist', problem: /cannot be given with/ },
+  { name: 'a lease too short to renew', argv: ['--lease-ms', '50'], flag: '--lease-ms', problem: />= 100/ },
   { name: 'a negative grace window', argv: ['--grace-ms', '-1'], flag: '--grace-ms', problem: /whole number/ },
   { name: 'an unknown flag', argv: ['--verbose'], flag: '--verbose', problem: /unknown flag/ },
   { name: 'a stray argument', argv: ['gcs'], flag: 'gcs', problem: /unexpected argument/ },

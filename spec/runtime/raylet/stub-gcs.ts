@@ -3,7 +3,7 @@ import { messages } from '../../../protocols/messages/registry.ts';
 import type { Heartbeat, RegisterNode } from '../../../protocols/messages/node.ts';
 import type { ViewDelta } from '../../../protocols/messages/view.ts';
 import { encodeError, encodeOk } from '../../../protocols/reply.ts';
-import { GCS_QUEUE, subjects } from '../../../protocols/subjects.ts';
+import { subjects } from '../../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../../../runtime/bus/bus.ts';
 import { OrreryError } from '../../../lib/errors.ts';
 
@@ -36,12 +36,12 @@ export class StubGcs {
 
   constructor(private readonly bus: Bus, cluster = 'default') {
     const s = subjects(cluster);
-    const on = (verb: 'register_node' | 'heartbeat' | 'actor_died') => bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg), { queue: GCS_QUEUE });
+    const on = (verb: 'register_node' | 'heartbeat' | 'actor_died') => bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg));
     const snapshot = bus.subscribe(s.gcs('view_snapshot'), (msg) => {
       this.snapshots++;
       msg.respond(encodeOk(this.snapshot));
       this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
-    }, { queue: GCS_QUEUE });
+    });
     this.subs = [on('register_node'), on('heartbeat'), on('actor_died'), snapshot];
   }
 

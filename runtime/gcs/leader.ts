@@ -1,0 +1,154 @@
+import { decode, encode } from '../../protocols/codec.ts';
+import { storedRecords, type StoredLease } from '../../protocols/messages/stored.ts';
+import { KvConflictError, type KvBucket } from '../bus/kv.ts';
+
+/**
+ * One active GCS per cluster: a leader lease held in a JetStream KV key (`lease` in bucket
+ * `orrery_<cluster>_leader`). nats-server 2.9 ignores per-key TTLs, so expiry is by the holder's
+ * renewals, each a compare-and-set on the key's revision:
+ *
+ *   - the holder writes the key again every `renewMs` (update at the revision it last wrote); a
+ *     conflict means someone else took the lease: it is lost at once;
+ *   - a candidate (a standby) reads the key every `renewMs` and takes the lease when its revision
+ *     has not moved for `ttlMs` by the candidate's own clock, with `epoch + 1` (compare-and-set
+ *     again, so of two candidates one wins); with no key at all it creates it with epoch 1;
+ *   - the holder counts itself leader only until `ttlMs - marginMs` after its last renewal was
+ *     acknowledged (`valid()`, monotonic clock). A candidate waits a whole `ttlMs` after it last saw
+ *     the revision move, which is after that acknowledgement, so the old holder has stopped before
+ *     the new one starts — even a holder frozen (SIGSTOP) and resumed: its clock ran on meanwhile.
+ *
+ * The epoch orders leaders: every GCS message to raylets carries it and raylets refuse an older one.
+ */
+export interface LeaderLeaseOptions {
+  bucket: KvBucket;
+  /** Who asks (shown to operators): host:pid. */
+  holder: string;
+  /** How long a lease lasts without renewal; default 2,000 ms. */
+  ttlMs?: number;
+  /** Renewal (and standby polling) period; default ttl / 4. */
+  renewMs?: number;
+  /** How much earlier than the ttl the holder stops counting itself leader; default ttl / 5. */
+  marginMs?: number;
+  log: (line: string) => void;
+  /** Monotonic ms; default performance.now. */
+  now?: () => number;
+}
+
+const KEY = 'lease';
+
+export class LeaderLease {
+  readonly ttlMs: number;
+  readonly renewMs: number;
+  readonly marginMs: number;
+  #epoch = 0;
+  #revision = 0;
+  #renewedAt = -Infinity;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #lost!: (why: string) => void;
+  /** Resolves with the reason once the lease is lost (taken by another, or not renewed in time). */
+  readonly lost: Promise<string>;
+
+  constructor(private readonly opts: LeaderLeaseOptions) {
+    this.ttlMs = opts.ttlMs ?? 2000;
+    this.renewMs = opts.renewMs ?? Math.max(10, Math.floor(this.ttlMs / 4));
+    this.marginMs = opts.marginMs ?? Math.floor(this.ttlMs / 5);
+    this.lost = new Promise((resolve) => (this.#lost = resolve));
+  }
+
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** Whether this process may act as the leader now (cheap: one clock read). */
+  valid(): boolean {
+    return !this.#stopped && this.#epoch > 0 && this.#now() - this.#renewedAt < this.ttlMs - this.marginMs;
+  }
+
+  /**
+   * Waits until this process holds the lease; resolves with its epoch. `onWaiting` is told once the
+   * lease turns out to be held by someone else (the process is a standby).
+   */
+  async acquire(onWaiting?: (holder: StoredLease) => void): Promise<number> {
+    let seen: { revision: number; since: number } | undefined;
+    let told = false;
+    while (!this.#stopped) {
+      const started = this.#now();
+      try {
+        const current = await this.opts.bucket.get(KEY);
+        if (current === undefined) {
+          if (await this.#take(undefined, 1)) return this.#epoch;
+        } else {
+          const lease = this.#read(current.value);
+          if (!told) {
+            told = true;
+            onWaiting?.(lease ?? { holder: 'unknown', epoch: 0 });
+          }
+          if (seen?.revision !== current.revision) seen = { revision: current.revision, since: started };
+          else if (this.#now() - seen.since >= this.ttlMs && (await this.#take(current.revision, (lease?.epoch ?? 0) + 1))) return this.#epoch;
+        }
+      } catch (err) {
+        this.opts.log(`leader lease: cannot read it (trying again): ${err instanceof Error ? err.message : String(err)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.renewMs));
+    }
+    throw new Error('the leader lease was given up while waiting for it');
+  }
+
+  /** Stops renewing (and waiting); a held lease then expires for the standby. */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+  }
+
+  async #take(revision: number | undefined, epoch: number): Promise<boolean> {
+    const value = encode('stored_lease', { holder: this.opts.holder, epoch });
+    const asked = this.#now();
+    try {
+      this.#revision = revision === undefined ? await this.opts.bucket.create(KEY, value) : await this.opts.bucket.update(KEY, value, revision);
+    } catch (err) {
+      if (err instanceof KvConflictError) return false; // another candidate won
+      throw err;
+    }
+    this.#epoch = epoch;
+    this.#renewedAt = asked;
+    this.#schedule();
+    return true;
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => void this.#renew(), this.renewMs);
+  }
+
+  async #renew(): Promise<void> {
+    const asked = this.#now();
+    try {
+      this.#revision = await this.opts.bucket.update(KEY, encode('stored_lease', { holder: this.opts.holder, epoch: this.#epoch }), this.#revision);
+      // the lease runs from when the renewal was asked for: the store may have taken it any time after
+      this.#renewedAt = asked;
+    } catch (err) {
+      if (err instanceof KvConflictError) return this.#lose(`another GCS took the lease (epoch ${this.#epoch} is over)`);
+      this.opts.log(`leader lease: renewal failed (trying again): ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (!this.valid()) return this.#lose(`the lease was not renewed within ${this.ttlMs - this.marginMs} ms`);
+    this.#schedule();
+  }
+
+  #lose(why: string): void {
+    this.stop();
+    this.#lost(why);
+  }
+
+  #read(bytes: Uint8Array): StoredLease | undefined {
+    try {
+      return decode(bytes, { registry: { stored_lease: storedRecords.stored_lease } }).body as StoredLease;
+    } catch {
+      return undefined;
+    }
+  }
+
+  #now(): number {
+    return (this.opts.now ?? performance.now.bind(performance))();
+  }
+}

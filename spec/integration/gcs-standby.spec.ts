@@ -1,0 +1,123 @@
+// One active GCS and hot standbys, on real processes (a nats-server with JetStream, GCS and raylet
+// processes): a standby takes over when the leader is killed, keeping every actor where it runs;
+// a leader frozen (SIGSTOP) until a standby took over and then resumed never answers again — every
+// request gets exactly one answer, counted on a reply subject of our own. Waits are on conditions.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { encode } from '../../protocols/codec.ts';
+import { subjects } from '../../protocols/subjects.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import type { Bus } from '../../runtime/bus/bus.ts';
+import { connect, type Cluster } from '../../runtime/index.ts';
+import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { CounterActor } from '../fixtures/client/actors.ts';
+
+process.env.ORRERY_HEARTBEAT_MS = '200';
+process.env.ORRERY_NODE_TIMEOUT_MS = '2000';
+const CLUSTER = 'standby';
+const WAIT_MS = 30_000;
+
+let nats: NatsServerHandle;
+let bus: Bus;
+let cluster: Cluster;
+const gcses: RuntimeProcess[] = [];
+const raylets: RuntimeProcess[] = [];
+
+const startGcs = async (): Promise<RuntimeProcess> => {
+  const p = await spawnRuntimeProcess('gcs', ['--address', nats.url, '--cluster', CLUSTER, '--lease-ms', '1000', '--grace-ms', '10000']);
+  gcses.push(p);
+  return p;
+};
+
+test.before(async () => {
+  nats = await startNatsServer({ jetstream: true });
+  bus = await connectNatsBus({ servers: nats.url });
+});
+
+test.after(async () => {
+  await cluster?.close().catch(() => undefined);
+  await bus?.close().catch(() => undefined);
+  for (const p of gcses) {
+    try {
+      process.kill(p.pid, 'SIGCONT');
+    } catch {
+      // gone already
+    }
+  }
+  for (const p of [...raylets, ...gcses]) await p.stop();
+  await nats?.stop();
+});
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const value = await Promise.resolve(probe()).catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Sends list_nodes with a reply subject of our own and counts the answers that come back. */
+async function answersTo(count: number): Promise<number[]> {
+  const inbox = `_INBOX.standby-probe.${Date.now()}`;
+  const answers = new Map<string, number>();
+  const sub = bus.subscribe(`${inbox}.*`, (msg) => {
+    const token = msg.subject.slice(inbox.length + 1);
+    answers.set(token, (answers.get(token) ?? 0) + 1);
+  });
+  await bus.flush();
+  for (let i = 0; i < count; i++) bus.publish(subjects(CLUSTER).gcs('list_nodes'), encode('list_nodes', {}), { reply: `${inbox}.${i}` });
+  await until('every probe answered', () => (answers.size === count ? true : undefined));
+  // a late second answer would come right behind the first: a round trip through the server first
+  await bus.flush();
+  await new Promise<void>((resolve) => bus.request(subjects(CLUSTER).gcs('list_nodes'), encode('list_nodes', {}), { timeoutMs: 5000 }).then(() => resolve(), () => resolve()));
+  sub.unsubscribe();
+  return [...answers.values()];
+}
+
+test('the first GCS leads, a second waits as a standby and takes over when the leader is killed', async () => {
+  const leader = await startGcs();
+  assert.is(leader.ready.epoch, 1);
+  const standby = await startGcs();
+  assert.is(standby.ready.standby, true);
+  for (const name of ['n1', 'n2']) {
+    raylets.push(await spawnRuntimeProcess('raylet', ['--address', nats.url, '--cluster', CLUSTER, '--node-name', name, '--num-cpus', '4']));
+  }
+  cluster = await connect({ address: nats.url, cluster: CLUSTER });
+  const actors = await Promise.all([1, 2, 3].map((n) => cluster.actor(CounterActor).remote(n)));
+  for (const a of actors) await a.ready({ timeoutMs: WAIT_MS });
+  const before = new Map((await cluster.actors()).map((a) => [a.actorId, a]));
+  assert.equal(await answersTo(20), new Array(20).fill(1), 'one answer per request: only the leader answers');
+
+  await leader.crash();
+  // the standby takes the lease, recovers the tables and what the raylets run, and serves
+  await until('the standby serving', async () => ((await cluster.nodes()).length === 2 ? true : undefined));
+  assert.match(standby.recentOutput(), /holding the leader lease with epoch 2/);
+  for (const a of await cluster.actors()) {
+    const was = before.get(a.actorId)!;
+    assert.equal([a.state, a.nodeId, a.numRestarts], ['ALIVE', was.nodeId, 0], `${a.actorId} kept`);
+  }
+  assert.equal(await Promise.all(actors.map((a) => a.call('get'))), [1, 2, 3]);
+  const fresh = await cluster.actor(CounterActor).remote(9);
+  assert.is((await fresh.ready({ timeoutMs: WAIT_MS })).state, 'ALIVE');
+});
+
+test('a leader frozen until a standby took over, then resumed, steps down and never answers again', async () => {
+  const leader = gcses.find((p) => /holding the leader lease with epoch 2/.test(p.recentOutput()))!;
+  const next = await startGcs();
+  assert.is(next.ready.standby, true);
+  process.kill(leader.pid, 'SIGSTOP');
+  await until('the standby holding the lease', () => (/holding the leader lease with epoch 3/.test(next.recentOutput()) ? true : undefined));
+  await until('the new leader serving', async () => ((await cluster.nodes()).length === 2 ? true : undefined));
+  process.kill(leader.pid, 'SIGCONT');
+  await until('the old leader stepping down', () => (/stepping down/.test(leader.recentOutput()) ? true : undefined));
+  assert.equal(await answersTo(20), new Array(20).fill(1), 'one answer per request after the old leader resumed');
+  const nodes = await cluster.nodes();
+  assert.equal(nodes.map((n) => n.state), ['ALIVE', 'ALIVE']);
+  const actors = await cluster.actors();
+  assert.ok(actors.every((a) => a.state === 'ALIVE' && a.numRestarts === 0), 'no actor restarted across two takeovers');
+});
+
+test.run();
