@@ -1,5 +1,5 @@
 import { array, bool, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
-import { id, labels, resourceSet } from './common.ts';
+import { epoch, id, labels, resourceSet } from './common.ts';
 import { pageFields } from './page.ts';
 
 export const actorState = literal('DEPENDENCIES_UNREADY', 'PENDING', 'SCHEDULED', 'ALIVE', 'RESTARTING', 'DEAD');
@@ -72,11 +72,12 @@ export const createActor = object({
   isolation: literal('shared', 'process'),
   /** Incarnation number: a restart gets a higher one, so a late reply from an old one is ignored. */
   incarnation: num({ int: true, min: 0 }),
+  epoch,
 });
 export type CreateActor = Infer<typeof createActor>;
 
 /** GCS → raylet (`raylet.<nodeId>.kill_actor`). */
-export const rayletKillActor = object({ actorId: id, incarnation: num({ int: true, min: 0 }) });
+export const rayletKillActor = object({ actorId: id, incarnation: num({ int: true, min: 0 }), epoch });
 
 /**
  * raylet → GCS (`gcs.actor_died`): actors whose worker host exited or whose constructor failed

@@ -19,6 +19,8 @@ export const registered = object({
   nodeId: id,
   heartbeatMs: num({ int: true, min: 10 }),
   rareResources: array(str({ min: 1, max: 128 }), { max: 64 }),
+  /** The leader epoch of the GCS that answered (absent without a lease). */
+  epoch: optional(num({ int: true, min: 0 })),
 });
 
 export const scheduleFailed = object({

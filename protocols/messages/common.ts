@@ -1,4 +1,4 @@
-import { num, record, str, type Validator } from '../validate.ts';
+import { num, optional, record, str, type Validator } from '../validate.ts';
 
 /**
  * Field validators shared by several messages. Resource quantities travel as fixed-point units
@@ -16,3 +16,10 @@ export const taints: Validator<Record<string, string>> = record(str({ max: 80 })
 export const MAX_RESOURCE_NAMES = 65_536;
 export const resourceSet: Validator<Record<string, number>> = record(num({ int: true, min: 0 }), { maxKeys: MAX_RESOURCE_NAMES, key: str({ min: 1, max: 128 }) });
 export const seq: Validator<number> = num({ int: true, min: 0 });
+
+/**
+ * The leader epoch of the GCS that sent a message (runtime/gcs/leader.ts): optional, absent from a
+ * GCS without a lease. A raylet refuses a message with an epoch older than one it has seen
+ * (STALE_EPOCH) and changes nothing.
+ */
+export const epoch = optional(num({ int: true, min: 0 }));

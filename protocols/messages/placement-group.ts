@@ -1,5 +1,5 @@
 import { array, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
-import { id, resourceSet } from './common.ts';
+import { epoch, id, resourceSet } from './common.ts';
 
 /**
  * Placement groups on the wire (docs/placement-groups.md).
@@ -64,6 +64,7 @@ export type BundleRef = Infer<typeof bundleRef>;
  */
 export const prepareBundle = object({
   bundles: array(object({ pgId: id, index: num({ int: true, min: 0, max: 9_999 }), resources: resourceSet }), { min: 1, max: 100_000 }),
+  epoch,
 });
 export type PrepareBundle = Infer<typeof prepareBundle>;
 
@@ -78,7 +79,7 @@ export type PrepareResult = Infer<typeof prepareResult>;
  * (`CPU_group_<pg>`, `CPU_group_<i>_<pg>`, lib/scheduling/bundle-resources.ts) that actors and tasks
  * of the group draw from. Committing a committed bundle is a no-op.
  */
-export const commitBundle = object({ bundles: array(bundleRef, { min: 1, max: 100_000 }) });
+export const commitBundle = object({ bundles: array(bundleRef, { min: 1, max: 100_000 }), epoch });
 
 /** The value of a commit_bundle reply: bundles this raylet does not hold prepared (it restarted, or they were cancelled). */
 export const commitResult = object({ missing: array(bundleRef, { max: 100_000 }) });
@@ -89,5 +90,5 @@ export type CommitResult = Infer<typeof commitResult>;
  * commit, a removed group). Cancelling a bundle the raylet does not hold is a no-op. The value of
  * the reply is `{ returned }`: how many it held.
  */
-export const cancelBundle = object({ bundles: array(bundleRef, { min: 1, max: 100_000 }) });
+export const cancelBundle = object({ bundles: array(bundleRef, { min: 1, max: 100_000 }), epoch });
 export const cancelResult = object({ returned: num({ int: true, min: 0 }) });

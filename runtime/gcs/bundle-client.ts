@@ -41,7 +41,18 @@ export class BundleClient {
   /** Requests sent, by verb (each carries one or more bundles). */
   readonly sent: Record<Op, number> = { prepare_bundle: 0, commit_bundle: 0, cancel_bundle: 0 };
 
-  constructor(private readonly deps: { bus: Bus; subjects: ClusterSubjects; timeoutMs: number; log: (line: string) => void }) {}
+  constructor(
+    private readonly deps: {
+      bus: Bus;
+      subjects: ClusterSubjects;
+      timeoutMs: number;
+      log: (line: string) => void;
+      /** The leader epoch every request carries (leader.ts); 0 without a lease. */
+      epoch: number;
+      /** A raylet refused a request as STALE_EPOCH: a newer leader exists. */
+      staleEpoch: () => void;
+    },
+  ) {}
 
   prepare(nodeId: string, bundle: BundleRef & { resources: Record<string, number> }): Promise<BundleOutcome> {
     return this.#enqueue(nodeId, 'prepare_bundle', bundle);
@@ -88,7 +99,7 @@ export class BundleClient {
     let failed: Map<string, string>;
     let answered = false;
     try {
-      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, op), encode(op, { bundles } as never), { timeoutMs: this.deps.timeoutMs });
+      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, op), encode(op, (this.deps.epoch > 0 ? { bundles, epoch: this.deps.epoch } : { bundles }) as never), { timeoutMs: this.deps.timeoutMs });
       answered = true;
       const { body } = decode(msg.data, { registry: replyOnly });
       if (!body.ok) throw fromWireError(body.error);
@@ -97,6 +108,7 @@ export class BundleClient {
       for (const r of value.refused ?? []) failed.set(key(r), `node ${nodeId} refused bundle ${r.index}: ${r.reason}`);
       for (const m of value.missing ?? []) failed.set(key(m), `node ${nodeId} does not hold bundle ${m.index} prepared`);
     } catch (err) {
+      if ((err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
       const cause = `${op} on node ${nodeId}: ${describe(err)}`;
       if (op === 'cancel_bundle') this.deps.log(cause);
       const unreachable = !answered;

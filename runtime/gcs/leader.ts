@@ -95,6 +95,11 @@ export class LeaderLease {
     throw new Error('the leader lease was given up while waiting for it');
   }
 
+  /** Gives the lease up at once, for `why` (a raylet saw a newer epoch): `lost` resolves. */
+  giveUp(why: string): void {
+    this.#lose(why);
+  }
+
   /** Stops renewing (and waiting); a held lease then expires for the standby. */
   stop(): void {
     this.#stopped = true;

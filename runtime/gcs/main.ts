@@ -55,6 +55,7 @@ function ready(extra: Record<string, unknown>): void {
 /** Starts a GCS on `gcsBus` with `store`; resolves once it serves. */
 async function serve(gcsBus: Bus, store: GcsStore | undefined, lease?: LeaderLease): Promise<Serving> {
   const gcs = new GcsService({
+    ...(lease ? { epoch: lease.epoch, onStaleEpoch: () => lease.giveUp('a raylet has heard from a newer leader') } : {}),
     bus: gcsBus, cluster: flags.cluster, heartbeatMs: flags.heartbeatMs, nodeTimeoutMs: flags.nodeTimeoutMs, rareResources: flags.rareResources,
     maxDeadActors: flags.maxDeadActors, graceMs: flags.graceMs, store, log: main.say,
   });

@@ -40,6 +40,8 @@ export interface NodeDirectoryDeps {
   readonly registered: (nodeId: string, running: readonly { actorId: string; incarnation: number }[]) => void;
   readonly heartbeatMs: number;
   readonly nodeTimeoutMs: number;
+  /** The leader epoch, told to raylets in every registration and heartbeat answer; 0 without a lease. */
+  readonly epoch: number;
   readonly rareResources: readonly string[];
   readonly log: (line: string) => void;
   readonly now?: () => number;
@@ -64,7 +66,7 @@ export class NodeDirectory {
    */
   register(reg: MessageBody<'register_node'>): Infer<typeof registered> {
     tokenField('nodeId', reg.nodeId);
-    const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, rareResources: [...this.deps.rareResources] };
+    const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, rareResources: [...this.deps.rareResources], ...this.#epoch };
     if (this.#refs.has(reg.nodeId)) return answer;
     // A node the table still holds as live comes back to a restarted GCS: it keeps the labels and
     // taints it had (changed at run time, perhaps), not only those its raylet started with.
@@ -93,12 +95,17 @@ export class NodeDirectory {
   }
 
   /** heartbeat: `known: false` tells a raylet the GCS has no live node under its id. */
-  heartbeat(beat: MessageBody<'heartbeat'>): { known: boolean } {
+  heartbeat(beat: MessageBody<'heartbeat'>): { known: boolean; epoch?: number } {
     const ref = this.#refs.get(beat.nodeId);
-    if (!ref) return { known: false };
+    if (!ref) return { known: false, ...this.#epoch };
     ref.send({ type: 'HEARTBEAT', seq: beat.seq });
     if (this.#unreachable.delete(beat.nodeId)) this.deps.kick('node_reachable');
-    return { known: true };
+    return { known: true, ...this.#epoch };
+  }
+
+  /** `{ epoch }` for answers to raylets, nothing without a lease. */
+  get #epoch(): { epoch?: number } {
+    return this.deps.epoch > 0 ? { epoch: this.deps.epoch } : {};
   }
 
   /**

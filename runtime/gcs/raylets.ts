@@ -30,15 +30,29 @@ const anyValue = unknown();
 
 export class RayletClient {
   constructor(
-    private readonly deps: { bus: Bus; subjects: ClusterSubjects; createTimeoutMs: number; killTimeoutMs: number; log: (line: string) => void },
+    private readonly deps: {
+      bus: Bus;
+      subjects: ClusterSubjects;
+      createTimeoutMs: number;
+      killTimeoutMs: number;
+      log: (line: string) => void;
+      /** The leader epoch every request carries (leader.ts); 0 without a lease. */
+      epoch: number;
+      /** A raylet refused a request as STALE_EPOCH: a newer leader exists. */
+      staleEpoch: () => void;
+    },
   ) {}
 
   async create(nodeId: string, request: CreateActor): Promise<CreateOutcome> {
     try {
-      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'create_actor'), encode('create_actor', request), {
+      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'create_actor'), encode('create_actor', this.#withEpoch(request)), {
         timeoutMs: this.deps.createTimeoutMs,
       });
       const { body } = decode(msg.data, { registry: replyOnly });
+      if (!body.ok && body.error.code === 'STALE_EPOCH') {
+        this.deps.staleEpoch();
+        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(fromWireError(body.error))}`, noResponders: false };
+      }
       return body.ok ? { kind: 'created' } : { kind: 'failed', cause: describe(fromWireError(body.error)) };
     } catch (err) {
       // the request itself failed, or the answer could not be read: nothing to blame the actor for
@@ -48,13 +62,18 @@ export class RayletClient {
 
   async kill(nodeId: string, actorId: string, incarnation: number): Promise<void> {
     try {
-      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'kill_actor'), encode('raylet_kill_actor', { actorId, incarnation }), {
+      const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'kill_actor'), encode('raylet_kill_actor', this.#withEpoch({ actorId, incarnation })), {
         timeoutMs: this.deps.killTimeoutMs,
       });
       decodeReply(msg.data, { value: anyValue });
     } catch (err) {
+      if ((err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
       this.deps.log(`kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}`);
     }
+  }
+
+  #withEpoch<T extends object>(body: T): T & { epoch?: number } {
+    return this.deps.epoch > 0 ? { ...body, epoch: this.deps.epoch } : body;
   }
 }
 

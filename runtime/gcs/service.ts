@@ -65,6 +65,10 @@ export interface GcsOptions {
    * GCS yields to the event loop; default 5 ms.
    */
   queueSliceMs?: number;
+  /** The leader epoch this GCS holds (leader.ts); every message to raylets carries it. Default 0: no lease. */
+  epoch?: number;
+  /** A raylet refused a message as STALE_EPOCH: a newer leader runs and this one must step down. */
+  onStaleEpoch?: () => void;
   /**
    * Longest a GCS that found live nodes or actors in its store waits for raylets to register again
    * before it reconciles (the grace window); default 3,000 ms (docs/failover.md).
@@ -108,6 +112,14 @@ export class GcsService {
     const rareResources = [...(opts.rareResources ?? [])];
     const rng = opts.rng ?? Math.random;
     const { bus } = opts;
+    const epoch = positiveInt('epoch', opts.epoch, 0, 0);
+    let staleSaid = false;
+    const staleEpoch = (): void => {
+      if (staleSaid) return;
+      staleSaid = true;
+      log(`a raylet refused epoch ${epoch} as stale: a newer GCS leads`);
+      opts.onStaleEpoch?.();
+    };
     this.store = opts.store ?? new MemoryStore();
     this.intake = new WireIntake({ log, maxBytes: positiveInt('maxMessageBytes', opts.maxMessageBytes, DEFAULT_MAX_BYTES, 1) });
     this.history = new EventLog(positiveInt('eventHistory', opts.eventHistory, DEFAULT_EVENT_HISTORY, 1), {
@@ -124,6 +136,8 @@ export class GcsService {
       createTimeoutMs: positiveInt('createTimeoutMs', opts.createTimeoutMs, 30_000, 1),
       killTimeoutMs: positiveInt('killTimeoutMs', opts.killTimeoutMs, 5000, 1),
       log,
+      epoch,
+      staleEpoch,
     });
     this.queue = new PendingQueue({
       tryPlace: (id) => (id.startsWith(PG_QUEUE_PREFIX) ? this.groups.tryPlace(id) : this.actors.tryPlace(id)),
@@ -148,7 +162,7 @@ export class GcsService {
       nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
       spawn: (input) => this.#startActor(input),
     });
-    this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log });
+    this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log, epoch, staleEpoch });
     this.groups = new PlacementGroupDirectory({
       state: this.state, events, bundles: this.bundles, rng, rareResources, log,
       queue: () => this.queue,
@@ -163,7 +177,7 @@ export class GcsService {
       killActorsInGroup: (pgId, cause) => this.actors.killInGroup(pgId, cause),
     });
     this.nodes = new NodeDirectory({
-      state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick,
+      state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick, epoch,
       constraintsChanged: (nodeId) => this.eviction.mark(nodeId),
       spawn: (input) => this.#child<NodeRef>({ type: 'NODE_REGISTERED', node: input }, nodeChildId(input.nodeId)),
       failActorsOn: (nodeId) => this.actors.failOnNode(nodeId),

@@ -49,7 +49,8 @@ export interface HeartbeatAnswer {
 }
 
 /** Codes that mean "no GCS answered (yet)", as opposed to a GCS that refused the request. */
-const UNANSWERED = new Set(['NO_RESPONDERS', 'TIMEOUT', 'BUS_ERROR', 'INTERNAL']);
+// STALE_EPOCH: an answer from a GCS that lost its lease (it should never send one) is as good as none
+const UNANSWERED = new Set(['NO_RESPONDERS', 'TIMEOUT', 'BUS_ERROR', 'INTERNAL', 'STALE_EPOCH']);
 
 function codeOf(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;

@@ -7,7 +7,7 @@ import { registered } from '../../protocols/messages/cluster.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { decodeReply, encodeError, encodeOk } from '../../protocols/reply.ts';
 import { RayletVerb, subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
-import { bool, object } from '../../protocols/validate.ts';
+import { bool, num, object, optional } from '../../protocols/validate.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import type { HostNode } from '../worker/host.ts';
 import { MalformedCounter } from '../worker/malformed.ts';
@@ -45,7 +45,7 @@ export interface RayletServiceOptions {
   onActorSystem?: (system: Actor<RayletMachine>['system']) => void;
 }
 
-const heartbeatAnswer = object({ known: bool() });
+const heartbeatAnswer = object({ known: bool(), epoch: optional(num({ int: true, min: 0 })) });
 const KILL_TYPE = 'raylet_kill_actor';
 /** The message types that each take one raylet subject of their own name. */
 type Served = 'create_actor' | typeof KILL_TYPE | 'prepare_bundle' | 'commit_bundle' | 'cancel_bundle';
@@ -73,6 +73,12 @@ export class RayletService {
   private subs: Subscription[] = [];
   private machine: Actor<RayletMachine> | undefined;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  /**
+   * The newest GCS leader epoch heard of (registration and heartbeat answers, and the messages
+   * themselves): a create, kill or bundle request with an older one is refused STALE_EPOCH and
+   * changes nothing (runtime/gcs/leader.ts).
+   */
+  private epoch = 0;
   private markClosed!: (how: { error?: { code: string; message: string } }) => void;
 
   constructor(private readonly opts: RayletServiceOptions) {
@@ -240,6 +246,7 @@ export class RayletService {
       let body: ReturnType<(typeof messages)[K]>;
       try {
         body = decode(msg.data, { registry }).body as ReturnType<(typeof messages)[K]>;
+        this.checkEpoch((body as { epoch?: number }).epoch);
       } catch (err) {
         this.malformed.count(err);
         respond(msg, () => encodeError(err));
@@ -266,6 +273,7 @@ export class RayletService {
     });
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
     const reply = decodeReply(msg.data, { value: registered });
+    this.checkEpoch(reply.epoch);
     this.tasks.setRareResources(reply.rareResources);
     return { heartbeatMs: reply.heartbeatMs };
   }
@@ -273,7 +281,18 @@ export class RayletService {
   private async heartbeat(seq: number): Promise<{ known: boolean }> {
     const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.availableWithoutBundles() });
     const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
-    return decodeReply(msg.data, { value: heartbeatAnswer });
+    const answer = decodeReply(msg.data, { value: heartbeatAnswer });
+    this.checkEpoch(answer.epoch);
+    return { known: answer.known };
+  }
+
+  /** Adopts a newer epoch; an older one is STALE_EPOCH (a GCS that lost its lease). */
+  private checkEpoch(epoch: number | undefined): void {
+    if (epoch === undefined) return;
+    if (epoch < this.epoch) {
+      throw new OrreryError('STALE_EPOCH', `epoch ${epoch} is older than the leader's (${this.epoch}): refused`, { detail: { epoch, current: this.epoch } });
+    }
+    this.epoch = epoch;
   }
 
   private get timeoutMs(): number {

@@ -139,6 +139,25 @@ test('registers again with the same node id and the actors it runs when a heartb
   await w.raylet.stop();
 });
 
+test('a create or kill carrying an older leader epoch than one heard of is refused STALE_EPOCH and changes nothing', async () => {
+  const w = await world();
+  w.gcs.epoch = 5;
+  const seen = w.gcs.heartbeats.length;
+  await w.gcs.until(() => w.gcs.heartbeats.length > seen + 1, 'a heartbeat answered with epoch 5');
+  const stale = createSpec('Counter');
+  assert.is((await rejection(ask(w.bus, w.raylet.nodeId, 'create_actor', encode('create_actor', { ...stale, epoch: 4 })))).code, 'STALE_EPOCH');
+  assert.is(w.raylet.stats().actors, 0);
+  // a newer epoch is adopted from the message itself (a new leader may speak before its heartbeat answers)
+  const fresh = createSpec('Counter');
+  await ask(w.bus, w.raylet.nodeId, 'create_actor', encode('create_actor', { ...fresh, epoch: 6 }));
+  const killed = await rejection(ask(w.bus, w.raylet.nodeId, 'kill_actor', encode('raylet_kill_actor', { actorId: fresh.actorId, incarnation: 0, epoch: 5 })));
+  assert.is(killed.code, 'STALE_EPOCH');
+  assert.is(w.raylet.stats().actors, 1);
+  assert.is(await call(w.bus, fresh.actorId, 'get'), 0);
+  assert.equal(await kill(w, fresh.actorId), { killed: true }, 'a message without an epoch (a GCS without a lease) is not refused');
+  await w.raylet.stop();
+});
+
 test('create_actor starts the actor, answers once it is constructed, and leases its resources', async () => {
   const w = await world({ resources: { CPU: 4, GPU: 1 } });
   const spec = createSpec('Counter', { args: [41], resources: { CPU: 15_000, GPU: 10_000 } });

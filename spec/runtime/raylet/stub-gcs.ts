@@ -25,6 +25,8 @@ export class StubGcs {
   readonly died: ActorDiedReport[] = [];
   known = true;
   heartbeatMs = 20;
+  /** The leader epoch told in answers (undefined: none, as a GCS without a lease). */
+  epoch: number | undefined;
   refuse: OrreryError | undefined;
   /** Called with each register_node before it is answered. */
   onRegister: ((body: RegisterNode) => void) | undefined;
@@ -72,11 +74,11 @@ export class StubGcs {
       } else {
         this.registrations.push(body);
         this.known = true;
-        msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [] }));
+        msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [], ...(this.epoch === undefined ? {} : { epoch: this.epoch }) }));
       }
     } else if (type === 'heartbeat') {
       this.heartbeats.push(body);
-      msg.respond(encodeOk({ known: this.known }));
+      msg.respond(encodeOk({ known: this.known, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) }));
     } else if (type === 'actor_died') {
       this.died.push(body as ActorDiedReport);
       msg.respond(encodeOk(null));
