@@ -1,4 +1,4 @@
-import { array, num, object, optional, str, type Infer } from '../validate.ts';
+import { array, bool, num, object, optional, str, type Infer } from '../validate.ts';
 import { id, labels, resourceSet, seq, taints } from './common.ts';
 
 /** Where a raylet runs, for operators and the CLI's `--node-ip`; requests still travel over NATS. */
@@ -10,6 +10,9 @@ export const nodeAddress = object({
 
 /** An actor incarnation a raylet runs (or is starting). */
 export const runningActor = object({ actorId: id, incarnation: num({ int: true, min: 0 }) });
+
+/** A placement-group bundle a raylet holds: prepared, or committed (its bundle resources exist there). */
+export const heldBundle = object({ pgId: id, index: num({ int: true, min: 0, max: 9_999 }), committed: bool() });
 
 /**
  * raylet → GCS (`gcs.register_node`): a node joins with its labels, taints and resources. A raylet
@@ -24,7 +27,7 @@ export const registerNode = object({
   taints,
   resources: object({ total: resourceSet, available: resourceSet }),
   address: nodeAddress,
-  running: optional(object({ actors: array(runningActor, { max: 100_000 }) })),
+  running: optional(object({ actors: array(runningActor, { max: 100_000 }), bundles: optional(array(heldBundle, { max: 100_000 })) })),
 });
 export type RegisterNode = Infer<typeof registerNode>;
 

@@ -2,6 +2,7 @@ import { num, object, optional, str, type Infer } from '../validate.ts';
 import { actorInfo, registerActor } from './actor.ts';
 import { nodeInfo } from './cluster.ts';
 import { registerNode } from './node.ts';
+import { createPg, placementGroupInfo } from './placement-group.ts';
 
 /**
  * The GCS's records as they are kept in its store (JetStream KV, runtime/gcs/kv-store.ts): the
@@ -21,6 +22,11 @@ export const storedActor = object({
   incarnation: num({ int: true, min: 0 }),
 });
 
+export const storedGroup = object({
+  registration: createPg,
+  info: placementGroupInfo,
+});
+
 /** Small facts of the GCS (the event sequence, the leader epoch), one key each. */
 export const storedMeta = object({
   value: num({ int: true, min: 0 }),
@@ -38,6 +44,7 @@ export const storedRecords = {
   stored_lease: storedLease,
   stored_node: storedNode,
   stored_actor: storedActor,
+  stored_group: storedGroup,
   stored_meta: storedMeta,
 } as const;
 export type StoredNode = Infer<typeof storedNode>;

@@ -35,7 +35,7 @@ export interface GcsMachineInput {
   graceMs?: number;
 }
 
-interface GcsContext {
+export interface GcsContext {
   cluster: string;
   recover: boolean;
   graceMs: number;

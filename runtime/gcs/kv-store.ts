@@ -1,10 +1,10 @@
 import { decode, encode } from '../../protocols/codec.ts';
 import { storedRecords } from '../../protocols/messages/stored.ts';
 import { bucketName, kvKey, type KeyValue, type KvBucket } from '../bus/kv.ts';
-import { MemoryStore, type ActorRecord, type GcsStore, type MetaKey, type NodeRecord } from './store.ts';
+import { MemoryStore, type ActorRecord, type GcsStore, type GroupRecord, type MetaKey, type NodeRecord } from './store.ts';
 
 /**
- * The GCS's tables in JetStream KV (one bucket per table: `orrery_<cluster>_nodes|actors|meta`,
+ * The GCS's tables in JetStream KV (one bucket per table: `orrery_<cluster>_nodes|actors|groups|meta`,
  * keys by id, values the codec's `stored_*` records). Reads come from a local copy (a MemoryStore)
  * loaded once at open; writes change the copy at once and go to the buckets behind it, gathered
  * per event-loop turn with only a key's latest value written, so an actor that changes state three
@@ -16,7 +16,7 @@ import { MemoryStore, type ActorRecord, type GcsStore, type MetaKey, type NodeRe
  * Records read at open are validated like wire messages: one that does not decode (written by
  * someone else, or by a future version) is left out and counted in `refused`, never trusted.
  */
-type Table = 'nodes' | 'actors' | 'meta';
+type Table = 'nodes' | 'actors' | 'groups' | 'meta';
 
 interface Write {
   readonly table: Table;
@@ -56,14 +56,19 @@ export class KvStore implements GcsStore {
   /** Opens (creating when missing) the cluster's buckets and loads every record. */
   static async open(kv: KeyValue, opts: KvStoreOptions): Promise<KvStore> {
     const open = (table: Table) => kv.bucket(bucketName('orrery', opts.cluster, table));
-    const [nodes, actors, meta] = await Promise.all([open('nodes'), open('actors'), open('meta')]);
-    const store = new KvStore({ nodes, actors, meta }, opts);
+    const [nodes, actors, groups, meta] = await Promise.all([open('nodes'), open('actors'), open('groups'), open('meta')]);
+    const store = new KvStore({ nodes, actors, groups, meta }, opts);
     await store.#load();
     return store;
   }
 
   async #load(): Promise<void> {
-    const [nodes, actors, meta] = await Promise.all([this.buckets.nodes.entries(), this.buckets.actors.entries(), this.buckets.meta.entries()]);
+    const [nodes, actors, groups, meta] = await Promise.all([
+      this.buckets.nodes.entries(),
+      this.buckets.actors.entries(),
+      this.buckets.groups.entries(),
+      this.buckets.meta.entries(),
+    ]);
     for (const { value } of nodes.values()) {
       const body = this.#read(value, 'stored_node');
       if (body) this.#local.putNode(body as NodeRecord);
@@ -71,6 +76,10 @@ export class KvStore implements GcsStore {
     for (const { value } of actors.values()) {
       const body = this.#read(value, 'stored_actor');
       if (body) this.#local.putActor(body as ActorRecord);
+    }
+    for (const { value } of groups.values()) {
+      const body = this.#read(value, 'stored_group');
+      if (body) this.#local.putGroup(body as GroupRecord);
     }
     for (const [key, { value }] of meta) {
       const body = this.#read(value, 'stored_meta') as { value: number } | undefined;
@@ -118,6 +127,15 @@ export class KvStore implements GcsStore {
 
   actors(): ActorRecord[] {
     return this.#local.actors();
+  }
+
+  putGroup(record: GroupRecord): void {
+    this.#local.putGroup(record);
+    this.#write('groups', record.info.id, () => encode('stored_group', record));
+  }
+
+  groups(): GroupRecord[] {
+    return this.#local.groups();
   }
 
   getMeta(key: MetaKey): number | undefined {

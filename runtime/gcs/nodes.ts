@@ -37,7 +37,7 @@ export interface NodeDirectoryDeps {
    * what it agrees with and kills the rest — at once while serving, after the grace window while
    * it recovers (recovery.ts).
    */
-  readonly registered: (nodeId: string, running: readonly { actorId: string; incarnation: number }[]) => void;
+  readonly registered: (nodeId: string, running: Running) => void;
   readonly heartbeatMs: number;
   readonly nodeTimeoutMs: number;
   /** The leader epoch, told to raylets in every registration and heartbeat answer; 0 without a lease. */
@@ -72,7 +72,10 @@ export class NodeDirectory {
     // taints it had (changed at run time, perhaps), not only those its raylet started with.
     const previous = this.deps.store.getNode(reg.nodeId);
     const kept = previous !== undefined && previous.info.state !== 'DEAD' ? { labels: previous.info.labels, taints: previous.info.taints } : {};
-    const setup = nodeSetup({ ...reg, ...kept }, this.deps.rareResources);
+    // A raylet that names what it runs registers again: the GCS takes what it keeps of that again
+    // itself (recovery.ts), so the node starts from its whole total rather than what is free there.
+    const resources = reg.running !== undefined ? { total: reg.resources.total, available: reg.resources.total } : reg.resources;
+    const setup = nodeSetup({ ...reg, ...kept, resources }, this.deps.rareResources);
     const { state } = this.deps;
     state.addNode({ nodeId: reg.nodeId, name: reg.name, labels: setup.labels, taints: setup.taints, total: setup.total, available: setup.available });
     const ref = this.deps.spawn({ nodeId: reg.nodeId, nodeTimeoutMs: this.deps.nodeTimeoutMs });
@@ -89,7 +92,7 @@ export class NodeDirectory {
     this.deps.events.node('node_added', this.info(reg.nodeId));
     this.deps.view.changed(reg.nodeId);
     if (previous?.info.state === 'DRAINING') ref.send({ type: 'DRAIN' });
-    this.deps.registered(reg.nodeId, reg.running?.actors ?? []);
+    this.deps.registered(reg.nodeId, reg.running ?? { actors: [] });
     this.deps.kick('node_registered');
     return answer;
   }
@@ -246,6 +249,9 @@ export class NodeDirectory {
     };
   }
 }
+
+/** What a registering raylet runs: actor incarnations and placement-group bundles. */
+export type Running = NonNullable<MessageBody<'register_node'>['running']>;
 
 /** The registration as the node table keeps it: what the raylet ran then is not the node's. */
 function withoutRunning(reg: MessageBody<'register_node'>): MessageBody<'register_node'> {

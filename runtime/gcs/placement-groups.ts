@@ -22,6 +22,7 @@ import {
   type PlacementGroupMachineInput,
   type PlacementGroupSnapshot,
 } from './placement-group.machine.ts';
+import type { GcsStore, GroupRecord } from './store.ts';
 import { tokenField } from './wire.ts';
 import type { ActorRefFrom } from 'xstate';
 
@@ -41,8 +42,13 @@ export interface PlacementGroupDirectoryDeps {
   /** Live nodes placements keep off for now: their raylet did not answer (nodes.ts). */
   readonly unreachableNodes: () => ReadonlySet<string>;
   readonly nodeUnreachable: (nodeId: string) => void;
-  /** Starts a PlacementGroup machine (with the GCS as parent) from the machine this directory provides. */
-  readonly spawn: (logic: PlacementGroupMachine, input: PlacementGroupMachineInput) => PlacementGroupRef;
+  /**
+   * Starts a PlacementGroup machine (with the GCS as parent) from the machine this directory
+   * provides; from `snapshot` when one is given (a group recovered after a GCS restart).
+   */
+  readonly spawn: (logic: PlacementGroupMachine, input: PlacementGroupMachineInput, snapshot?: PlacementGroupSnapshot) => PlacementGroupRef;
+  /** The group table (store.ts): every state change is written there. */
+  readonly store: GcsStore;
   /** A node's resources changed (view broadcast, node table). */
   readonly nodeChanged: (nodeId: string) => void;
   /** Resources were freed or bundle resources appeared: waiting actors and groups may fit now. */
@@ -95,6 +101,8 @@ export class PlacementGroupDirectory {
   readonly #logic: PlacementGroupMachine;
   /** Nodes whose resources changed since the last #flushTouched (see #touch). */
   readonly #touched = new Set<string>();
+  /** REMOVED groups recovered from the store after a restart: reported, no machine. */
+  readonly #removed = new Map<string, PlacementGroupInfoWire>();
 
   constructor(private readonly deps: PlacementGroupDirectoryDeps) {
     this.#logic = this.#provide();
@@ -135,6 +143,8 @@ export class PlacementGroupDirectory {
   get(query: MessageBody<'get_pg'>): PlacementGroupInfoWire {
     if (query.pgId !== undefined) {
       const entry = this.#entries.get(query.pgId);
+      const removed = this.#removed.get(query.pgId);
+      if (!entry && removed) return removed;
       if (!entry) throw notFound(`no placement group with id ${JSON.stringify(query.pgId)}`, { pgId: query.pgId });
       return entry.info;
     }
@@ -146,7 +156,71 @@ export class PlacementGroupDirectory {
   }
 
   list(): PlacementGroupInfoWire[] {
-    return [...this.#entries.values()].map((e) => e.info);
+    return [...this.#removed.values(), ...[...this.#entries.values()].map((e) => e.info)];
+  }
+
+  /**
+   * Brings back a group from the store after a GCS restart (recovery.ts). A CREATED group whose
+   * bundles on live nodes are all still committed there (`held(nodeId, index)`) comes back CREATED
+   * as it was — its machine restored in that state, its bundles taken again in the cluster state
+   * without asking the raylets — and the bundles on nodes that did not come back are lost as when a
+   * node dies (the group reschedules them). Any other group that is not REMOVED is placed again from
+   * the start; a REMOVED one is kept as a record. Answers how, and the bundles it kept (`nodeId/index`).
+   */
+  restore(record: GroupRecord, live: (nodeId: string) => boolean, held: (nodeId: string, index: number) => boolean): { how: 'kept' | 'again' | 'removed'; kept: Set<string> } {
+    const { registration, info } = record;
+    const kept = new Set<string>();
+    if (this.#entries.has(info.id) || this.#removed.has(info.id) || info.state === 'REMOVED') {
+      if (info.state === 'REMOVED') this.#removed.set(info.id, info);
+      return { how: 'removed', kept };
+    }
+    const whole = info.state === 'CREATED' && info.bundles.every((b) => b.nodeId !== undefined && (!live(b.nodeId) || held(b.nodeId, b.index)));
+    if (!whole) {
+      this.create(registration);
+      return { how: 'again', kept };
+    }
+    const request = compilePlacementGroup(registration.options as unknown as PlacementGroupOptions, {
+      id: registration.pgId,
+      ...(registration.name === undefined ? {} : { name: registration.name }),
+      rareResources: this.deps.rareResources,
+    });
+    const input: PlacementGroupMachineInput = {
+      pgId: registration.pgId,
+      namespace: registration.namespace,
+      ...(registration.name === undefined ? {} : { name: registration.name }),
+      strategy: request.strategy,
+      tiers: request.tiers.map((tier) => tier.map((b) => ({ ...b.resources }))),
+    };
+    const bundles = info.bundles.map((b) => ({ index: b.index, resources: { ...b.resources }, nodeId: b.nodeId!, committed: true }));
+    const context: PlacementGroupContext = { ...input, tier: info.tier, bundles, placing: [], round: 0, failures: 0 };
+    const ref = this.deps.spawn(this.#logic, input, this.#logic.resolveState({ value: 'CREATED', context }));
+    const entry: Entry = { registration, request, ref, info: this.#infoOf(ref.getSnapshot()) };
+    this.#entries.set(info.id, entry);
+    if (registration.name !== undefined) this.#names.set(nameKey(registration.namespace, registration.name), info.id);
+    this.#observe(entry, ref.getSnapshot(), true);
+    ref.subscribe({ next: (s) => this.#observe(entry, s, false), error: (err) => this.deps.log(`placement group ${info.id} machine failed: ${String(err)}`) });
+    // what the raylets still hold is taken again here, as the two-phase commit took it first
+    const placing = bundles.filter((b) => live(b.nodeId)).map((b) => b.index);
+    this.#reserve({ ...context, placing });
+    this.#commit({ ...context, placing });
+    for (const i of placing) kept.add(`${bundles[i].nodeId}/${i}`);
+    for (const nodeId of new Set(bundles.filter((b) => !live(b.nodeId)).map((b) => b.nodeId))) ref.send({ type: 'NODE_DIED', nodeId });
+    return { how: 'kept', kept };
+  }
+
+  /**
+   * Bundles a registering raylet holds, while the GCS serves: those the GCS has committed on that
+   * node stay; every other one is cancelled there. Answers how many were cancelled.
+   */
+  reconcileNode(nodeId: string, bundles: readonly { pgId: string; index: number }[]): number {
+    let cancelled = 0;
+    for (const { pgId, index } of bundles) {
+      const h = this.#held.get(pgId)?.get(index);
+      if (h?.nodeId === nodeId) continue;
+      void this.deps.bundles.cancel(nodeId, { pgId, index });
+      cancelled++;
+    }
+    return cancelled;
   }
 
   /**
@@ -395,6 +469,7 @@ export class PlacementGroupDirectory {
     if (info.state === 'REMOVED' && info.name !== undefined && this.#names.get(nameKey(info.namespace, info.name)) === info.id) {
       this.#names.delete(nameKey(info.namespace, info.name));
     }
+    this.deps.store.putGroup({ registration: entry.registration, info });
     if (initial || info.state !== previous.state) this.deps.events.placementGroupState(info);
   }
 

@@ -1,5 +1,6 @@
 import type { ActorDirectory } from './actors.ts';
-import type { NodeDirectory } from './nodes.ts';
+import type { NodeDirectory, Running } from './nodes.ts';
+import type { PlacementGroupDirectory } from './placement-groups.ts';
 import type { GcsStore } from './store.ts';
 
 /**
@@ -8,6 +9,10 @@ import type { GcsStore } from './store.ts';
  * actor incarnations it still runs; `registered` collects those answers, and says when every node
  * the table held as live is back (the grace window may end early). Then `reconcile`:
  *
+ *   - a CREATED placement group whose bundles are still committed on the nodes that are back comes
+ *     back CREATED (bundles on nodes that did not come back are rescheduled); any other group that
+ *     is not REMOVED is placed again; a bundle a raylet holds that no group kept is cancelled there —
+ *     groups come first, so the bundle resources their actors hold exist again when actors return;
  *   - an actor SCHEDULED or ALIVE on a node that is back and runs exactly its incarnation stays as
  *     it is: same node, same incarnation, no restart, its state kept;
  *   - one the GCS thinks runs but no raylet reports is restarted per its maxRestarts (or DEAD);
@@ -22,48 +27,77 @@ export interface RecoveryDeps {
   readonly store: GcsStore;
   readonly nodes: NodeDirectory;
   readonly actors: ActorDirectory;
+  readonly groups: PlacementGroupDirectory;
   readonly log: (line: string) => void;
   /** Every node the table held as live has registered again. */
   readonly allBack: () => void;
 }
 
-type Running = readonly { actorId: string; incarnation: number }[];
+interface Reported {
+  readonly actors: Map<string, number>;
+  /** Committed bundles, as `pgId/index`. */
+  readonly committed: Set<string>;
+  readonly bundles: readonly { pgId: string; index: number }[];
+}
 
 export class Recovery {
   /** Nodes the table holds as live: those the grace window waits for. */
   readonly expected: ReadonlySet<string>;
-  readonly #reported = new Map<string, Map<string, number>>();
+  readonly #reported = new Map<string, Reported>();
   /** Whether there is anything to recover: live nodes, or actors not DEAD. */
   readonly needed: boolean;
   #active: boolean;
 
   constructor(private readonly deps: RecoveryDeps) {
     this.expected = new Set(deps.store.nodes().filter((n) => n.info.state !== 'DEAD').map((n) => n.info.nodeId));
-    this.needed = this.expected.size > 0 || deps.store.actors().some((a) => a.info.state !== 'DEAD');
+    this.needed =
+      this.expected.size > 0 || deps.store.actors().some((a) => a.info.state !== 'DEAD') || deps.store.groups().some((g) => g.info.state !== 'REMOVED');
     this.#active = this.needed;
   }
 
   /** A raylet registered: remembered until the reconciliation while recovering, else reconciled now. */
   registered(nodeId: string, running: Running): void {
+    const bundles = running.bundles ?? [];
     if (!this.#active) {
-      const killed = this.deps.actors.reconcileNode(nodeId, running);
-      if (killed > 0) this.deps.log(`node ${nodeId} registered again running ${killed} actor incarnation(s) the GCS had moved on from: killed there`);
+      const killed = this.deps.actors.reconcileNode(nodeId, running.actors);
+      const cancelled = this.deps.groups.reconcileNode(nodeId, bundles);
+      if (killed + cancelled > 0) this.deps.log(`node ${nodeId} registered again with ${killed} actor incarnation(s) and ${cancelled} bundle(s) the GCS had moved on from: dropped there`);
       return;
     }
-    this.#reported.set(nodeId, new Map(running.map((r) => [r.actorId, r.incarnation])));
+    this.#reported.set(nodeId, {
+      actors: new Map(running.actors.map((r) => [r.actorId, r.incarnation])),
+      committed: new Set(bundles.filter((b) => b.committed).map((b) => `${b.pgId}/${b.index}`)),
+      bundles,
+    });
     if ([...this.expected].every((id) => this.#reported.has(id))) this.deps.allBack();
   }
 
   /** The reconciliation, once: afterwards every registration is reconciled as it comes. */
-  reconcile(): { kept: number; restarted: number; waiting: number; killed: number; nodesLost: number } {
-    const tally = { kept: 0, restarted: 0, waiting: 0, killed: 0, nodesLost: 0 };
+  reconcile(): { kept: number; restarted: number; waiting: number; killed: number; nodesLost: number; groupsKept: number; groupsAgain: number; bundlesCancelled: number } {
+    const tally = { kept: 0, restarted: 0, waiting: 0, killed: 0, nodesLost: 0, groupsKept: 0, groupsAgain: 0, bundlesCancelled: 0 };
     if (!this.#active) return tally;
     this.#active = false;
-    const { store, nodes, actors } = this.deps;
+    const { store, nodes, actors, groups } = this.deps;
     for (const nodeId of this.expected) {
       if (nodes.has(nodeId)) continue;
       nodes.lost(nodeId);
       tally.nodesLost++;
+    }
+    const keptBundles = new Set<string>();
+    for (const record of store.groups()) {
+      const { how, kept } = groups.restore(
+        record,
+        (nodeId) => nodes.has(nodeId),
+        (nodeId, index) => this.#reported.get(nodeId)?.committed.has(`${record.info.id}/${index}`) ?? false,
+      );
+      for (const k of kept) keptBundles.add(`${k}/${record.info.id}`);
+      if (how === 'kept') tally.groupsKept++;
+      else if (how === 'again') tally.groupsAgain++;
+    }
+    for (const [nodeId, reported] of this.#reported) {
+      if (!nodes.has(nodeId)) continue;
+      const strays = reported.bundles.filter((b) => !keptBundles.has(`${nodeId}/${b.index}/${b.pgId}`));
+      tally.bundlesCancelled += groups.reconcileNode(nodeId, strays);
     }
     for (const record of store.actors()) {
       const { info } = record;
@@ -78,7 +112,7 @@ export class Recovery {
         continue;
       }
       const nodeId = info.nodeId;
-      if (this.#reported.get(nodeId)?.get(info.actorId) === incarnation && nodes.has(nodeId)) {
+      if (this.#reported.get(nodeId)?.actors.get(info.actorId) === incarnation && nodes.has(nodeId)) {
         actors.restore(record, { kind: 'running', nodeId });
         tally.kept++;
         continue;
@@ -89,12 +123,13 @@ export class Recovery {
     }
     // what was kept is placed on its node by now; every other incarnation a raylet runs is a stray
     for (const [nodeId, running] of this.#reported) {
-      if (nodes.has(nodeId)) tally.killed += actors.reconcileNode(nodeId, [...running].map(([actorId, incarnation]) => ({ actorId, incarnation })));
+      if (nodes.has(nodeId)) tally.killed += actors.reconcileNode(nodeId, [...running.actors].map(([actorId, incarnation]) => ({ actorId, incarnation })));
     }
     this.#reported.clear();
     this.deps.log(
       `recovered: ${tally.kept} actor(s) kept where they run, ${tally.restarted} restarted or lost, ${tally.waiting} waiting, ` +
-        `${tally.killed} stray incarnation(s) killed, ${tally.nodesLost} node(s) did not come back`,
+        `${tally.killed} stray incarnation(s) killed, ${tally.nodesLost} node(s) did not come back; ` +
+        `${tally.groupsKept} placement group(s) kept, ${tally.groupsAgain} placed again, ${tally.bundlesCancelled} stray bundle(s) cancelled`,
     );
     return tally;
   }

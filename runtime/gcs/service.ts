@@ -1,4 +1,4 @@
-import { createActor, fromPromise, waitFor, type Actor, type AnyActorRef, type AnyStateMachine, type InspectionEvent } from 'xstate';
+import { createActor, fromPromise, waitFor, type Actor, type AnyActorRef, type AnyStateMachine, type InspectionEvent, type Snapshot } from 'xstate';
 import { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import { InvalidOptionError, OrreryError } from '../../lib/errors.ts';
 import type { Rng } from '../../lib/random.ts';
@@ -168,7 +168,8 @@ export class GcsService {
       queue: () => this.queue,
       unreachableNodes: () => this.nodes.unreachableNodes,
       nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
-      spawn: (logic, input) => this.#startChild(logic, placementGroupChildId(input.pgId), input) as PlacementGroupRef,
+      spawn: (logic, input, snapshot) => this.#startChild(logic, placementGroupChildId(input.pgId), input, true, snapshot) as PlacementGroupRef,
+      store: this.store,
       nodeChanged: (nodeId) => {
         this.nodes.touched(nodeId);
         this.eviction.mark(nodeId);
@@ -188,6 +189,7 @@ export class GcsService {
       store: this.store,
       nodes: this.nodes,
       actors: this.actors,
+      groups: this.groups,
       log,
       allBack: () => this.actor.send({ type: 'NODES_BACK' }),
     });
@@ -269,10 +271,10 @@ export class GcsService {
   }
 
   /** Starts an Actor or PlacementGroup machine with the Gcs actor as its parent (not a spawned child). */
-  #startChild(logic: ActorMachine | PlacementGroupMachine, id: string, input: ActorMachineInput | PlacementGroupMachineInput, track = true): AnyActorRef {
+  #startChild(logic: ActorMachine | PlacementGroupMachine, id: string, input: ActorMachineInput | PlacementGroupMachineInput, track = true, snapshot?: Snapshot<unknown>): AnyActorRef {
     const value = this.actor.getSnapshot().value;
     if (value === 'stopping' || value === 'stopped' || value === 'failed') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes, actors or placement groups');
-    const ref: AnyActorRef = createActor(logic as AnyStateMachine, { parent: this.actor, id, input });
+    const ref: AnyActorRef = createActor(logic as AnyStateMachine, { parent: this.actor, id, input, ...(snapshot ? { snapshot } : {}) });
     if (track) {
       this.#actorRefs.add(ref);
       ref.subscribe({ complete: () => this.#actorRefs.delete(ref), error: () => this.#actorRefs.delete(ref) });

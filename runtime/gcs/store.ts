@@ -1,6 +1,7 @@
 import type { ActorInfoWire, RegisterActor } from '../../protocols/messages/actor.ts';
 import type { NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { RegisterNode } from '../../protocols/messages/node.ts';
+import type { CreatePg, PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
 
 /**
  * The GCS's tables: every node and every actor it has known, with what is needed to rebuild them
@@ -31,6 +32,13 @@ export interface ActorRecord {
   readonly incarnation?: number;
 }
 
+export interface GroupRecord {
+  /** The create_pg request: bundles, strategy, options as plain data. */
+  readonly registration: CreatePg;
+  /** The group as the GCS reports it now (state, and where each bundle is). */
+  readonly info: PlacementGroupInfoWire;
+}
+
 /** Small counters kept across restarts. */
 export type MetaKey = 'eventSeq';
 
@@ -46,6 +54,8 @@ export interface GcsStore {
    */
   deleteActor(actorId: string): void;
   actors(): ActorRecord[];
+  putGroup(record: GroupRecord): void;
+  groups(): GroupRecord[];
   getMeta(key: MetaKey): number | undefined;
   putMeta(key: MetaKey, value: number): void;
   /** Table sizes, for snapshots and specs. */
@@ -63,6 +73,7 @@ export class MemoryStore implements GcsStore {
   readonly #nodes = new Map<string, NodeRecord>();
   readonly #actors = new Map<string, ActorRecord>();
   readonly #meta = new Map<MetaKey, number>();
+  readonly #groups = new Map<string, GroupRecord>();
 
   getNode(nodeId: string): NodeRecord | undefined {
     return this.#nodes.get(nodeId);
@@ -90,6 +101,14 @@ export class MemoryStore implements GcsStore {
 
   actors(): ActorRecord[] {
     return [...this.#actors.values()];
+  }
+
+  putGroup(record: GroupRecord): void {
+    this.#groups.set(record.info.id, record);
+  }
+
+  groups(): GroupRecord[] {
+    return [...this.#groups.values()];
   }
 
   getMeta(key: MetaKey): number | undefined {

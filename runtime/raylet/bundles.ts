@@ -98,6 +98,11 @@ export class LocalBundles {
     return { returned };
   }
 
+  /** Every bundle held here: what a registration tells the GCS (it cancels those it does not keep). */
+  list(): { pgId: string; index: number; committed: boolean }[] {
+    return [...this.held.values()].map((b) => ({ pgId: b.pgId, index: b.index, committed: b.added !== undefined }));
+  }
+
   /** The GCS forgot this node, and with it the groups' bundles here (it places them again elsewhere). */
   forgetAll(): number {
     const n = this.held.size;

@@ -269,7 +269,7 @@ export class RayletService {
       resources: { total: config.total, available: forWire(this.leases.available()) },
       address: { ip: config.nodeIp, hostname: config.hostname, pid: process.pid },
       // what still runs here: a restarted GCS keeps what it agrees with and has the rest killed
-      running: { actors: this.actors.running() },
+      running: { actors: this.actors.running(), bundles: this.bundles.list() },
     });
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
     const reply = decodeReply(msg.data, { value: registered });
@@ -301,15 +301,13 @@ export class RayletService {
 
   /**
    * The GCS does not know this node (it restarted, or declared the node dead while it was cut off).
-   * The actors stay: the registration that follows says which incarnations run here, and the GCS
-   * keeps those it agrees with and kills the others through kill_actor (runtime/gcs/recovery.ts).
-   * Placement-group bundles are not reconciled yet: they are given back, and the GCS places them
-   * again on the nodes it knows.
+   * Actors and placement-group bundles stay: the registration that follows says which actor
+   * incarnations run and which bundles are held here, and the GCS keeps those it agrees with and
+   * has the others killed or cancelled (runtime/gcs/recovery.ts).
    */
   private forgetActors(): void {
-    this.opts.log(`raylet ${this.nodeId}: the GCS does not know this node; registering again with ${this.actors.count} actor(s) running`);
-    const b = this.bundles.forgetAll();
-    if (b > 0) this.opts.log(`raylet ${this.nodeId}: gave back ${b} placement-group bundle(s) before registering again`);
+    const { prepared, committed } = this.bundles.stats();
+    this.opts.log(`raylet ${this.nodeId}: the GCS does not know this node; registering again with ${this.actors.count} actor(s) and ${prepared + committed} bundle(s)`);
   }
 
   private async reportDied(actors: LostActor[], cause: string): Promise<void> {

@@ -6,6 +6,7 @@
 // condition, bounded.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { placementGroupStrategy } from '../../lib/index.ts';
 import { connect, type ActorHandle, type ActorInfo, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
@@ -114,6 +115,38 @@ test('an actor the restarted GCS expects but no raylet runs is restarted; an inc
   });
   assert.is(back.numRestarts, 1);
   assert.is(await victim.call('get'), 3, 'a restart runs the constructor again');
+});
+
+test('placement groups come back as they were: CREATED with their bundles where they were, actors in them kept; pending and removed ones as they were', async () => {
+  const group = await cluster.placementGroup({ strategy: 'STRICT_SPREAD', bundles: [{ CPU: 1 }, { CPU: 1 }], name: 'pair' });
+  const created = await group.ready({ timeoutMs: WAIT_MS });
+  const inGroup = await cluster.actor(CounterActor).options({ numCpus: 1, schedulingStrategy: placementGroupStrategy(group, 1) }).remote(100);
+  await inGroup.ready({ timeoutMs: WAIT_MS });
+  assert.is(await inGroup.call('add', 1), 101);
+  const waiting = await cluster.placementGroup({ strategy: 'PACK', bundles: [{ CPU: 64 }] });
+  const gone = await cluster.placementGroup({ strategy: 'PACK', bundles: [{ CPU: 1 }] });
+  await gone.ready({ timeoutMs: WAIT_MS });
+  await gone.remove();
+  const actorBefore = (await cluster.actors()).find((a) => a.actorId === inGroup.actorId)!;
+
+  await gcs.crash();
+  gcs = await startGcs();
+
+  const groups = new Map((await cluster.placementGroups()).map((g) => [g.id, g]));
+  const again = groups.get(group.id)!;
+  assert.is(again.state, 'CREATED');
+  assert.equal(again.bundles.map((b) => b.nodeId), created.bundles.map((b) => b.nodeId), 'bundles where they were');
+  assert.is(groups.get(waiting.id)?.state, 'PENDING');
+  assert.is(groups.get(gone.id)?.state, 'REMOVED');
+  const actorAfter = (await cluster.actors()).find((a) => a.actorId === inGroup.actorId)!;
+  assert.equal([actorAfter.state, actorAfter.nodeId, actorAfter.numRestarts], ['ALIVE', actorBefore.nodeId, 0]);
+  assert.is(await inGroup.call('add', 1), 102, 'its state kept');
+  // the bundle resources exist again: another actor fits into bundle 0, and the group is found by name
+  const second = await cluster.actor(CounterActor).options({ numCpus: 1, schedulingStrategy: placementGroupStrategy(group, 0) }).remote(0);
+  assert.is((await second.ready({ timeoutMs: WAIT_MS })).nodeId, created.bundles[0].nodeId);
+  assert.is((await cluster.getPlacementGroup('pair')).id, group.id);
+  await group.remove();
+  assert.is((await inGroup.info()).state, 'DEAD');
 });
 
 test.run();

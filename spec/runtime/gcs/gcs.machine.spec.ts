@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
-import { gcsMachine } from '../../../runtime/gcs/gcs.machine.ts';
+import { gcsMachine, type GcsContext } from '../../../runtime/gcs/gcs.machine.ts';
 
 // The Gcs machine stepped on xstate's SimulatedClock with its promise actors supplied here: the
 // recovering state's grace window, its early end, reconciliation and its failure, and STOP on the
@@ -13,9 +13,11 @@ function gcs(input: { recover?: boolean; graceMs?: number }, reconcile: () => Pr
   const calls: string[] = [];
   const machine = gcsMachine.provide({
     actors: {
-      openSubjects: fromPromise(() => new Promise<void>((resolve) => (opened = resolve))),
-      closeSubjects: fromPromise(async () => void calls.push('close')),
-      reconcile: fromPromise(async () => {
+      openSubjects: fromPromise<void, GcsContext>(() => new Promise<void>((resolve) => (opened = resolve))),
+      closeSubjects: fromPromise<void, GcsContext>(async () => {
+        calls.push('close');
+      }),
+      reconcile: fromPromise<void, GcsContext>(async () => {
         calls.push('reconcile');
         await reconcile();
       }),

@@ -131,7 +131,7 @@ test('registers again with the same node id and the actors it runs when a heartb
   await w.gcs.until(() => w.gcs.registrations.length === 2, 'a second registration');
   assert.is(w.gcs.registrations[1].nodeId, w.raylet.nodeId);
   // the actor keeps running and is named, so a restarted GCS can keep it (or have it killed)
-  assert.equal(w.gcs.registrations[1].running, { actors: [{ actorId: spec.actorId, incarnation: 0 }] });
+  assert.equal(w.gcs.registrations[1].running, { actors: [{ actorId: spec.actorId, incarnation: 0 }], bundles: [] });
   const seqBefore = w.gcs.lastHeartbeat()!.seq;
   await w.gcs.until(() => w.gcs.lastHeartbeat()!.seq > seqBefore, 'a heartbeat after registering again');
   assert.is(w.raylet.stats().actors, 1);
