@@ -58,7 +58,7 @@ export class NodeDirectory {
    */
   register(reg: MessageBody<'register_node'>): Infer<typeof registered> {
     tokenField('nodeId', reg.nodeId);
-    const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, rareResources: [...this.deps.rareResources] };
+    const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, nodeTimeoutMs: this.deps.nodeTimeoutMs, rareResources: [...this.deps.rareResources] };
     if (this.#refs.has(reg.nodeId)) return answer;
     const setup = nodeSetup(reg, this.deps.rareResources);
     const { state } = this.deps;
