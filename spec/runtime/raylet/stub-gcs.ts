@@ -25,6 +25,10 @@ export class StubGcs {
   readonly died: ActorDiedReport[] = [];
   known = true;
   heartbeatMs = 20;
+  /** Sent in the registration reply when set: the raylet fences itself on a lease derived from it. */
+  nodeTimeoutMs: number | undefined;
+  /** Heartbeats are recorded but not answered (the raylet's requests time out). */
+  mute = false;
   refuse: OrreryError | undefined;
   /** Called with each register_node before it is answered. */
   onRegister: ((body: RegisterNode) => void) | undefined;
@@ -72,11 +76,12 @@ export class StubGcs {
       } else {
         this.registrations.push(body);
         this.known = true;
-        msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [] }));
+        const timeout = this.nodeTimeoutMs === undefined ? {} : { nodeTimeoutMs: this.nodeTimeoutMs };
+        msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [], ...timeout }));
       }
     } else if (type === 'heartbeat') {
       this.heartbeats.push(body);
-      msg.respond(encodeOk({ known: this.known }));
+      if (!this.mute) msg.respond(encodeOk({ known: this.known }));
     } else if (type === 'actor_died') {
       this.died.push(body as ActorDiedReport);
       msg.respond(encodeOk(null));
