@@ -43,8 +43,12 @@ export interface FenceOptions {
   clock?: FenceClock;
 }
 
-/** The lease from the GCS's node timeout: `fraction` of it (default 0.6), rounded down. */
+/**
+ * The lease from the GCS's node timeout: `fraction` of it (default 0.6), rounded down. A fraction
+ * outside (0, 1) is refused: at 1 or more the GCS could restart the actors before they stop answering.
+ */
 export function leaseFromNodeTimeout(nodeTimeoutMs: number, fraction = 0.6): number {
+  if (!(fraction > 0 && fraction < 1)) throw new RangeError(`the fence lease fraction must lie strictly between 0 and 1 (got ${fraction})`);
   return Math.max(1, Math.floor(nodeTimeoutMs * fraction));
 }
 

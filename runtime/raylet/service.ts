@@ -99,6 +99,7 @@ export class RayletService {
       log: opts.log,
     });
     this.bundles = new LocalBundles(this.leases, config.nodeId);
+    if (opts.fenceLeaseFraction !== undefined) leaseFromNodeTimeout(1000, opts.fenceLeaseFraction); // a bad fraction fails here, not at every registration
     this.fence = new Fence({
       onFence: () => {
         opts.log(`raylet ${this.nodeId}: fenced — no heartbeat acknowledged within the lease; actors stop answering calls`);

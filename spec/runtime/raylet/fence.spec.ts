@@ -24,6 +24,7 @@ function setup() {
 test('the lease is 60% of the node timeout unless told otherwise', () => {
   assert.is(leaseFromNodeTimeout(3000), 1800);
   assert.is(leaseFromNodeTimeout(1500, 0.5), 750);
+  for (const bad of [0, 1, 1.2, -0.5, Number.NaN]) assert.throws(() => leaseFromNodeTimeout(3000, bad), /strictly between 0 and 1/, String(bad));
 });
 
 test('fences when no heartbeat was acknowledged for the lease, counted from the send time', () => {
