@@ -11,11 +11,16 @@
  * started each time (LocalCluster.addNode). Afterwards (bench/support/chaos-invariants.ts): every
  * actor ALIVE, every hard constraint satisfied, no resource leak, no actor with two live incarnations
  * (or answering from another node than the GCS says), and each kill's detection and recovery time.
- * `--quick`: 200 actors, 2 kills — a smoke run, not a measurement.
+ * Then the busiest raylet is frozen (SIGSTOP) and resumed (SIGCONT) twice while its actors are called
+ * throughout (issue 13): no two incarnations may answer at the same instant (from the answers
+ * recorded), the frozen node's hosts answer nothing after SIGCONT, and each freeze's time to recover
+ * (every called actor answering again from its new incarnation) is printed.
+ * `--quick`: 200 actors, 2 kills, 1 freeze — a smoke run, not a measurement.
  *
  * Targets (never lowered): every actor ALIVE; 0 constraint violations, leaks and duplicates; each
  * kill detected within the node timeout plus a heartbeat (3.5 s); every actor ALIVE again within
- * 10 s of each kill.
+ * 10 s of each kill; 0 overlapping and stale answers around a freeze, and every called actor answering
+ * again within 10 s of the SIGSTOP.
  */
 import { runChaos } from './support/chaos-run.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
@@ -25,10 +30,11 @@ const TARGETS = { detectedMs: 3500, recoveredMs: 10_000 };
 const args = parseBenchArgs();
 const actors = args.quick ? 200 : 1000;
 const kills = args.quick ? 2 : 6;
+const freezes = args.quick ? 1 : 2;
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
-say(`chaos: ${actors} actors on 4 raylet processes, ${kills} SIGKILLs 5 s apart (each replaced)`);
-const result = await runChaos({ actors, kills, intervalMs: 5000, log: (l) => say(`  ${l}`) });
+say(`chaos: ${actors} actors on 4 raylet processes, ${kills} SIGKILLs 5 s apart (each replaced), then ${freezes} raylet freeze(s) (SIGSTOP, SIGCONT)`);
+const result = await runChaos({ actors, kills, freezes, intervalMs: 5000, log: (l) => say(`  ${l}`) });
 
 const count = (kind: string): number => result.violations.filter((v) => v.kind === kind).length;
 const rows: { row: Row; goal?: Goal }[] = [
@@ -40,6 +46,12 @@ const rows: { row: Row; goal?: Goal }[] = [
   ...result.kills.flatMap((k, i) => [
     { row: targetRow({ name: `kill ${i + 1} (${k.node}, ${k.actorsOnNode} actors): detected`, value: Math.round(k.detectedMs), unit: 'ms' }, TARGETS.detectedMs, 'atMost'), goal: 'atMost' as Goal },
     { row: targetRow({ name: `kill ${i + 1}: every actor ALIVE again`, value: Math.round(k.recoveredMs), unit: 'ms' }, TARGETS.recoveredMs, 'atMost'), goal: 'atMost' as Goal },
+  ]),
+  { row: targetRow({ name: 'actors answered by two incarnations at once (freezes)', value: count('overlap'), unit: 'actors' }, 0, 'atMost'), goal: 'atMost' },
+  { row: targetRow({ name: 'answers from a frozen node after SIGCONT', value: count('stale_answer'), unit: 'answers' }, 0, 'atMost'), goal: 'atMost' },
+  ...result.freezes.flatMap((f, i) => [
+    { row: { name: `freeze ${i + 1} (${f.node}, ${f.actorsOnNode} actors, ${f.probed} called): detected`, value: Math.round(f.detectedMs), unit: 'ms' } },
+    { row: targetRow({ name: `freeze ${i + 1}: every called actor answering again`, value: Math.round(f.recoveredMs), unit: 'ms' }, TARGETS.recoveredMs, 'atMost'), goal: 'atMost' as Goal },
   ]),
   { row: { name: 'time to create and place every actor', value: Math.round(result.createMs), unit: 'ms' } },
 ];

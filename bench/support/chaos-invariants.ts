@@ -11,6 +11,8 @@
  *   resources    each node's available = total − what the actors on it hold (no leak, no double count)
  *   incarnations each actor answers from exactly one live instance, on the node the GCS names
  *                (findIncarnations: a call published to every subscriber of the actor's subject)
+ *   one at once  from call answers recorded while a fault ran (answerOverlaps): no two
+ *                incarnations of an actor answered at the same instant — issue 13's fencing
  */
 import { randomBytes } from 'node:crypto';
 import { compileRequest, type PlacementOptions } from '../../lib/scheduling/request.ts';
@@ -31,7 +33,7 @@ export interface ExpectedActor {
   readonly options: PlacementOptions;
 }
 
-export type ViolationKind = 'not_alive' | 'constraint' | 'resource_leak' | 'duplicate' | 'wrong_node' | 'unreachable';
+export type ViolationKind = 'not_alive' | 'constraint' | 'resource_leak' | 'duplicate' | 'wrong_node' | 'unreachable' | 'overlap' | 'stale_answer';
 
 export interface Violation {
   readonly kind: ViolationKind;
@@ -149,6 +151,51 @@ export async function findIncarnations(
     if (got.length === 0) violations.push({ kind: 'unreachable', id: a.actorId, detail: `no instance answered (GCS: ${a.state} on ${a.nodeId})` });
     else if (got.length > 1) violations.push({ kind: 'duplicate', id: a.actorId, detail: `${got.length} live instances: ${got.map((g) => `${g.nodeId}/pid ${g.pid}`).join(', ')}` });
     else if (got[0].nodeId !== a.nodeId) violations.push({ kind: 'wrong_node', id: a.actorId, detail: `answers from ${got[0].nodeId}, the GCS says ${a.nodeId}` });
+  }
+  return violations;
+}
+
+/** One answered call: which incarnation (process, instance token) answered, and when (ms, one clock). */
+export interface AnswerRecord {
+  readonly actorId: string;
+  readonly incarnation: string;
+  readonly pid: number;
+  readonly sentAt: number;
+  readonly answeredAt: number;
+}
+
+/**
+ * No two incarnations of an actor answering at the same instant, from the answers themselves: each
+ * incarnation's span runs from the send of its first answered call to its last answer, and the
+ * spans of one actor must not overlap. With one sequential caller per actor this also catches two
+ * incarnations subscribed at once (NATS hands each call to both; the first answer wins, so their
+ * answers interleave). Answers after `staleAfter` (e.g. a frozen raylet's SIGCONT) from an
+ * incarnation in `staleIncarnations` are stale answers.
+ */
+export function answerOverlaps(records: readonly AnswerRecord[], stale?: { after: number; incarnations: ReadonlySet<string> }): Violation[] {
+  const byActor = new Map<string, Map<string, { pid: number; from: number; to: number }>>();
+  const violations: Violation[] = [];
+  for (const r of records) {
+    const spans = byActor.get(r.actorId) ?? new Map();
+    byActor.set(r.actorId, spans);
+    const span = spans.get(r.incarnation);
+    if (span) {
+      span.from = Math.min(span.from, r.sentAt);
+      span.to = Math.max(span.to, r.answeredAt);
+    } else spans.set(r.incarnation, { pid: r.pid, from: r.sentAt, to: r.answeredAt });
+    if (stale && r.answeredAt > stale.after && stale.incarnations.has(r.incarnation)) {
+      violations.push({ kind: 'stale_answer', id: r.actorId, detail: `incarnation ${r.incarnation} (pid ${r.pid}) answered ${(r.answeredAt - stale.after).toFixed(0)} ms after its raylet resumed` });
+    }
+  }
+  for (const [actorId, spans] of byActor) {
+    const ordered = [...spans.entries()].sort((a, b) => a[1].from - b[1].from);
+    for (let i = 1; i < ordered.length; i++) {
+      const [prevId, prev] = ordered[i - 1];
+      const [nextId, next] = ordered[i];
+      if (prev.to > next.from) {
+        violations.push({ kind: 'overlap', id: actorId, detail: `incarnation ${prevId} (pid ${prev.pid}) answered until ${prev.to.toFixed(0)} ms, after ${nextId} (pid ${next.pid}) began at ${next.from.toFixed(0)} ms` });
+      }
+    }
   }
   return violations;
 }

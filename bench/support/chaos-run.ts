@@ -8,6 +8,17 @@
  *   detected   SIGKILL → the GCS's node_dead
  *   recovered  SIGKILL → every actor ALIVE again (counted from actor_state events, confirmed with
  *              actors()); when the next kill comes first, the time runs on until that moment
+ *
+ * Then `freezes` times the fault "raylet frozen (SIGSTOP) then resumed" (issue 13): the raylet
+ * running the most actors is SIGSTOPped while one sequential caller per actor there (up to
+ * FREEZE_CALLERS) records every answer — which incarnation and process gave it, when; once the GCS
+ * has declared the node dead and every one of those actors answered from a new incarnation, SIGCONT;
+ * the raylet hears known:false, drops its actors and registers again; the callers go on until
+ * each has had answers after that. Checked (answerOverlaps): no two incarnations answered at the
+ * same instant, and nothing answered from the frozen node's incarnations after SIGCONT. Times:
+ *
+ *   detected   SIGSTOP → node_dead
+ *   recovered  SIGSTOP → every probed actor answering again, from its new incarnation
  */
 import { filter, type Subscription } from 'rxjs';
 import { actorAffinity, affinity, antiAffinity, Exists, seededRng, type PlacementOptions, type Rng } from '../../lib/index.ts';
@@ -15,13 +26,17 @@ import { subjects } from '../../protocols/subjects.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { startLocalCluster, type ActorInfo, type LocalCluster, type NodeEvent, type NodeSpec } from '../../runtime/index.ts';
 import { ChaosActorClass } from './chaos-actors.ts';
-import { checkInvariants, findIncarnations, type ExpectedActor, type Violation } from './chaos-invariants.ts';
+import { answerOverlaps, checkInvariants, findIncarnations, type AnswerRecord, type ExpectedActor, type Violation } from './chaos-invariants.ts';
+import type { ActorHandle } from '../../runtime/index.ts';
+import type { ChaosActor } from './chaos-actors.ts';
 
 export interface ChaosOptions {
   actors: number;
   kills: number;
   intervalMs: number;
   seed?: number;
+  /** Times a raylet is frozen (SIGSTOP) then resumed, after the kills; default 0. */
+  freezes?: number;
   /** Which raylet each kill takes: a random one (default), or the one running the most actors. */
   victim?: 'random' | 'busiest';
   /** Longest wait for every actor to be ALIVE (after creation, and after the last kill). */
@@ -36,10 +51,21 @@ export interface KillRecord {
   readonly recoveredMs: number;
 }
 
+export interface FreezeRecord {
+  readonly node: string;
+  readonly actorsOnNode: number;
+  /** Actors called throughout, one sequential caller each. */
+  readonly probed: number;
+  readonly answers: number;
+  readonly detectedMs: number;
+  readonly recoveredMs: number;
+}
+
 export interface ChaosResult {
   readonly actors: number;
   readonly createMs: number;
   readonly kills: readonly KillRecord[];
+  readonly freezes: readonly FreezeRecord[];
   readonly alive: number;
   readonly violations: readonly Violation[];
   readonly mix: Readonly<Record<string, number>>;
@@ -93,6 +119,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     });
     // ---- create ----
     const expected: ExpectedActor[] = [];
+    const handles = new Map<string, ActorHandle<ChaosActor>>();
     const anchors: string[] = [];
     const mix: Record<string, number> = {};
     const created = performance.now();
@@ -105,7 +132,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
         const { kind, options } = k < firstAnchors ? { kind: 'anchor' as const, options: HELD } : optionsFor(rng, anchors);
         mix[kind] = (mix[kind] ?? 0) + 1;
         batch.push(
-          cluster.actor(ChaosActorClass).options({ ...options, maxRestarts: -1 }).remote().then((h) => {
+          cluster.actor(ChaosActorClass).options({ ...options, maxRestarts: -1, maxTaskRetries: -1 }).remote().then((h) => {
+            handles.set(h.actorId, h);
             expected.push({ actorId: h.actorId, namespace: h.namespace, options });
             states.set(h.actorId, { actorId: h.actorId, namespace: h.namespace, className: 'ChaosActor', state: 'PENDING', numRestarts: 0, labels: {} });
             if (kind === 'anchor') anchors.push(h.actorId);
@@ -155,13 +183,24 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     }
     await Promise.all(pendingRecoveries);
 
+    // ---- freeze ----
+    const freezes: FreezeRecord[] = [];
+    const freezeViolations: Violation[] = [];
+    for (let f = 1; f <= (opts.freezes ?? 0); f++) {
+      const { record, violations } = await freezeOne(local, states, handles, names, settleMs);
+      log(`freeze ${f}: SIGSTOP ${record.node} (${record.actorsOnNode} actors, ${record.probed} called throughout): detected in ${(record.detectedMs / 1000).toFixed(2)} s, every called actor answering again ${(record.recoveredMs / 1000).toFixed(2)} s after the SIGSTOP; ${record.answers} answers checked`);
+      freezes.push(record);
+      freezeViolations.push(...violations);
+    }
+
     // ---- check ----
     const [nodes, actors] = await Promise.all([cluster.nodes(), cluster.actors()]);
     const violations = [
       ...checkInvariants({ nodes, actors, expected }),
       ...(await findIncarnations(bus, subjects(cluster.name), actors.filter((a) => a.state === 'ALIVE'), { method: 'where', windowMs: 1500 })),
+      ...freezeViolations,
     ];
-    return { actors: opts.actors, createMs, kills, alive: actors.filter((a) => a.state === 'ALIVE').length, violations, mix };
+    return { actors: opts.actors, createMs, kills, freezes, alive: actors.filter((a) => a.state === 'ALIVE').length, violations, mix };
   } finally {
     stateSub?.unsubscribe();
     await bus.close().catch(() => undefined);
@@ -200,4 +239,92 @@ async function allAlive(local: LocalCluster, states: Map<string, ActorInfo>, tim
     }
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** Actors called throughout a freeze, one sequential caller each. */
+const FREEZE_CALLERS = 100;
+
+/**
+ * The fault "raylet frozen (SIGSTOP) then resumed" on the raylet running the most actors; returns
+ * its times and what answerOverlaps found in the answers recorded meanwhile.
+ */
+async function freezeOne(
+  local: LocalCluster,
+  states: Map<string, ActorInfo>,
+  handles: ReadonlyMap<string, ActorHandle<ChaosActor>>,
+  names: ReadonlyMap<string, string>,
+  settleMs: number,
+): Promise<{ record: FreezeRecord; violations: Violation[] }> {
+  await allAlive(local, states, settleMs);
+  const load = new Map<string, number>();
+  for (const a of states.values()) if (a.nodeId) load.set(a.nodeId, (load.get(a.nodeId) ?? 0) + 1);
+  const victim = [...load.entries()].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+  const pid = local.rayletPid?.(victim);
+  if (pid === undefined) throw new Error(`no raylet pid for ${victim}: the freeze fault needs the nats transport`);
+  const onNode = [...states.values()].filter((a) => a.nodeId === victim).map((a) => a.actorId);
+  const probed = onNode.slice(0, FREEZE_CALLERS);
+  const records: AnswerRecord[] = [];
+  const oldIncarnations = new Set<string>();
+  const fresh = new Map<string, number>(); // actorId → answers from an incarnation not on the victim
+  let resumedAt = Number.POSITIVE_INFINITY;
+  let afterResume = 0;
+  let running = true;
+  const callers = probed.map(async (actorId) => {
+    const h = handles.get(actorId)!;
+    while (running) {
+      const sentAt = performance.now();
+      const a = await h.call('answer').catch(() => undefined);
+      const answeredAt = performance.now();
+      if (!a) continue;
+      records.push({ actorId, incarnation: a.incarnation, pid: a.pid, sentAt, answeredAt });
+      if (a.nodeId === victim && resumedAt === Number.POSITIVE_INFINITY) oldIncarnations.add(a.incarnation);
+      if (a.nodeId !== victim) fresh.set(actorId, (fresh.get(actorId) ?? 0) + 1);
+      if (sentAt > resumedAt) afterResume++;
+    }
+  });
+  const until = async (what: string, pass: () => boolean): Promise<void> => {
+    const giveUp = performance.now() + settleMs;
+    while (!pass()) {
+      if (performance.now() > giveUp) throw new Error(`freeze: timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  try {
+    await until('an answer from every called actor', () => probed.every((id) => records.some((r) => r.actorId === id)));
+    const dead = nodeDead(local, victim);
+    const t0 = performance.now();
+    process.kill(pid, 'SIGSTOP');
+    let detectedMs = 0;
+    let recoveredMs = 0;
+    try {
+      await dead;
+      detectedMs = performance.now() - t0;
+      await until('every called actor answering from a new incarnation', () => probed.every((id) => (fresh.get(id) ?? 0) > 0));
+      recoveredMs = performance.now() - t0;
+      await allAlive(local, states, settleMs);
+    } finally {
+      const back = nodeAdded(local, victim);
+      resumedAt = performance.now();
+      process.kill(pid, 'SIGCONT');
+      await back;
+    }
+    await until('answers after the raylet registered again', () => afterResume >= probed.length * 5);
+    running = false;
+    await Promise.all(callers);
+    return {
+      record: { node: names.get(victim) ?? victim, actorsOnNode: onNode.length, probed: probed.length, answers: records.length, detectedMs, recoveredMs },
+      violations: answerOverlaps(records, { after: resumedAt, incarnations: oldIncarnations }),
+    };
+  } finally {
+    running = false;
+  }
+}
+
+function nodeAdded(local: LocalCluster, nodeId: string): Promise<NodeEvent> {
+  return new Promise((resolve) => {
+    const sub = local.cluster.events$.pipe(filter((e): e is NodeEvent => e.type === 'node_added' && e.node.nodeId === nodeId)).subscribe((e) => {
+      sub.unsubscribe();
+      resolve(e);
+    });
+  });
 }

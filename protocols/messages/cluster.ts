@@ -14,13 +14,19 @@ export const nodeInfo = object({
 });
 export type NodeInfoWire = Infer<typeof nodeInfo>;
 
-/** GCS → raylet, the answer to register_node: what the cluster expects of every raylet. */
+/**
+ * GCS → raylet, the answer to register_node: what the cluster expects of every raylet.
+ * `nodeTimeoutMs` (optional: a GCS from before fencing leaves it out) is how long the GCS waits for
+ * a heartbeat before it declares the node DEAD; the raylet fences itself well before that
+ * (runtime/raylet/fence.ts).
+ */
 export const registered = object({
   nodeId: id,
   heartbeatMs: num({ int: true, min: 10 }),
   rareResources: array(str({ min: 1, max: 128 }), { max: 64 }),
   /** The leader epoch of the GCS that answered (absent without a lease). */
   epoch: optional(num({ int: true, min: 0 })),
+  nodeTimeoutMs: optional(num({ int: true, min: 1 })),
 });
 
 export const scheduleFailed = object({

@@ -66,7 +66,7 @@ export class NodeDirectory {
    */
   register(reg: MessageBody<'register_node'>): Infer<typeof registered> {
     tokenField('nodeId', reg.nodeId);
-    const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, rareResources: [...this.deps.rareResources], ...this.#epoch };
+    const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, nodeTimeoutMs: this.deps.nodeTimeoutMs, rareResources: [...this.deps.rareResources], ...this.#epoch };
     if (this.#refs.has(reg.nodeId)) return answer;
     // A node the table still holds as live comes back to a restarted GCS: it keeps the labels and
     // taints it had (changed at run time, perhaps), not only those its raylet started with.

@@ -45,6 +45,11 @@ export interface LocalCluster {
   addNode(spec: NodeSpec): Promise<NodeInfo>;
   /** Abrupt: SIGKILL of the raylet process and its worker hosts (nats), or the raylet's in-process crash (memory). */
   killNode(nodeId: string): Promise<void>;
+  /**
+   * The pid of a node's raylet process (nats transport only; undefined for an unknown node): the
+   * hook the fencing spec and the chaos run use to freeze one (SIGSTOP) and resume it (SIGCONT).
+   */
+  rayletPid?(nodeId: string): number | undefined;
   /** Stops everything it started: client, raylets, GCS, and nats-server when it spawned one. */
   stop(): Promise<void>;
 }

@@ -77,6 +77,7 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
       const raylet = await startNode(resolveNodeSpec(spec, `node-${++added}`));
       return nodeInfoOf(await cluster.nodes(), String(raylet.ready.nodeId));
     },
+    rayletPid: (nodeId: string): number | undefined => raylets.get(nodeId)?.pid,
     killNode: async (nodeId: string): Promise<void> => {
       const raylet = raylets.get(nodeId);
       if (!raylet) throw new NodeNotFoundError(nodeId);

@@ -1,6 +1,7 @@
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { ActorDiedError } from '../errors.ts';
 import type { RunTask } from '../worker/task-runner.ts';
+import type { HostLease } from '../worker/ipc.ts';
 import type { WorkerHost } from './worker-host.ts';
 
 export interface HostManagerOptions {
@@ -163,6 +164,11 @@ export class HostManager {
     this.entries.clear();
     this.byActor.clear();
     this.taskHosts.length = 0;
+  }
+
+  /** The raylet's fence lease (fence.ts), to every live host. */
+  lease(lease: HostLease): void {
+    for (const entry of this.entries) entry.host.lease(lease);
   }
 
   /** Ends leases at the task hosts that serve them. */

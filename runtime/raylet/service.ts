@@ -10,11 +10,13 @@ import { RayletVerb, subjects, type ClusterSubjects } from '../../protocols/subj
 import { bool, num, object, optional } from '../../protocols/validate.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import type { HostNode } from '../worker/host.ts';
+import type { HostLease } from '../worker/ipc.ts';
 import { MalformedCounter } from '../worker/malformed.ts';
 import { respond } from '../worker/respond.ts';
 import type { ViewStats } from './cluster-view.ts';
 import type { RayletConfig } from './config.ts';
 import { LocalBundles } from './bundles.ts';
+import { Fence, leaseFromNodeTimeout } from './fence.ts';
 import { forWire, Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
 import { RayletTasks } from './raylet-tasks.ts';
@@ -41,6 +43,8 @@ export interface RayletServiceOptions {
   maxSpillHops?: number;
   /** Worker leases granted to drivers with task results (default idle 100 ms, lifetime 1 s); false: none. */
   workerLeases?: { idleMs: number; lifetimeMs: number } | false;
+  /** The fence lease as a fraction of the GCS's node timeout (fence.ts); default 0.6. */
+  fenceLeaseFraction?: number;
   /** Handed the Raylet machine's actor system when the machine is created, so inspection (runtime/inspect) can attach to it while someone watches. */
   onActorSystem?: (system: Actor<RayletMachine>['system']) => void;
 }
@@ -70,6 +74,8 @@ export class RayletService {
   private readonly bundles: LocalBundles;
   private readonly tasks: RayletTasks;
   private readonly node: HostNode;
+  /** Stops the node's actors answering before the GCS can restart them elsewhere (fence.ts). */
+  private readonly fence: Fence;
   private subs: Subscription[] = [];
   private machine: Actor<RayletMachine> | undefined;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -99,6 +105,15 @@ export class RayletService {
       log: opts.log,
     });
     this.bundles = new LocalBundles(this.leases, config.nodeId);
+    if (opts.fenceLeaseFraction !== undefined) leaseFromNodeTimeout(1000, opts.fenceLeaseFraction); // a bad fraction fails here, not at every registration
+    this.fence = new Fence({
+      onFence: () => {
+        opts.log(`raylet ${this.nodeId}: fenced — no heartbeat acknowledged within the lease; actors stop answering calls`);
+        this.actors.hosts.lease({ type: 'fence' });
+      },
+      onUnfence: () => opts.log(`raylet ${this.nodeId}: heartbeat acknowledged — fence lifted`),
+      onRenew: (remainingMs) => this.actors.hosts.lease({ type: 'renew', remainingMs, sentAt: Date.now() }),
+    });
     this.tasks = new RayletTasks({
       bus: opts.bus,
       subjects: this.s,
@@ -128,6 +143,7 @@ export class RayletService {
     phase: string;
     actors: number;
     bundles: { prepared: number; committed: number };
+    fenced: boolean;
     hosts: number;
     taskHosts: number;
     tasks: { running: number; queued: number; leases: number };
@@ -142,6 +158,7 @@ export class RayletService {
       phase: this.phase,
       actors: this.actors.count,
       bundles: this.bundles.stats(),
+      fenced: this.fence.fenced,
       hosts: this.actors.hostCount,
       taskHosts: this.actors.hosts.taskHostCount,
       ...this.tasks.stats(),
@@ -198,6 +215,7 @@ export class RayletService {
   private async shutdown(how: 'stop' | 'crash', result: { error?: { code: string; message: string } }): Promise<void> {
     if (this.state === 'stopping' || this.state === 'stopped') return void (await this.closed);
     this.state = 'stopping';
+    this.fence.stop();
     if (how === 'crash') this.machine?.stop();
     else this.machine?.send({ type: 'STOP' });
     for (const sub of this.subs) sub.unsubscribe();
@@ -271,18 +289,31 @@ export class RayletService {
       // what still runs here: a restarted GCS keeps what it agrees with and has the rest killed
       running: { actors: this.actors.running(), bundles: this.bundles.list() },
     });
+    const sentAt = performance.now();
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
     const reply = decodeReply(msg.data, { value: registered });
     this.checkEpoch(reply.epoch);
     this.tasks.setRareResources(reply.rareResources);
+    if (reply.nodeTimeoutMs !== undefined) this.fence.setLease(leaseFromNodeTimeout(reply.nodeTimeoutMs, this.opts.fenceLeaseFraction));
+    this.fence.acked(sentAt); // the GCS starts the node's timeout when it registers it
     return { heartbeatMs: reply.heartbeatMs };
   }
 
   private async heartbeat(seq: number): Promise<{ known: boolean }> {
     const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.availableWithoutBundles() });
-    const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
-    const answer = decodeReply(msg.data, { value: heartbeatAnswer });
-    this.checkEpoch(answer.epoch);
+    const sentAt = performance.now();
+    let answer: { known: boolean; epoch?: number };
+    try {
+      const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
+      answer = decodeReply(msg.data, { value: heartbeatAnswer });
+      this.checkEpoch(answer.epoch);
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      this.fence.failed(typeof code === 'string' ? code : 'INTERNAL', sentAt);
+      throw err;
+    }
+    if (answer.known) this.fence.acked(sentAt);
+    else this.fence.forgotten(); // up until the registration that follows is acknowledged
     return { known: answer.known };
   }
 
@@ -293,6 +324,13 @@ export class RayletService {
       throw new OrreryError('STALE_EPOCH', `epoch ${epoch} is older than the leader's (${this.epoch}): refused`, { detail: { epoch, current: this.epoch } });
     }
     this.epoch = epoch;
+  }
+
+  /** The lease a host starts with: what is left of the raylet's, or fenced; none when not armed. */
+  private hostLease(): HostLease | undefined {
+    const remainingMs = this.fence.remainingMs();
+    if (remainingMs === undefined) return undefined;
+    return remainingMs > 0 ? { type: 'renew', remainingMs, sentAt: Date.now() } : { type: 'fence' };
   }
 
   private get timeoutMs(): number {
@@ -326,8 +364,9 @@ export class RayletService {
 
   private launchHost(): Promise<WorkerHost> {
     const { hosts, bus, config, log } = this.opts;
-    if (hosts.mode === 'inline') return Promise.resolve(new InlineWorkerHost({ bus, cluster: config.cluster, node: this.node, log }));
-    return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, node: this.node, log, execArgv: hosts.workerExecArgv });
+    const lease = this.hostLease();
+    if (hosts.mode === 'inline') return Promise.resolve(new InlineWorkerHost({ bus, cluster: config.cluster, node: this.node, log, lease }));
+    return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, node: this.node, log, execArgv: hosts.workerExecArgv, lease });
   }
 }
 

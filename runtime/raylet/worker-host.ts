@@ -2,6 +2,8 @@ import { OrreryError } from '../../lib/errors.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import type { Bus } from '../bus/bus.ts';
 import { ActorHost, type HostNode } from '../worker/host.ts';
+import type { HostLease } from '../worker/ipc.ts';
+import { LeaseWatchdog } from '../worker/lease-watchdog.ts';
 import { TaskRunner, type RunTask } from '../worker/task-runner.ts';
 
 /**
@@ -26,17 +28,23 @@ export interface WorkerHost {
   revokeLeases(leaseIds: readonly string[]): void;
   /** Called with each lease that ended in this host (idle, or past its lifetime); set by the host manager. */
   onLeaseEnded?: (leaseId: string) => void;
+  /** The raylet's fence (runtime/raylet/fence.ts): a renewal of its lease, or fence now. */
+  lease(lease: HostLease): void;
   /** Graceful: stops every actor and ends the host. */
   stop(): Promise<void>;
   /** Abrupt: ends the host now, as if it had died. */
   crash(): void;
 }
 
-/** An ActorHost on the raylet's own bus: the memory transport's worker host. */
+/**
+ * An ActorHost on the raylet's own bus: the memory transport's worker host. It follows the raylet's
+ * fence through the same watchdog as a host process (a frozen raylet freezes it too).
+ */
 export class InlineWorkerHost implements WorkerHost {
   readonly pid = process.pid;
   readonly exited: Promise<string>;
   private readonly host: ActorHost;
+  private readonly watchdog: LeaseWatchdog;
   private readonly tasks: TaskRunner;
   /** Rejecters of the tasks running now, so an ended host fails them as a dead process would. */
   private readonly running = new Set<(err: Error) => void>();
@@ -44,8 +52,10 @@ export class InlineWorkerHost implements WorkerHost {
   private end!: (how: string) => void;
   onLeaseEnded?: (leaseId: string) => void;
 
-  constructor(opts: { bus: Bus; cluster: string; node: HostNode; log?: (line: string) => void }) {
+  constructor(opts: { bus: Bus; cluster: string; node: HostNode; log?: (line: string) => void; lease?: HostLease }) {
     this.host = new ActorHost(opts);
+    this.watchdog = new LeaseWatchdog({ onExpire: () => this.host.fence(), onRenew: () => this.host.unfence() });
+    if (opts.lease) this.watchdog.apply(opts.lease);
     this.tasks = new TaskRunner({ bus: opts.bus, node: opts.node, cluster: opts.cluster, log: opts.log, onLeaseEnded: (id) => queueMicrotask(() => this.onLeaseEnded?.(id)) });
     this.exited = new Promise((resolve) => (this.end = resolve));
   }
@@ -73,6 +83,15 @@ export class InlineWorkerHost implements WorkerHost {
     this.tasks.leases.revoke(leaseIds);
   }
 
+  lease(lease: HostLease): void {
+    if (this.gone === undefined) this.watchdog.apply(lease);
+  }
+
+  /** Whether its actors are fenced (not answering calls). */
+  get fenced(): boolean {
+    return this.host.isFenced;
+  }
+
   async stop(): Promise<void> {
     this.finish('stopped');
   }
@@ -84,6 +103,7 @@ export class InlineWorkerHost implements WorkerHost {
   private finish(how: string): void {
     if (this.gone !== undefined) return;
     this.gone = how;
+    this.watchdog.stop();
     this.host.stop();
     this.tasks.stop();
     const err = exitedError(how);

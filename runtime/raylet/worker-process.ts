@@ -5,7 +5,7 @@ import { fromWireError } from '../../protocols/errors.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { specializeError } from '../errors.ts';
 import type { HostNode } from '../worker/host.ts';
-import { isHostToRaylet, TurnBatch, type ActorRequest, type RayletToHost } from '../worker/ipc.ts';
+import { isHostToRaylet, TurnBatch, type ActorRequest, type HostLease, type RayletToHost } from '../worker/ipc.ts';
 import type { RunTask } from '../worker/task-runner.ts';
 import type { WorkerHost } from './worker-host.ts';
 
@@ -23,6 +23,8 @@ export interface WorkerProcessOptions {
   stopTimeoutMs?: number;
   /** Node/V8 flags for the host, after this process's own execArgv; default DEFAULT_WORKER_FLAGS. */
   execArgv?: readonly string[];
+  /** The raylet's fence lease the host starts with (ipc.ts `init`); absent: the host never fences itself. */
+  lease?: HostLease;
 }
 
 /**
@@ -105,7 +107,7 @@ export class WorkerProcess implements WorkerHost {
         };
         child.on('message', onMessage);
         void host.exited.then((how) => reject(startFailed(child, `it exited (${how})`)));
-        host.send({ type: 'init', cluster: opts.cluster, natsAddress: opts.natsAddress, node: opts.node });
+        host.send({ type: 'init', cluster: opts.cluster, natsAddress: opts.natsAddress, node: opts.node, ...(opts.lease ? { lease: opts.lease } : {}) });
       });
     } catch (err) {
       host.crash();
@@ -144,6 +146,11 @@ export class WorkerProcess implements WorkerHost {
 
   revokeLeases(leaseIds: readonly string[]): void {
     if (this.gone === undefined) this.send({ type: 'revoke', leaseIds });
+  }
+
+  /** Straight to the host (it needs no order against creates): its watchdog follows the raylet's fence. */
+  lease(lease: HostLease): void {
+    if (this.gone === undefined) this.sendNow(lease);
   }
 
   private flushTasks(): void {

@@ -57,6 +57,8 @@ export class ActorHost {
   private readonly node: HostNode;
   private readonly log: (line: string) => void;
   private stopped = false;
+  /** Fenced: no actor's call subject is subscribed (fence() / unfence()). */
+  private fenced = false;
   readonly malformed: MalformedCounter;
 
   constructor(opts: ActorHostOptions) {
@@ -123,6 +125,32 @@ export class ActorHost {
     return true;
   }
 
+  /**
+   * Stops answering calls (issue 13: the raylet's lease ran out, the GCS may start these actors
+   * elsewhere): every actor's call subscription ends, and actors created meanwhile are not
+   * subscribed. Callers get NO_RESPONDERS, as from a host that is gone. Calls already delivered
+   * finish. The cost is paid here, once per transition, not per call.
+   */
+  fence(): void {
+    if (this.fenced) return;
+    this.fenced = true;
+    for (const actor of this.actors.values()) {
+      actor.sub?.unsubscribe();
+      actor.sub = undefined;
+    }
+  }
+
+  /** Answers calls again: every actor's call subject is subscribed anew. */
+  unfence(): void {
+    if (!this.fenced) return;
+    this.fenced = false;
+    for (const actor of this.actors.values()) this.subscribe(actor);
+  }
+
+  get isFenced(): boolean {
+    return this.fenced;
+  }
+
   /** Kills every actor and refuses new ones. */
   stop(): void {
     this.stopped = true;
@@ -148,8 +176,12 @@ export class ActorHost {
       context,
       mailbox: new Mailbox(spec.maxConcurrency),
     };
-    actor.sub = this.bus.subscribe(this.subjects.actorCall(spec.actorId), (msg) => this.onCall(actor, msg));
+    if (!this.fenced) this.subscribe(actor);
     this.actors.set(spec.actorId, actor);
+  }
+
+  private subscribe(actor: HostedActor): void {
+    actor.sub = this.bus.subscribe(this.subjects.actorCall(actor.actorId), (msg) => this.onCall(actor, msg));
   }
 
 

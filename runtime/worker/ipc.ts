@@ -13,7 +13,12 @@ import type { RunTask } from './task-runner.ts';
  * made, and the results of one turn as one `results` message (TurnBatch). The host handles a list's
  * requests in order, so a kill after a create of the same actor still finds it starting.
  *
- *   raylet → host   init      once, first: the cluster, the NATS address and the node
+ *   raylet → host   init      once, first: the cluster, the NATS address and the node, and the
+ *                             lease the host starts with (absent: the raylet does not fence)
+ *                   renew     the raylet's fence lease, renewed with each acknowledged heartbeat:
+ *                             answer calls for `remainingMs` more (less the time since `sentAt`,
+ *                             wall clock); a host fenced before resubscribes its actors
+ *                   fence     the raylet fenced itself: stop answering calls now (lease-watchdog.ts)
  *                   requests  creates and kills, in order:
  *                               create  start an actor (a createActor body); its result once its
  *                                       constructor returned
@@ -42,8 +47,12 @@ export type ActorResult =
   | { readonly id: number; readonly ok: true; readonly value?: unknown }
   | { readonly id: number; readonly ok: false; readonly error: WireError };
 
+/** The raylet's fence as a host follows it (runtime/raylet/fence.ts, ./lease-watchdog.ts). */
+export type HostLease = { readonly type: 'renew'; readonly remainingMs: number; readonly sentAt: number } | { readonly type: 'fence' };
+
 export type RayletToHost =
-  | { readonly type: 'init'; readonly cluster: string; readonly natsAddress: string; readonly node: HostNode }
+  | { readonly type: 'init'; readonly cluster: string; readonly natsAddress: string; readonly node: HostNode; readonly lease?: HostLease }
+  | HostLease
   | { readonly type: 'requests'; readonly requests: readonly ActorRequest[] }
   | { readonly type: 'tasks'; readonly tasks: readonly { readonly id: number; readonly task: RunTask }[] }
   | { readonly type: 'revoke'; readonly leaseIds: readonly string[] }
@@ -55,7 +64,7 @@ export type HostToRaylet =
   | { readonly type: 'ended'; readonly ids: readonly number[]; readonly leases?: readonly string[] }
   | { readonly type: 'results'; readonly results: readonly ActorResult[] };
 
-const RAYLET_TYPES = new Set(['init', 'requests', 'tasks', 'revoke', 'exit']);
+const RAYLET_TYPES = new Set(['init', 'requests', 'tasks', 'revoke', 'exit', 'renew', 'fence']);
 const HOST_TYPES = new Set(['ready', 'failed', 'results', 'ended']);
 
 /**
@@ -101,8 +110,18 @@ export function isRayletToHost(value: unknown): value is RayletToHost {
   if (value.type === 'requests') return Array.isArray(value.requests) && value.requests.every(isActorRequest);
   if (value.type === 'revoke') return Array.isArray(value.leaseIds) && value.leaseIds.every((id) => typeof id === 'string');
   if (value.type === 'tasks') return Array.isArray(value.tasks) && value.tasks.every((t) => isRecord(t) && typeof t.id === 'number' && isRunTask(t.task));
-  if (value.type === 'init') return typeof value.cluster === 'string' && typeof value.natsAddress === 'string' && isRecord(value.node);
+  if (value.type === 'init') {
+    const lease = value.lease === undefined || isHostLease(value.lease);
+    return lease && typeof value.cluster === 'string' && typeof value.natsAddress === 'string' && isRecord(value.node);
+  }
+  if (value.type === 'renew') return isHostLease(value);
   return true;
+}
+
+function isHostLease(value: unknown): value is HostLease {
+  if (!isRecord(value)) return false;
+  if (value.type === 'fence') return true;
+  return value.type === 'renew' && typeof value.remainingMs === 'number' && typeof value.sentAt === 'number';
 }
 
 function isActorRequest(value: unknown): value is ActorRequest {

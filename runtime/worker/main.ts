@@ -10,6 +10,7 @@ import { check } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import { connectNatsBus } from '../bus/nats.ts';
 import { ActorHost } from './host.ts';
+import { LeaseWatchdog } from './lease-watchdog.ts';
 import { isRayletToHost, TurnBatch, type ActorRequest, type ActorResult, type HostToRaylet, type RayletToHost } from './ipc.ts';
 import { TaskRunner, type RunTask } from './task-runner.ts';
 
@@ -24,6 +25,22 @@ let bus: Bus | undefined;
 let host: ActorHost | undefined;
 let tasks: TaskRunner | undefined;
 let exiting = false;
+/** The raylet's fence as this host follows it; armed by the first lease the raylet grants. */
+let watchdog: LeaseWatchdog | undefined;
+
+function follow(lease: Extract<RayletToHost, { type: 'renew' | 'fence' }>): void {
+  watchdog ??= new LeaseWatchdog({
+    onExpire: () => {
+      log('fenced: no lease from the raylet; actors stop answering calls');
+      host?.fence();
+    },
+    onRenew: () => {
+      log('lease renewed: actors answer calls again');
+      host?.unfence();
+    },
+  });
+  watchdog.apply(lease);
+}
 
 function send(message: HostToRaylet, then?: () => void): void {
   if (process.connected) process.send!(message, undefined, {}, () => then?.());
@@ -35,6 +52,7 @@ const results = new TurnBatch<ActorResult>((list) => send({ type: 'results', res
 
 async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<void> {
   if (bus) return;
+  if (message.lease) follow(message.lease);
   try {
     bus = await connectNatsBus({ servers: message.natsAddress, name: `orrery-worker-${message.node.nodeId}-${process.pid}`, onHandlerError: (err) => log(`handler error: ${String(err)}`) });
   } catch (err) {
@@ -43,6 +61,7 @@ async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<v
     return;
   }
   host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log });
+  if (watchdog && !watchdog.live) host.fence();
   tasks = new TaskRunner({ bus, node: message.node, cluster: message.cluster, onLeaseEnded: leaseEnded, log });
   send({ type: 'ready', pid: process.pid });
 }
@@ -97,6 +116,7 @@ function flushLater(): void {
 async function exit(code: number): Promise<void> {
   if (exiting) return;
   exiting = true;
+  watchdog?.stop();
   host?.stop();
   tasks?.stop();
   await bus?.close().catch(() => undefined);
@@ -115,6 +135,9 @@ process.on('message', (message: unknown) => {
       return;
     case 'revoke':
       return tasks?.leases.revoke(message.leaseIds);
+    case 'renew':
+    case 'fence':
+      return follow(message);
     case 'exit':
       return void exit(0);
   }

@@ -80,7 +80,7 @@ test('serves after its ready line: a node registers and an actor is placed over 
     nodeId: 'n1', name: 'n1', labels: { 'orrery.io/node-id': 'n1' }, taints: {},
     resources: { total, available: total }, address: { ip: '127.0.0.1', hostname: 'itest', pid: process.pid },
   }));
-  assert.equal(registered, { nodeId: 'n1', heartbeatMs: 100, rareResources: ['GPU'] });
+  assert.equal(registered, { nodeId: 'n1', heartbeatMs: 100, nodeTimeoutMs: 5000, rareResources: ['GPU'] });
   const created = new Promise<void>((resolve) => {
     const sub = bus.subscribe(subjects('itest').raylet('n1', 'create_actor'), (m) => {
       m.respond(encodeOk(null));

@@ -1,5 +1,6 @@
 // Actor classes for the failover specs (memory and nats). Exported under their own names from this
 // module, so worker hosts (in-process or forked) load them by this module's URL.
+import { randomUUID } from 'node:crypto';
 import { defineActor, getRuntimeContext } from '../../../runtime/index.ts';
 
 /** Remembers the calls it received, in order; a new incarnation starts with an empty journal. */
@@ -34,3 +35,28 @@ export class Journal {
 }
 
 export const JournalActor = defineActor(import.meta.url, Journal);
+
+/** One answer of a Tally: its count, and which process and incarnation gave it. */
+export interface TallyAnswer {
+  count: number;
+  pid: number;
+  /** Random per construction: tells incarnations apart even within one process. */
+  incarnation: string;
+  context: ReturnType<typeof getRuntimeContext>;
+}
+
+/** Counts the calls it answered; each answer says which process and incarnation answered it. */
+export class Tally {
+  private count = 0;
+  private readonly incarnation = randomUUID();
+  bump(): TallyAnswer {
+    this.count++;
+    return this.peek();
+  }
+  /** The same answer without counting. */
+  peek(): TallyAnswer {
+    return { count: this.count, pid: process.pid, incarnation: this.incarnation, context: getRuntimeContext() };
+  }
+}
+
+export const TallyActor = defineActor(import.meta.url, Tally);

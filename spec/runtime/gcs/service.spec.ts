@@ -25,9 +25,9 @@ const CPU = (n: number) => parseResources({ CPU: n }).CPU;
 // ---- nodes ----
 
 test('register_node answers registered, publishes node_added, lists the node with rare-resource taints added', () =>
-  withGcs({ heartbeatMs: 250, rareResources: ['GPU'] }, async (h) => {
+  withGcs({ heartbeatMs: 250, nodeTimeoutMs: 2000, rareResources: ['GPU'] }, async (h) => {
     const raylet = await h.addNode({ nodeId: 'n1', gpu: 2, labels: { region: 'eu' }, taints: { dedicated: 'ml:PreferNoSchedule' } });
-    assert.equal(await raylet.register(), { nodeId: 'n1', heartbeatMs: 250, rareResources: ['GPU'] }, 'registering again is answered the same');
+    assert.equal(await raylet.register(), { nodeId: 'n1', heartbeatMs: 250, nodeTimeoutMs: 2000, rareResources: ['GPU'] }, 'registering again is answered the same, with the node timeout the raylet fences on');
     const added = await h.events.wait((e) => e.type === 'node_added', 'node_added');
     const [node] = await h.nodes();
     assert.equal(added.node, node);

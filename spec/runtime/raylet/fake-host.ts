@@ -1,5 +1,6 @@
 import type { CreateActor } from '../../../protocols/messages/actor.ts';
 import type { WorkerHost } from '../../../runtime/raylet/worker-host.ts';
+import type { HostLease } from '../../../runtime/worker/ipc.ts';
 import type { RunTask } from '../../../runtime/worker/task-runner.ts';
 
 /** A scripted worker host: records what it was asked, dies when the spec says so. */
@@ -26,6 +27,12 @@ export class FakeHost implements WorkerHost {
   }
 
   readonly revoked: string[] = [];
+  /** Every fence lease it was sent. */
+  readonly leases: HostLease[] = [];
+
+  lease(lease: HostLease): void {
+    this.leases.push(lease);
+  }
 
   revokeLeases(leaseIds: readonly string[]): void {
     this.revoked.push(...leaseIds);

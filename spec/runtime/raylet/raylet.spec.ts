@@ -348,4 +348,56 @@ async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void
   }
 }
 
+/** A raylet whose GCS told it a node timeout of 200 ms: lease 120 ms, heartbeats every 20 ms. */
+async function fencedWorld(): Promise<World & { actorId: string }> {
+  const broker = new MemoryBroker();
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  gcs.nodeTimeoutMs = 200;
+  const bus = connectMemoryBus(broker);
+  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, requestTimeoutMs: 50, retryMs: 5 });
+  const w = { broker, bus, gcs, raylet };
+  const spec = createSpec('Counter');
+  await create(w, spec);
+  assert.is(await call(bus, spec.actorId, 'increment'), 1);
+  return { ...w, actorId: spec.actorId };
+}
+
+/** Resolves once `pass` holds, looked at every few ms; bounded. */
+async function polled(what: string, pass: () => boolean): Promise<void> {
+  const giveUp = performance.now() + 10_000;
+  while (!pass()) {
+    if (performance.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test('fence: heartbeats unanswered past the lease stop its actors answering; an acknowledged one brings them back', async () => {
+  const w = await fencedWorld();
+  try {
+    w.gcs.mute = true;
+    await w.gcs.until(() => w.raylet.stats().fenced, 'the raylet to fence itself');
+    const err = (await rejection(call(w.bus, w.actorId, 'get'))) as { code?: string };
+    assert.is(err.code, 'NO_RESPONDERS');
+    w.gcs.mute = false;
+    await w.gcs.until(() => !w.raylet.stats().fenced, 'the fence to lift');
+    assert.is(await call(w.bus, w.actorId, 'increment'), 2, 'the same incarnation, its state kept');
+  } finally {
+    await w.raylet.stop();
+    w.gcs.close();
+  }
+});
+
+test('fence: while heartbeats meet only NO_RESPONDERS (no GCS at all) its actors keep answering', async () => {
+  const w = await fencedWorld();
+  try {
+    w.gcs.close();
+    const seq = w.raylet.stats().seq;
+    await polled('20 heartbeats with no GCS (4 leases)', () => w.raylet.stats().seq >= seq + 20);
+    assert.is(w.raylet.stats().fenced, false);
+    assert.is(await call(w.bus, w.actorId, 'increment'), 2);
+  } finally {
+    await w.raylet.stop();
+  }
+});
+
 test.run();

@@ -27,6 +27,10 @@ export class StubGcs {
   heartbeatMs = 20;
   /** The leader epoch told in answers (undefined: none, as a GCS without a lease). */
   epoch: number | undefined;
+  /** Sent in the registration reply when set: the raylet fences itself on a lease derived from it. */
+  nodeTimeoutMs: number | undefined;
+  /** Heartbeats are recorded but not answered (the raylet's requests time out). */
+  mute = false;
   refuse: OrreryError | undefined;
   /** Called with each register_node before it is answered. */
   onRegister: ((body: RegisterNode) => void) | undefined;
@@ -74,11 +78,13 @@ export class StubGcs {
       } else {
         this.registrations.push(body);
         this.known = true;
-        msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [], ...(this.epoch === undefined ? {} : { epoch: this.epoch }) }));
+        const timeout = this.nodeTimeoutMs === undefined ? {} : { nodeTimeoutMs: this.nodeTimeoutMs };
+        const epoch = this.epoch === undefined ? {} : { epoch: this.epoch };
+        msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [], ...timeout, ...epoch }));
       }
     } else if (type === 'heartbeat') {
       this.heartbeats.push(body);
-      msg.respond(encodeOk({ known: this.known, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) }));
+      if (!this.mute) msg.respond(encodeOk({ known: this.known, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) }));
     } else if (type === 'actor_died') {
       this.died.push(body as ActorDiedReport);
       msg.respond(encodeOk(null));

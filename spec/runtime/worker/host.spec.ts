@@ -241,4 +241,23 @@ async function waitFor(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setImmediate(resolve));
 }
 
+test('fenced, the host answers no call (callers see NO_RESPONDERS) and keeps its actors; unfenced, it answers again with their state', async () => {
+  const fenced = new ActorHost({ bus, node });
+  const before = createSpec('Counter', { args: [5] });
+  await fenced.create(before);
+  assert.is(await call(bus, before.actorId, 'increment'), 6);
+  fenced.fence();
+  const during = createSpec('Counter');
+  await fenced.create(during); // created while fenced: not subscribed either
+  for (const id of [before.actorId, during.actorId]) {
+    const err = (await rejection(call(bus, id, 'get'))) as { code?: string };
+    assert.is(err.code, 'NO_RESPONDERS', id);
+  }
+  assert.ok(fenced.has(before.actorId) && fenced.has(during.actorId));
+  fenced.unfence();
+  assert.is(await call(bus, before.actorId, 'increment'), 7);
+  assert.is(await call(bus, during.actorId, 'get'), 0);
+  fenced.stop();
+});
+
 test.run();

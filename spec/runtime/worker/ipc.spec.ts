@@ -70,4 +70,19 @@ test('the IPC checks accept request and result lists and refuse malformed entrie
   assert.not.ok(isHostToRaylet({ type: 'result', id: 1, ok: true }));
 });
 
+test('table: the fence messages (renew, fence, and the lease of init) are checked', () => {
+  const node = { nodeId: 'a', nodeName: 'n', labels: {} };
+  const cases: { message: unknown; ok: boolean }[] = [
+    { message: { type: 'renew', remainingMs: 500, sentAt: 1 }, ok: true },
+    { message: { type: 'renew', remainingMs: '500', sentAt: 1 }, ok: false },
+    { message: { type: 'renew', remainingMs: 500 }, ok: false },
+    { message: { type: 'fence' }, ok: true },
+    { message: { type: 'init', cluster: 'c', natsAddress: 'x', node }, ok: true },
+    { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, lease: { type: 'fence' } }, ok: true },
+    { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, lease: { type: 'renew', remainingMs: 1, sentAt: 2 } }, ok: true },
+    { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, lease: { type: 'renew' } }, ok: false },
+  ];
+  for (const c of cases) assert.is(isRayletToHost(c.message), c.ok, JSON.stringify(c.message));
+});
+
 test.run();
