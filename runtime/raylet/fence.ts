@@ -12,17 +12,21 @@
  * node several heartbeats of slack before it fences itself for nothing.
  *
  * The one exception — NO_RESPONDERS: a heartbeat that fails with NO_RESPONDERS proves that, when it
- * was sent, no GCS was subscribed at all (the GCS process died). Nobody can restart the actors
- * elsewhere until a new GCS runs, and a new GCS that knows the node first has to let the node's
- * timeout run from its own start. So while *every* failure since the last acknowledgement is
- * NO_RESPONDERS, each such failure counts as an acknowledgement at its send time: calls keep being
- * answered while the GCS is merely down. A TIMEOUT, a disconnection, or any other failure ends the
- * exception until the next real acknowledgement. (Known limit: with a NATS *cluster* split between
- * the raylet's server and the GCS's, or a GCS that keeps its node table across a reconnect and
- * declares nodes dead at once when it is back, NO_RESPONDERS would not mean "no GCS anywhere".)
+ * was sent, the raylet reached the server and no GCS was subscribed at all (the GCS process died, or
+ * is between leaders). Nobody can restart the actors elsewhere until a GCS serves again, and a GCS
+ * that starts with the node in its tables first gives raylets a grace window to register again
+ * (runtime/gcs/recovery.ts); one that lost its own connection gives every node a fresh timeout when
+ * it is back. So a NO_RESPONDERS failure counts as an acknowledgement at its send time: calls keep
+ * being answered while the GCS is merely down — also after a heartbeat that was in flight when the
+ * GCS died and timed out. (Known limit: with a NATS *cluster* split between the raylet's server and
+ * the GCS's, NO_RESPONDERS would not mean "no GCS anywhere".)
  *
- * An answer `known: false` (the GCS declared the node dead, or is a new GCS) fences at once; the
- * fence stays up until a registration (or a heartbeat sent after that answer) is acknowledged.
+ * An answer `known: false` (the GCS declared the node dead, or is a new GCS) stops that exception
+ * until a registration is acknowledged: a GCS that declared the node dead may have started its
+ * actors elsewhere and then died itself. It does not fence at once — a GCS can only have declared
+ * the node dead after the node's timeout without heartbeats, by which time the lease ran out — so a
+ * raylet that a restarted GCS answers `known: false` keeps answering calls while it registers again;
+ * the GCS kills what it does not keep before it answers that registration.
  * An acknowledgement whose lease has already run out (a raylet frozen while its answer waited)
  * lifts nothing. Without a node timeout from the GCS (a GCS from before fencing) the fence is
  * never armed. Time is injected; nothing here does I/O.
@@ -62,8 +66,8 @@ export class Fence {
   #leaseMs: number | undefined;
   #deadline = Number.NEGATIVE_INFINITY;
   #fenced = false;
-  /** Every failure since the last acknowledgement was NO_RESPONDERS. */
-  #absentOnly = true;
+  /** A GCS answered known:false and no registration was acknowledged since: NO_RESPONDERS counts for nothing. */
+  #awaitingRegistration = false;
   /** When the GCS last answered known:false; acknowledgements of beats sent before it lift nothing. */
   #forgottenAt = Number.NEGATIVE_INFINITY;
   #timer: unknown;
@@ -96,23 +100,20 @@ export class Fence {
   /** A heartbeat answered `known: true`, or a registration succeeded; both sent at `sentAt`. */
   acked(sentAt: number): void {
     if (this.#leaseMs === undefined || sentAt < this.#forgottenAt) return;
-    this.#absentOnly = true;
+    this.#awaitingRegistration = false;
     this.#extend(sentAt + this.#leaseMs);
   }
 
   /** A heartbeat sent at `sentAt` failed with `code`. */
   failed(code: string, sentAt: number): void {
     if (this.#leaseMs === undefined) return;
-    if (code === 'NO_RESPONDERS' && this.#absentOnly) return this.#extend(sentAt + this.#leaseMs);
-    this.#absentOnly = false;
+    if (code === 'NO_RESPONDERS' && !this.#awaitingRegistration && sentAt >= this.#forgottenAt) this.#extend(sentAt + this.#leaseMs);
   }
 
-  /** The GCS answered `known: false`: fence now, until a registration is acknowledged. */
+  /** The GCS answered `known: false`: only a registration's acknowledgement extends the lease now. */
   forgotten(): void {
     this.#forgottenAt = this.#clock.now();
-    this.#deadline = Number.NEGATIVE_INFINITY;
-    this.#clearTimer();
-    if (this.#leaseMs !== undefined) this.#fence();
+    this.#awaitingRegistration = true;
   }
 
   stop(): void {

@@ -1,6 +1,6 @@
 // The raylet's fence (runtime/raylet/fence.ts) stepped with a manual clock: the lease counts from
-// the send time of the newest acknowledged heartbeat, NO_RESPONDERS alone never fences, known:false
-// fences until a registration is acknowledged, and a late acknowledgement lifts nothing.
+// the send time of the newest acknowledged heartbeat, NO_RESPONDERS extends it (not after known:false
+// until a registration is acknowledged), and a late acknowledgement lifts nothing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Fence, leaseFromNodeTimeout } from '../../../runtime/raylet/fence.ts';
@@ -80,23 +80,17 @@ test('NO_RESPONDERS alone (no GCS subscribed at all) never fences: each one coun
   }
 });
 
-test('a TIMEOUT among the failures ends the NO_RESPONDERS exception until the next acknowledgement', () => {
+test('a NO_RESPONDERS after a TIMEOUT extends the lease again: the heartbeat in flight when the GCS died timed out', () => {
   const { clock, fence } = setup();
   fence.acked(0);
   clock.advance(200);
-  fence.failed('NO_RESPONDERS', 200); // deadline 800
+  fence.failed('TIMEOUT', 200); // sent to a GCS that died before answering
   clock.advance(200);
-  fence.failed('TIMEOUT', 400);
-  clock.advance(200);
-  fence.failed('NO_RESPONDERS', 600); // does not extend any more
-  clock.advance(200);
+  fence.failed('NO_RESPONDERS', 400); // no GCS subscribed now: nobody can move the actors
+  clock.advance(599);
+  assert.is(fence.fenced, false, 'deadline 1000, from the NO_RESPONDERS send time');
+  clock.advance(1);
   assert.is(fence.fenced, true);
-  fence.acked(800);
-  assert.is(fence.fenced, false);
-  clock.advance(200);
-  fence.failed('NO_RESPONDERS', 1000);
-  clock.advance(500);
-  assert.is(fence.fenced, false, 'the exception holds again after an acknowledgement');
 });
 
 test('table: failures other than NO_RESPONDERS fence at the deadline', () => {
@@ -112,18 +106,22 @@ test('table: failures other than NO_RESPONDERS fence at the deadline', () => {
   }
 });
 
-test('known:false fences at once and stays up until an acknowledgement of something sent after it', () => {
+test('known:false does not fence at once, but only an acknowledgement of something sent after it extends the lease', () => {
   const { clock, log, fence } = setup();
   fence.acked(0);
   clock.advance(100);
   fence.forgotten();
-  assert.is(fence.fenced, true);
+  assert.is(fence.fenced, false, 'the lease still runs: the GCS cannot have moved the actors before it ran out');
   fence.acked(50); // a beat sent before the GCS forgot the node
-  assert.is(fence.fenced, true);
   clock.advance(100);
-  fence.acked(150); // the registration sent after it
+  fence.failed('NO_RESPONDERS', 200); // that GCS may have moved the actors and died: counts for nothing
+  clock.advance(400);
+  assert.is(fence.fenced, true, 'fenced at 600, the lease from the last acknowledgement');
+  fence.acked(650); // the registration sent after it
   assert.is(fence.fenced, false);
-  assert.equal(log, ['renew 600', 'fence', 'unfence', 'renew 550']);
+  clock.advance(100);
+  fence.failed('NO_RESPONDERS', 750);
+  assert.equal(log, ['renew 600', 'fence', 'unfence', 'renew 650', 'renew 650']);
 });
 
 test('without a node timeout from the GCS the fence is never armed', () => {
