@@ -8,7 +8,8 @@ import { parseLabelSelector } from '../selectors/parse.ts';
 import { resourcesInBundle } from './bundle-resources.ts';
 import type { SchedulingRequest, TargetKind } from './request.types.ts';
 import type { SchedulingStrategy } from './strategy.types.ts';
-import { rareResourceTolerations } from './taints.ts';
+import { rareResourceTolerations, type Toleration } from './taints.ts';
+import { compileTolerations } from './tolerations.ts';
 
 /** The scheduling part of TaskOptions / ActorOptions (API.md). */
 export interface PlacementOptions {
@@ -18,7 +19,7 @@ export interface PlacementOptions {
   resources?: Record<string, number>;
   labelSelector?: Record<string, string>;
   fallbackStrategy?: { labelSelector: Record<string, string> }[];
-  tolerations?: Record<string, Condition>;
+  tolerations?: Record<string, Toleration>;
   schedulingStrategy?: SchedulingStrategy;
 }
 
@@ -50,7 +51,7 @@ export function compileRequest(opts: PlacementOptions, ctx: CompileContext): Sch
       selectorTiers.push(selector(`fallbackStrategy[${i}].labelSelector`, f.labelSelector));
     });
   }
-  const tolerations = { ...rareResourceTolerations(resources, ctx.rareResources ?? []), ...compileTolerations(opts.tolerations) };
+  const tolerations = { ...rareResourceTolerations(resources, ctx.rareResources ?? []), ...compileTolerations('tolerations', opts.tolerations) };
   let nodeAffinity: LabelMatchExpression[] = [];
   let actorAffinity: LabelMatchExpression[] = [];
   let nodeId: SchedulingRequest['nodeId'];
@@ -120,19 +121,6 @@ function selector(option: string, value: unknown): LabelMatchExpression[] {
     if (err instanceof InvalidSelectorError) throw new InvalidSelectorError(err.key, err.value, `${option}: ${err.rule}`);
     throw err;
   }
-}
-
-function compileTolerations(tolerations: unknown): Record<string, Condition> {
-  if (tolerations === undefined) return {};
-  if (tolerations === null || typeof tolerations !== 'object' || Array.isArray(tolerations)) {
-    throw new InvalidOptionError('tolerations', tolerations, 'expected an object of taint key to condition, e.g. { gpu_node: Exists() }');
-  }
-  const out: Record<string, Condition> = {};
-  for (const [key, cond] of Object.entries(tolerations)) {
-    validateLabelKey(key, { allowReserved: true });
-    out[key] = validateCondition(key, cond);
-  }
-  return out;
 }
 
 function expressions(option: string, list: unknown): LabelMatchExpression[] {

@@ -4,7 +4,8 @@ import { parseResources, type ResourceSet } from '../../resources/resource-set.t
 import { validateCondition } from '../../selectors/builders.ts';
 import type { Condition, LabelMatchExpression } from '../../selectors/expression.ts';
 import { parseLabelSelector } from '../../selectors/parse.ts';
-import { rareResourceTolerations, type Tolerations } from '../taints.ts';
+import { rareResourceTolerations, type Toleration, type Tolerations } from '../taints.ts';
+import { compileTolerations } from '../tolerations.ts';
 
 export const BUNDLE_STRATEGIES = ['PACK', 'SPREAD', 'STRICT_PACK', 'STRICT_SPREAD'] as const;
 export type BundleStrategy = (typeof BUNDLE_STRATEGIES)[number];
@@ -34,7 +35,7 @@ export interface PlacementGroupOptions {
   name?: string;
   bundleLabelSelector?: Record<string, string>[];
   fallbackStrategy?: { bundles: Record<string, number>[]; bundleLabelSelector?: Record<string, string>[] }[];
-  tolerations?: Record<string, Condition>;
+  tolerations?: Record<string, Toleration>;
 }
 
 /**
@@ -56,16 +57,9 @@ export function compilePlacementGroup(
     if (!Array.isArray(opts.fallbackStrategy)) throw new InvalidOptionError('fallbackStrategy', opts.fallbackStrategy, 'expected an array of { bundles, bundleLabelSelector? }');
     opts.fallbackStrategy.forEach((f, i) => tiers.push(tier(`fallbackStrategy[${i}].bundles`, f?.bundles, f?.bundleLabelSelector)));
   }
-  const rare: Record<string, Condition> = {};
+  const rare: Record<string, Toleration> = {};
   for (const b of tiers.flat()) Object.assign(rare, rareResourceTolerations(b.resources, ctx.rareResources ?? []));
-  const tolerations: Record<string, Condition> = { ...rare };
-  if (opts.tolerations !== undefined) {
-    if (opts.tolerations === null || typeof opts.tolerations !== 'object' || Array.isArray(opts.tolerations)) throw new InvalidOptionError('tolerations', opts.tolerations, 'expected an object of taint key to condition');
-    for (const [key, cond] of Object.entries(opts.tolerations)) {
-      validateLabelKey(key, { allowReserved: true });
-      tolerations[key] = validateCondition(key, cond);
-    }
-  }
+  const tolerations: Record<string, Toleration> = { ...rare, ...compileTolerations('tolerations', opts.tolerations) };
   const name = ctx.name ?? opts.name;
   return { target: ctx.id ? { kind: 'placement_group', id: ctx.id, name } : undefined, strategy, tiers, tolerations };
 }
