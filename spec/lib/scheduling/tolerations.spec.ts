@@ -52,7 +52,7 @@ const invalid: { name: string; tolerations: unknown; option: string; code: strin
   { name: 'an unknown effect', tolerations: { gpu: { ...Exists(), effect: 'NoRun' } }, option: 'tolerations.gpu.effect', code: 'INVALID_OPTION' },
   { name: 'a misspelt field', tolerations: { gpu: { ...Exists(), efect: 'NoSchedule' } }, option: 'tolerations.gpu.efect', code: 'INVALID_OPTION' },
   { name: 'the wildcard with In', tolerations: { [ANY_TAINT]: In('a') }, option: '', code: 'INVALID_SELECTOR' },
-  { name: 'a toleration that is not an object', tolerations: { gpu: 'true' }, option: 'tolerations.gpu', code: 'INVALID_OPTION' },
+  { name: 'a toleration that is not an object', tolerations: { gpu: 'true' }, option: '', code: 'INVALID_SELECTOR' },
 ];
 
 for (const c of invalid) {
