@@ -27,7 +27,7 @@ export function tolerate(condition: Condition, effect?: TaintEffect): Toleration
 export function validateToleration(option: string, key: string, value: unknown): Toleration {
   if (key !== ANY_TAINT) validateLabelKey(key, { allowReserved: true });
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidSelectorError(key, value, `${option}: a toleration must be a condition such as Exists() (got ${typeName(value)})`);
+    throw new InvalidSelectorError(key, value, `condition must be an object {operator, values} (got ${typeName(value)})`);
   }
   const { effect, operator, values, ...rest } = value as Record<string, unknown>;
   const extra = Object.keys(rest);
