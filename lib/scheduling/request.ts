@@ -46,9 +46,9 @@ export function compileRequest(opts: PlacementOptions, ctx: CompileContext): Sch
   const selectorTiers = [selector('labelSelector', opts.labelSelector)];
   if (opts.fallbackStrategy !== undefined) {
     if (!Array.isArray(opts.fallbackStrategy)) throw new InvalidOptionError('fallbackStrategy', opts.fallbackStrategy, 'expected an array of { labelSelector }');
-    opts.fallbackStrategy.forEach((f, i) => {
-      if (f === null || typeof f !== 'object') throw new InvalidOptionError(`fallbackStrategy[${i}]`, f, 'expected { labelSelector }');
-      selectorTiers.push(selector(`fallbackStrategy[${i}].labelSelector`, f.labelSelector));
+    opts.fallbackStrategy.forEach((f: unknown, i) => {
+      checkEntry(`fallbackStrategy[${i}]`, f, { required: ['labelSelector'], allowed: ['labelSelector'] });
+      selectorTiers.push(selector(`fallbackStrategy[${i}].labelSelector`, (f as { labelSelector: unknown }).labelSelector));
     });
   }
   const tolerations = { ...rareResourceTolerations(resources, ctx.rareResources ?? []), ...compileTolerations('tolerations', opts.tolerations) };
@@ -111,6 +111,25 @@ function compileResources(opts: PlacementOptions, defaultCpus: number): Resource
     if (units > 0) out[name] = units;
   }
   return out;
+}
+
+/**
+ * A fallbackStrategy entry is checked like the top-level options: an unknown key (a misspelling, or
+ * `numCpus` that only the top level takes) and a missing required key are refused with the field
+ * named — never silently ignored, and `{}` never becomes "any node".
+ */
+export function checkEntry(option: string, entry: unknown, keys: { required: readonly string[]; allowed: readonly string[] }): void {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+    throw new InvalidOptionError(option, entry, `expected { ${keys.allowed.join(', ')} }`);
+  }
+  for (const key of Object.keys(entry)) {
+    if (!keys.allowed.includes(key)) {
+      throw new InvalidOptionError(`${option}.${key}`, (entry as Record<string, unknown>)[key], `unknown field; a fallback takes only ${keys.allowed.join(', ')}`);
+    }
+  }
+  for (const key of keys.required) {
+    if ((entry as Record<string, unknown>)[key] === undefined) throw new InvalidOptionError(`${option}.${key}`, undefined, 'required: an empty fallback would mean any node');
+  }
 }
 
 /** Parses one selector tier; errors say which option (labelSelector or a fallback) held it. */

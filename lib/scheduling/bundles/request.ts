@@ -6,6 +6,7 @@ import type { Condition, LabelMatchExpression } from '../../selectors/expression
 import { parseLabelSelector } from '../../selectors/parse.ts';
 import { rareResourceTolerations, type Toleration, type Tolerations } from '../taints.ts';
 import { compileTolerations } from '../tolerations.ts';
+import { checkEntry } from '../request.ts';
 
 export const BUNDLE_STRATEGIES = ['PACK', 'SPREAD', 'STRICT_PACK', 'STRICT_SPREAD'] as const;
 export type BundleStrategy = (typeof BUNDLE_STRATEGIES)[number];
@@ -55,7 +56,10 @@ export function compilePlacementGroup(
   const tiers = [tier('bundles', opts.bundles, opts.bundleLabelSelector)];
   if (opts.fallbackStrategy !== undefined) {
     if (!Array.isArray(opts.fallbackStrategy)) throw new InvalidOptionError('fallbackStrategy', opts.fallbackStrategy, 'expected an array of { bundles, bundleLabelSelector? }');
-    opts.fallbackStrategy.forEach((f, i) => tiers.push(tier(`fallbackStrategy[${i}].bundles`, f?.bundles, f?.bundleLabelSelector)));
+    opts.fallbackStrategy.forEach((f, i) => {
+      checkEntry(`fallbackStrategy[${i}]`, f, { required: ['bundles'], allowed: ['bundles', 'bundleLabelSelector'] });
+      tiers.push(tier(`fallbackStrategy[${i}].bundles`, f.bundles, f.bundleLabelSelector));
+    });
   }
   const rare: Record<string, Toleration> = {};
   for (const b of tiers.flat()) Object.assign(rare, rareResourceTolerations(b.resources, ctx.rareResources ?? []));
