@@ -4,7 +4,7 @@ import { parseResources, type ResourceSet } from '../resources/resource-set.ts';
 import { toUnits } from '../resources/quantity.ts';
 import { validateCondition, validateExpression } from '../selectors/builders.ts';
 import type { Condition, LabelMatchExpression } from '../selectors/expression.ts';
-import { parseLabelSelector } from '../selectors/parse.ts';
+import { parseLabelSelector, type SelectorValue } from '../selectors/parse.ts';
 import { resourcesInBundle } from './bundle-resources.ts';
 import type { SchedulingRequest, TargetKind } from './request.types.ts';
 import type { SchedulingStrategy } from './strategy.types.ts';
@@ -17,8 +17,8 @@ export interface PlacementOptions {
   numGpus?: number;
   memory?: number;
   resources?: Record<string, number>;
-  labelSelector?: Record<string, string>;
-  fallbackStrategy?: { labelSelector: Record<string, string> }[];
+  labelSelector?: Record<string, SelectorValue>;
+  fallbackStrategy?: { labelSelector: Record<string, SelectorValue> }[];
   tolerations?: Record<string, Toleration>;
   schedulingStrategy?: SchedulingStrategy;
 }

@@ -3,7 +3,7 @@ import { validateLabelKey } from '../../labels/validate.ts';
 import { parseResources, type ResourceSet } from '../../resources/resource-set.ts';
 import { validateCondition } from '../../selectors/builders.ts';
 import type { Condition, LabelMatchExpression } from '../../selectors/expression.ts';
-import { parseLabelSelector } from '../../selectors/parse.ts';
+import { parseLabelSelector, type SelectorValue } from '../../selectors/parse.ts';
 import { rareResourceTolerations, type Toleration, type Tolerations } from '../taints.ts';
 import { compileTolerations } from '../tolerations.ts';
 import { checkEntry } from '../request.ts';
@@ -34,8 +34,8 @@ export interface PlacementGroupOptions {
   bundles: Record<string, number>[];
   strategy?: BundleStrategy;
   name?: string;
-  bundleLabelSelector?: Record<string, string>[];
-  fallbackStrategy?: { bundles: Record<string, number>[]; bundleLabelSelector?: Record<string, string>[] }[];
+  bundleLabelSelector?: Record<string, SelectorValue>[];
+  fallbackStrategy?: { bundles: Record<string, number>[]; bundleLabelSelector?: Record<string, SelectorValue>[] }[];
   tolerations?: Record<string, Toleration>;
 }
 
