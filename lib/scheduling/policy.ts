@@ -5,6 +5,7 @@ import { labelSelector } from './filters/label-selector.ts';
 import { nodeAffinity } from './filters/node-affinity.ts';
 import { nodeIdAffinity } from './filters/node-id.ts';
 import { nodeStatus } from './filters/node-status.ts';
+import { residentAntiAffinity } from './filters/resident-anti-affinity.ts';
 import { resourcesFit } from './filters/resources.ts';
 import { taintToleration } from './filters/taint-toleration.ts';
 
@@ -30,6 +31,7 @@ export const DEFAULT_FILTERS: readonly Filter[] = [
   nodeAffinity,
   taintToleration,
   actorAffinity,
+  residentAntiAffinity,
   resourcesFit,
 ];
 

@@ -25,5 +25,10 @@ export interface SchedulingRequest {
   readonly actorAffinity: readonly LabelMatchExpression[];
   readonly nodeId?: NodeIdAffinityStrategy;
   readonly tolerations: Tolerations;
+  /**
+   * Nodes where a running actor's hard anti-affinity matches this request's actor, with those
+   * actors' ids (set by the GCS, which knows its residents; see resident-anti-affinity.ts).
+   */
+  readonly repelledBy?: Readonly<Record<string, readonly string[]>>;
   readonly spread: boolean;
 }

@@ -11,8 +11,8 @@ import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
  *
  * The index holds the placed actors that have hard NOT_IN / DOES_NOT_EXIST actor-label terms (few,
  * in practice); for a placement it gives the nodes whose residents repel the newcomer, and the GCS
- * adds `orrery.io/node-id notin (…)` to the newcomer's hard node affinity — so the scheduler and its
- * explanations need nothing new.
+ * passes them in the request's `repelledBy`, which lib's resident-anti-affinity filter refuses with
+ * a reason that names the residents' rule.
  */
 interface Resident {
   readonly nodeId: string;
@@ -76,27 +76,42 @@ export class AntiAffinityIndex {
 
   /** Nodes where a resident's hard anti-affinity matches an actor with these labels, sorted. */
   repelling(actor: { actorId: string; namespace: string; labels: Readonly<Record<string, string>> }): string[] {
-    const nodes = new Set<string>();
+    return Object.keys(this.repellers(actor)).sort();
+  }
+
+  /** Those nodes with the residents that repel the actor there (actor ids sorted). */
+  repellers(actor: { actorId: string; namespace: string; labels: Readonly<Record<string, string>> }): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
     const add = (members: Map<string, string> | undefined): void => {
-      if (members) for (const [id, nodeId] of members) if (id !== actor.actorId) nodes.add(nodeId);
+      if (!members) return;
+      for (const [id, nodeId] of members) {
+        if (id === actor.actorId) continue;
+        const list = (out[nodeId] ??= []);
+        if (!list.includes(id)) list.push(id);
+      }
     };
     for (const key of Object.keys(actor.labels)) {
       add(this.#buckets.get(valueBucket(actor.namespace, key, actor.labels[key])));
       add(this.#buckets.get(keyBucket(actor.namespace, key)));
     }
-    return [...nodes].sort();
+    for (const list of Object.values(out)) list.sort();
+    return out;
   }
 
   /**
-   * The request with the repelling nodes — and any `alsoAvoid` — excluded through its hard node
-   * affinity (unchanged when there are none).
+   * The request with the repelling nodes in `repelledBy` (so the explanation names the residents'
+   * rule), and any `alsoAvoid` excluded through its hard node affinity; unchanged when there are none.
    */
   constrain(request: SchedulingRequest, actor: { actorId: string; namespace: string; labels: Readonly<Record<string, string>> }, alsoAvoid: ReadonlySet<string> = new Set()): SchedulingRequest {
     if (this.#residents.size === 0 && alsoAvoid.size === 0) return request;
-    const repelled = this.repelling(actor);
-    if (repelled.length === 0 && alsoAvoid.size === 0) return request;
-    const nodes = [...new Set([...repelled, ...alsoAvoid])].sort();
-    const away: LabelMatchExpression = { key: NODE_ID_LABEL, operator: 'NOT_IN', values: nodes, soft: false };
-    return { ...request, nodeAffinity: [...request.nodeAffinity, away] };
+    const repelled = this.#residents.size === 0 ? {} : this.repellers(actor);
+    const any = Object.keys(repelled).length > 0;
+    if (!any && alsoAvoid.size === 0) return request;
+    let out: SchedulingRequest = any ? { ...request, repelledBy: repelled } : request;
+    if (alsoAvoid.size > 0) {
+      const away: LabelMatchExpression = { key: NODE_ID_LABEL, operator: 'NOT_IN', values: [...alsoAvoid].sort(), soft: false };
+      out = { ...out, nodeAffinity: [...out.nodeAffinity, away] };
+    }
+    return out;
   }
 }

@@ -91,7 +91,7 @@ test('repelling agrees with a scan of every resident under random placements and
   }
 });
 
-test('constrain adds one hard node-id NOT_IN with the repelling nodes and those to avoid, and leaves the request alone otherwise', () => {
+test('constrain passes the repelling nodes (with their residents) in repelledBy, adds a node-id NOT_IN for those to avoid, and leaves the request alone otherwise', () => {
   const index = new AntiAffinityIndex();
   const base = request([]);
   const newcomer = { actorId: 'x', namespace: 'default', labels: { app: 'web' } };
@@ -100,7 +100,8 @@ test('constrain adds one hard node-id NOT_IN with the repelling nodes and those 
   index.placed('r2', 'n1', 'default', request([{ key: 'app', operator: 'NOT_IN', values: ['db'], soft: false }]));
   assert.is(index.constrain(base, { ...newcomer, labels: { app: 'cache' } }), base);
   const constrained = index.constrain(base, newcomer, new Set(['n3']));
-  assert.equal(constrained.nodeAffinity, [{ key: NODE_ID_LABEL, operator: 'NOT_IN', values: ['n2', 'n3'], soft: false }]);
+  assert.equal(constrained.nodeAffinity, [{ key: NODE_ID_LABEL, operator: 'NOT_IN', values: ['n3'], soft: false }]);
+  assert.equal(constrained.repelledBy, { n2: ['r1'] });
   // a resident placed again is filed under its new terms only
   index.placed('r1', 'n2', 'default', request([{ key: 'app', operator: 'DOES_NOT_EXIST', values: [], soft: false }]));
   assert.equal(index.repelling({ ...newcomer, labels: { app: 'anything' } }), ['n2']);
