@@ -1,6 +1,7 @@
 import { NodeNotFoundError, OrreryError } from '../errors.ts';
 import { ACTOR_ID_LABEL } from '../labels/builtin.ts';
 import { LabelIndex, NODE_SCOPE, TAINT_SCOPE, actorScope } from '../label-index/label-index.ts';
+import { TopologyIndex } from '../label-index/topology-index.ts';
 import { fits, subtractResources, type ResourceSet } from '../resources/resource-set.ts';
 import type { Taint } from '../scheduling/taints.ts';
 import { NodeOrder } from './node-order.ts';
@@ -73,6 +74,9 @@ export class ClusterState {
   /** The node id the last SPREAD decision chose; the next one starts after it. */
   spreadCursor = '';
   #preferTaints = 0;
+  /** preferCounts[c]: how many nodes carry c PreferNoSchedule taints (c ≥ 1). */
+  readonly #preferCounts: number[] = [];
+  readonly #topology = new TopologyIndex();
   /** Per node, the resource names changed since `takeResourceChanges` ('all': the sets were replaced); only while tracking. */
   #resourceChanges: Map<string, Set<string> | 'all'> | undefined;
 
@@ -83,6 +87,27 @@ export class ClusterState {
   /** Are there nodes with PreferNoSchedule taints? (When not, that preference tier is skipped.) */
   get hasPreferNoScheduleTaints(): boolean {
     return this.#preferTaints > 0;
+  }
+
+  /** The most PreferNoSchedule taints any one node carries (0 when none). */
+  get maxPreferNoScheduleTaints(): number {
+    for (let c = this.#preferCounts.length - 1; c > 0; c--) if (this.#preferCounts[c] > 0) return c;
+    return 0;
+  }
+
+  /**
+   * Actor labels per domain of the node label `topologyKey` (see TopologyIndex): tracked from the
+   * first call, O(actors) then, and kept up to date from then on.
+   */
+  topology(topologyKey: string): LabelIndex {
+    if (this.#topology.has(topologyKey)) return this.#topology.domains(topologyKey);
+    const domains = this.#topology.domains(topologyKey);
+    for (const node of this.nodes.values()) {
+      const domain = node.labels[topologyKey];
+      if (domain === undefined || !Object.hasOwn(node.labels, topologyKey)) continue;
+      for (const actor of node.actors.values()) domains.add(actorScope(actor.namespace), domain, actor.labels);
+    }
+    return domains;
   }
 
   node(id: string): SchedNode | undefined {
@@ -120,6 +145,7 @@ export class ClusterState {
     this.index.remove(NODE_SCOPE, id, node.labels);
     this.#indexTaints(node, -1);
     for (const actor of node.actors.values()) this.index.remove(actorScope(actor.namespace), id, actor.labels);
+    this.#topologyActors(node, -1);
     this.order.remove(node);
     this.#orderLabels(node, -1);
     this.ids.splice(lowerBound(this.ids, id), 1);
@@ -135,9 +161,11 @@ export class ClusterState {
     const node = this.#get(id);
     this.index.remove(NODE_SCOPE, id, node.labels);
     this.#orderLabels(node, -1);
+    this.#topologyActors(node, -1);
     node.labels = { ...labels };
     this.index.add(NODE_SCOPE, id, node.labels);
     this.#orderLabels(node, 1);
+    this.#topologyActors(node, 1);
   }
 
   setNodeTaints(id: string, taints: readonly Taint[]): void {
@@ -257,6 +285,7 @@ export class ClusterState {
     };
     node.actors.set(actor.actorId, placed);
     this.index.add(actorScope(actor.namespace), nodeId, placed.labels);
+    this.#topologyActor(node, placed, 1);
   }
 
   removeActor(nodeId: string, actorId: string): void {
@@ -265,6 +294,7 @@ export class ClusterState {
     if (!placed) return;
     node.actors.delete(actorId);
     this.index.remove(actorScope(placed.namespace), nodeId, placed.labels);
+    this.#topologyActor(node, placed, -1);
   }
 
   /**
@@ -345,12 +375,31 @@ export class ClusterState {
     this.#ordersOf.set(node, mine);
   }
 
+  /** One actor's labels in (or out of) the domains of its node, for every tracked topology key. */
+  #topologyActor(node: SchedNode, actor: PlacedActor, sign: 1 | -1): void {
+    if (this.#topology.size === 0) return;
+    for (const key of this.#topology.keys()) {
+      if (!Object.hasOwn(node.labels, key)) continue;
+      const domains = this.#topology.domains(key);
+      if (sign > 0) domains.add(actorScope(actor.namespace), node.labels[key], actor.labels);
+      else domains.remove(actorScope(actor.namespace), node.labels[key], actor.labels);
+    }
+  }
+
+  #topologyActors(node: SchedNode, sign: 1 | -1): void {
+    if (this.#topology.size === 0) return;
+    for (const actor of node.actors.values()) this.#topologyActor(node, actor, sign);
+  }
+
   #indexTaints(node: SchedNode, sign: 1 | -1): void {
     const record: Record<string, string> = {};
+    let prefer = 0;
     for (const t of node.taints) {
       record[t.key] = t.value;
-      if (t.effect === 'PreferNoSchedule') this.#preferTaints += sign;
+      if (t.effect === 'PreferNoSchedule') prefer++;
     }
+    this.#preferTaints += sign * prefer;
+    if (prefer > 0) this.#preferCounts[prefer] = (this.#preferCounts[prefer] ?? 0) + sign;
     if (sign > 0) this.index.add(TAINT_SCOPE, node.id, record);
     else this.index.remove(TAINT_SCOPE, node.id, record);
   }

@@ -46,7 +46,8 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
   };
   for (const expr of attempt.selector) consider(NODE_SCOPE, expr);
   for (const expr of attempt.nodeAffinity) consider(NODE_SCOPE, expr);
-  for (const expr of attempt.actorAffinity) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
+  // an expression over a topology domain admits every node of the domains with a peer, not the peers' nodes
+  for (const expr of attempt.actorAffinity) if (expr.topologyKey === undefined) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
   return best && { ...best, walks };
 }
 

@@ -6,6 +6,7 @@ import { conditionMatches, describeExpression, type LabelMatchExpression } from 
 import { attemptsFor, baseAttempt } from './attempts.ts';
 import { ACTOR_AFFINITY_MISMATCH, ACTOR_ANTI_AFFINITY_MISMATCH } from './filters/actor-affinity.ts';
 import type { Attempt, Filter } from './filters/filter.ts';
+import { preferredTermsFilter } from './filters/preferred-terms.ts';
 import { explain, unschedulable } from './explain.ts';
 import { DEFAULT_FILTERS } from './policy.ts';
 import type { SchedulingRequest } from './request.types.ts';
@@ -25,21 +26,35 @@ export interface ReferenceDecision {
   readonly eligible: readonly string[];
 }
 
-/** Actor affinity by scanning the node's actors: the definition the index must agree with. */
+/**
+ * An actor-label expression by looking at actors: the node's own, or with a topologyKey those of
+ * every node whose label has the node's value — the definition the index must agree with.
+ */
+export function plainActorExpressionHolds(state: ClusterState, node: SchedNode, expr: LabelMatchExpression, namespace: string): boolean {
+  const ns = expr.namespace ?? namespace;
+  const anti = expr.operator === 'NOT_IN' || expr.operator === 'DOES_NOT_EXIST';
+  const positive: LabelMatchExpression = anti ? { ...expr, operator: expr.operator === 'NOT_IN' ? 'IN' : 'EXISTS' } : expr;
+  const topo = expr.topologyKey;
+  if (topo !== undefined && !Object.hasOwn(node.labels, topo)) return anti;
+  const nodes = topo === undefined ? [node] : [...state.nodes.values()].filter((n) => Object.hasOwn(n.labels, topo) && n.labels[topo] === node.labels[topo]);
+  let some = false;
+  for (const n of nodes) {
+    for (const actor of n.actors.values()) {
+      if (actor.namespace !== ns || !Object.hasOwn(actor.labels, expr.key)) continue;
+      if (conditionMatches(positive, actor.labels[expr.key])) some = true;
+    }
+  }
+  return some !== anti;
+}
+
+/** Actor affinity by scanning the actors (plainActorExpressionHolds). */
 export const plainActorAffinity: Filter = {
   name: 'actor-affinity',
   kind: 'constraint',
-  check(node, attempt) {
+  check(node, attempt, state) {
     for (const expr of attempt.actorAffinity) {
-      const ns = expr.namespace ?? attempt.req.namespace;
-      const anti = expr.operator === 'NOT_IN' || expr.operator === 'DOES_NOT_EXIST';
-      const positive: LabelMatchExpression = anti ? { ...expr, operator: expr.operator === 'NOT_IN' ? 'IN' : 'EXISTS' } : expr;
-      let some = false;
-      for (const actor of node.actors.values()) {
-        if (actor.namespace !== ns || !Object.hasOwn(actor.labels, expr.key)) continue;
-        if (conditionMatches(positive, actor.labels[expr.key])) some = true;
-      }
-      if (some === anti) {
+      if (!plainActorExpressionHolds(state, node, expr, attempt.req.namespace)) {
+        const anti = expr.operator === 'NOT_IN' || expr.operator === 'DOES_NOT_EXIST';
         return { code: 'unschedulable', reason: `${anti ? ACTOR_ANTI_AFFINITY_MISMATCH : ACTOR_AFFINITY_MISMATCH} ${describeExpression(expr)}` };
       }
     }
@@ -47,7 +62,11 @@ export const plainActorAffinity: Filter = {
   },
 };
 
-export const REFERENCE_FILTERS: readonly Filter[] = DEFAULT_FILTERS.map((f) => (f.name === 'actor-affinity' ? plainActorAffinity : f));
+const plainPreferredTerms = preferredTermsFilter(plainActorExpressionHolds);
+
+export const REFERENCE_FILTERS: readonly Filter[] = DEFAULT_FILTERS.map((f) =>
+  f.name === 'actor-affinity' ? plainActorAffinity : f.name === 'preferred-terms' ? plainPreferredTerms : f,
+);
 
 export function referenceSchedule(state: ClusterState, req: SchedulingRequest, rng: Rng, topKFraction = 0.2): ReferenceDecision {
   const failedOrWait = (eligible: string[] = []): ReferenceDecision => ({

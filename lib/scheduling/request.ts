@@ -3,7 +3,8 @@ import { validateLabelKey } from '../labels/validate.ts';
 import { parseResources, type ResourceSet } from '../resources/resource-set.ts';
 import { toUnits } from '../resources/quantity.ts';
 import { validateCondition, validateExpression } from '../selectors/builders.ts';
-import type { Condition, LabelMatchExpression } from '../selectors/expression.ts';
+import { isAnyOf, type LabelMatchAnyOf, type LabelMatchExpression } from '../selectors/expression.ts';
+import { nodeAffinityTerms } from '../selectors/terms.ts';
 import { parseLabelSelector, type SelectorValue } from '../selectors/parse.ts';
 import { resourcesInBundle } from './bundle-resources.ts';
 import type { SchedulingRequest, TargetKind } from './request.types.ts';
@@ -53,13 +54,18 @@ export function compileRequest(opts: PlacementOptions, ctx: CompileContext): Sch
   }
   const tolerations = { ...rareResourceTolerations(resources, ctx.rareResources ?? []), ...compileTolerations('tolerations', opts.tolerations) };
   let nodeAffinity: LabelMatchExpression[] = [];
+  const nodeAffinityAnyOf: LabelMatchAnyOf[] = [];
   let actorAffinity: LabelMatchExpression[] = [];
   let nodeId: SchedulingRequest['nodeId'];
   if (strategy !== 'DEFAULT' && strategy !== 'SPREAD') {
     if (strategy === null || typeof strategy !== 'object') throw new InvalidOptionError('schedulingStrategy', strategy, 'expected DEFAULT, SPREAD or a strategy built by a builder');
     switch (strategy.type) {
       case 'NODE_AFFINITY':
-        nodeAffinity = expressions('schedulingStrategy', strategy.expressions);
+        if (!Array.isArray(strategy.expressions) || strategy.expressions.length === 0) throw new InvalidOptionError('schedulingStrategy', strategy.expressions, 'expected a non-empty list of label match expressions');
+        for (const term of nodeAffinityTerms('schedulingStrategy', strategy.expressions)) {
+          if (isAnyOf(term)) nodeAffinityAnyOf.push(term);
+          else nodeAffinity.push(term);
+        }
         break;
       case 'ACTOR_AFFINITY':
         actorAffinity = expressions('schedulingStrategy', strategy.expressions);
@@ -87,6 +93,7 @@ export function compileRequest(opts: PlacementOptions, ctx: CompileContext): Sch
     resources,
     selectorTiers,
     nodeAffinity,
+    ...(nodeAffinityAnyOf.length ? { nodeAffinityAnyOf } : {}),
     actorAffinity,
     nodeId,
     tolerations,

@@ -1,5 +1,5 @@
 import type { ResourceSet } from '../resources/resource-set.ts';
-import type { LabelMatchExpression } from '../selectors/expression.ts';
+import type { LabelMatchAnyOf, LabelMatchExpression } from '../selectors/expression.ts';
 import type { NodeIdAffinityStrategy } from './strategy.types.ts';
 import type { Tolerations } from './taints.ts';
 
@@ -21,6 +21,8 @@ export interface SchedulingRequest {
   readonly selectorTiers: readonly (readonly LabelMatchExpression[])[];
   /** Node-label expressions from nodeAffinity / nodeLabelStrategy, hard and soft. */
   readonly nodeAffinity: readonly LabelMatchExpression[];
+  /** anyOf(...) groups from nodeAffinity, hard and soft (absent: none). */
+  readonly nodeAffinityAnyOf?: readonly LabelMatchAnyOf[];
   /** Actor-label expressions from actorAffinity, hard and soft. */
   readonly actorAffinity: readonly LabelMatchExpression[];
   readonly nodeId?: NodeIdAffinityStrategy;

@@ -26,3 +26,4 @@ export {
   type ActorRefLike,
   type NodeIdAffinityOptions,
 } from './builders.ts';
+export { anyOf, nodeAffinityTerms, preferred, validateAnyOf, withTopologyKey } from './terms.ts';
