@@ -3,10 +3,11 @@ import { CRITICAL_RESOURCES } from '../cluster/cluster-state.ts';
 import { NodeNotFoundError, NodeUnavailableError } from '../errors.ts';
 import { randomInt, type Rng } from '../random.ts';
 import { conditionMatches, describeExpression, type LabelMatchExpression } from '../selectors/expression.ts';
-import { attemptsFor, baseAttempt } from './attempts.ts';
+import { baseAttempt } from './attempts.ts';
 import { ACTOR_AFFINITY_MISMATCH, ACTOR_ANTI_AFFINITY_MISMATCH } from './filters/actor-affinity.ts';
 import type { Attempt, Filter } from './filters/filter.ts';
-import { preferredTermsFilter } from './filters/preferred-terms.ts';
+import { preferredTermsFilter, softTermHolds, softTermsOf } from './filters/preferred-terms.ts';
+import { untoleratedPreferences } from './taints.ts';
 import { explain, unschedulable } from './explain.ts';
 import { DEFAULT_FILTERS } from './policy.ts';
 import type { SchedulingRequest } from './request.types.ts';
@@ -83,7 +84,7 @@ export function referenceSchedule(state: ClusterState, req: SchedulingRequest, r
     const pinned = { ...req, nodeId: { ...pin, soft: false } };
     let later = false;
     for (let tier = 0; tier < req.selectorTiers.length && !later; tier++) {
-      if (attemptsFor(state, pinned, tier).some((a) => passesAll(node, a, state))) {
+      if (passesAll(node, baseAttempt(pinned, tier), state)) {
         return { decision: { status: 'placed', nodeId: node.id, tier }, eligible: [node.id] };
       }
       later = feasibleOn(node, baseAttempt(pinned, tier), state);
@@ -99,15 +100,16 @@ export function referenceSchedule(state: ClusterState, req: SchedulingRequest, r
   const all = [...state.nodes.values()];
   const byId = [...all].sort((a, b) => cmp(a.id, b.id));
   for (let tier = 0; tier < req.selectorTiers.length; tier++) {
-    for (const attempt of attemptsFor(state, req, tier)) {
+    const attempt = baseAttempt(req, tier);
+    const best = bestScored(state, req, all.filter((n) => passesAll(n, attempt, state)));
+    if (best.size > 0) {
       if (req.spread) {
         const after = byId.filter((n) => n.id > state.spreadCursor);
-        const chosen = [...after, ...byId].find((n) => passesAll(n, attempt, state));
-        if (chosen) return { decision: { status: 'placed', nodeId: chosen.id, tier }, eligible: [chosen.id] };
-        continue;
+        const chosen = [...after, ...byId].find((n) => best.has(n.id))!;
+        return { decision: { status: 'placed', nodeId: chosen.id, tier }, eligible: [chosen.id] };
       }
-      const pool = plainPool(state, attempt, REFERENCE_FILTERS, topKFraction);
-      if (pool.length) return { decision: { status: 'placed', nodeId: pool[randomInt(rng, pool.length)], tier }, eligible: pool };
+      const pool = plainPool(state, attempt, [...REFERENCE_FILTERS, onlyAmong(best)], topKFraction);
+      return { decision: { status: 'placed', nodeId: pool[randomInt(rng, pool.length)], tier }, eligible: pool };
     }
     if (all.some((n) => feasibleOn(n, baseAttempt(req, tier), state))) {
       return { decision: unschedulable(() => explain(state, req, REFERENCE_FILTERS, tier + 1)), eligible: [] };
@@ -115,6 +117,34 @@ export function referenceSchedule(state: ClusterState, req: SchedulingRequest, r
   }
   return failedOrWait();
 }
+
+/**
+ * The passing nodes with the best score, computed Kubernetes style on every node: first the sum of
+ * the weights of the soft terms met (higher is better), then the number of untolerated
+ * PreferNoSchedule taints (fewer is better) — the order attemptsFor's levels must reproduce.
+ */
+function bestScored(state: ClusterState, req: SchedulingRequest, passing: readonly SchedNode[]): Set<string> {
+  const soft = softTermsOf(req);
+  let best: SchedNode[] = [];
+  let top = { soft: -1, prefer: Infinity };
+  for (const node of passing) {
+    let sum = 0;
+    for (const t of soft) if (softTermHolds(state, node, t, req.namespace, plainActorExpressionHolds)) sum += t.weight;
+    const prefer = untoleratedPreferences(node.taints, req.tolerations);
+    if (sum > top.soft || (sum === top.soft && prefer < top.prefer)) {
+      top = { soft: sum, prefer };
+      best = [];
+    }
+    if (sum === top.soft && prefer === top.prefer) best.push(node);
+  }
+  return new Set(best.map((n) => n.id));
+}
+
+const onlyAmong = (ids: ReadonlySet<string>): Filter => ({
+  name: 'best-scored',
+  kind: 'constraint',
+  check: (node) => (ids.has(node.id) ? undefined : { code: 'infeasible', reason: 'scored below the best' }),
+});
 
 /** Every filter's rejections of one node for a tier's hard constraints, reference style. */
 export function referenceVerdicts(state: ClusterState, node: SchedNode, req: SchedulingRequest, tier = 0): string[] {
