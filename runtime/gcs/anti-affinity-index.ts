@@ -41,6 +41,7 @@ export class AntiAffinityIndex {
 
   /** An actor was placed on `nodeId` with this request: remember its hard anti-affinity terms. */
   placed(actorId: string, nodeId: string, namespace: string, request: SchedulingRequest): void {
+    // a term with a topologyKey repels from the resident's node only, not its whole domain (docs/scheduling.md)
     const terms = request.actorAffinity.filter((e) => !e.soft && (e.operator === 'NOT_IN' || e.operator === 'DOES_NOT_EXIST'));
     if (terms.length === 0) return;
     this.left(actorId);
