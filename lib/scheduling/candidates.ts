@@ -20,6 +20,13 @@ export interface Candidates {
    * (walks × the shortest walk) steps, whichever expression that turns out to be.
    */
   readonly walks: readonly (() => Iterable<SchedNode>)[];
+  /**
+   * The per-value orders of the walk with the fewest nodes: a passing node is in one of them, so a
+   * window's passing nodes can be sampled and collected from these alone (pickOrdered).
+   */
+  readonly narrowest?: readonly NodeOrder<SchedNode>[];
+  /** Its walk (an index into `walks`). */
+  readonly narrowestWalk?: number;
 }
 
 /** Merging more per-value orders than this costs more than it saves. */
@@ -32,13 +39,24 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
   }
   let best: Omit<Candidates, 'walks'> | undefined;
   const walks: (() => Iterable<SchedNode>)[] = [];
+  let narrowest: NodeOrder<SchedNode>[] | undefined;
+  let narrowestSize = Infinity;
+  let narrowestWalk = -1;
   const consider = (scope: string, expr: LabelMatchExpression): void => {
     const values = expr.operator === 'IN' ? expr.values : expr.operator === 'EXISTS' ? undefined : null;
     if (values === null) return;
     const size = values ? state.index.countByKeyValue(scope, expr.key, values) : state.index.countByKey(scope, expr.key);
     if (scope === NODE_SCOPE) {
       const all = values ?? state.index.valuesOf(scope, expr.key);
-      if (all.length <= MAX_MERGED_ORDERS) walks.push(() => mergeOrders(all.map((v) => state.labelOrder(expr.key, v)).filter((o) => o !== undefined)));
+      if (all.length <= MAX_MERGED_ORDERS) {
+        const orders = all.map((v) => state.labelOrder(expr.key, v)).filter((o) => o !== undefined);
+        walks.push(() => mergeOrders(orders));
+        if (size < narrowestSize) {
+          narrowestSize = size;
+          narrowest = orders;
+          narrowestWalk = walks.length - 1;
+        }
+      }
     }
     if (best && size >= best.size) return;
     const ids = values ? () => state.index.nodesByKeyValue(scope, expr.key, values) : () => state.index.nodesByKey(scope, expr.key);
@@ -48,7 +66,7 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
   for (const expr of attempt.nodeAffinity) consider(NODE_SCOPE, expr);
   // an expression over a topology domain admits every node of the domains with a peer, not the peers' nodes
   for (const expr of attempt.actorAffinity) if (expr.topologyKey === undefined) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
-  return best && { ...best, walks };
+  return best && { ...best, walks, ...(narrowest ? { narrowest, narrowestWalk } : {}) };
 }
 
 /** Walks several (score, id)-ordered node lists as one, best first. A node has one value per key, so the lists are disjoint. */
