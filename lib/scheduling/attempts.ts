@@ -18,23 +18,27 @@ import type { SchedulingRequest } from './request.types.ts';
  * there is one attempt; with one soft term and one taint level, the four Ray-style levels.
  */
 export function attemptsFor(state: ClusterState, req: SchedulingRequest, tier: number): Attempt[] {
+  return [...attemptLevels(state, req, tier)];
+}
+
+/** attemptsFor one at a time: a decision usually stops at the first, so the rest are never built. */
+export function* attemptLevels(state: ClusterState, req: SchedulingRequest, tier: number): Generator<Attempt> {
   const base = baseAttempt(req, tier);
   const soft = softTermsOf(req);
   const maxPrefer = state.maxPreferNoScheduleTaints;
-  const out: Attempt[] = [];
-  for (const level of scoreLevels(soft)) {
+  for (const level of soft.length === 0 ? [0] : scoreLevels(soft)) {
     const attempt = level === 0 ? base : atLevel(base, soft, level);
-    for (let p = 0; p < maxPrefer; p++) out.push({ ...attempt, maxPreferTaints: p });
-    out.push(attempt);
+    for (let p = 0; p < maxPrefer; p++) yield { ...attempt, maxPreferTaints: p };
+    yield attempt;
   }
-  return out;
 }
 
 /** The distinct sums of weights that subsets of the soft terms reach, highest first (0 last). */
 export function scoreLevels(soft: readonly SoftTerm[]): number[] {
-  let sums = new Set<number>([0]);
-  for (const t of soft) sums = new Set([...sums, ...[...sums].map((s) => s + t.weight)]);
-  return [...sums].sort((a, b) => b - a);
+  let sums = [0];
+  for (const t of soft) sums = sums.concat(sums.map((s) => s + t.weight));
+  sums.sort((a, b) => b - a);
+  return sums.filter((s, i) => i === 0 || s !== sums[i - 1]);
 }
 
 /** The attempt for soft score `level`: terms it cannot do without are required, the rest scored. */
