@@ -25,8 +25,8 @@ export interface Candidates {
    * window's passing nodes can be sampled and collected from these alone (pickOrdered).
    */
   readonly narrowest?: readonly NodeOrder<SchedNode>[];
-  /** Its walk (an index into `walks`). */
-  readonly narrowestWalk?: number;
+  /** How many nodes each walk holds, in the order of `walks`. */
+  readonly walkSizes?: readonly number[];
 }
 
 /** Merging more per-value orders than this costs more than it saves. */
@@ -41,14 +41,14 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
   const walks: (() => Iterable<SchedNode>)[] = [];
   let narrowest: NodeOrder<SchedNode>[] | undefined;
   let narrowestSize = Infinity;
-  let narrowestWalk = -1;
+  const walkSizes: number[] = [];
   const walkable = (orders: NodeOrder<SchedNode>[], size: number): void => {
     if (orders.length > MAX_MERGED_ORDERS) return;
     walks.push(() => mergeOrders(orders));
+    walkSizes.push(size);
     if (size < narrowestSize) {
       narrowestSize = size;
       narrowest = orders;
-      narrowestWalk = walks.length - 1;
     }
   };
   const consider = (scope: string, expr: LabelMatchExpression): void => {
@@ -89,7 +89,7 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
     if (expr.topologyKey === undefined) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
     else considerTopology(expr);
   }
-  return best && { ...best, walks, ...(narrowest ? { narrowest, narrowestWalk } : {}) };
+  return best && { ...best, walks, walkSizes, ...(narrowest ? { narrowest } : {}) };
 }
 
 function* idsOf(orders: readonly NodeOrder<SchedNode>[]): Generator<string> {

@@ -32,8 +32,12 @@ export function pickHybrid(state: ClusterState, attempt: Attempt, policy: Policy
     if (passes(node, attempt, state, policy.filters)) return node;
   }
   if (cand?.walks.length) {
-    // a passing node is in every list, so the narrowest one alone finds the first, with the fewest steps
-    const walks = cand.narrowestWalk === undefined ? cand.walks : [cand.walks[cand.narrowestWalk]];
+    // The first passing node sits about (its rank × size ÷ n) deep in each list, so lists much longer
+    // than the narrowest only add steps; those of similar length are walked side by side, which
+    // bounds the cost by (walks × the shortest walk) whichever of them finds it first.
+    const sizes = cand.walkSizes ?? [];
+    const narrowest = Math.min(...sizes);
+    const walks = cand.walks.filter((_, i) => !(sizes[i] > 2 * narrowest));
     return pickOrdered(state, attempt, policy, rng, { walks: walks.map((w) => w()[Symbol.iterator]()), narrowest: cand.narrowest }, k);
   }
   if (cand && cand.size * Math.log2(n + 1) < n) return pickAmong(state, attempt, policy, rng, cand.ids(), k);
