@@ -100,14 +100,7 @@ export class ClusterState {
    * first call, O(actors) then, and kept up to date from then on.
    */
   topology(topologyKey: string): LabelIndex {
-    if (this.#topology.has(topologyKey)) return this.#topology.domains(topologyKey);
-    const domains = this.#topology.domains(topologyKey);
-    for (const node of this.nodes.values()) {
-      const domain = node.labels[topologyKey];
-      if (domain === undefined || !Object.hasOwn(node.labels, topologyKey)) continue;
-      for (const actor of node.actors.values()) domains.add(actorScope(actor.namespace), domain, actor.labels);
-    }
-    return domains;
+    return this.#topology.track(topologyKey, this.nodes.values());
   }
 
   node(id: string): SchedNode | undefined {
@@ -145,7 +138,7 @@ export class ClusterState {
     this.index.remove(NODE_SCOPE, id, node.labels);
     this.#indexTaints(node, -1);
     for (const actor of node.actors.values()) this.index.remove(actorScope(actor.namespace), id, actor.labels);
-    this.#topologyActors(node, -1);
+    this.#topology.node(node, -1);
     this.order.remove(node);
     this.#orderLabels(node, -1);
     this.ids.splice(lowerBound(this.ids, id), 1);
@@ -161,11 +154,11 @@ export class ClusterState {
     const node = this.#get(id);
     this.index.remove(NODE_SCOPE, id, node.labels);
     this.#orderLabels(node, -1);
-    this.#topologyActors(node, -1);
+    this.#topology.node(node, -1);
     node.labels = { ...labels };
     this.index.add(NODE_SCOPE, id, node.labels);
     this.#orderLabels(node, 1);
-    this.#topologyActors(node, 1);
+    this.#topology.node(node, 1);
   }
 
   setNodeTaints(id: string, taints: readonly Taint[]): void {
@@ -285,7 +278,7 @@ export class ClusterState {
     };
     node.actors.set(actor.actorId, placed);
     this.index.add(actorScope(actor.namespace), nodeId, placed.labels);
-    this.#topologyActor(node, placed, 1);
+    this.#topology.actor(node, placed, 1);
   }
 
   removeActor(nodeId: string, actorId: string): void {
@@ -294,7 +287,7 @@ export class ClusterState {
     if (!placed) return;
     node.actors.delete(actorId);
     this.index.remove(actorScope(placed.namespace), nodeId, placed.labels);
-    this.#topologyActor(node, placed, -1);
+    this.#topology.actor(node, placed, -1);
   }
 
   /**
@@ -373,22 +366,6 @@ export class ClusterState {
       }
     }
     this.#ordersOf.set(node, mine);
-  }
-
-  /** One actor's labels in (or out of) the domains of its node, for every tracked topology key. */
-  #topologyActor(node: SchedNode, actor: PlacedActor, sign: 1 | -1): void {
-    if (this.#topology.size === 0) return;
-    for (const key of this.#topology.keys()) {
-      if (!Object.hasOwn(node.labels, key)) continue;
-      const domains = this.#topology.domains(key);
-      if (sign > 0) domains.add(actorScope(actor.namespace), node.labels[key], actor.labels);
-      else domains.remove(actorScope(actor.namespace), node.labels[key], actor.labels);
-    }
-  }
-
-  #topologyActors(node: SchedNode, sign: 1 | -1): void {
-    if (this.#topology.size === 0) return;
-    for (const actor of node.actors.values()) this.#topologyActor(node, actor, sign);
   }
 
   #indexTaints(node: SchedNode, sign: 1 | -1): void {

@@ -1,4 +1,5 @@
-import { LabelIndex } from './label-index.ts';
+import type { PlacedActor, SchedNode } from '../cluster/cluster-state.ts';
+import { LabelIndex, actorScope } from './label-index.ts';
 
 /**
  * Actor labels aggregated per topology domain (Kubernetes' topologyKey): for a node label such as
@@ -19,19 +20,30 @@ export class TopologyIndex {
     return this.#byKey.has(topologyKey);
   }
 
-  /** The domain index for a key, created empty when first asked for (the caller fills it). */
-  domains(topologyKey: string): LabelIndex {
+  /** The domain index for a key; tracked from now on, built from `nodes` when first asked for. */
+  track(topologyKey: string, nodes: Iterable<SchedNode>): LabelIndex {
     let index = this.#byKey.get(topologyKey);
-    if (!index) this.#byKey.set(topologyKey, (index = new LabelIndex()));
+    if (index) return index;
+    this.#byKey.set(topologyKey, (index = new LabelIndex()));
+    for (const node of nodes) {
+      if (!Object.hasOwn(node.labels, topologyKey)) continue;
+      for (const actor of node.actors.values()) index.add(actorScope(actor.namespace), node.labels[topologyKey], actor.labels);
+    }
     return index;
   }
 
-  /** The keys tracked, to update on an actor or node-label change. */
-  keys(): IterableIterator<string> {
-    return this.#byKey.keys();
+  /** An actor placed on (+1) or gone from (-1) a node: its labels in or out of the node's domains. */
+  actor(node: SchedNode, actor: PlacedActor, sign: 1 | -1): void {
+    for (const [key, index] of this.#byKey) {
+      if (!Object.hasOwn(node.labels, key)) continue;
+      if (sign > 0) index.add(actorScope(actor.namespace), node.labels[key], actor.labels);
+      else index.remove(actorScope(actor.namespace), node.labels[key], actor.labels);
+    }
   }
 
-  get size(): number {
-    return this.#byKey.size;
+  /** Every actor of a node, as when it leaves (-1) or joins (+1) domains with a label change. */
+  node(node: SchedNode, sign: 1 | -1): void {
+    if (this.#byKey.size === 0) return;
+    for (const actor of node.actors.values()) this.actor(node, actor, sign);
   }
 }
