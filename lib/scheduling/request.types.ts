@@ -32,5 +32,7 @@ export interface SchedulingRequest {
    * actors' ids (set by the GCS, which knows its residents; see resident-anti-affinity.ts).
    */
   readonly repelledBy?: Readonly<Record<string, readonly string[]>>;
+  /** The same for residents whose anti-affinity has a topologyKey: every node of their domain is refused. */
+  readonly repelledIn?: readonly { readonly topologyKey: string; readonly domain: string; readonly actors: readonly string[] }[];
   readonly spread: boolean;
 }

@@ -110,4 +110,23 @@ test('constrain passes the repelling nodes (with their residents) in repelledBy,
   assert.is(index.size, 1);
 });
 
+// Residents whose anti-affinity has a topologyKey repel their whole domain (Kubernetes'
+// InterPodAffinity, existing pods' anti-affinity with topologyKey).
+const topo = (key: string, values: string[], topologyKey: string): LabelMatchExpression => ({ key, operator: 'NOT_IN', values, soft: false, topologyKey });
+const domainCases: { name: string; zone?: string; term: LabelMatchExpression; newcomer: Record<string, string>; want: { nodes: Record<string, string[]>; domains: { topologyKey: string; domain: string; actors: string[] }[] } }[] = [
+  { name: 'a zone term repels the zone, not the node', zone: 'a', term: topo('app', ['web'], 'zone'), newcomer: { app: 'web' }, want: { nodes: {}, domains: [{ topologyKey: 'zone', domain: 'a', actors: ['r1'] }] } },
+  { name: 'a newcomer it does not match', zone: 'a', term: topo('app', ['web'], 'zone'), newcomer: { app: 'db' }, want: { nodes: {}, domains: [] } },
+  { name: 'a resident on a node without the zone label has no domain', term: topo('app', ['web'], 'zone'), newcomer: { app: 'web' }, want: { nodes: {}, domains: [] } },
+  { name: 'a plain term still repels the node', zone: 'a', term: { key: 'app', operator: 'NOT_IN', values: ['web'], soft: false }, newcomer: { app: 'web' }, want: { nodes: { n1: ['r1'] }, domains: [] } },
+];
+for (const c of domainCases) {
+  test(`repellers with topology: ${c.name}`, () => {
+    const index = new AntiAffinityIndex();
+    index.placed('r1', 'n1', 'default', request([c.term]), c.zone ? { zone: c.zone } : {});
+    assert.equal(index.repellers({ actorId: 'x', namespace: 'default', labels: c.newcomer }), c.want);
+    const constrained = index.constrain(request([]), { actorId: 'x', namespace: 'default', labels: c.newcomer });
+    assert.equal(constrained.repelledIn ?? [], c.want.domains);
+  });
+}
+
 test.run();

@@ -33,4 +33,15 @@ test('the pipeline avoids a repelled node and explains a request that only fits 
   assert.is(f.code, 'unschedulable', 'the resident may leave');
 });
 
+test('a resident anti-affine over a topology domain refuses every node of that domain', () => {
+  const zones = cluster([{ id: 'a1', labels: { zone: 'a' } }, { id: 'a2', labels: { zone: 'a' } }, { id: 'b1', labels: { zone: 'b' } }, { id: 'n0' }]);
+  const repelledIn = [{ topologyKey: 'zone', domain: 'a', actors: ['q'] }];
+  const r: SchedulingRequest = { ...compileRequest({}, { namespace: 'default' }), repelledIn };
+  const verdict = (id: string) => residentAntiAffinity.check(zones.nodes.get(id)!, baseAttempt(r, 0), zones);
+  assert.equal(verdict('a2'), { code: 'unschedulable', reason: RESIDENT_ANTI_AFFINITY, detail: { topologyKey: 'zone', domain: 'a', actors: ['q'] } });
+  assert.is(verdict('b1'), undefined);
+  assert.is(verdict('n0'), undefined, 'a node without the label is in no domain');
+  assert.is(placedOn(schedule(zones, r, { rng: seededRng(1) })), 'b1');
+});
+
 test.run();
