@@ -1,8 +1,6 @@
 import { InvalidOptionError } from '../../errors.ts';
-import { validateLabelKey } from '../../labels/validate.ts';
 import { parseResources, type ResourceSet } from '../../resources/resource-set.ts';
-import { validateCondition } from '../../selectors/builders.ts';
-import type { Condition, LabelMatchExpression } from '../../selectors/expression.ts';
+import type { LabelMatchExpression } from '../../selectors/expression.ts';
 import { parseLabelSelector, type SelectorValue } from '../../selectors/parse.ts';
 import { rareResourceTolerations, type Toleration, type Tolerations } from '../taints.ts';
 import { compileTolerations } from '../tolerations.ts';
