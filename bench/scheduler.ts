@@ -16,12 +16,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import {
-  Exists, In, NotIn, actorAffinity, affinity, antiAffinity, compilePlacementGroup, compileRequest, labelIn, nodeAffinity,
+  Exists, In, NotIn, actorAffinity, affinity, antiAffinity, compilePlacementGroup, compileRequest, labelExists, labelIn, nodeAffinity, preferred, withTopologyKey,
   nodeLabelStrategy, referenceSchedule, referenceScheduleBundles, schedule, scheduleBundles, seededRng,
   type PlacementGroupRequest, type PlacementOptions, type Rng, type SchedulingRequest,
 } from '../lib/index.ts';
 import {
-  GPU_TYPES, INSTANCE_TYPES, REGIONS, RandomCluster, chance, pick, randomActorLabels, zonesOf, type Allocation, type ClusterShape,
+  APPS, GPU_TYPES, INSTANCE_TYPES, REGIONS, RandomCluster, chance, pick, randomActorLabels, zonesOf, type Allocation, type ClusterShape,
 } from './support/random-cluster.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
 
@@ -107,6 +107,34 @@ const WORKLOADS: Workload[] = [
       const cpus = pick(rng, [1, 2]);
       const strategy = pick(rng, ['PACK', 'SPREAD', 'STRICT_PACK', 'STRICT_SPREAD'] as const);
       return { kind: 'group', group: compilePlacementGroup({ bundles: Array.from({ length: 4 }, () => ({ CPU: cpus })), strategy }, { id: c.nextId('pg') }) };
+    },
+  },
+  {
+    // Kubernetes' InterPodAffinity with topologyKey: next to a live actor's zone, or away from it,
+    // or next to an app somewhere in the zone (12 zones)
+    name: 'topology affinity',
+    shape: { taintedFraction: 0 },
+    next(c, rng) {
+      const exprs = [
+        () => withTopologyKey(affinity(liveActorIds(c, 1)), 'zone'),
+        () => withTopologyKey(antiAffinity(liveActorIds(c, 1)), 'zone'),
+        () => withTopologyKey(labelIn('app', [pick(rng, APPS)]), 'zone'),
+      ];
+      return actor(c, rng, { numCpus: pick(rng, [0.5, 1]), schedulingStrategy: actorAffinity(pick(rng, exprs)()) });
+    },
+  },
+  {
+    // Kubernetes' preferred node-affinity terms with weights: a zone (80), instance types (20), spot (10)
+    name: 'weighted preference',
+    shape: { taintedFraction: 0 },
+    next(c, rng) {
+      const region = pick(rng, REGIONS);
+      const terms = [
+        preferred(labelIn('zone', [pick(rng, zonesOf(region))]), 80),
+        preferred(labelIn('instance-type', INSTANCE_TYPES.slice(0, 3)), 20),
+        preferred(labelExists('spot'), 10),
+      ];
+      return task(c, { ...small(rng), schedulingStrategy: nodeAffinity(chance(rng, 0.5) ? terms : [labelIn('region', [region]), ...terms]) });
     },
   },
 ];

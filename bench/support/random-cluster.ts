@@ -13,6 +13,7 @@ import {
   ClusterState, DoesNotExist, Exists, Gt, In, Lt, NODE_ID_LABEL, NotIn, actorAffinity, affinity, antiAffinity,
   compilePlacementGroup, compileRequest, labelDoesNotExist, labelExists, labelGt, labelIn, labelLt, labelNotIn, nodeAffinity,
   nodeIdAffinity, nodeLabelStrategy, parseResources, parseTaints, randomInt, rareResourceTaints, validateExpression,
+  ANY_TAINT, anyOf, preferred, tolerate, withTopologyKey, type Toleration,
   type Condition, type LabelMatchExpression, type NodeState, type PlacementGroupOptions, type PlacementGroupRequest,
   type PlacementOptions, type ResourceSet, type Rng,
   type SchedNode, type SchedulingRequest,
@@ -31,6 +32,9 @@ const TAINT_SETS: Record<string, string>[] = [
   { 'spot-reclaim': 'soon:NoExecute' },
   { maintenance: 'true:PreferNoSchedule' },
   { dedicated: 'ml', maintenance: 'true:PreferNoSchedule' },
+  // several PreferNoSchedule taints, ranked by how many are untolerated; NoSchedule and NoExecute on one key family
+  { maintenance: 'true:PreferNoSchedule', pressure: 'high:PreferNoSchedule' },
+  { dedicated: 'ml:NoExecute', pressure: 'high:PreferNoSchedule' },
 ];
 
 export const pick = <T>(rng: Rng, list: readonly T[]): T => list[randomInt(rng, list.length)];
@@ -277,6 +281,7 @@ export function randomResourceOptions(rng: Rng, oversize = 0): Pick<PlacementOpt
 
 export const REQUEST_KINDS = [
   'plain', 'labelSelector', 'nodeAffinity', 'nodeLabel', 'actorAffinity', 'actorLabels', 'tolerations', 'nodeId', 'spread', 'combo',
+  'anyOf', 'weighted', 'topology', 'effects',
 ] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
@@ -367,6 +372,27 @@ function randomActorLabelExpression(rng: Rng, soft: boolean): LabelMatchExpressi
   return validateExpression({ key, operator, values: vs, soft, namespace });
 }
 
+/** Tolerations with effects and the wildcard (Kubernetes' forms). */
+function randomEffectTolerations(rng: Rng): Record<string, Toleration> {
+  const effect = () => pick(rng, [undefined, 'NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const);
+  return pick<Record<string, Toleration>>(rng, [
+    { dedicated: tolerate(Exists(), effect()) }, { [ANY_TAINT]: tolerate(Exists(), effect()) }, { maintenance: tolerate(Exists(), 'PreferNoSchedule') },
+    { pressure: tolerate(In('high'), effect()), dedicated: tolerate(In('ml'), 'NoExecute') }, { [ANY_TAINT]: Exists() },
+  ]);
+}
+
+/** An OR group of 1-3 terms of 1-2 node expressions. */
+function randomAnyOf(rng: Rng, cluster: RandomCluster) {
+  const term = () => Array.from({ length: 1 + randomInt(rng, 2) }, () => randomNodeExpression(rng, cluster, false));
+  return anyOf(...Array.from({ length: 1 + randomInt(rng, 3) }, term));
+}
+
+/** An actor-label expression over a topology domain (zone, region, or a key some nodes lack). */
+function randomTopologyExpression(rng: Rng, cluster: RandomCluster, soft: boolean): LabelMatchExpression {
+  const expr = chance(rng, 0.5) ? randomActorLabelExpression(rng, soft) : randomActorIdExpression(rng, cluster, soft);
+  return withTopologyKey(expr, pick(rng, ['zone', 'zone', 'region', 'gpu-type']));
+}
+
 function randomTolerations(rng: Rng): Record<string, Condition> {
   return pick<Record<string, Condition>>(rng, [
     { dedicated: Exists() }, { dedicated: In('ml') }, { maintenance: Exists() }, { 'spot-reclaim': Exists() },
@@ -403,11 +429,26 @@ function strategyOptions(rng: Rng, cluster: RandomCluster, kind: RequestKind): P
     }
     case 'spread':
       return { schedulingStrategy: 'SPREAD', ...(chance(rng, 0.3) ? { labelSelector: randomSelector(rng, cluster) } : {}) };
+    case 'anyOf': {
+      const terms = list(() => (chance(rng, 0.5) ? randomAnyOf(rng, cluster) : randomNodeExpression(rng, cluster, false))).slice(0, 2);
+      return { schedulingStrategy: nodeAffinity(chance(rng, 0.4) ? [...terms, preferred(randomAnyOf(rng, cluster), 1 + randomInt(rng, 100))] : terms) };
+    }
+    case 'weighted': {
+      const weight = () => pick(rng, [1, 1, 10, 50, 80, 100]);
+      const terms = list(() => (chance(rng, 0.25) ? preferred(randomAnyOf(rng, cluster), weight()) : preferred(randomNodeExpression(rng, cluster, true), weight())));
+      return chance(rng, 0.3)
+        ? { schedulingStrategy: actorAffinity(list(() => preferred(randomActorLabelExpression(rng, true), weight())).slice(0, 2)) }
+        : { schedulingStrategy: nodeAffinity([...terms, ...(chance(rng, 0.3) ? [randomNodeExpression(rng, cluster, false)] : [])]) };
+    }
+    case 'topology':
+      return { schedulingStrategy: actorAffinity(list(() => randomTopologyExpression(rng, cluster, soft())).slice(0, 2)) };
+    case 'effects':
+      return { tolerations: randomEffectTolerations(rng), ...(chance(rng, 0.3) ? { labelSelector: { zone: [`in(${values(rng, cluster, 'zone').join(',')})`, `!${labelValue(rng, cluster, 'zone')}`] } } : {}) };
     case 'combo': {
       const parts: Partial<PlacementOptions>[] = [
         strategyOptions(rng, cluster, 'labelSelector'),
         chance(rng, 0.5) ? strategyOptions(rng, cluster, 'tolerations') : {},
-        strategyOptions(rng, cluster, pick(rng, ['nodeAffinity', 'nodeLabel', 'actorAffinity', 'actorLabels', 'nodeId', 'spread', 'plain'] as const)),
+        strategyOptions(rng, cluster, pick(rng, ['nodeAffinity', 'nodeLabel', 'actorAffinity', 'actorLabels', 'nodeId', 'spread', 'plain', 'anyOf', 'weighted', 'topology'] as const)),
       ];
       return Object.assign({}, ...parts);
     }

@@ -1,6 +1,7 @@
 import { NodeNotFoundError, OrreryError } from '../errors.ts';
 import { ACTOR_ID_LABEL } from '../labels/builtin.ts';
 import { LabelIndex, NODE_SCOPE, TAINT_SCOPE, actorScope } from '../label-index/label-index.ts';
+import { TopologyIndex } from '../label-index/topology-index.ts';
 import { fits, subtractResources, type ResourceSet } from '../resources/resource-set.ts';
 import type { Taint } from '../scheduling/taints.ts';
 import { NodeOrder } from './node-order.ts';
@@ -73,6 +74,9 @@ export class ClusterState {
   /** The node id the last SPREAD decision chose; the next one starts after it. */
   spreadCursor = '';
   #preferTaints = 0;
+  /** preferCounts[c]: how many nodes carry c PreferNoSchedule taints (c ≥ 1). */
+  readonly #preferCounts: number[] = [];
+  readonly #topology = new TopologyIndex();
   /** Per node, the resource names changed since `takeResourceChanges` ('all': the sets were replaced); only while tracking. */
   #resourceChanges: Map<string, Set<string> | 'all'> | undefined;
 
@@ -83,6 +87,20 @@ export class ClusterState {
   /** Are there nodes with PreferNoSchedule taints? (When not, that preference tier is skipped.) */
   get hasPreferNoScheduleTaints(): boolean {
     return this.#preferTaints > 0;
+  }
+
+  /** The most PreferNoSchedule taints any one node carries (0 when none). */
+  get maxPreferNoScheduleTaints(): number {
+    for (let c = this.#preferCounts.length - 1; c > 0; c--) if (this.#preferCounts[c] > 0) return c;
+    return 0;
+  }
+
+  /**
+   * Actor labels per domain of the node label `topologyKey` (see TopologyIndex): tracked from the
+   * first call, O(actors) then, and kept up to date from then on.
+   */
+  topology(topologyKey: string): LabelIndex {
+    return this.#topology.track(topologyKey, this.nodes.values());
   }
 
   node(id: string): SchedNode | undefined {
@@ -120,6 +138,7 @@ export class ClusterState {
     this.index.remove(NODE_SCOPE, id, node.labels);
     this.#indexTaints(node, -1);
     for (const actor of node.actors.values()) this.index.remove(actorScope(actor.namespace), id, actor.labels);
+    this.#topology.node(node, -1);
     this.order.remove(node);
     this.#orderLabels(node, -1);
     this.ids.splice(lowerBound(this.ids, id), 1);
@@ -135,9 +154,11 @@ export class ClusterState {
     const node = this.#get(id);
     this.index.remove(NODE_SCOPE, id, node.labels);
     this.#orderLabels(node, -1);
+    this.#topology.node(node, -1);
     node.labels = { ...labels };
     this.index.add(NODE_SCOPE, id, node.labels);
     this.#orderLabels(node, 1);
+    this.#topology.node(node, 1);
   }
 
   setNodeTaints(id: string, taints: readonly Taint[]): void {
@@ -257,6 +278,7 @@ export class ClusterState {
     };
     node.actors.set(actor.actorId, placed);
     this.index.add(actorScope(actor.namespace), nodeId, placed.labels);
+    this.#topology.actor(node, placed, 1);
   }
 
   removeActor(nodeId: string, actorId: string): void {
@@ -265,6 +287,7 @@ export class ClusterState {
     if (!placed) return;
     node.actors.delete(actorId);
     this.index.remove(actorScope(placed.namespace), nodeId, placed.labels);
+    this.#topology.actor(node, placed, -1);
   }
 
   /**
@@ -347,10 +370,13 @@ export class ClusterState {
 
   #indexTaints(node: SchedNode, sign: 1 | -1): void {
     const record: Record<string, string> = {};
+    let prefer = 0;
     for (const t of node.taints) {
       record[t.key] = t.value;
-      if (t.effect === 'PreferNoSchedule') this.#preferTaints += sign;
+      if (t.effect === 'PreferNoSchedule') prefer++;
     }
+    this.#preferTaints += sign * prefer;
+    if (prefer > 0) this.#preferCounts[prefer] = (this.#preferCounts[prefer] ?? 0) + sign;
     if (sign > 0) this.index.add(TAINT_SCOPE, node.id, record);
     else this.index.remove(TAINT_SCOPE, node.id, record);
   }

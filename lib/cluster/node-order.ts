@@ -88,6 +88,13 @@ export class NodeOrder<T extends Ranked> {
     return block[i] === item ? this.#starts[b] + i : -1;
   }
 
+  /** How many items come before (score, id): the rank it has or would have. O(log n). */
+  rankBefore(score: number, id: string): number {
+    if (this.#blocks.length === 0) return 0;
+    const b = this.#blockFor(score, id);
+    return this.#starts[b] + lowerBound(this.#blocks[b], score, id);
+  }
+
   /** The last block whose first item is not after (score, id); block 0 when every block is. */
   #blockFor(score: number, id: string): number {
     let lo = 0;

@@ -1,1 +1,2 @@
 export * from './label-index.ts';
+export * from './topology-index.ts';

@@ -20,6 +20,13 @@ export interface Candidates {
    * (walks × the shortest walk) steps, whichever expression that turns out to be.
    */
   readonly walks: readonly (() => Iterable<SchedNode>)[];
+  /**
+   * The per-value orders of the walk with the fewest nodes: a passing node is in one of them, so a
+   * window's passing nodes can be sampled and collected from these alone (pickOrdered).
+   */
+  readonly narrowest?: readonly NodeOrder<SchedNode>[];
+  /** How many nodes each walk holds, in the order of `walks`. */
+  readonly walkSizes?: readonly number[];
 }
 
 /** Merging more per-value orders than this costs more than it saves. */
@@ -32,13 +39,25 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
   }
   let best: Omit<Candidates, 'walks'> | undefined;
   const walks: (() => Iterable<SchedNode>)[] = [];
+  let narrowest: NodeOrder<SchedNode>[] | undefined;
+  let narrowestSize = Infinity;
+  const walkSizes: number[] = [];
+  const walkable = (orders: NodeOrder<SchedNode>[], size: number): void => {
+    if (orders.length > MAX_MERGED_ORDERS) return;
+    walks.push(() => mergeOrders(orders));
+    walkSizes.push(size);
+    if (size < narrowestSize) {
+      narrowestSize = size;
+      narrowest = orders;
+    }
+  };
   const consider = (scope: string, expr: LabelMatchExpression): void => {
     const values = expr.operator === 'IN' ? expr.values : expr.operator === 'EXISTS' ? undefined : null;
     if (values === null) return;
     const size = values ? state.index.countByKeyValue(scope, expr.key, values) : state.index.countByKey(scope, expr.key);
     if (scope === NODE_SCOPE) {
       const all = values ?? state.index.valuesOf(scope, expr.key);
-      if (all.length <= MAX_MERGED_ORDERS) walks.push(() => mergeOrders(all.map((v) => state.labelOrder(expr.key, v)).filter((o) => o !== undefined)));
+      if (all.length <= MAX_MERGED_ORDERS) walkable(all.map((v) => state.labelOrder(expr.key, v)).filter((o) => o !== undefined), size);
     }
     if (best && size >= best.size) return;
     const ids = values ? () => state.index.nodesByKeyValue(scope, expr.key, values) : () => state.index.nodesByKey(scope, expr.key);
@@ -46,8 +65,35 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
   };
   for (const expr of attempt.selector) consider(NODE_SCOPE, expr);
   for (const expr of attempt.nodeAffinity) consider(NODE_SCOPE, expr);
-  for (const expr of attempt.actorAffinity) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
-  return best && { ...best, walks };
+  /**
+   * Affinity over a topology domain (IN / EXISTS with a topologyKey) admits the nodes of the domains
+   * that hold a peer: those domains come from the per-domain aggregation in O(result), and their
+   * nodes from the node-label orders of topologyKey=domain, which are walks like any label's.
+   */
+  const considerTopology = (expr: LabelMatchExpression): void => {
+    if (expr.operator !== 'IN' && expr.operator !== 'EXISTS') return;
+    const domains = state.topology(expr.topologyKey!);
+    const scope = actorScope(expr.namespace ?? attempt.req.namespace);
+    const found = expr.operator === 'IN' ? domains.nodesByKeyValue(scope, expr.key, expr.values) : domains.nodesByKey(scope, expr.key);
+    const orders: NodeOrder<SchedNode>[] = [];
+    let size = 0;
+    for (const domain of found) {
+      const order = state.labelOrder(expr.topologyKey!, domain);
+      if (order) orders.push(order), (size += order.size);
+    }
+    walkable(orders, size);
+    if (best && size >= best.size) return;
+    best = { size, ids: () => idsOf(orders) };
+  };
+  for (const expr of attempt.actorAffinity) {
+    if (expr.topologyKey === undefined) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
+    else considerTopology(expr);
+  }
+  return best && { ...best, walks, walkSizes, ...(narrowest ? { narrowest } : {}) };
+}
+
+function* idsOf(orders: readonly NodeOrder<SchedNode>[]): Generator<string> {
+  for (const order of orders) for (let i = 0; i < order.size; i++) yield order.at(i).id;
 }
 
 /** Walks several (score, id)-ordered node lists as one, best first. A node has one value per key, so the lists are disjoint. */

@@ -10,6 +10,7 @@ export type * from './request.types.ts';
 export * from './schedule.ts';
 export type * from './strategy.types.ts';
 export * from './taints.ts';
+export { compileTolerations, tolerate, validateToleration } from './tolerations.ts';
 export { pickHybrid } from './pick/hybrid.ts';
 export { pickSpread } from './pick/spread.ts';
 export * from './bundles/index.ts';

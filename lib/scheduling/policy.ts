@@ -3,8 +3,11 @@ import { actorAffinity } from './filters/actor-affinity.ts';
 import type { Attempt, Filter } from './filters/filter.ts';
 import { labelSelector } from './filters/label-selector.ts';
 import { nodeAffinity } from './filters/node-affinity.ts';
+import { nodeAffinityAnyOf } from './filters/node-affinity-any-of.ts';
+import { preferredTerms } from './filters/preferred-terms.ts';
 import { nodeIdAffinity } from './filters/node-id.ts';
 import { nodeStatus } from './filters/node-status.ts';
+import { residentAntiAffinity } from './filters/resident-anti-affinity.ts';
 import { resourcesFit } from './filters/resources.ts';
 import { taintToleration } from './filters/taint-toleration.ts';
 
@@ -28,8 +31,11 @@ export const DEFAULT_FILTERS: readonly Filter[] = [
   nodeIdAffinity,
   labelSelector,
   nodeAffinity,
+  nodeAffinityAnyOf,
   taintToleration,
   actorAffinity,
+  residentAntiAffinity,
+  preferredTerms,
   resourcesFit,
 ];
 

@@ -3,9 +3,11 @@ import { CRITICAL_RESOURCES } from '../cluster/cluster-state.ts';
 import { NodeNotFoundError, NodeUnavailableError } from '../errors.ts';
 import { randomInt, type Rng } from '../random.ts';
 import { conditionMatches, describeExpression, type LabelMatchExpression } from '../selectors/expression.ts';
-import { attemptsFor, baseAttempt } from './attempts.ts';
+import { baseAttempt } from './attempts.ts';
 import { ACTOR_AFFINITY_MISMATCH, ACTOR_ANTI_AFFINITY_MISMATCH } from './filters/actor-affinity.ts';
 import type { Attempt, Filter } from './filters/filter.ts';
+import { preferredTermsFilter, softTermHolds, softTermsOf } from './filters/preferred-terms.ts';
+import { untoleratedPreferences } from './taints.ts';
 import { explain, unschedulable } from './explain.ts';
 import { DEFAULT_FILTERS } from './policy.ts';
 import type { SchedulingRequest } from './request.types.ts';
@@ -25,21 +27,35 @@ export interface ReferenceDecision {
   readonly eligible: readonly string[];
 }
 
-/** Actor affinity by scanning the node's actors: the definition the index must agree with. */
+/**
+ * An actor-label expression by looking at actors: the node's own, or with a topologyKey those of
+ * every node whose label has the node's value — the definition the index must agree with.
+ */
+export function plainActorExpressionHolds(state: ClusterState, node: SchedNode, expr: LabelMatchExpression, namespace: string): boolean {
+  const ns = expr.namespace ?? namespace;
+  const anti = expr.operator === 'NOT_IN' || expr.operator === 'DOES_NOT_EXIST';
+  const positive: LabelMatchExpression = anti ? { ...expr, operator: expr.operator === 'NOT_IN' ? 'IN' : 'EXISTS' } : expr;
+  const topo = expr.topologyKey;
+  if (topo !== undefined && !Object.hasOwn(node.labels, topo)) return anti;
+  const nodes = topo === undefined ? [node] : [...state.nodes.values()].filter((n) => Object.hasOwn(n.labels, topo) && n.labels[topo] === node.labels[topo]);
+  let some = false;
+  for (const n of nodes) {
+    for (const actor of n.actors.values()) {
+      if (actor.namespace !== ns || !Object.hasOwn(actor.labels, expr.key)) continue;
+      if (conditionMatches(positive, actor.labels[expr.key])) some = true;
+    }
+  }
+  return some !== anti;
+}
+
+/** Actor affinity by scanning the actors (plainActorExpressionHolds). */
 export const plainActorAffinity: Filter = {
   name: 'actor-affinity',
   kind: 'constraint',
-  check(node, attempt) {
+  check(node, attempt, state) {
     for (const expr of attempt.actorAffinity) {
-      const ns = expr.namespace ?? attempt.req.namespace;
-      const anti = expr.operator === 'NOT_IN' || expr.operator === 'DOES_NOT_EXIST';
-      const positive: LabelMatchExpression = anti ? { ...expr, operator: expr.operator === 'NOT_IN' ? 'IN' : 'EXISTS' } : expr;
-      let some = false;
-      for (const actor of node.actors.values()) {
-        if (actor.namespace !== ns || !Object.hasOwn(actor.labels, expr.key)) continue;
-        if (conditionMatches(positive, actor.labels[expr.key])) some = true;
-      }
-      if (some === anti) {
+      if (!plainActorExpressionHolds(state, node, expr, attempt.req.namespace)) {
+        const anti = expr.operator === 'NOT_IN' || expr.operator === 'DOES_NOT_EXIST';
         return { code: 'unschedulable', reason: `${anti ? ACTOR_ANTI_AFFINITY_MISMATCH : ACTOR_AFFINITY_MISMATCH} ${describeExpression(expr)}` };
       }
     }
@@ -47,7 +63,11 @@ export const plainActorAffinity: Filter = {
   },
 };
 
-export const REFERENCE_FILTERS: readonly Filter[] = DEFAULT_FILTERS.map((f) => (f.name === 'actor-affinity' ? plainActorAffinity : f));
+const plainPreferredTerms = preferredTermsFilter(plainActorExpressionHolds);
+
+export const REFERENCE_FILTERS: readonly Filter[] = DEFAULT_FILTERS.map((f) =>
+  f.name === 'actor-affinity' ? plainActorAffinity : f.name === 'preferred-terms' ? plainPreferredTerms : f,
+);
 
 export function referenceSchedule(state: ClusterState, req: SchedulingRequest, rng: Rng, topKFraction = 0.2): ReferenceDecision {
   const failedOrWait = (eligible: string[] = []): ReferenceDecision => ({
@@ -64,7 +84,7 @@ export function referenceSchedule(state: ClusterState, req: SchedulingRequest, r
     const pinned = { ...req, nodeId: { ...pin, soft: false } };
     let later = false;
     for (let tier = 0; tier < req.selectorTiers.length && !later; tier++) {
-      if (attemptsFor(state, pinned, tier).some((a) => passesAll(node, a, state))) {
+      if (passesAll(node, baseAttempt(pinned, tier), state)) {
         return { decision: { status: 'placed', nodeId: node.id, tier }, eligible: [node.id] };
       }
       later = feasibleOn(node, baseAttempt(pinned, tier), state);
@@ -80,15 +100,16 @@ export function referenceSchedule(state: ClusterState, req: SchedulingRequest, r
   const all = [...state.nodes.values()];
   const byId = [...all].sort((a, b) => cmp(a.id, b.id));
   for (let tier = 0; tier < req.selectorTiers.length; tier++) {
-    for (const attempt of attemptsFor(state, req, tier)) {
+    const attempt = baseAttempt(req, tier);
+    const best = bestScored(state, req, all.filter((n) => passesAll(n, attempt, state)));
+    if (best.size > 0) {
       if (req.spread) {
         const after = byId.filter((n) => n.id > state.spreadCursor);
-        const chosen = [...after, ...byId].find((n) => passesAll(n, attempt, state));
-        if (chosen) return { decision: { status: 'placed', nodeId: chosen.id, tier }, eligible: [chosen.id] };
-        continue;
+        const chosen = [...after, ...byId].find((n) => best.has(n.id))!;
+        return { decision: { status: 'placed', nodeId: chosen.id, tier }, eligible: [chosen.id] };
       }
-      const pool = plainPool(state, attempt, REFERENCE_FILTERS, topKFraction);
-      if (pool.length) return { decision: { status: 'placed', nodeId: pool[randomInt(rng, pool.length)], tier }, eligible: pool };
+      const pool = plainPool(state, attempt, [...REFERENCE_FILTERS, onlyAmong(best)], topKFraction);
+      return { decision: { status: 'placed', nodeId: pool[randomInt(rng, pool.length)], tier }, eligible: pool };
     }
     if (all.some((n) => feasibleOn(n, baseAttempt(req, tier), state))) {
       return { decision: unschedulable(() => explain(state, req, REFERENCE_FILTERS, tier + 1)), eligible: [] };
@@ -96,6 +117,34 @@ export function referenceSchedule(state: ClusterState, req: SchedulingRequest, r
   }
   return failedOrWait();
 }
+
+/**
+ * The passing nodes with the best score, computed Kubernetes style on every node: first the sum of
+ * the weights of the soft terms met (higher is better), then the number of untolerated
+ * PreferNoSchedule taints (fewer is better) — the order attemptsFor's levels must reproduce.
+ */
+function bestScored(state: ClusterState, req: SchedulingRequest, passing: readonly SchedNode[]): Set<string> {
+  const soft = softTermsOf(req);
+  let best: SchedNode[] = [];
+  let top = { soft: -1, prefer: Infinity };
+  for (const node of passing) {
+    let sum = 0;
+    for (const t of soft) if (softTermHolds(state, node, t, req.namespace, plainActorExpressionHolds)) sum += t.weight;
+    const prefer = untoleratedPreferences(node.taints, req.tolerations);
+    if (sum > top.soft || (sum === top.soft && prefer < top.prefer)) {
+      top = { soft: sum, prefer };
+      best = [];
+    }
+    if (sum === top.soft && prefer === top.prefer) best.push(node);
+  }
+  return new Set(best.map((n) => n.id));
+}
+
+const onlyAmong = (ids: ReadonlySet<string>): Filter => ({
+  name: 'best-scored',
+  kind: 'constraint',
+  check: (node) => (ids.has(node.id) ? undefined : { code: 'infeasible', reason: 'scored below the best' }),
+});
 
 /** Every filter's rejections of one node for a tier's hard constraints, reference style. */
 export function referenceVerdicts(state: ClusterState, node: SchedNode, req: SchedulingRequest, tier = 0): string[] {

@@ -3,12 +3,14 @@ import { validateLabelKey } from '../labels/validate.ts';
 import { parseResources, type ResourceSet } from '../resources/resource-set.ts';
 import { toUnits } from '../resources/quantity.ts';
 import { validateCondition, validateExpression } from '../selectors/builders.ts';
-import type { Condition, LabelMatchExpression } from '../selectors/expression.ts';
-import { parseLabelSelector } from '../selectors/parse.ts';
+import { isAnyOf, type LabelMatchAnyOf, type LabelMatchExpression } from '../selectors/expression.ts';
+import { nodeAffinityTerms } from '../selectors/terms.ts';
+import { parseLabelSelector, type SelectorValue } from '../selectors/parse.ts';
 import { resourcesInBundle } from './bundle-resources.ts';
 import type { SchedulingRequest, TargetKind } from './request.types.ts';
 import type { SchedulingStrategy } from './strategy.types.ts';
-import { rareResourceTolerations } from './taints.ts';
+import { rareResourceTolerations, type Toleration } from './taints.ts';
+import { compileTolerations } from './tolerations.ts';
 
 /** The scheduling part of TaskOptions / ActorOptions (API.md). */
 export interface PlacementOptions {
@@ -16,9 +18,9 @@ export interface PlacementOptions {
   numGpus?: number;
   memory?: number;
   resources?: Record<string, number>;
-  labelSelector?: Record<string, string>;
-  fallbackStrategy?: { labelSelector: Record<string, string> }[];
-  tolerations?: Record<string, Condition>;
+  labelSelector?: Record<string, SelectorValue>;
+  fallbackStrategy?: { labelSelector: Record<string, SelectorValue> }[];
+  tolerations?: Record<string, Toleration>;
   schedulingStrategy?: SchedulingStrategy;
 }
 
@@ -45,20 +47,25 @@ export function compileRequest(opts: PlacementOptions, ctx: CompileContext): Sch
   const selectorTiers = [selector('labelSelector', opts.labelSelector)];
   if (opts.fallbackStrategy !== undefined) {
     if (!Array.isArray(opts.fallbackStrategy)) throw new InvalidOptionError('fallbackStrategy', opts.fallbackStrategy, 'expected an array of { labelSelector }');
-    opts.fallbackStrategy.forEach((f, i) => {
-      if (f === null || typeof f !== 'object') throw new InvalidOptionError(`fallbackStrategy[${i}]`, f, 'expected { labelSelector }');
-      selectorTiers.push(selector(`fallbackStrategy[${i}].labelSelector`, f.labelSelector));
+    opts.fallbackStrategy.forEach((f: unknown, i) => {
+      checkEntry(`fallbackStrategy[${i}]`, f, { required: ['labelSelector'], allowed: ['labelSelector'] });
+      selectorTiers.push(selector(`fallbackStrategy[${i}].labelSelector`, (f as { labelSelector: unknown }).labelSelector));
     });
   }
-  const tolerations = { ...rareResourceTolerations(resources, ctx.rareResources ?? []), ...compileTolerations(opts.tolerations) };
+  const tolerations = { ...rareResourceTolerations(resources, ctx.rareResources ?? []), ...compileTolerations('tolerations', opts.tolerations) };
   let nodeAffinity: LabelMatchExpression[] = [];
+  const nodeAffinityAnyOf: LabelMatchAnyOf[] = [];
   let actorAffinity: LabelMatchExpression[] = [];
   let nodeId: SchedulingRequest['nodeId'];
   if (strategy !== 'DEFAULT' && strategy !== 'SPREAD') {
     if (strategy === null || typeof strategy !== 'object') throw new InvalidOptionError('schedulingStrategy', strategy, 'expected DEFAULT, SPREAD or a strategy built by a builder');
     switch (strategy.type) {
       case 'NODE_AFFINITY':
-        nodeAffinity = expressions('schedulingStrategy', strategy.expressions);
+        if (!Array.isArray(strategy.expressions) || strategy.expressions.length === 0) throw new InvalidOptionError('schedulingStrategy', strategy.expressions, 'expected a non-empty list of label match expressions');
+        for (const term of nodeAffinityTerms('schedulingStrategy', strategy.expressions)) {
+          if (isAnyOf(term)) nodeAffinityAnyOf.push(term);
+          else nodeAffinity.push(term);
+        }
         break;
       case 'ACTOR_AFFINITY':
         actorAffinity = expressions('schedulingStrategy', strategy.expressions);
@@ -86,6 +93,7 @@ export function compileRequest(opts: PlacementOptions, ctx: CompileContext): Sch
     resources,
     selectorTiers,
     nodeAffinity,
+    ...(nodeAffinityAnyOf.length ? { nodeAffinityAnyOf } : {}),
     actorAffinity,
     nodeId,
     tolerations,
@@ -112,6 +120,25 @@ function compileResources(opts: PlacementOptions, defaultCpus: number): Resource
   return out;
 }
 
+/**
+ * A fallbackStrategy entry is checked like the top-level options: an unknown key (a misspelling, or
+ * `numCpus` that only the top level takes) and a missing required key are refused with the field
+ * named — never silently ignored, and `{}` never becomes "any node".
+ */
+export function checkEntry(option: string, entry: unknown, keys: { required: readonly string[]; allowed: readonly string[] }): void {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+    throw new InvalidOptionError(option, entry, `expected { ${keys.allowed.join(', ')} }`);
+  }
+  for (const key of Object.keys(entry)) {
+    if (!keys.allowed.includes(key)) {
+      throw new InvalidOptionError(`${option}.${key}`, (entry as Record<string, unknown>)[key], `unknown field; a fallback takes only ${keys.allowed.join(', ')}`);
+    }
+  }
+  for (const key of keys.required) {
+    if ((entry as Record<string, unknown>)[key] === undefined) throw new InvalidOptionError(`${option}.${key}`, undefined, 'required: an empty fallback would mean any node');
+  }
+}
+
 /** Parses one selector tier; errors say which option (labelSelector or a fallback) held it. */
 function selector(option: string, value: unknown): LabelMatchExpression[] {
   try {
@@ -120,19 +147,6 @@ function selector(option: string, value: unknown): LabelMatchExpression[] {
     if (err instanceof InvalidSelectorError) throw new InvalidSelectorError(err.key, err.value, `${option}: ${err.rule}`);
     throw err;
   }
-}
-
-function compileTolerations(tolerations: unknown): Record<string, Condition> {
-  if (tolerations === undefined) return {};
-  if (tolerations === null || typeof tolerations !== 'object' || Array.isArray(tolerations)) {
-    throw new InvalidOptionError('tolerations', tolerations, 'expected an object of taint key to condition, e.g. { gpu_node: Exists() }');
-  }
-  const out: Record<string, Condition> = {};
-  for (const [key, cond] of Object.entries(tolerations)) {
-    validateLabelKey(key, { allowReserved: true });
-    out[key] = validateCondition(key, cond);
-  }
-  return out;
 }
 
 function expressions(option: string, list: unknown): LabelMatchExpression[] {

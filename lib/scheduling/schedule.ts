@@ -1,7 +1,7 @@
 import type { ClusterState, SchedNode } from '../cluster/cluster-state.ts';
 import { NodeNotFoundError, NodeUnavailableError, type OrreryError } from '../errors.ts';
 import type { Rng } from '../random.ts';
-import { attemptsFor, baseAttempt } from './attempts.ts';
+import { attemptLevels, baseAttempt } from './attempts.ts';
 import { candidatesFor } from './candidates.ts';
 import { explain, unschedulable, type ScheduleFailure } from './explain.ts';
 import { pickHybrid } from './pick/hybrid.ts';
@@ -37,7 +37,7 @@ export function schedule(state: ClusterState, req: SchedulingRequest, opts: Sche
   const policy = opts.policy ?? DEFAULT_POLICY;
   if (req.nodeId) return scheduleWithNodeId(state, req, opts, policy);
   for (let tier = 0; tier < req.selectorTiers.length; tier++) {
-    for (const attempt of attemptsFor(state, req, tier)) {
+    for (const attempt of attemptLevels(state, req, tier)) {
       const node = req.spread ? pickSpread(state, attempt, policy) : pickHybrid(state, attempt, policy, opts.rng);
       if (node) return { status: 'placed', nodeId: node.id, tier };
     }
@@ -74,7 +74,7 @@ function scheduleWithNodeId(state: ClusterState, req: SchedulingRequest, opts: S
   const pinned: SchedulingRequest = { ...req, nodeId: { ...pin, soft: false } };
   let couldFitLater = false;
   for (let tier = 0; tier < pinned.selectorTiers.length && !couldFitLater; tier++) {
-    for (const attempt of attemptsFor(state, pinned, tier)) {
+    for (const attempt of attemptLevels(state, pinned, tier)) {
       if (passes(node, attempt, state, policy.filters)) return { status: 'placed', nodeId: node.id, tier };
     }
     couldFitLater = feasible(node, baseAttempt(pinned, tier), state, policy.filters);

@@ -1,4 +1,4 @@
-import type { Condition, LabelMatchExpression } from '../selectors/expression.ts';
+import type { Condition, LabelMatchExpression, NodeAffinityTerm } from '../selectors/expression.ts';
 
 /**
  * Scheduling strategies, as data. The builders in lib/selectors/builders.ts make them; the
@@ -11,7 +11,8 @@ export interface ActorAffinityStrategy {
 
 export interface NodeAffinityStrategy {
   readonly type: 'NODE_AFFINITY';
-  readonly expressions: readonly LabelMatchExpression[];
+  /** Expressions and anyOf(...) groups, ANDed. */
+  readonly expressions: readonly NodeAffinityTerm[];
 }
 
 /** Ray's NodeAffinitySchedulingStrategy: one node by id, hard or soft. */

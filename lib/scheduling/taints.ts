@@ -21,7 +21,23 @@ export interface Taint {
   readonly effect: TaintEffect;
 }
 
-export type Tolerations = Readonly<Record<string, Condition>>;
+/**
+ * A toleration: a condition on the taint's value and, optionally, the one effect it tolerates
+ * (absent: every effect, as Kubernetes). `NoSchedule` alone therefore still lets a `NoExecute`
+ * taint with the same key evict the actor.
+ */
+export interface Toleration extends Condition {
+  readonly effect?: TaintEffect;
+}
+
+/**
+ * Tolerations by taint key. The empty key is the wildcard (Kubernetes: empty key with operator
+ * Exists): it tolerates every taint, of its effect or of all effects.
+ */
+export type Tolerations = Readonly<Record<string, Toleration>>;
+
+/** The wildcard toleration's key: `{ [ANY_TAINT]: Exists() }` tolerates every taint. */
+export const ANY_TAINT = '';
 
 const EFFECTS = new Set<string>(Object.values(TaintEffect));
 
@@ -60,9 +76,12 @@ export function describeTaint(t: Taint): string {
   return `{${t.key}: ${t.value}}`;
 }
 
+/** Kubernetes' ToleratesTaint: the effect (when given) must be the taint's, then the key and value. */
 export function tolerates(tolerations: Tolerations, taint: Taint): boolean {
-  const cond = Object.hasOwn(tolerations, taint.key) ? tolerations[taint.key] : undefined;
-  return cond !== undefined && conditionMatches(cond, taint.value);
+  const own = Object.hasOwn(tolerations, taint.key) ? tolerations[taint.key] : undefined;
+  if (own !== undefined && (own.effect === undefined || own.effect === taint.effect) && conditionMatches(own, taint.value)) return true;
+  const any = Object.hasOwn(tolerations, ANY_TAINT) ? tolerations[ANY_TAINT] : undefined;
+  return any !== undefined && (any.effect === undefined || any.effect === taint.effect);
 }
 
 /** The first taint that keeps the request off the node (NoSchedule or NoExecute), if any. */
@@ -75,10 +94,14 @@ export function firstUntoleratedTaint(taints: readonly Taint[], tolerations: Tol
 
 /** Does the node carry a PreferNoSchedule taint the request does not tolerate? */
 export function hasUntoleratedPreference(taints: readonly Taint[], tolerations: Tolerations): boolean {
-  for (const t of taints) {
-    if (t.effect === 'PreferNoSchedule' && !tolerates(tolerations, t)) return true;
-  }
-  return false;
+  return untoleratedPreferences(taints, tolerations) > 0;
+}
+
+/** How many PreferNoSchedule taints of the node the request does not tolerate (Kubernetes' TaintToleration score counts these). */
+export function untoleratedPreferences(taints: readonly Taint[], tolerations: Tolerations): number {
+  let n = 0;
+  for (const t of taints) if (t.effect === 'PreferNoSchedule' && !tolerates(tolerations, t)) n++;
+  return n;
 }
 
 /**
@@ -99,8 +122,8 @@ export function rareResourceTaints(total: ResourceSet, rareResources: readonly s
     .map((r) => ({ key: rareResourceTaintKey(r), value: 'true', effect: 'NoSchedule' as const }));
 }
 
-export function rareResourceTolerations(request: ResourceSet, rareResources: readonly string[]): Record<string, Condition> {
-  const out: Record<string, Condition> = {};
+export function rareResourceTolerations(request: ResourceSet, rareResources: readonly string[]): Record<string, Toleration> {
+  const out: Record<string, Toleration> = {};
   for (const r of rareResources) {
     if ((request[r] ?? 0) > 0) out[rareResourceTaintKey(r)] = { operator: 'EXISTS', values: [] };
   }

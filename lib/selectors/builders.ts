@@ -11,7 +11,8 @@ import { ACTOR_ID_LABEL } from '../labels/builtin.ts';
 import type {
   ActorAffinityStrategy, NodeAffinityStrategy, NodeIdAffinityStrategy, NodeLabelStrategy, PlacementGroupStrategy,
 } from '../scheduling/strategy.types.ts';
-import { MatchOperator, type Condition, type LabelMatchExpression } from './expression.ts';
+import { MatchOperator, type Condition, type LabelMatchExpression, type NodeAffinityTerm } from './expression.ts';
+import { nodeAffinityTerms } from './terms.ts';
 
 /** An actor handle (anything with an actorId, and maybe its namespace) or a bare actor id. */
 export type ActorRefLike = string | { readonly actorId: string; readonly namespace?: string };
@@ -65,18 +66,36 @@ export function validateCondition(key: string, cond: unknown): Condition {
   return Object.freeze({ operator: cond.operator as MatchOperator, values: Object.freeze([...(cond.values as string[])]) });
 }
 
+/** A preferred term's weight: an integer 1-100 (Kubernetes), and only on a soft term. */
+export function termWeightProblem(weight: unknown, soft: unknown): string | undefined {
+  if (weight === undefined) return undefined;
+  if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1 || weight > 100) return `weight must be an integer from 1 to 100 (got ${JSON.stringify(weight) ?? typeName(weight)})`;
+  return soft === true ? undefined : 'weight applies only to a soft (preferred) term';
+}
+
 /** Checks the shape of an expression (it may be built by hand); returns a frozen copy. */
 export function validateExpression(expr: unknown): LabelMatchExpression {
   if (!isRecord(expr)) {
     throw new InvalidSelectorError('', expr, `expression must be an object {key, operator, values, soft} (got ${typeName(expr)})`);
   }
-  const { key, soft = false, namespace } = expr;
+  const { key, soft = false, namespace, weight, topologyKey } = expr;
   const cond = validateCondition(key as string, expr);
   if (typeof soft !== 'boolean') throw new InvalidSelectorError(key as string, expr, 'soft must be a boolean');
   if (namespace !== undefined && (typeof namespace !== 'string' || namespace === '')) {
     throw new InvalidSelectorError(key as string, expr, 'namespace must be a non-empty string');
   }
-  const out = { key: key as string, ...cond, soft, ...(namespace === undefined ? {} : { namespace: namespace as string }) };
+  const weightProblem = termWeightProblem(weight, soft);
+  if (weightProblem) throw new InvalidSelectorError(key as string, expr, weightProblem);
+  if (topologyKey !== undefined) {
+    const problem = labelKeyProblem(topologyKey, { allowReserved: true });
+    if (problem) throw new InvalidSelectorError(key as string, expr, `topologyKey: ${problem}`);
+  }
+  const out = {
+    key: key as string, ...cond, soft,
+    ...(namespace === undefined ? {} : { namespace: namespace as string }),
+    ...(weight === undefined ? {} : { weight: weight as number }),
+    ...(topologyKey === undefined ? {} : { topologyKey: topologyKey as string }),
+  };
   return Object.freeze(out);
 }
 
@@ -152,11 +171,9 @@ export function actorAffinity(exprs: LabelMatchExpression | LabelMatchExpression
   return Object.freeze({ type: 'ACTOR_AFFINITY', expressions: expressionList('actorAffinity', exprs) });
 }
 
-export function nodeAffinity(exprs: LabelMatchExpression | LabelMatchExpression[]): NodeAffinityStrategy {
-  const expressions = expressionList('nodeAffinity', exprs);
-  const scoped = expressions.find((e) => e.namespace !== undefined);
-  if (scoped) throw new InvalidSelectorError(scoped.key, scoped, 'namespace applies only to actor affinity');
-  return Object.freeze({ type: 'NODE_AFFINITY', expressions });
+/** Node-label expressions and anyOf(...) groups, ANDed (seed 001; Kubernetes' nodeSelectorTerms for OR). */
+export function nodeAffinity(exprs: NodeAffinityTerm | NodeAffinityTerm[]): NodeAffinityStrategy {
+  return Object.freeze({ type: 'NODE_AFFINITY', expressions: nodeAffinityTerms('nodeAffinity', exprs) });
 }
 
 export interface NodeIdAffinityOptions {

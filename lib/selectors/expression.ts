@@ -35,6 +35,42 @@ export interface LabelMatchExpression extends Condition {
    * requester's own namespace (as Kubernetes pod affinity defaults to the pod's namespace).
    */
   readonly namespace?: string;
+  /**
+   * Soft expressions only: how much meeting it counts, 1-100 (Kubernetes' preferred-term weight).
+   * Absent means 1. A node's soft score is the sum of the weights of the soft terms it meets.
+   */
+  readonly weight?: number;
+  /**
+   * Actor affinity only: a node label naming a topology domain (Kubernetes' topologyKey, e.g.
+   * `zone`). Affinity then holds on a node whose domain (same value of that label) has a matching
+   * actor; anti-affinity holds when no node of its domain has one.
+   */
+  readonly topologyKey?: string;
+}
+
+/**
+ * OR'ed node-affinity terms (Kubernetes' nodeSelectorTerms): the node must meet every expression of
+ * at least one term. As a whole it is hard, or soft with a weight (a preferred term).
+ */
+export interface LabelMatchAnyOf {
+  readonly anyOf: readonly (readonly LabelMatchExpression[])[];
+  readonly soft: boolean;
+  readonly weight?: number;
+}
+
+/** What nodeAffinity(...) takes: expressions and OR groups, ANDed. */
+export type NodeAffinityTerm = LabelMatchExpression | LabelMatchAnyOf;
+
+export const isAnyOf = (t: NodeAffinityTerm): t is LabelMatchAnyOf => Object.hasOwn(t, 'anyOf');
+
+/** Does the node's label map meet some term of the group? */
+export function anyOfMatches(group: LabelMatchAnyOf, labels: Readonly<Record<string, string>>): boolean {
+  return group.anyOf.some((term) => term.every((e) => expressionMatches(e, labels)));
+}
+
+/** `(gpu in (a100)) or (gpu in (h100), nvlink exists)`: the OR group as explanations show it. */
+export function describeAnyOf(group: LabelMatchAnyOf): string {
+  return group.anyOf.map((term) => `(${term.map(describeExpression).join(', ')})`).join(' or ');
 }
 
 /** Does a label value (undefined when the key is absent) satisfy the condition? */
@@ -65,9 +101,15 @@ export function expressionMatches(expr: LabelMatchExpression, labels: Readonly<R
 
 /**
  * Renders an expression the way explanations show it, Kubernetes style:
- * `region in (us,eu)`, `region notin (us)`, `gpu exists`, `gpu does not exist`, `cores gt 4`.
+ * `region in (us,eu)`, `region notin (us)`, `gpu exists`, `gpu does not exist`, `cores gt 4`; with a
+ * topology key, `app in (web) in the same zone`.
  */
-export function describeExpression(expr: Pick<LabelMatchExpression, 'key' | 'operator' | 'values'>): string {
+export function describeExpression(expr: Pick<LabelMatchExpression, 'key' | 'operator' | 'values' | 'topologyKey'>): string {
+  const plain = describeCondition(expr);
+  return expr.topologyKey === undefined ? plain : `${plain} in the same ${expr.topologyKey}`;
+}
+
+function describeCondition(expr: Pick<LabelMatchExpression, 'key' | 'operator' | 'values'>): string {
   switch (expr.operator) {
     case 'IN':
       return `${expr.key} in (${expr.values.join(',')})`;

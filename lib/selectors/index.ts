@@ -1,6 +1,6 @@
 // lib/selectors — label match expressions, selector parsing (seed 002) and the strategy builders.
 export * from './expression.ts';
-export { formatSelectorValue, parseLabelSelector, parseSelectorValue } from './parse.ts';
+export { formatSelectorValue, parseLabelSelector, parseSelectorValue, type SelectorValue } from './parse.ts';
 export {
   DoesNotExist,
   Exists,
@@ -26,3 +26,4 @@ export {
   type ActorRefLike,
   type NodeIdAffinityOptions,
 } from './builders.ts';
+export { anyOf, nodeAffinityTerms, preferred, validateAnyOf, withTopologyKey } from './terms.ts';

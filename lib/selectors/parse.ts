@@ -8,6 +8,7 @@
  *   exists()   →  EXISTS            !exists()  →  DOES_NOT_EXIST
  *   gt(4)      →  GT [4]            lt(4)      →  LT [4]   (Kubernetes Gt/Lt; no '!')
  *
+ * Several constraints on one key are a list of values, ANDed: `{ gpu: ['in(a,b,c)', '!b'] }`.
  * Operators are case-insensitive; whitespace around tokens and values is ignored. Keys may use the
  * reserved `orrery.io/` prefix. Every problem is an InvalidSelectorError carrying the key, the raw
  * value and the rule.
@@ -82,12 +83,27 @@ export function parseSelectorValue(key: string, value: unknown): LabelMatchExpre
   return validateExpression({ key, operator: parsed.operator, values: parsed.values, soft: false });
 }
 
+/**
+ * A selector value per key, or a list of them for several constraints on one key (ANDed, as
+ * Kubernetes' matchExpressions may repeat a key): `{ gpu: ['in(a,b)', '!b'] }`.
+ */
+export type SelectorValue = string | readonly string[];
+
 /** Parses a whole `labelSelector` record; its expressions are ANDed, in the record's key order. */
 export function parseLabelSelector(selector: unknown): LabelMatchExpression[] {
   if (typeof selector !== 'object' || selector === null || Array.isArray(selector)) {
     throw new InvalidSelectorError('', selector, `label selector must be an object mapping label keys to selector values (got ${typeName(selector)})`);
   }
-  return Object.entries(selector).map(([key, value]) => parseSelectorValue(key, value));
+  const out: LabelMatchExpression[] = [];
+  for (const [key, value] of Object.entries(selector)) {
+    if (!Array.isArray(value)) {
+      out.push(parseSelectorValue(key, value));
+      continue;
+    }
+    if (value.length === 0) throw new InvalidSelectorError(key, value, 'a list of selector values needs at least one value');
+    for (const v of value) out.push(parseSelectorValue(key, v));
+  }
+  return out;
 }
 
 /** Writes a condition back in selector syntax: the inverse of parseSelectorValue. */

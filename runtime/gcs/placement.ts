@@ -57,7 +57,7 @@ export class Placement {
 
   /** The actor now runs on `nodeId`: its hard anti-affinity keeps others away from there. */
   placed(actor: Placeable, nodeId: string): void {
-    this.#anti.placed(actor.actorId, nodeId, actor.namespace, actor.compiled.request);
+    this.#anti.placed(actor.actorId, nodeId, actor.namespace, actor.compiled.request, this.deps.state.node(nodeId)?.labels);
   }
 
   left(actorId: string): void {

@@ -1,5 +1,5 @@
 import type { SchedNode } from '../../lib/cluster/cluster-state.ts';
-import { conditionMatches, describeExpression, expressionMatches, type LabelMatchExpression } from '../../lib/selectors/expression.ts';
+import { anyOfMatches, conditionMatches, describeAnyOf, describeExpression, expressionMatches, type LabelMatchExpression } from '../../lib/selectors/expression.ts';
 import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
 import { describeTaint, tolerates, type Taint } from '../../lib/scheduling/taints.ts';
 
@@ -9,7 +9,7 @@ import { describeTaint, tolerates, type Taint } from '../../lib/scheduling/taint
  * and so is the actor itself: its own labels never satisfy, nor break, its actor affinity.
  *
  *   label selector   some tier (the selector or a fallback) still matches the node's labels
- *   node affinity    every hard node-label expression still matches
+ *   node affinity    every hard node-label expression and anyOf group still matches
  *   actor affinity   every hard actor-label expression still holds among the *other* actors there
  *
  * Each returns a one-line description of the first constraint that broke, or undefined.
@@ -24,8 +24,12 @@ export function brokenConstraint(node: SchedNode, actor: { actorId: string; name
   for (const expr of req.nodeAffinity) {
     if (!expr.soft && !expressionMatches(expr, node.labels)) return `node affinity ${describeExpression(expr)} no longer matches node ${node.id}`;
   }
+  for (const group of req.nodeAffinityAnyOf ?? []) {
+    if (!group.soft && !anyOfMatches(group, node.labels)) return `node affinity ${describeAnyOf(group)} no longer matches node ${node.id}`;
+  }
   for (const expr of req.actorAffinity) {
-    if (expr.soft || actorExpressionHolds(node, actor, expr, req.namespace)) continue;
+    // a term over a topology domain is checked at placement only (docs/scheduling.md: not yet during execution)
+    if (expr.soft || expr.topologyKey !== undefined || actorExpressionHolds(node, actor, expr, req.namespace)) continue;
     const anti = expr.operator === 'NOT_IN' || expr.operator === 'DOES_NOT_EXIST';
     return `actor ${anti ? 'anti-affinity' : 'affinity'} ${describeExpression(expr)} no longer holds on node ${node.id}`;
   }

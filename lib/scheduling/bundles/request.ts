@@ -1,10 +1,10 @@
 import { InvalidOptionError } from '../../errors.ts';
-import { validateLabelKey } from '../../labels/validate.ts';
 import { parseResources, type ResourceSet } from '../../resources/resource-set.ts';
-import { validateCondition } from '../../selectors/builders.ts';
-import type { Condition, LabelMatchExpression } from '../../selectors/expression.ts';
-import { parseLabelSelector } from '../../selectors/parse.ts';
-import { rareResourceTolerations, type Tolerations } from '../taints.ts';
+import type { LabelMatchExpression } from '../../selectors/expression.ts';
+import { parseLabelSelector, type SelectorValue } from '../../selectors/parse.ts';
+import { rareResourceTolerations, type Toleration, type Tolerations } from '../taints.ts';
+import { compileTolerations } from '../tolerations.ts';
+import { checkEntry } from '../request.ts';
 
 export const BUNDLE_STRATEGIES = ['PACK', 'SPREAD', 'STRICT_PACK', 'STRICT_SPREAD'] as const;
 export type BundleStrategy = (typeof BUNDLE_STRATEGIES)[number];
@@ -32,9 +32,9 @@ export interface PlacementGroupOptions {
   bundles: Record<string, number>[];
   strategy?: BundleStrategy;
   name?: string;
-  bundleLabelSelector?: Record<string, string>[];
-  fallbackStrategy?: { bundles: Record<string, number>[]; bundleLabelSelector?: Record<string, string>[] }[];
-  tolerations?: Record<string, Condition>;
+  bundleLabelSelector?: Record<string, SelectorValue>[];
+  fallbackStrategy?: { bundles: Record<string, number>[]; bundleLabelSelector?: Record<string, SelectorValue>[] }[];
+  tolerations?: Record<string, Toleration>;
 }
 
 /**
@@ -54,18 +54,14 @@ export function compilePlacementGroup(
   const tiers = [tier('bundles', opts.bundles, opts.bundleLabelSelector)];
   if (opts.fallbackStrategy !== undefined) {
     if (!Array.isArray(opts.fallbackStrategy)) throw new InvalidOptionError('fallbackStrategy', opts.fallbackStrategy, 'expected an array of { bundles, bundleLabelSelector? }');
-    opts.fallbackStrategy.forEach((f, i) => tiers.push(tier(`fallbackStrategy[${i}].bundles`, f?.bundles, f?.bundleLabelSelector)));
+    opts.fallbackStrategy.forEach((f, i) => {
+      checkEntry(`fallbackStrategy[${i}]`, f, { required: ['bundles'], allowed: ['bundles', 'bundleLabelSelector'] });
+      tiers.push(tier(`fallbackStrategy[${i}].bundles`, f.bundles, f.bundleLabelSelector));
+    });
   }
-  const rare: Record<string, Condition> = {};
+  const rare: Record<string, Toleration> = {};
   for (const b of tiers.flat()) Object.assign(rare, rareResourceTolerations(b.resources, ctx.rareResources ?? []));
-  const tolerations: Record<string, Condition> = { ...rare };
-  if (opts.tolerations !== undefined) {
-    if (opts.tolerations === null || typeof opts.tolerations !== 'object' || Array.isArray(opts.tolerations)) throw new InvalidOptionError('tolerations', opts.tolerations, 'expected an object of taint key to condition');
-    for (const [key, cond] of Object.entries(opts.tolerations)) {
-      validateLabelKey(key, { allowReserved: true });
-      tolerations[key] = validateCondition(key, cond);
-    }
-  }
+  const tolerations: Record<string, Toleration> = { ...rare, ...compileTolerations('tolerations', opts.tolerations) };
   const name = ctx.name ?? opts.name;
   return { target: ctx.id ? { kind: 'placement_group', id: ctx.id, name } : undefined, strategy, tiers, tolerations };
 }

@@ -1,6 +1,7 @@
 import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
 import { actorScope } from '../../label-index/label-index.ts';
 import { conditionMatches, type LabelMatchExpression } from '../../selectors/expression.ts';
+import { topologyExpressionMatches } from './actor-topology.ts';
 import { expressionRejection } from './rejections.ts';
 import type { Filter } from './filter.ts';
 
@@ -10,9 +11,11 @@ export const ACTOR_ANTI_AFFINITY_MISMATCH = "didn't match actor anti-affinity";
 /**
  * Does the node satisfy an actor-label expression (seed 000)? IN / EXISTS need some actor on the
  * node with the label; NOT_IN / DOES_NOT_EXIST need no actor there with it. GT / LT need an actor
- * whose integer label compares. Label lookups go through the index, O(values).
+ * whose integer label compares. Label lookups go through the index, O(values). With a topologyKey
+ * the node's whole topology domain counts (actor-topology.ts).
  */
 export function actorExpressionMatches(state: ClusterState, node: SchedNode, expr: LabelMatchExpression, namespace: string): boolean {
+  if (expr.topologyKey !== undefined) return topologyExpressionMatches(state, node, expr, namespace);
   const scope = actorScope(expr.namespace ?? namespace);
   switch (expr.operator) {
     case 'IN':

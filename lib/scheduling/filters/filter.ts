@@ -1,5 +1,6 @@
 import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
-import type { LabelMatchExpression } from '../../selectors/expression.ts';
+import type { LabelMatchAnyOf, LabelMatchExpression } from '../../selectors/expression.ts';
+import type { PreferredTerms } from './preferred-terms.ts';
 import type { SchedulingRequest } from '../request.types.ts';
 
 /**
@@ -26,8 +27,13 @@ export interface Attempt {
   readonly tier: number;
   readonly selector: readonly LabelMatchExpression[];
   readonly nodeAffinity: readonly LabelMatchExpression[];
+  /** Required anyOf(...) groups: hard ones, and soft ones this level requires. */
+  readonly nodeAffinityAnyOf: readonly LabelMatchAnyOf[];
   readonly actorAffinity: readonly LabelMatchExpression[];
-  readonly avoidPreferTaints: boolean;
+  /** Untolerated PreferNoSchedule taints a node may carry at this level (Infinity: any number). */
+  readonly maxPreferTaints: number;
+  /** Soft terms this level does not require one by one, and the weight they must reach together. */
+  readonly preferred?: PreferredTerms;
   /** A hard node-id pin, if any. */
   readonly nodeId?: string;
 }

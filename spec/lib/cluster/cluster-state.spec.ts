@@ -233,6 +233,52 @@ for (const c of preferCases) {
   });
 }
 
+const P = (key: string): Taint => taint(key, 'x', 'PreferNoSchedule');
+const maxPreferCases: { name: string; steps: (s: ClusterState) => void; want: number }[] = [
+  { name: 'no taints', steps: () => {}, want: 0 },
+  { name: 'one node with two', steps: (s) => s.setNodeTaints('n1', [P('a'), P('b')]), want: 2 },
+  { name: 'NoSchedule and NoExecute do not count', steps: (s) => s.setNodeTaints('n1', [P('a'), taint('b', 'x', 'NoSchedule'), taint('c', 'x', 'NoExecute')]), want: 1 },
+  { name: 'the largest of two nodes', steps: (s) => (s.setNodeTaints('n1', [P('a')]), s.setNodeTaints('n2', [P('a'), P('b'), P('c')])), want: 3 },
+  { name: 'after the largest is cleared', steps: (s) => (s.setNodeTaints('n1', [P('a')]), s.setNodeTaints('n2', [P('a'), P('b')]), s.setNodeTaints('n2', [])), want: 1 },
+  { name: 'after the largest node is removed', steps: (s) => (s.setNodeTaints('n1', [P('a')]), s.setNodeTaints('n2', [P('a'), P('b')]), s.removeNode('n2')), want: 1 },
+];
+
+for (const c of maxPreferCases) {
+  test(`maxPreferNoScheduleTaints: ${c.name}`, () => {
+    const state = cluster([
+      { nodeId: 'n1', total: R({ CPU: 1 }) },
+      { nodeId: 'n2', total: R({ CPU: 1 }) },
+    ]);
+    c.steps(state);
+    assert.is(state.maxPreferNoScheduleTaints, c.want);
+  });
+}
+
+test('topology(key): actor labels per domain, built from the actors already placed and kept up to date', () => {
+  const state = cluster([
+    { nodeId: 'n1', labels: { zone: 'a' }, total: R({ CPU: 1 }) },
+    { nodeId: 'n2', labels: { zone: 'a' }, total: R({ CPU: 1 }) },
+    { nodeId: 'n3', labels: { zone: 'b' }, total: R({ CPU: 1 }) },
+    { nodeId: 'n4', total: R({ CPU: 1 }) },
+  ]);
+  state.addActor('n1', { actorId: 'w1', namespace: 'ns', labels: { app: 'web' } });
+  state.addActor('n4', { actorId: 'w0', namespace: 'ns', labels: { app: 'web' } });
+  const zones = state.topology('zone');
+  const web = (zone: string) => zones.refCount(actorScope('ns'), zone, 'app', 'web');
+  assert.equal([web('a'), web('b')], [1, 0], 'built from what was there; the node without a zone is in no domain');
+  state.addActor('n2', { actorId: 'w2', namespace: 'ns', labels: { app: 'web' } });
+  assert.is(web('a'), 2, 'reference-counted per domain');
+  state.removeActor('n1', 'w1');
+  assert.is(web('a'), 1);
+  state.setNodeLabels('n2', { zone: 'b' });
+  assert.equal([web('a'), web('b')], [0, 1], 'a relabelled node takes its actors to the new domain');
+  state.setNodeLabels('n4', { zone: 'b' });
+  assert.is(web('b'), 2, 'a node that gains the label brings its actors in');
+  state.removeNode('n4');
+  assert.is(web('b'), 1);
+  assert.is(zones.nodeHas(actorScope('ns'), 'b', ACTOR_ID_LABEL, ['w2']), true, 'actor ids are aggregated too');
+});
+
 test('setNodeState changes only the state', () => {
   const state = cluster([{ nodeId: 'n1', labels: { zone: 'a' }, total: R({ CPU: 1 }) }]);
   state.setNodeState('n1', 'DEAD');

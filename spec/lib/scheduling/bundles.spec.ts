@@ -649,7 +649,9 @@ const badGroups: { name: string; input: unknown; cls: ErrorClass; detail: Record
   { name: 'a lower-case strategy', input: { bundles: [{ CPU: 1 }], strategy: 'pack' }, cls: InvalidOptionError, detail: { option: 'strategy', value: 'pack' } },
   { name: 'fallbackStrategy not an array', input: { bundles: [{ CPU: 1 }], fallbackStrategy: { bundles: [{ CPU: 1 }] } }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy', value: { bundles: [{ CPU: 1 }] } } },
   { name: 'a fallback with no bundles', input: { bundles: [{ CPU: 1 }], fallbackStrategy: [{ bundles: [] }] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[0].bundles', value: [] } },
-  { name: 'a null fallback', input: { bundles: [{ CPU: 1 }], fallbackStrategy: [null] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[0].bundles', value: undefined } },
+  { name: 'a fallback with an unknown key', input: { bundles: [{ CPU: 1 }], fallbackStrategy: [{ bundles: [{ CPU: 1 }], labelSelector: {} } as never] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[0].labelSelector', value: {} } },
+  { name: 'an empty fallback {}', input: { bundles: [{ CPU: 1 }], fallbackStrategy: [{} as never] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[0].bundles', value: undefined } },
+  { name: 'a null fallback', input: { bundles: [{ CPU: 1 }], fallbackStrategy: [null] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[0]', value: null } },
   {
     name: 'a fallback bundle with a zero',
     input: { bundles: [{ CPU: 1 }], fallbackStrategy: [{ bundles: [{ CPU: 1 }] }, { bundles: [{ GPU: 0 }] }] },

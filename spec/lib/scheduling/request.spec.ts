@@ -87,7 +87,7 @@ const compiled: { name: string; input: PlacementOptions; ctx?: CompileContext; w
     input: { labelSelector: { 'instance-type': 'm5.16xlarge' }, fallbackStrategy: [{ labelSelector: { zone: 'in(a,b)' } }, { labelSelector: {} }] },
     want: { selectorTiers: [[hard('instance-type', 'IN', ['m5.16xlarge'])], [hard('zone', 'IN', ['a', 'b'])], []] } as never,
   },
-  { name: 'a fallback without labelSelector is an empty tier', input: { fallbackStrategy: [{} as never] }, want: { selectorTiers: [[], []] } },
+  { name: 'a fallback with an empty labelSelector is an explicit any-node tier', input: { fallbackStrategy: [{ labelSelector: {} }] }, want: { selectorTiers: [[], []] } },
   { name: 'reserved keys may be selected', input: { labelSelector: { 'orrery.io/accelerator-type': 'exists()' } }, want: { selectorTiers: [[hard('orrery.io/accelerator-type', 'EXISTS', [])]] } as never },
   // tolerations
   { name: 'tolerations', input: { tolerations: { gpu_node: Exists(), gpu_type: In('A100') } }, want: { tolerations: { gpu_node: EXISTS, gpu_type: { operator: 'IN', values: ['A100'] } } } as never },
@@ -202,6 +202,11 @@ const rejected: { name: string; input: unknown; cls: ErrorClass; detail: Record<
   { name: 'fallbackStrategy not an array', input: { fallbackStrategy: { labelSelector: {} } }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy', value: { labelSelector: {} }, rule: 'expected an array of { labelSelector }' } },
   { name: 'a null fallback entry', input: { fallbackStrategy: [{ labelSelector: {} }, null] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[1]', value: null, rule: 'expected { labelSelector }' } },
   { name: 'a malformed fallback selector', input: { fallbackStrategy: [{ labelSelector: { zone: '!in()' } }] }, cls: InvalidSelectorError, detail: { key: 'zone', value: '!in()', rule: 'fallbackStrategy[0].labelSelector: !in() needs at least one value' } },
+  // fallbackStrategy entries are checked like top-level options (a misspelt option is never ignored)
+  { name: 'a fallback with a top-level option in it', input: { fallbackStrategy: [{ labelSelector: { a: 'b' }, numCpus: 64 } as never] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[0].numCpus', value: 64 } },
+  { name: 'a fallback with a misspelt key', input: { fallbackStrategy: [{ labelSelectr: { a: 'b' } } as never] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[0].labelSelectr' } },
+  { name: 'an empty fallback {}', input: { fallbackStrategy: [{} as never] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[0].labelSelector', value: undefined } },
+  { name: 'a second fallback that is an array', input: { fallbackStrategy: [{ labelSelector: {} }, [] as never] }, cls: InvalidOptionError, detail: { option: 'fallbackStrategy[1]' } },
   // tolerations
   { name: 'tolerations as an array', input: { tolerations: [Exists()] }, cls: InvalidOptionError, detail: { option: 'tolerations', value: [Exists()] } },
   { name: 'tolerations as a string', input: { tolerations: 'gpu_node' }, cls: InvalidOptionError, detail: { option: 'tolerations', value: 'gpu_node' } },

@@ -155,4 +155,34 @@ for (const c of semantics) {
   });
 }
 
+// Several constraints on one key: a list of values, ANDed — Kubernetes' NodeSelectorTerm may repeat
+// a key in matchExpressions (e.g. `gpu In [a,b,c]` and `gpu NotIn [b]`), and every one must hold.
+const multi: { name: string; selector: Record<string, string | string[]>; labels: Record<string, string>; want: boolean }[] = [
+  { name: 'in(a,b,c) and !b with a', selector: { gpu: ['in(a,b,c)', '!b'] }, labels: { gpu: 'a' }, want: true },
+  { name: 'in(a,b,c) and !b with b', selector: { gpu: ['in(a,b,c)', '!b'] }, labels: { gpu: 'b' }, want: false },
+  { name: 'in(a,b,c) and !b without the key', selector: { gpu: ['in(a,b,c)', '!b'] }, labels: {}, want: false },
+  { name: 'gt(4) and lt(16): a range (Kubernetes Gt + Lt on one key)', selector: { cores: ['gt(4)', 'lt(16)'] }, labels: { cores: '8' }, want: true },
+  { name: 'gt(4) and lt(16) above the range', selector: { cores: ['gt(4)', 'lt(16)'] }, labels: { cores: '16' }, want: false },
+  { name: 'a one-value list is the value', selector: { gpu: ['a'] }, labels: { gpu: 'a' }, want: true },
+  { name: 'lists AND with other keys', selector: { gpu: ['!b', '!c'], zone: 'us' }, labels: { gpu: 'a', zone: 'eu' }, want: false },
+];
+for (const c of multi) {
+  test(`parseLabelSelector, several constraints on one key: ${c.name}`, () => {
+    const exprs = parseLabelSelector(c.selector);
+    assert.is(exprs.every((e) => expressionMatches(e, c.labels)), c.want);
+  });
+}
+
+test('parseLabelSelector: a list gives one expression per value, in order', () => {
+  assert.equal(parseLabelSelector({ gpu: ['in(a,b)', '!b'] }), [
+    { key: 'gpu', operator: 'IN', values: ['a', 'b'], soft: false },
+    { key: 'gpu', operator: 'NOT_IN', values: ['b'], soft: false },
+  ]);
+});
+
+test('parseLabelSelector refuses an empty list and a bad value inside a list', () => {
+  expectSelectorError(() => parseLabelSelector({ gpu: [] }), { key: 'gpu', value: [], rule: 'a list of selector values needs at least one value' });
+  expectSelectorError(() => parseLabelSelector({ gpu: ['a', 3] }), { key: 'gpu', value: 3, rule: 'selector value must be a string (got number)' });
+});
+
 test.run();

@@ -1,7 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Exists, affinity, actorAffinity, labelIn, nodeAffinity } from '../../../lib/index.ts';
+import { ANY_TAINT, Exists, affinity, actorAffinity, anyOf, labelIn, nodeAffinity, preferred, tolerate, withTopologyKey } from '../../../lib/index.ts';
 import { defineActor } from '../../../runtime/client/actor-class.ts';
+import { compileRequest } from '../../../lib/scheduling/request.ts';
+import { decode, encode } from '../../../protocols/codec.ts';
+import type { RegisterActor } from '../../../protocols/messages/actor.ts';
+import { compileActor } from '../../../runtime/gcs/actor-options.ts';
 import { validateActorOptions, type ActorOptions } from '../../../runtime/client/actor-options.ts';
 import { Counter } from '../../fixtures/client/actors.ts';
 
@@ -14,6 +18,11 @@ const valid: [string, ActorOptions][] = [
   ['tolerations', { tolerations: { gpu_node: Exists() } }],
   ['node affinity', { schedulingStrategy: nodeAffinity(labelIn('zone', ['a'])) }],
   ['actor affinity to a handle-like ref', { schedulingStrategy: actorAffinity(affinity({ actorId: 'fedcba9876543210', namespace: 'default' })) }],
+  // issue 17 parity options
+  ['tolerations with an effect and the wildcard', { tolerations: { gpu_node: tolerate(Exists(), 'NoSchedule'), [ANY_TAINT]: tolerate(Exists(), 'PreferNoSchedule') } }],
+  ['anyOf and weighted preferred terms', { schedulingStrategy: nodeAffinity([anyOf([labelIn('gpu', ['a100'])], [labelIn('gpu', ['h100'])]), preferred(labelIn('zone', ['a']), 80)]) }],
+  ['actor affinity over a topology key', { schedulingStrategy: actorAffinity(withTopologyKey(labelIn('app', ['web']), 'zone')) }],
+  ['several constraints on one key', { labelSelector: { gpu: ['in(a,b,c)', '!b'] } }],
   ['actor fields', { name: 'n', namespace: 'ns', labels: { app: 'web' }, maxRestarts: -1, maxTaskRetries: 3, maxConcurrency: 8, isolation: 'process' }],
 ];
 
@@ -35,6 +44,10 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['a bad custom resource', { resources: { disk: -1 } }, 'INVALID_RESOURCE', /disk/],
   ['bad selector', { labelSelector: { 'bad key!': 'x' } }, 'INVALID_SELECTOR', /bad key!/],
   ['bad fallback', { fallbackStrategy: 'eu' }, 'INVALID_OPTION', /fallbackStrategy/],
+  ['a top-level option inside a fallback', { fallbackStrategy: [{ labelSelector: { a: 'b' }, numCpus: 64 }] }, 'INVALID_OPTION', /fallbackStrategy\[0\]\.numCpus/],
+  ['an empty fallback', { fallbackStrategy: [{}] }, 'INVALID_OPTION', /fallbackStrategy\[0\]\.labelSelector/],
+  ['a toleration with an unknown effect', { tolerations: { gpu: { ...Exists(), effect: 'Never' } } }, 'INVALID_OPTION', /tolerations\.gpu\.effect/],
+  ['a weight on a hard expression', { schedulingStrategy: { type: 'NODE_AFFINITY', expressions: [{ ...labelIn('a', ['b']), weight: 5 }] } }, 'INVALID_SELECTOR', /weight applies only/],
   ['bad label value', { labels: { app: 'has space' } }, 'INVALID_LABEL', /app/],
   ['name too long', { name: 'x'.repeat(257) }, 'INVALID_OPTION', /name/],
   ['namespace not a string', { namespace: 3 }, 'INVALID_OPTION', /namespace/],
@@ -54,6 +67,24 @@ for (const [name, opts, code, pattern] of invalid) {
     }
   });
 }
+
+test('the parity options travel over the wire: what the GCS compiles from the decoded register_actor is what the client checked', () => {
+  const opts: ActorOptions = {
+    labelSelector: { gpu: ['in(a,b,c)', '!b'] },
+    tolerations: { gpu_node: tolerate(Exists(), 'NoSchedule'), [ANY_TAINT]: tolerate(Exists(), 'PreferNoSchedule') },
+    schedulingStrategy: nodeAffinity([anyOf([labelIn('gpu', ['a100'])], [labelIn('gpu', ['h100'])]), preferred(labelIn('zone', ['a']), 80)]),
+  };
+  const v = validateActorOptions(opts, ctx);
+  const body = { actorId: ctx.actorId, code: { moduleUrl: 'file:///x.js', className: 'X', args: [] }, namespace: v.namespace, options: v.wire };
+  const decoded = decode(encode('register_actor', body));
+  assert.is(decoded.type, 'register_actor');
+  const compiled = compileActor(decoded.body as RegisterActor, { rareResources: [] });
+  const direct = compileRequest(opts, { namespace: 'default', target: { kind: 'actor', id: ctx.actorId } });
+  assert.equal(compiled.request, direct);
+  const topo = validateActorOptions({ schedulingStrategy: actorAffinity(withTopologyKey(labelIn('app', ['web']), 'zone')) }, ctx);
+  const back = decode(encode('register_actor', { ...body, options: topo.wire }));
+  assert.is(compileActor(back.body as RegisterActor, { rareResources: [] }).request.actorAffinity[0].topologyKey, 'zone');
+});
 
 test('defineActor records the module URL and export name, and checks its defaults', () => {
   const url = import.meta.url;

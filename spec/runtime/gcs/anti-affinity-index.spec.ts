@@ -91,7 +91,7 @@ test('repelling agrees with a scan of every resident under random placements and
   }
 });
 
-test('constrain adds one hard node-id NOT_IN with the repelling nodes and those to avoid, and leaves the request alone otherwise', () => {
+test('constrain passes the repelling nodes (with their residents) in repelledBy, adds a node-id NOT_IN for those to avoid, and leaves the request alone otherwise', () => {
   const index = new AntiAffinityIndex();
   const base = request([]);
   const newcomer = { actorId: 'x', namespace: 'default', labels: { app: 'web' } };
@@ -100,7 +100,8 @@ test('constrain adds one hard node-id NOT_IN with the repelling nodes and those 
   index.placed('r2', 'n1', 'default', request([{ key: 'app', operator: 'NOT_IN', values: ['db'], soft: false }]));
   assert.is(index.constrain(base, { ...newcomer, labels: { app: 'cache' } }), base);
   const constrained = index.constrain(base, newcomer, new Set(['n3']));
-  assert.equal(constrained.nodeAffinity, [{ key: NODE_ID_LABEL, operator: 'NOT_IN', values: ['n2', 'n3'], soft: false }]);
+  assert.equal(constrained.nodeAffinity, [{ key: NODE_ID_LABEL, operator: 'NOT_IN', values: ['n3'], soft: false }]);
+  assert.equal(constrained.repelledBy, { n2: ['r1'] });
   // a resident placed again is filed under its new terms only
   index.placed('r1', 'n2', 'default', request([{ key: 'app', operator: 'DOES_NOT_EXIST', values: [], soft: false }]));
   assert.equal(index.repelling({ ...newcomer, labels: { app: 'anything' } }), ['n2']);
@@ -108,5 +109,24 @@ test('constrain adds one hard node-id NOT_IN with the repelling nodes and those 
   assert.equal(index.repelling(newcomer), []);
   assert.is(index.size, 1);
 });
+
+// Residents whose anti-affinity has a topologyKey repel their whole domain (Kubernetes'
+// InterPodAffinity, existing pods' anti-affinity with topologyKey).
+const topo = (key: string, values: string[], topologyKey: string): LabelMatchExpression => ({ key, operator: 'NOT_IN', values, soft: false, topologyKey });
+const domainCases: { name: string; zone?: string; term: LabelMatchExpression; newcomer: Record<string, string>; want: { nodes: Record<string, string[]>; domains: { topologyKey: string; domain: string; actors: string[] }[] } }[] = [
+  { name: 'a zone term repels the zone, not the node', zone: 'a', term: topo('app', ['web'], 'zone'), newcomer: { app: 'web' }, want: { nodes: {}, domains: [{ topologyKey: 'zone', domain: 'a', actors: ['r1'] }] } },
+  { name: 'a newcomer it does not match', zone: 'a', term: topo('app', ['web'], 'zone'), newcomer: { app: 'db' }, want: { nodes: {}, domains: [] } },
+  { name: 'a resident on a node without the zone label has no domain', term: topo('app', ['web'], 'zone'), newcomer: { app: 'web' }, want: { nodes: {}, domains: [] } },
+  { name: 'a plain term still repels the node', zone: 'a', term: { key: 'app', operator: 'NOT_IN', values: ['web'], soft: false }, newcomer: { app: 'web' }, want: { nodes: { n1: ['r1'] }, domains: [] } },
+];
+for (const c of domainCases) {
+  test(`repellers with topology: ${c.name}`, () => {
+    const index = new AntiAffinityIndex();
+    index.placed('r1', 'n1', 'default', request([c.term]), c.zone ? { zone: c.zone } : {});
+    assert.equal(index.repellers({ actorId: 'x', namespace: 'default', labels: c.newcomer }), c.want);
+    const constrained = index.constrain(request([]), { actorId: 'x', namespace: 'default', labels: c.newcomer });
+    assert.equal(constrained.repelledIn ?? [], c.want.domains);
+  });
+}
 
 test.run();

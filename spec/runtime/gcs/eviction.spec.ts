@@ -4,7 +4,9 @@ import { ClusterState } from '../../../lib/cluster/cluster-state.ts';
 import { ACTOR_ID_LABEL } from '../../../lib/labels/builtin.ts';
 import { parseResources } from '../../../lib/resources/resource-set.ts';
 import { compileRequest, type PlacementOptions } from '../../../lib/scheduling/request.ts';
-import { parseTaints } from '../../../lib/scheduling/taints.ts';
+import { ANY_TAINT, parseTaints } from '../../../lib/scheduling/taints.ts';
+import { tolerate } from '../../../lib/scheduling/tolerations.ts';
+import { anyOf } from '../../../lib/selectors/terms.ts';
 import { actorAffinity, affinity, antiAffinity, Exists, labelIn, nodeAffinity } from '../../../lib/selectors/builders.ts';
 import type { EvictionReason } from '../../../runtime/gcs/events.ts';
 import { EvictionGuard, type RunningActor } from '../../../runtime/gcs/eviction.ts';
@@ -33,6 +35,27 @@ const cases: Case[] = [
     actors: [{ id: 'plain', node: 'n1' }, { id: 'tolerant', node: 'n1', options: { tolerations: { k: Exists() } } }, { id: 'elsewhere', node: 'n2' }],
     change: (s) => (s.setNodeTaints('n1', parseTaints({ k: 'v:NoExecute' })), 'n1'),
     evicted: [['plain', 'no_execute_taint', /^evicted by taint \{k: v\} \(NoExecute\) on node n1$/]],
+  },
+  {
+    // Kubernetes: a toleration with effect NoSchedule does not tolerate a NoExecute taint of the same key
+    name: 'a NoExecute taint evicts an actor that tolerates the key only for NoSchedule; no effect or the wildcard keeps it',
+    actors: [
+      { id: 'noschedule-only', node: 'n1', options: { tolerations: { k: tolerate(Exists(), 'NoSchedule') } } },
+      { id: 'noexecute', node: 'n1', options: { tolerations: { k: tolerate(Exists(), 'NoExecute') } } },
+      { id: 'wildcard', node: 'n1', options: { tolerations: { [ANY_TAINT]: Exists() } } },
+      { id: 'wildcard-noschedule', node: 'n1', options: { tolerations: { [ANY_TAINT]: tolerate(Exists(), 'NoSchedule') } } },
+    ],
+    change: (s) => (s.setNodeTaints('n1', parseTaints({ k: 'v:NoExecute' })), 'n1'),
+    evicted: [
+      ['noschedule-only', 'no_execute_taint', /^evicted by taint \{k: v\} \(NoExecute\) on node n1$/],
+      ['wildcard-noschedule', 'no_execute_taint', /NoExecute/],
+    ],
+  },
+  {
+    name: 'a required anyOf node affinity that stops matching evicts',
+    actors: [{ id: 'or', node: 'n1', required: true, options: { schedulingStrategy: nodeAffinity(anyOf([labelIn('zone', ['a'])], [labelIn('zone', ['b'])])) } }],
+    change: (s) => (s.setNodeLabels('n1', { zone: 'c' }), 'n1'),
+    evicted: [['or', 'affinity_lost', /node affinity \(zone in \(a\)\) or \(zone in \(b\)\) no longer matches node n1/]],
   },
   {
     name: 'NoSchedule and PreferNoSchedule taints evict nobody',

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { actorAffinity, affinity, antiAffinity, Exists, labelIn, nodeIdAffinity } from '../../../lib/selectors/builders.ts';
+import { withTopologyKey } from '../../../lib/selectors/terms.ts';
 import type { ActorInfoWire } from '../../../protocols/messages/actor.ts';
 import type { ClusterEventWire } from '../../../protocols/messages/cluster.ts';
 import type { GcsOptions } from '../../../runtime/gcs/index.ts';
@@ -111,7 +112,8 @@ test('hard anti-affinity holds both ways: an actor is not placed where a running
     // a noisy actor that can only go to Q's node waits; one that may go anywhere avoids it
     const pinned = await h.registerActor('noisy-1', { labels: { app: 'noisy' }, labelSelector: { 'orrery.io/node-id': q.nodeId! } });
     assert.is(pinned.state, 'PENDING');
-    assert.match(pinned.pendingReason!, new RegExp(`didn't match node affinity orrery\\.io/node-id notin \\(${q.nodeId}\\)`));
+    assert.match(pinned.pendingReason!, /1 node\(s\) had an actor whose anti-affinity excludes this one/);
+    assert.not.match(pinned.pendingReason!, /node affinity/, 'the resident rule is named, not a node-id affinity the user never wrote');
     for (let i = 2; i < 6; i++) assert.is((await h.registerActor(`noisy-${i}`, { labels: { app: 'noisy' } })).nodeId, other);
     assert.is((await h.registerActor('calm', { labels: { app: 'calm' }, labelSelector: { 'orrery.io/node-id': q.nodeId! } })).nodeId, q.nodeId, 'other labels are welcome');
     // once Q is gone, the waiting one gets in
@@ -212,6 +214,24 @@ test('NoExecute moves running actors that do not tolerate it; tolerating ones an
     assert.equal([tolerant.state, tolerant.nodeId, tolerant.numRestarts], ['ALIVE', 'n1', 0]);
     const next = await h.registerActor('new', { ...pin });
     assert.is(next.nodeId, 'n2', 'NoExecute keeps new work away too');
+  }));
+
+test('hard anti-affinity over a topology key holds both ways: no actor it excludes is placed anywhere in its zone', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(node('a1', { zone: 'a' }));
+    await h.addNode(node('a2', { zone: 'a' }));
+    await h.addNode(node('b1', { zone: 'b' }));
+    await h.registerActor('Q', {
+      schedulingStrategy: actorAffinity(withTopologyKey({ key: 'app', operator: 'NOT_IN', values: ['noisy'], soft: false }, 'zone')),
+      labelSelector: { zone: 'a' },
+    });
+    await h.reached('Q', 'ALIVE');
+    // a noisy actor that may only go to zone a waits, whichever node of the zone; one that may go anywhere goes to zone b
+    const pinned = await h.registerActor('noisy-1', { labels: { app: 'noisy' }, labelSelector: { zone: 'a' } });
+    assert.is(pinned.state, 'PENDING');
+    assert.match(pinned.pendingReason!, /2 node\(s\) had an actor whose anti-affinity excludes this one/);
+    assert.is((await h.registerActor('noisy-2', { labels: { app: 'noisy' } })).nodeId, 'b1');
+    assert.ok(['a1', 'a2'].includes((await h.registerActor('calm', { labels: { app: 'calm' }, labelSelector: { zone: 'a' } })).nodeId!), 'other labels are welcome');
   }));
 
 test('a node whose raylet does not answer create_actor is avoided until it heartbeats again, so a restart is not burnt on it', () =>
