@@ -71,9 +71,9 @@ export function reportRecovery(r: RecoveryResult, s: Sink): void {
 
 export function reportTakeover(rounds: readonly TakeoverRound[], leaseMs: number, s: Sink): void {
   s.out(`\n5. Standby takeover: leader SIGKILLed, a hot standby takes the lease (ttl ${count(leaseMs)} ms) and serves; ${count(rounds[0]?.actors ?? 0)} actors on 2 raylets`);
-  s.out('times from the kill (ms): lease held, serving (its "serving: recovered" line), first nodes() answer a driver got; "after grace" is the GCS\'s own figure');
-  s.out(formatTable(['round', 'epoch', 'lease held', 'serving', 'nodes() answered', 'after grace', 'kept', 'load average'], rounds.map((x, i) => [
-    String(i + 1), String(x.epoch), ms(x.leaseHeld), ms(x.serving), ms(x.firstAnswer), ms(x.afterGrace), `${count(x.kept)}/${count(x.actors)}`, x.load,
+  s.out('times from the kill (ms): lease held, serving (its "serving: recovered" line), first nodes() answer a driver got, every actor ALIVE again; "after grace" is the GCS\'s own figure');
+  s.out(formatTable(['round', 'epoch', 'lease held', 'serving', 'nodes() answered', 'all ALIVE', 'after grace', 'kept', 'load average'], rounds.map((x, i) => [
+    String(i + 1), String(x.epoch), ms(x.leaseHeld), ms(x.serving), ms(x.firstAnswer), ms(x.allAlive), ms(x.afterGrace), `${count(x.kept)}/${count(x.actors)}`, x.load,
   ])));
   const name = (x: string): string => `gcs faults: standby takeover: ${x}`;
   for (const [i, x] of rounds.entries()) {

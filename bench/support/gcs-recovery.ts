@@ -18,7 +18,7 @@
  * until all are is reported too).
  */
 import { performance } from 'node:perf_hooks';
-import type { ActorInfo } from '../../runtime/index.ts';
+import type { ActorInfo, Cluster } from '../../runtime/index.ts';
 import { createActors, startCreationCluster } from './gcs-persist.ts';
 import { withFaultCluster, type SectionContext } from './fault-cluster.ts';
 
@@ -63,8 +63,22 @@ export function recoveryConfig(quick: boolean): { actors: number; rounds: number
   return quick ? { actors: 1_000, rounds: 1 } : { actors: 10_000, rounds: 3 };
 }
 
-const keptOn = (before: Map<string, ActorInfo>, after: readonly ActorInfo[]): number =>
+export const keptOn = (before: Map<string, ActorInfo>, after: readonly ActorInfo[]): number =>
   after.filter((a) => a.state === 'ALIVE' && a.numRestarts === 0 && a.nodeId !== undefined && a.nodeId === before.get(a.actorId)?.nodeId).length;
+
+/**
+ * Lists the actors until every one of `before` is ALIVE on its node with numRestarts 0 again (a
+ * kept actor is SCHEDULED until its raylet answers the create the GCS sends it again), or 60 s.
+ */
+export async function untilKept(client: Cluster, before: Map<string, ActorInfo>): Promise<ActorInfo[]> {
+  const deadline = performance.now() + ALIVE_WAIT_MS;
+  let after = await client.actors();
+  while (keptOn(before, after) < before.size && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    after = await client.actors();
+  }
+  return after;
+}
 
 /** The actors not kept, tallied by state, restarts and whether they stayed on their node: "ALIVE restarts=1 moved: 12". */
 export function notKept(before: Map<string, ActorInfo>, after: readonly ActorInfo[]): string {
@@ -112,13 +126,7 @@ export async function measureRecovery(ctx: SectionContext, load: () => string): 
       const tablesLoaded = await since(/tables in JetStream KV/);
       const rayletLines = await Promise.all(fc.raylets.map((_, k) => since(/registering again/, `bench-${k + 1}`)));
       const recovered = (await fc.line(name, /recovered: /, t0)).line;
-      // a kept actor is SCHEDULED until its raylet answers the create the GCS sends it again
-      const deadline = performance.now() + ALIVE_WAIT_MS;
-      let after = await client.actors();
-      while (keptOn(before, after) < before.size && performance.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        after = await client.actors();
-      }
+      const after = await untilKept(client, before);
       const toAllAlive = performance.now() - t0;
       const kept = keptOn(before, after);
       const lost = notKept(before, after);

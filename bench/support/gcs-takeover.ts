@@ -14,6 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createActors, startCreationCluster } from './gcs-persist.ts';
+import { keptOn, untilKept } from './gcs-recovery.ts';
 import { withFaultCluster, type SectionContext } from './fault-cluster.ts';
 
 export interface TakeoverRound {
@@ -22,6 +23,8 @@ export interface TakeoverRound {
   readonly leaseHeld: number;
   readonly serving: number;
   readonly firstAnswer: number;
+  /** Kill → every actor listed ALIVE on its node, numRestarts 0, again (polled every 250 ms). */
+  readonly allAlive: number;
   /** The new leader's own figure: grace window over → serving (ms). */
   readonly afterGrace: number;
   readonly kept: number;
@@ -56,9 +59,10 @@ export async function measureTakeover(ctx: SectionContext, load: () => string): 
       const serving = await fc.line(standby, /serving: recovered in [\d.]+ ms/, t0);
       const firstAnswer = await answered;
       const afterGrace = Number(/recovered in ([\d.]+) ms/.exec(serving.line)![1]);
-      const after = await client.actors();
-      const kept = after.filter((a) => a.state === 'ALIVE' && a.numRestarts === 0 && a.nodeId === before.get(a.actorId)?.nodeId).length;
-      const r = { epoch, leaseHeld: held.at - t0, serving: serving.at - t0, firstAnswer, afterGrace, kept, actors: before.size, load: loadAt };
+      const after = await untilKept(client, before);
+      const allAlive = performance.now() - t0;
+      const kept = keptOn(before, after);
+      const r = { epoch, leaseHeld: held.at - t0, serving: serving.at - t0, firstAnswer, allAlive, afterGrace, kept, actors: before.size, load: loadAt };
       ctx.progress(`takeover round ${i + 1}: lease held ${r.leaseHeld.toFixed(0)} ms after the kill, serving ${r.serving.toFixed(0)} ms, first nodes() answer ${firstAnswer.toFixed(0)} ms; ${kept} of ${before.size} kept`);
       out.push(r);
       if (i + 1 < rounds) await fc.gcs(args);
