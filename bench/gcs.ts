@@ -320,7 +320,7 @@ async function main(): Promise<void> {
     out(`persist: ${c.rounds} round(s) each of --persist off and on, alternating; a fresh nats-server (JetStream), GCS and 2 raylets of 100 CPUs per round; ${count(c.warmup)} warm-up then ${count(c.actors)} timed actors (numCpus 0.01, 256 in flight)`);
   }
   if (sections.includes('recovery')) {
-    const c = recoveryConfig(args.quick);
+    const c = recoveryConfig(args.quick, own.gcsCpuProf !== undefined);
     out(`recovery: ${count(c.actors)} actors (numCpus 0.01) on 2 raylets of 100 CPUs; ${c.rounds} round(s) of SIGKILL to the GCS and a new one (--persist on, grace window ${count(GRACE_MS)} ms)`);
   }
   if (sections.includes('takeover')) out(`takeover: a leader and a standby GCS (lease ${count(LEASE_MS)} ms), 2 raylets, 200 actors; ${args.quick ? 1 : 3} round(s) of SIGKILL to the leader`);

@@ -102,8 +102,10 @@ export class FaultCluster {
     }
   }
 
-  tail(source: string, n = 10): string {
-    return this.lines.filter((l) => l.source === source).slice(-n).map((l) => `  ${l.source}: ${l.line}`).join('\n');
+  /** The last `n` lines of `source`, each with its arrival in ms after `since` when given. */
+  tail(source: string, n = 10, since?: number): string {
+    const when = (l: OutputLine): string => (since === undefined ? '' : ` (+${(l.at - since).toFixed(0)} ms)`);
+    return this.lines.filter((l) => l.source === source).slice(-n).map((l) => `  ${l.source}${when(l)}: ${l.line}`).join('\n');
   }
 
   /** Client, raylets, GCS processes, nats-server: everything this set started, each stop awaited. */

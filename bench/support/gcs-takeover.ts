@@ -23,7 +23,7 @@ export interface TakeoverRound {
   readonly leaseHeld: number;
   readonly serving: number;
   readonly firstAnswer: number;
-  /** Kill → every actor listed ALIVE on its node, numRestarts 0, again (polled every 250 ms). */
+  /** Kill → every actor listed ALIVE on its node, numRestarts 0, again (polled every second). */
   readonly allAlive: number;
   /** The new leader's own figure: grace window over → serving (ms). */
   readonly afterGrace: number;
