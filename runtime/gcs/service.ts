@@ -219,7 +219,10 @@ export class GcsService {
         closeSubjects: fromPromise(async () => this.#close()),
         reconcile: fromPromise(async () => {
           this.#graceEnded ??= { at: performance.now(), by: 'the full window ran out' };
-          this.recovery.reconcile();
+          await this.recovery.reconcile({
+            sliceMs: positiveInt('queueSliceMs', opts.queueSliceMs, 5, 1),
+            pause: () => new Promise((resolve) => setImmediate(() => resolve(this.actor.getSnapshot().matches({ recovering: 'reconciling' })))),
+          });
           kick('node_registered');
         }),
       },
