@@ -4,7 +4,7 @@
  * this process as the driver — the same set-up and modes as bench/e2e.ts and bench/pg.ts (compiled
  * dist/ on plain node by default, --dev for the source under tsx; bench/support/bench-run.ts).
  *
- *   npm run bench:gcs [-- --json] [-- --quick] [-- --dev]
+ *   npm run bench:gcs [-- --json] [-- --quick] [-- --dev] [-- --section NAME] [-- --gcs-cpu-prof DIR]
  *
  * How long the GCS takes to answer `nodes()` (gcs.list_nodes), timed from a process of its own
  * (bench/support/latency-probe.ts: a request every 5 ms over its own NATS connection, and after each
@@ -24,6 +24,17 @@
  * worst stall (its worst − its p50) for context. Every storm actor is killed at the end.
  *
  * Target (docs/failover.md; never lowered): worst nodes() answer during the storm ≤ 100 ms.
+ *
+ * Then the control-plane fault sections (issue 13), each on processes of its own
+ * (support/fault-cluster.ts), each with its reference and target (support/gcs-faults-report.ts):
+ *
+ * 3. persist (support/gcs-persist.ts): actor creation with --persist on ÷ --persist off, ≥ 0.75.
+ * 4. recovery (support/gcs-recovery.ts): 10,000 actors, the GCS SIGKILLed and started again; grace
+ *    window over → serving ≤ 3,000 ms (the GCS's own `serving: recovered in …` line), all kept.
+ * 5. takeover (support/gcs-takeover.ts): leader SIGKILLed, standby serving ≤ 5,000 ms after the kill.
+ *
+ * `--section storm|persist|recovery|takeover` (repeatable) runs only those; `--gcs-cpu-prof DIR`
+ * gives the fault sections' GCS processes --cpu-prof (a SIGKILLed one writes nothing).
  *
  * Progress goes to stderr. Every process started here — the cluster and the probe's two — is stopped
  * on the way out, failure or not.
