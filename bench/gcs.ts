@@ -4,7 +4,7 @@
  * this process as the driver — the same set-up and modes as bench/e2e.ts and bench/pg.ts (compiled
  * dist/ on plain node by default, --dev for the source under tsx; bench/support/bench-run.ts).
  *
- *   npm run bench:gcs [-- --json] [-- --quick] [-- --dev]
+ *   npm run bench:gcs [-- --json] [-- --quick] [-- --dev] [-- --section NAME] [-- --gcs-cpu-prof DIR]
  *
  * How long the GCS takes to answer `nodes()` (gcs.list_nodes), timed from a process of its own
  * (bench/support/latency-probe.ts: a request every 5 ms over its own NATS connection, and after each
@@ -25,6 +25,17 @@
  *
  * Target (docs/failover.md; never lowered): worst nodes() answer during the storm ≤ 100 ms.
  *
+ * Then the control-plane fault sections (issue 13), each on processes of its own
+ * (support/fault-cluster.ts), each with its reference and target (support/gcs-faults-report.ts):
+ *
+ * 3. persist (support/gcs-persist.ts): actor creation with --persist on ÷ --persist off, ≥ 0.75.
+ * 4. recovery (support/gcs-recovery.ts): 10,000 actors, the GCS SIGKILLed and started again; grace
+ *    window over → serving ≤ 3,000 ms (the GCS's own `serving: recovered in …` line), all kept.
+ * 5. takeover (support/gcs-takeover.ts): leader SIGKILLed, standby serving ≤ 5,000 ms after the kill.
+ *
+ * `--section storm|persist|recovery|takeover` (repeatable) runs only those; `--gcs-cpu-prof DIR`
+ * gives the fault sections' GCS processes --cpu-prof (a SIGKILLed one writes nothing).
+ *
  * Progress goes to stderr. Every process started here — the cluster and the probe's two — is stopped
  * on the way out, failure or not.
  */
@@ -36,9 +47,39 @@ import { BenchProcesses, DEV_MODE, PLAIN_MODE, distState, sourceVersion, type Mo
 import { loadAverage, runPool, sleep } from './support/e2e-stats.ts';
 import { startLatencyProbe, type LatencyProbe, type Latencies, type ProbeResult } from './support/latency-probe.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
+import type { FaultCluster, FaultModules, SectionContext } from './support/fault-cluster.ts';
+import { measurePersist, persistConfig } from './support/gcs-persist.ts';
+import { measureRecovery, recoveryConfig, GRACE_MS } from './support/gcs-recovery.ts';
+import { LEASE_MS, measureTakeover } from './support/gcs-takeover.ts';
+import { reportPersist, reportRecovery, reportTakeover, type Sink } from './support/gcs-faults-report.ts';
 
-const DEV = process.argv.includes('--dev');
-const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev'));
+const SECTIONS = ['storm', 'persist', 'recovery', 'takeover'] as const;
+type Section = (typeof SECTIONS)[number];
+
+/** bench:gcs's own flags (--dev, --section NAME, --gcs-cpu-prof DIR), the rest for parseBenchArgs. */
+function ownFlags(argv: readonly string[]): { dev: boolean; sections: readonly Section[]; gcsCpuProf?: string; rest: string[] } {
+  const rest: string[] = [];
+  let dev = false;
+  const sections: Section[] = [];
+  let gcsCpuProf: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--dev') dev = true;
+    else if (a === '--section') {
+      const v = argv[++i] as Section;
+      if (!SECTIONS.includes(v)) throw new Error(`--section: expected one of ${SECTIONS.join(', ')}, got ${JSON.stringify(v)}`);
+      sections.push(v);
+    } else if (a === '--gcs-cpu-prof') {
+      gcsCpuProf = argv[++i];
+      if (!gcsCpuProf) throw new Error('--gcs-cpu-prof: expected a directory');
+    } else rest.push(a);
+  }
+  return { dev, sections: sections.length > 0 ? sections : SECTIONS, gcsCpuProf, rest };
+}
+
+const own = ownFlags(process.argv.slice(2));
+const DEV = own.dev;
+const args = parseBenchArgs(own.rest);
 const MODE: Mode = DEV ? DEV_MODE : PLAIN_MODE;
 
 const here = (path: string): string => new URL(path, import.meta.url).href;
@@ -47,6 +88,11 @@ const here = (path: string): string => new URL(path, import.meta.url).href;
 const pkg = (await import(here(MODE.pkg))) as typeof import('../index.ts');
 const { NoopActor } = (await import(here(MODE.fixtures))) as typeof import('./fixtures/actors.ts');
 const { startLocalCluster } = pkg;
+const modules: FaultModules = {
+  startNatsServer: ((await import(here(MODE.natsServer))) as typeof import('../runtime/local/nats-server.ts')).startNatsServer,
+  spawnRuntimeProcess: ((await import(here(MODE.runtimeProcess))) as typeof import('../runtime/local/runtime-process.ts')).spawnRuntimeProcess,
+  connect: pkg.connect,
+};
 
 const STORM = args.quick ? 200 : 1_000;
 const BATCH = 25;
@@ -235,20 +281,10 @@ function report(r: StormResult): void {
 
 // ---------------------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
-  const started = new Date();
-  out(`GCS retry-storm bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}: node ${process.version}, ${started.toISOString()}`);
-  out(`machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} CPUs, ${formatNumber(totalmem() / 2 ** 30)} GiB; load average at start ${loadAverage()}`);
-  out(`mode: ${MODE.describe}`);
-  out(`code: ${sourceVersion()}`);
-  if (!DEV) out(`dist/: ${distState('bench:gcs')}`);
-  out(`cluster: ${NODES.length} raylets of 2 CPUs labelled region=us (${NODES.map((x) => x.name).join(', ')}); ${count(STORM)} storm actors; empty-queue phase ${formatNumber(secs(EMPTY_MS))} s`);
-
-  const procs = new BenchProcesses();
+async function runStorm(procs: BenchProcesses, loads: string[]): Promise<void> {
   const recent: string[] = [];
   /** The GCS's lines about nodes it declared DEAD: a run where a raylet starved past its heartbeat timeout says so. */
   const deaths: string[] = [];
-  const loads: string[] = [];
   let result: StormResult;
   try {
     const t0 = performance.now();
@@ -265,21 +301,70 @@ async function main(): Promise<void> {
     procs.local = local;
     const nodes = await local.cluster.nodes();
     progress(`cluster up in ${formatNumber(secs(performance.now() - t0))} s: nats-server ${local.address}, GCS, ${nodes.length} raylets`);
-    loads.push(`start ${loadAverage()}`);
+    loads.push(`storm start ${loadAverage()}`);
     result = await measure(local);
     loads.push(`end of the storm ${loadAverage()}`);
   } catch (err) {
-    if (procs.stopping) return;
     if (recent.length > 0) console.error(`last lines of the cluster's processes:\n${recent.join('\n')}`);
     throw err;
   } finally {
     for (const p of probes) p.kill();
-    await procs.end();
+    await procs.cleanup();
   }
-
   report(result);
   rows.push({ name: 'cluster: nodes declared DEAD during the run (missed heartbeats)', value: deaths.length, unit: 'nodes' });
   if (deaths.length > 0) out(`\nWARNING: ${deaths.length} node(s) declared DEAD during the run:\n${deaths.map((d) => `  ${d}`).join('\n')}`);
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const sections = own.sections;
+  out(`GCS bench${args.quick ? ' (--quick: small counts, a smoke test, not for publishing)' : ''}: node ${process.version}, ${started.toISOString()}`);
+  out(`machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} CPUs, ${formatNumber(totalmem() / 2 ** 30)} GiB; load average at start ${loadAverage()}`);
+  out(`mode: ${MODE.describe}`);
+  out(`code: ${sourceVersion()}`);
+  if (!DEV) out(`dist/: ${distState('bench:gcs')}`);
+  out(`sections: ${sections.join(', ')}${own.gcsCpuProf ? `; GCS processes of the fault sections write CPU profiles to ${own.gcsCpuProf} (a SIGKILLed GCS writes none)` : ''}`);
+  if (sections.includes('storm')) out(`storm: ${NODES.length} raylets of 2 CPUs labelled region=us (${NODES.map((x) => x.name).join(', ')}); ${count(STORM)} storm actors; empty-queue phase ${formatNumber(secs(EMPTY_MS))} s`);
+  if (sections.includes('persist')) {
+    const c = persistConfig(args.quick);
+    out(`persist: ${c.rounds} round(s) each of --persist off and on, alternating; a fresh nats-server (JetStream), GCS and 2 raylets of 100 CPUs per round; ${count(c.warmup)} warm-up then ${count(c.actors)} timed actors (numCpus 0.01, 256 in flight)`);
+  }
+  if (sections.includes('recovery')) {
+    const c = recoveryConfig(args.quick, own.gcsCpuProf !== undefined);
+    out(`recovery: ${count(c.actors)} actors (numCpus 0.01) on 2 raylets of 100 CPUs; ${c.rounds} round(s) of SIGKILL to the GCS and a new one (--persist on, grace window ${count(GRACE_MS)} ms)`);
+  }
+  if (sections.includes('takeover')) out(`takeover: a leader and a standby GCS (lease ${count(LEASE_MS)} ms), 2 raylets, 200 actors; ${args.quick ? 1 : 3} round(s) of SIGKILL to the leader`);
+
+  const procs = new BenchProcesses();
+  const loads: string[] = [];
+  const ctx: SectionContext = {
+    mode: MODE, modules, NoopActor: NoopActor as SectionContext['NoopActor'], quick: args.quick, progress,
+    gcsFlags: own.gcsCpuProf ? ['--cpu-prof', '--cpu-prof-dir', own.gcsCpuProf] : [],
+    track: (set: FaultCluster | undefined) => (procs.local = set),
+  };
+  const sink: Sink = { rows, out, target };
+  try {
+    if (sections.includes('storm')) await runStorm(procs, loads);
+    if (sections.includes('persist')) {
+      loads.push(`persist start ${loadAverage()}`);
+      reportPersist(await measurePersist(ctx, loadAverage), sink);
+    }
+    if (sections.includes('recovery')) {
+      loads.push(`recovery start ${loadAverage()}`);
+      reportRecovery(await measureRecovery(ctx, loadAverage), sink);
+    }
+    if (sections.includes('takeover')) {
+      loads.push(`takeover start ${loadAverage()}`);
+      reportTakeover(await measureTakeover(ctx, loadAverage), LEASE_MS, sink);
+    }
+  } catch (err) {
+    if (procs.stopping) return;
+    throw err;
+  } finally {
+    await procs.end();
+  }
+
   out('\ntargets');
   out(verdicts.join('\n'));
   const judged = rows.filter((x) => x.met !== undefined);

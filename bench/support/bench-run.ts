@@ -26,6 +26,8 @@ export interface Mode {
   readonly taskFixtures: string;
   readonly natsServer: string;
   readonly tasksResponder: string;
+  /** bench/gcs.ts's fault sections: spawnRuntimeProcess, to start GCS and raylet processes of their own. */
+  readonly runtimeProcess: string;
 }
 
 export const DEV_MODE: Mode = {
@@ -40,6 +42,7 @@ export const DEV_MODE: Mode = {
   taskFixtures: './support/tasks-fixtures.ts',
   natsServer: '../runtime/local/nats-server.ts',
   tasksResponder: './support/tasks-responder.ts',
+  runtimeProcess: '../runtime/local/runtime-process.ts',
 };
 
 export const PLAIN_MODE: Mode = {
@@ -54,6 +57,7 @@ export const PLAIN_MODE: Mode = {
   taskFixtures: './fixtures/tasks.mjs',
   natsServer: '../dist/runtime/local/nats-server.js',
   tasksResponder: './fixtures/tasks-responder.mjs',
+  runtimeProcess: '../dist/runtime/local/runtime-process.js',
 };
 
 /** The checkout's root (this file is bench/support/). */

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { ActorDirectory } from './actors.ts';
 import type { NodeDirectory, Running } from './nodes.ts';
 import type { PlacementGroupDirectory } from './placement-groups.ts';
@@ -33,6 +34,8 @@ export interface RecoveryDeps {
   readonly allBack: () => void;
 }
 
+type Tally = { kept: number; restarted: number; waiting: number; killed: number; nodesLost: number; groupsKept: number; groupsAgain: number; bundlesCancelled: number };
+
 interface Reported {
   readonly actors: Map<string, number>;
   /** Committed bundles, as `pgId/index`. */
@@ -47,6 +50,7 @@ export class Recovery {
   /** Whether there is anything to recover: live nodes, or actors not DEAD. */
   readonly needed: boolean;
   #active: boolean;
+  #reconciling = false;
 
   constructor(private readonly deps: RecoveryDeps) {
     this.expected = new Set(deps.store.nodes().filter((n) => n.info.state !== 'DEAD').map((n) => n.info.nodeId));
@@ -72,11 +76,17 @@ export class Recovery {
     if ([...this.expected].every((id) => this.#reported.has(id))) this.deps.allBack();
   }
 
-  /** The reconciliation, once: afterwards every registration is reconciled as it comes. */
-  reconcile(): { kept: number; restarted: number; waiting: number; killed: number; nodesLost: number; groupsKept: number; groupsAgain: number; bundlesCancelled: number } {
-    const tally = { kept: 0, restarted: 0, waiting: 0, killed: 0, nodesLost: 0, groupsKept: 0, groupsAgain: 0, bundlesCancelled: 0 };
-    if (!this.#active) return tally;
-    this.#active = false;
+  /**
+   * The reconciliation, once: afterwards every registration is reconciled as it comes. It yields to
+   * the event loop every `sliceMs` (`pause()`; false: the GCS is stopping, give up): with 10,000
+   * actors it is a second of work, and a leader that holds its event loop that long cannot renew its
+   * lease in time — its fenced bus then drops the raylets' heartbeats (fenced-bus.ts) and the nodes
+   * it just recovered are declared DEAD. Registrations that arrive meanwhile are recorded as before.
+   */
+  async reconcile(slice: { sliceMs: number; pause: () => Promise<boolean> }): Promise<Tally> {
+    const tally: Tally = { kept: 0, restarted: 0, waiting: 0, killed: 0, nodesLost: 0, groupsKept: 0, groupsAgain: 0, bundlesCancelled: 0 };
+    if (!this.#active || this.#reconciling) return tally;
+    this.#reconciling = true;
     const { store, nodes, actors, groups } = this.deps;
     for (const nodeId of this.expected) {
       if (nodes.has(nodeId)) continue;
@@ -99,7 +109,12 @@ export class Recovery {
       const strays = reported.bundles.filter((b) => !keptBundles.has(`${nodeId}/${b.index}/${b.pgId}`));
       tally.bundlesCancelled += groups.reconcileNode(nodeId, strays);
     }
-    for (const record of store.actors()) {
+    let sliceStart = performance.now();
+    for (const record of [...store.actors()]) {
+      if (performance.now() - sliceStart >= slice.sliceMs) {
+        if (!(await slice.pause())) return tally;
+        sliceStart = performance.now();
+      }
       const { info } = record;
       const incarnation = record.incarnation ?? 0;
       if (info.state === 'DEAD') {
@@ -122,6 +137,7 @@ export class Recovery {
       tally.restarted++;
     }
     // what was kept is placed on its node by now; every other incarnation a raylet runs is a stray
+    this.#active = false;
     for (const [nodeId, running] of this.#reported) {
       if (nodes.has(nodeId)) tally.killed += actors.reconcileNode(nodeId, [...running.actors].map(([actorId, incarnation]) => ({ actorId, incarnation })));
     }
