@@ -18,7 +18,7 @@ import { LocalBundles } from './bundles.ts';
 import { forWire, Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
 import { RayletTasks } from './raylet-tasks.ts';
-import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
+import { rayletMachine, type HeartbeatInput, type RayletMachine } from './raylet.machine.ts';
 import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
 
@@ -33,7 +33,7 @@ export interface RayletServiceOptions {
   heartbeatMs?: number;
   /** Pause between registrations nobody answered, and between actor_died retries; default 500 ms. */
   retryMs?: number;
-  /** Timeout of each request to the GCS; default 2,000 ms. */
+  /** Timeout of each request to the GCS but heartbeats (whose pace bounds them); default 2,000 ms. */
   requestTimeoutMs?: number;
   /** Most worker hosts for tasks; default: the node's whole CPUs, at most the machine's cores (at least 1). */
   maxTaskHosts?: number;
@@ -152,7 +152,7 @@ export class RayletService {
       actors: {
         connect: fromPromise(async () => this.subscribe()),
         register: fromPromise(async () => this.register()),
-        heartbeat: fromPromise(async ({ input }: { input: { seq: number } }) => this.heartbeat(input.seq)),
+        heartbeat: fromPromise(async ({ input }: { input: HeartbeatInput }) => this.heartbeat(input)),
       },
       actions: { forgetActors: () => this.forgetActors() },
     });
@@ -268,9 +268,10 @@ export class RayletService {
     return { heartbeatMs: reply.heartbeatMs };
   }
 
-  private async heartbeat(seq: number): Promise<{ known: boolean }> {
+  /** One beat; its request waits as long as the machine says (two periods), not `requestTimeoutMs`. */
+  private async heartbeat({ seq, timeoutMs }: HeartbeatInput): Promise<{ known: boolean }> {
     const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.availableWithoutBundles() });
-    const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
+    const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs });
     return decodeReply(msg.data, { value: heartbeatAnswer });
   }
 
