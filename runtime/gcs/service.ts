@@ -80,6 +80,7 @@ export class GcsService {
   readonly bundles: BundleClient;
   readonly actor: Actor<GcsMachine>;
   #subscriptions: Subscription[] = [];
+  #stopWatchingBus: (() => void) | undefined;
   #actorLogic: ActorMachine;
   readonly #actorRefs = new Set<AnyActorRef>();
 
@@ -226,12 +227,14 @@ export class GcsService {
 
   async #open(): Promise<void> {
     this.#subscriptions = serveVerbs(this);
+    this.#stopWatchingBus = this.opts.bus.onStatus((status) => this.nodes.connectionChanged(status));
     await this.opts.bus.flush();
   }
 
   async #close(): Promise<void> {
     for (const sub of this.#subscriptions) sub.unsubscribe();
     this.#subscriptions = [];
+    this.#stopWatchingBus?.();
     this.registrations.stop();
     this.queue.stop();
     this.eviction.stop();

@@ -56,4 +56,41 @@ test('a dead node takes no more events', () => {
   assert.is(n.state(), 'DEAD');
 });
 
+test('while the GCS cannot hear (UNHEARD) the timeout does not end the node; HEARD starts a fresh window', () => {
+  const n = node(1000);
+  n.clock.increment(500);
+  n.actor.send({ type: 'UNHEARD' });
+  n.clock.increment(5000);
+  assert.is(n.state(), 'ALIVE', 'a silence the GCS could not have heard does not count');
+  n.actor.send({ type: 'HEARD' });
+  n.clock.increment(999);
+  assert.is(n.state(), 'ALIVE', 'a whole window after the connection came back');
+  n.clock.increment(1);
+  assert.is(n.state(), 'DEAD');
+});
+
+test('UNHEARD keeps a DRAINING node DRAINING; heartbeats during it are still recorded', () => {
+  const n = node(1000);
+  n.actor.send({ type: 'DRAIN' });
+  n.actor.send({ type: 'UNHEARD' });
+  n.actor.send({ type: 'HEARTBEAT', seq: 4 });
+  n.clock.increment(3000);
+  assert.is(n.state(), 'DRAINING');
+  assert.is(n.actor.getSnapshot().context.lastSeq, 4);
+  n.actor.send({ type: 'HEARD' });
+  assert.is(n.actor.getSnapshot().context.unheard, false);
+  n.clock.increment(1000);
+  assert.is(n.state(), 'DEAD');
+});
+
+test('HEARD without UNHEARD just restarts the window; the context survives a JSON round trip', () => {
+  const n = node(1000);
+  n.clock.increment(900);
+  n.actor.send({ type: 'HEARD' });
+  n.clock.increment(900);
+  assert.is(n.state(), 'ALIVE');
+  const ctx = n.actor.getSnapshot().context;
+  assert.equal(JSON.parse(JSON.stringify(ctx)), ctx);
+});
+
 test.run();
