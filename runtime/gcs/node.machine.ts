@@ -33,8 +33,11 @@ export type NodeEvent = { type: 'HEARTBEAT'; seq: number } | { type: 'DRAIN' } |
 
 /** The GCS's connection is back: a fresh timeout window, from now. */
 const heard = { reenter: true, actions: 'heard' as const };
-/** The timeout ends the node only while the GCS could have heard it. */
-const timedOut = { guard: 'hearing' as const, target: 'DEAD' as const };
+/**
+ * The timeout ends the node only while the GCS could have heard it; one that passes unheard is
+ * reported (`timeoutUnheard`, the GCS logs it) and the node waits for HEARD.
+ */
+const timedOut = [{ guard: 'hearing' as const, target: 'DEAD' as const }, { actions: 'timeoutUnheard' as const }];
 
 const heartbeat = {
   reenter: true,
@@ -53,6 +56,8 @@ export const nodeMachine = setup({
       heartbeats: ({ context }) => context.heartbeats + 1,
     }),
     unheard: assign({ unheard: true }),
+    /** Supplied by the GCS: the timeout passed while it could not hear the node. */
+    timeoutUnheard: () => {},
     heard: assign({ unheard: false }),
   },
   guards: {

@@ -15,6 +15,7 @@ import { EvictionGuard } from './eviction.ts';
 import { IntakeQueue } from './intake-queue.ts';
 import { actorChildId, gcsMachine, nodeChildId, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
 import { NodeDirectory } from './nodes.ts';
+import { nodeMachine } from './node.machine.ts';
 import { PendingQueue } from './pending-queue.ts';
 import { BundleClient } from './bundle-client.ts';
 import { PG_QUEUE_PREFIX, PlacementGroupDirectory, type PlacementGroupRef } from './placement-groups.ts';
@@ -166,6 +167,11 @@ export class GcsService {
     const machine = gcsMachine.provide({
       actors: {
         actor: actorLogic,
+        node: nodeMachine.provide({
+          actions: {
+            timeoutUnheard: ({ context }) => log(`node ${context.nodeId}: no heartbeat for ${context.nodeTimeoutMs} ms while the GCS could not hear it; not counted`),
+          },
+        }),
         openSubjects: fromPromise(async () => this.#open()),
         closeSubjects: fromPromise(async () => this.#close()),
       },

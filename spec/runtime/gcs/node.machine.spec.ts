@@ -7,8 +7,10 @@ import { nodeMachine, nodeStateOf } from '../../../runtime/gcs/node.machine.ts';
 
 function node(timeoutMs = 3000) {
   const clock = new SimulatedClock();
-  const actor = createActor(nodeMachine, { clock, input: { nodeId: 'n1', nodeTimeoutMs: timeoutMs } }).start();
-  return { clock, actor, state: () => nodeStateOf(actor.getSnapshot()) };
+  const unheardTimeouts: string[] = [];
+  const logic = nodeMachine.provide({ actions: { timeoutUnheard: ({ context }) => void unheardTimeouts.push(context.nodeId) } });
+  const actor = createActor(logic, { clock, input: { nodeId: 'n1', nodeTimeoutMs: timeoutMs } }).start();
+  return { clock, actor, unheardTimeouts, state: () => nodeStateOf(actor.getSnapshot()) };
 }
 
 test('a node that never heartbeats is DEAD after the timeout, not before', () => {
@@ -62,6 +64,7 @@ test('while the GCS cannot hear (UNHEARD) the timeout does not end the node; HEA
   n.actor.send({ type: 'UNHEARD' });
   n.clock.increment(5000);
   assert.is(n.state(), 'ALIVE', 'a silence the GCS could not have heard does not count');
+  assert.equal(n.unheardTimeouts, ['n1'], 'reported once, when the timeout passed unheard');
   n.actor.send({ type: 'HEARD' });
   n.clock.increment(999);
   assert.is(n.state(), 'ALIVE', 'a whole window after the connection came back');
