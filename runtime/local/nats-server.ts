@@ -25,6 +25,8 @@ export interface NatsServerOptions {
   /** A fixed port; default a free one other than 4222. */
   port?: number;
   jetstream?: boolean;
+  /** Serve nats-server's HTTP monitoring (/connz, /varz, …) on this port of the same host. */
+  monitorPort?: number;
   detached?: { logFile: string };
 }
 
@@ -72,7 +74,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   let lastError: unknown;
   for (let attempt = 0; attempt < (opts.port === undefined ? ATTEMPTS : 1); attempt++) {
     const port = opts.port ?? (await freePort());
-    const args = ['-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
+    const args = ['-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : []), ...(opts.monitorPort === undefined ? [] : ['-m', String(opts.monitorPort)])];
     const { child, log } = launch(bin, args, opts.detached);
     const exited = new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
