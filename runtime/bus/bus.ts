@@ -54,7 +54,8 @@ export interface Bus {
   /**
    * Tells `listener` when this process's own connection drops ('disconnected': requests waiting
    * then, and made until it is back, fail with ConnectionLostError) and when it is back
-   * ('reconnected': subscriptions are in place again). The memory bus never drops. Returns the function that stops the listening.
+   * ('reconnected': its subscriptions have been sent again; a flush() after it confirms the server
+   * has them, while other processes' may still be on their way). The memory bus never drops. Returns the function that stops the listening.
    */
   onStatus(listener: (status: BusStatus) => void): () => void;
   /** Resolves once everything published before the call has left this connection. */

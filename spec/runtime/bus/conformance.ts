@@ -419,6 +419,9 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
       await serverHeard.heard('reconnected');
       assert.equal(heard.seen, ['disconnected', 'reconnected']);
       assert.is(removedHeard, 0, 'a listener removed before the drop hears nothing');
+      // 'reconnected' means the subscriptions were sent again; a round trip on the responder's
+      // connection means the server has them
+      await server.flush();
       // the held request's late answer finds nobody waiting; a new request is answered
       held.got[0].respond(text('late'));
       assert.is(read(await within(client.request(`${ctx.prefix}.svc`, text('again'), { timeoutMs: OUTAGE_WAIT_MS }), 'answer after the reconnect')), 'ok:again');
@@ -435,6 +438,7 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
       assert.instance(err, ConnectionLostError);
       await outage.up();
       await heard.heard('reconnected');
+      await bus.flush();
       assert.is(read(await within(bus.request(`${ctx.prefix}.echo`, text('back'), { timeoutMs: OUTAGE_WAIT_MS }), 'answer after the reconnect', OUTAGE_WAIT_MS)), 'back');
     });
   }
