@@ -5,6 +5,8 @@ export {
   defineActor,
   GcsUnavailableError,
   type ActorBuilder,
+  type ActorCaller,
+  type CallOptions,
   type ActorEvictedEvent,
   type ActorClass,
   type ActorHandle,
@@ -56,4 +58,4 @@ export {
   RemoteError,
   WaitTimeoutError,
 } from './errors.ts';
-export { BusClosedError, ConnectionFailedError, TimeoutError as RequestTimeoutError } from './bus/errors.ts';
+export { BusClosedError, ConnectionFailedError, ConnectionLostError, TimeoutError as RequestTimeoutError } from './bus/errors.ts';

@@ -43,7 +43,8 @@ export interface Bus {
    * Publishes with a fresh reply subject and resolves with the first answer. Rejects with
    * NoRespondersError when nobody subscribes to `subject`, TimeoutError after `timeoutMs`, and
    * BusClosedError when the bus is closing or closed — also for a request still waiting when it
-   * closes. An answer that comes after its request timed out is dropped.
+   * closes; ConnectionLostError when the connection drops while it waits, or is down (see onStatus). An answer
+   * that comes after its request timed out (or failed) is dropped.
    */
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg>;
   /**
@@ -52,6 +53,13 @@ export interface Bus {
    * request() would reject with. Never throws.
    */
   requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void;
+  /**
+   * Tells `listener` when this process's own connection drops ('disconnected': requests waiting
+   * then, and made until it is back, fail with ConnectionLostError) and when it is back
+   * ('reconnected': its subscriptions have been sent again; a flush() after it confirms the server
+   * has them, while other processes' may still be on their way). The memory bus never drops. Returns the function that stops the listening.
+   */
+  onStatus(listener: (status: BusStatus) => void): () => void;
   /** Resolves once everything published before the call has left this connection. */
   flush(): Promise<void>;
   /** Drains: ends subscriptions after their queued messages are handled, sends what is pending, closes. */
@@ -64,6 +72,9 @@ export interface Bus {
    */
   keyValue?(): Promise<KeyValue | undefined>;
 }
+
+/** What onStatus() reports about the process's own connection to the bus. */
+export type BusStatus = 'disconnected' | 'reconnected';
 
 /** Receives the outcome of one requestCallback(): an error, or (when `err` is undefined) the answer. */
 export type RequestCallback = (err: Error | undefined, msg: BusMsg | undefined) => void;

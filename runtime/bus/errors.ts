@@ -39,3 +39,16 @@ export class ConnectionFailedError extends OrreryError {
     super('CONNECTION_FAILED', `cannot connect to NATS at ${address}: ${reason}`, { ...options, detail: { address, reason } });
   }
 }
+
+/**
+ * The connection to the server dropped while this request waited for its answer. The server
+ * forgets the connection's inbox when it drops, so an answer sent in the gap is lost: the request
+ * may or may not have been handled. A request made while the connection is down fails with it too,
+ * at once (nats.ts).
+ */
+export class ConnectionLostError extends OrreryError {
+  override name = 'ConnectionLostError';
+  constructor(readonly subject: string, options: { cause?: unknown } = {}) {
+    super('CONNECTION_LOST', `the connection to the bus was lost: a request to ${subject} has no answer`, { ...options, detail: { subject } });
+  }
+}

@@ -100,6 +100,11 @@ export class MemoryBus implements Bus {
     this.publish(subject, data, { reply: this.inboxPrefix + token });
   }
 
+  /** An in-process broker has no connection to lose: the listener is never called. */
+  onStatus(): () => void {
+    return () => {};
+  }
+
   flush(): Promise<void> {
     return this.state === 'closed' ? Promise.reject(new BusClosedError()) : this.broker.settled();
   }

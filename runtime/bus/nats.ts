@@ -1,7 +1,7 @@
 import { connect, createInbox, errors, type Msg, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
 import { OrreryError } from '../../lib/errors.ts';
-import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
-import { BusClosedError, ConnectionFailedError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
+import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
+import { BusClosedError, ConnectionFailedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
 import type { KeyValue } from './kv.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
 
@@ -48,7 +48,21 @@ interface PendingRequest {
   readonly timer: NodeJS.Timeout;
 }
 
-/** The Bus over one nats.js connection; errors of the client are mapped to the bus error classes. */
+/**
+ * The Bus over one nats.js connection; errors of the client are mapped to the bus error classes.
+ *
+ * A dropped connection. nats.js reconnects on its own (for ever) and subscribes the connection's
+ * subscriptions again; what is published while it is down is dropped (each dial attempt resets its
+ * outbound buffer). The server forgot the dropped connection's inbox at once, so an answer
+ * published to it in the gap is gone too, and nothing tells which requests were answered in the gap
+ * and which were not. So every request waiting when the connection drops fails at the drop with
+ * ConnectionLostError (CONNECTION_LOST) — not at the reconnect, nor at its own timeout: the caller
+ * learns as early as it can that the outcome is unknown and decides (an actor call is sent again
+ * when maxTaskRetries allows, so at least once; else it fails). A request made while the
+ * connection is down fails the same way at once, since its message would be dropped. onStatus()
+ * reports 'disconnected' after the waiting requests have failed, and 'reconnected' once nats.js
+ * has subscribed everything again.
+ */
 class NatsBus implements Bus {
   readonly closed: Promise<void>;
   private readonly onError: (err: unknown, msg: BusMsg) => void;
@@ -61,13 +75,21 @@ class NatsBus implements Bus {
   private inboxPrefix = '';
   private readonly pending = new Map<string, PendingRequest>();
   private nextToken = 0;
-  private watching = false;
+  private readonly statusListeners = new Set<(status: BusStatus) => void>();
+  /** Between a 'disconnect' and the next 'reconnect' of the connection's status stream. */
+  private down = false;
 
   constructor(private readonly nc: NatsConnection, opts: BusOptions) {
     // Requests still waiting when the connection has closed (drained by close(), or lost for good)
     // fail with BusClosedError before `closed` resolves.
     this.closed = nc.closed().then(() => this.failPending(() => new BusClosedError()));
     this.onError = opts.onHandlerError ?? rethrowLater;
+    void this.watchStatus();
+  }
+
+  onStatus(listener: (status: BusStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => void this.statusListeners.delete(listener);
   }
 
   publish(subject: string, data: Uint8Array, opts: { reply?: string } = {}): void {
@@ -121,6 +143,7 @@ class NatsBus implements Bus {
     try {
       assertSubject(subject, 'publish');
       if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
+      if (this.down) throw new ConnectionLostError(subject);
       this.inbox ??= this.openInbox();
     } catch (err) {
       const error = mapError(err);
@@ -178,10 +201,6 @@ class NatsBus implements Bus {
    * the drain's UNSUB still settle their requests; the rest fail when the connection closes.
    */
   private openInbox(): NatsSubscription {
-    if (!this.watching) {
-      this.watching = true;
-      void this.watchPublishRefusals();
-    }
     const prefix = `${createInbox()}.`;
     const sub = this.nc.subscribe(`${prefix}*`, {
       callback: (err, msg) => {
@@ -216,12 +235,22 @@ class NatsBus implements Bus {
   }
 
   /**
-   * A server that refuses a publish (a permissions violation) says so only on the connection's
-   * status stream; as nats.js's request() did, the oldest request to that subject fails with it
-   * instead of waiting for its timeout. The loop ends when the connection closes.
+   * The connection's status stream, read from the start until the connection closes:
+   * - a dropped connection fails every waiting request with ConnectionLostError, then tells the
+   *   onStatus listeners; its coming back tells them too (see the class comment);
+   * - a server that refuses a publish (a permissions violation) says so only here; as nats.js's
+   *   request() did, the oldest request to that subject fails with it instead of waiting for its
+   *   timeout.
    */
-  private async watchPublishRefusals(): Promise<void> {
+  private async watchStatus(): Promise<void> {
     for await (const status of this.nc.status()) {
+      if (status.type === 'disconnect' || status.type === 'reconnect') {
+        if (this.nc.isClosed() || this.nc.isDraining()) continue;
+        this.down = status.type === 'disconnect';
+        if (this.down) this.failPending((p) => new ConnectionLostError(p.subject));
+        this.tell(status.type === 'disconnect' ? 'disconnected' : 'reconnected');
+        continue;
+      }
       const err = status.type === 'error' ? status.error : undefined;
       if (!(err instanceof errors.PermissionViolationError) || err.operation !== 'publish') continue;
       for (const [token, p] of this.pending) {
@@ -234,13 +263,27 @@ class NatsBus implements Bus {
     }
   }
 
-  private failPending(error: () => Error): void {
+  private tell(status: BusStatus): void {
+    for (const listener of [...this.statusListeners]) {
+      try {
+        listener(status);
+      } catch (err) {
+        rethrowLater(err); // a listener's bug: the others still hear
+      }
+    }
+  }
+
+  private failPending(error: (p: PendingRequest) => Error): void {
     if (this.pending.size === 0) return;
     const waiting = [...this.pending.values()];
     this.pending.clear();
     for (const p of waiting) {
       clearTimeout(p.timer);
-      p.done(error(), undefined);
+      try {
+        p.done(error(p), undefined);
+      } catch (err) {
+        rethrowLater(err);
+      }
     }
   }
 }

@@ -6,7 +6,8 @@ import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { rx } from '../rx.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus, BusMsg } from '../bus/bus.ts';
-import { BusClosedError, NoRespondersError } from '../bus/errors.ts';
+import { InvalidOptionError } from '../../lib/errors.ts';
+import { BusClosedError, ConnectionLostError, NoRespondersError } from '../bus/errors.ts';
 import { ActorDiedError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
 import type { ActorInfo, ActorState } from './cluster-info.types.ts';
@@ -15,11 +16,26 @@ import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
 
+/** Options of the calls made through `handle.options(opts)`. */
+export interface CallOptions {
+  /**
+   * How long a call may wait for its answer before it fails with TIMEOUT (the method may still be
+   * running); default the connection's `callTimeoutMs` (60,000 ms unless connect() set another).
+   */
+  timeoutMs?: number;
+}
+
+/** Calls with options of their own: `handle.options({ timeoutMs: 5000 }).call('method', ...args)`. */
+export interface ActorCaller<T = unknown> {
+  call<K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>): Promise<MethodResult<T, K>>;
+}
+
 /** A reference to one actor: call its methods, wait for it, follow its state, kill it. */
-export interface ActorHandle<T = unknown> {
+export interface ActorHandle<T = unknown> extends ActorCaller<T> {
   readonly actorId: string;
   readonly namespace: string;
-  call<K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>): Promise<MethodResult<T, K>>;
+  /** The same actor, its calls made with these options (checked here: INVALID_OPTION). */
+  options(opts: CallOptions): ActorCaller<T>;
   /** Resolves when the actor is ALIVE; ActorDiedError if it dies first, TIMEOUT after timeoutMs (default: no limit). */
   ready(opts?: { timeoutMs?: number }): Promise<ActorInfo>;
   info(): Promise<ActorInfo>;
@@ -105,6 +121,9 @@ export class CreationWatch {
     stop?.();
   }
 }
+
+/** The longest timer Node.js keeps (2^31-1 ms): the bound of a call's timeoutMs. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Any reply value: a method's result is whatever it returned. */
 const ANY_VALUE = { value: unknown() };
@@ -230,25 +249,51 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
    * again, up to maxTaskRetries times (-1: no limit). A dead actor fails it with ActorDiedError.
    */
   call<K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>): Promise<MethodResult<T, K>> {
-    const seq = this.nextCall++;
-    // Without retries the gate never shuts (only a retry shuts it): the call is the one request.
-    if (this.maxTaskRetries === 0) return this.callOnce(method, args) as Promise<MethodResult<T, K>>;
-    return this.callWithRetries(seq, method, args) as Promise<MethodResult<T, K>>;
+    return this.callWithin(this.ctx.callTimeoutMs, method, args) as Promise<MethodResult<T, K>>;
   }
 
-  private async callWithRetries(seq: number, method: string, args: unknown[]): Promise<unknown> {
+  options(opts: CallOptions): ActorCaller<T> {
+    if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) throw new InvalidOptionError('options', opts, 'expected an object');
+    for (const key of Object.keys(opts)) if (key !== 'timeoutMs') throw new InvalidOptionError(key, (opts as Record<string, unknown>)[key], 'unknown call option; expected timeoutMs');
+    const timeoutMs = opts.timeoutMs ?? this.ctx.callTimeoutMs;
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMER_MS) {
+      throw new InvalidOptionError('timeoutMs', timeoutMs, `expected a number of ms from 1 to ${MAX_TIMER_MS}`);
+    }
+    return {
+      call: <K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>) => this.callWithin(timeoutMs, method, args) as Promise<MethodResult<T, K>>,
+    };
+  }
+
+  private callWithin(timeoutMs: number, method: string, args: unknown[]): Promise<unknown> {
+    const seq = this.nextCall++;
+    // Without retries the gate never shuts (only a retry shuts it): the call is the one request.
+    if (this.maxTaskRetries === 0) return this.callOnce(method, args, timeoutMs);
+    return this.callWithRetries(seq, method, args, timeoutMs);
+  }
+
+  /**
+   * A call sent again after it met an actor that could not take it (UnavailableNow), or after the
+   * connection dropped while it waited (CONNECTION_LOST: the actor may or may not have run it, so a
+   * retried call runs at least once). Either shuts the gate, and the retry waits there until the
+   * GCS reports the actor ALIVE. Each sending again counts against maxTaskRetries.
+   */
+  private async callWithRetries(seq: number, method: string, args: unknown[], timeoutMs: number): Promise<unknown> {
     let retriesLeft = this.maxTaskRetries;
+    let retried = false;
     for (;;) {
-      if (retriesLeft !== 0 && this.gate.shut) await this.gate.wait(seq);
+      if ((retriesLeft !== 0 || retried) && this.gate.shut) await this.gate.wait(seq);
       try {
-        const value = await this.callOnce(method, args);
+        const value = await this.callOnce(method, args, timeoutMs);
         this.gate.succeeded();
         return value;
       } catch (err) {
         // UnavailableNow is an ActorUnavailableError that knows the state the actor was in
-        if (!(err instanceof UnavailableNow) || retriesLeft === 0) throw err;
+        const unavailable = err instanceof UnavailableNow;
+        if ((!unavailable && !(err instanceof ConnectionLostError)) || retriesLeft === 0) throw err;
         if (retriesLeft > 0) retriesLeft--;
-        this.gate.shutAfter(err.info);
+        retried = true;
+        if (unavailable) this.gate.shutAfter(err.info);
+        else this.gate.shutUntilAlive();
       }
     }
   }
@@ -308,7 +353,7 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
    * actor died or is restarting fails it at once (see InFlightCalls), rather than leaving it
    * waiting on a host that is gone.
    */
-  private callOnce(method: string, args: unknown[]): Promise<unknown> {
+  private callOnce(method: string, args: unknown[], timeoutMs: number): Promise<unknown> {
     if (this.death) return Promise.reject(new ActorDiedError(this.actorId, this.death.cause));
     let data: Uint8Array;
     try {
@@ -320,7 +365,7 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
     return new Promise<unknown>((resolve, reject) => {
       const call: PendingCall = { resolve, reject };
       this.#inFlight.add(call);
-      this.ctx.bus.requestCallback(this.#callSubject!, data, { timeoutMs: this.ctx.callTimeoutMs }, (err, msg) => {
+      this.ctx.bus.requestCallback(this.#callSubject!, data, { timeoutMs }, (err, msg) => {
         if (!this.#inFlight.has(call)) return; // failed already by an actor_state event
         if (err === undefined) return this.#answered(call, msg!);
         if (!(err instanceof NoRespondersError)) return this.#inFlight.reject(call, err);

@@ -22,13 +22,19 @@ export interface ConnectOptions {
   namespace?: string;
   /** Limit for one request to the GCS; default 10,000 ms. */
   requestTimeoutMs?: number;
-  /** Limit for one actor call; default none (2^31-1 ms, the longest timer). */
+  /**
+   * Limit for one actor call or task submission; default 60,000 ms. A call that reaches it fails
+   * with TIMEOUT (the method may still be running); `handle.options({ timeoutMs })` sets it per call.
+   */
   callTimeoutMs?: number;
   /** How long the first NATS connection may take; default 5,000 ms. */
   connectTimeoutMs?: number;
 }
 
+/** The longest timer Node.js keeps; the bound of every limit here. */
 const NO_LIMIT_MS = 2 ** 31 - 1;
+/** No call waits for ever by default: one whose answer never comes fails after a minute. */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 
 /** Connects a driver to a cluster. An unreachable server is a CONNECTION_FAILED error naming the address. */
 export async function connect(opts: ConnectOptions = {}): Promise<Cluster> {
@@ -38,7 +44,7 @@ export async function connect(opts: ConnectOptions = {}): Promise<Cluster> {
   checkToken('cluster', cluster);
   if (typeof namespace !== 'string' || namespace === '') throw new InvalidOptionError('namespace', namespace, 'expected a non-empty string');
   const requestTimeoutMs = positive('requestTimeoutMs', opts.requestTimeoutMs, 10_000);
-  const callTimeoutMs = positive('callTimeoutMs', opts.callTimeoutMs, NO_LIMIT_MS);
+  const callTimeoutMs = positive('callTimeoutMs', opts.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS);
   const bus = await openBus(address, opts.connectTimeoutMs);
   return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true });
 }

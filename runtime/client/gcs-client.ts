@@ -34,7 +34,7 @@ type PagedVerb = 'list_actors' | 'list_nodes' | 'list_placement_groups';
  * GcsUnavailableError naming the cluster and address.
  *
  * A client that has reached a GCS once rides through its outage (a restart, a standby taking over):
- * a request nobody answers (NO_RESPONDERS, TIMEOUT) is sent again, pausing 100 ms, then twice as
+ * a request nobody answers (NO_RESPONDERS, TIMEOUT, CONNECTION_LOST) is sent again, pausing 100 ms, then twice as
  * long each time up to a second, for at most `outageMs` (default 15 s) before it fails. Every verb is
  * safe to send twice: registrations carry their id, kills and label changes are idempotent. A client
  * that never reached one fails at once: its address or cluster name is more likely wrong.
@@ -69,7 +69,8 @@ export class GcsClient {
         this.#reached = true;
         return reply;
       } catch (err) {
-        const unanswered = err instanceof NoRespondersError || (err as { code?: string }).code === 'TIMEOUT';
+        const code = (err as { code?: string }).code;
+        const unanswered = err instanceof NoRespondersError || code === 'TIMEOUT' || code === 'CONNECTION_LOST';
         deadline ??= Date.now() + (this.opts.outageMs ?? DEFAULT_GCS_OUTAGE_MS);
         if (!unanswered || !this.#reached || Date.now() + pause > deadline) {
           if (err instanceof NoRespondersError) throw new GcsUnavailableError(this.subjects.cluster, this.opts.address, { cause: err });

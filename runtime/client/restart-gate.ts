@@ -63,6 +63,20 @@ export class RestartGate {
     this.#probe(false);
   }
 
+  /**
+   * A call's connection dropped while it waited (CONNECTION_LOST): the actor is probably fine, but
+   * the GCS cannot be asked until the connection is back. Shut until a probe (repeated with the
+   * back-off while the GCS cannot be reached) or an event reports the actor ALIVE, in any
+   * incarnation; DEAD fails the waiting calls.
+   */
+  shutUntilAlive(): void {
+    if (this.#since !== undefined) return this.#probe(false);
+    // below every real state, so the first ALIVE seen opens the gate
+    this.#since = { actorId: this.deps.actorId, namespace: '', className: '', state: 'RESTARTING', numRestarts: -1, labels: {} };
+    this.#unwatch = this.deps.watch({ next: (i) => this.#seen(i, false), end: (err) => this.#fail(err) });
+    this.#probe(false);
+  }
+
   /** Resolves when the call numbered `seq` may go (after every waiting call with a lower number). */
   wait(seq: number): Promise<void> {
     if (!this.shut) return Promise.resolve();

@@ -24,6 +24,7 @@ export function fencedBus(bus: Bus, valid: () => boolean): Bus {
       if (valid()) bus.requestCallback(subject, data, opts, done);
       else queueMicrotask(() => done(stale(), undefined));
     },
+    onStatus: (listener) => bus.onStatus(listener),
     flush: () => bus.flush(),
     close: () => bus.close(),
     get closed() {

@@ -8,7 +8,10 @@ import { KvConflictError, type KvBucket } from '../bus/kv.ts';
  * renewals, each a compare-and-set on the key's revision:
  *
  *   - the holder writes the key again every `renewMs` (update at the revision it last wrote); a
- *     conflict means someone else took the lease: it is lost at once;
+ *     conflict means someone else took the lease: it is lost at once. A renewal that fails for
+ *     another reason (the store out of reach) is tried again at the same pace; meanwhile the holder
+ *     is not `valid()`, and a renewal that then succeeds at the same revision proves nobody took the
+ *     lease, so it leads on;
  *   - a candidate (a standby) reads the key every `renewMs` and takes the lease when its revision
  *     has not moved for `ttlMs` by the candidate's own clock, with `epoch + 1` (compare-and-set
  *     again, so of two candidates one wins); with no key at all it creates it with epoch 1;
@@ -134,9 +137,10 @@ export class LeaderLease {
       this.#renewedAt = asked;
     } catch (err) {
       if (err instanceof KvConflictError) return this.#lose(`another GCS took the lease (epoch ${this.#epoch} is over)`);
+      // The store was out of reach (a NATS outage): not valid() meanwhile, so this GCS does nothing;
+      // a later renewal at the same revision proves nobody took the lease, and it goes on leading.
       this.opts.log(`leader lease: renewal failed (trying again): ${err instanceof Error ? err.message : String(err)}`);
     }
-    if (!this.valid()) return this.#lose(`the lease was not renewed within ${this.ttlMs - this.marginMs} ms`);
     this.#schedule();
   }
 

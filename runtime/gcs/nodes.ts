@@ -2,6 +2,7 @@ import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import { NodeNotFoundError } from '../../lib/errors.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
 import type { NodeInfoWire, registered } from '../../protocols/messages/cluster.ts';
+import type { BusStatus } from '../bus/bus.ts';
 import type { MessageBody } from '../../protocols/messages/registry.ts';
 import type { Infer } from '../../protocols/validate.ts';
 import type { EventPublisher, NodeEventType } from './events.ts';
@@ -109,6 +110,21 @@ export class NodeDirectory {
   /** `{ epoch }` for answers to raylets, nothing without a lease. */
   get #epoch(): { epoch?: number } {
     return this.deps.epoch > 0 ? { epoch: this.deps.epoch } : {};
+  }
+
+  /**
+   * The GCS's own connection to the bus dropped or came back (Bus.onStatus). No heartbeat can reach
+   * it while it is down, so no live node's timeout counts then, and each gets a fresh window once it
+   * is back (node.machine.ts, UNHEARD/HEARD): a NATS outage is not the death of every node.
+   */
+  connectionChanged(status: BusStatus): void {
+    const event = status === 'disconnected' ? ({ type: 'UNHEARD' } as const) : ({ type: 'HEARD' } as const);
+    for (const ref of this.#refs.values()) ref.send(event);
+    this.deps.log(
+      status === 'disconnected'
+        ? `the GCS lost its connection to the bus: node timeouts of ${this.#refs.size} node(s) wait until it is back`
+        : `the GCS is connected again: ${this.#refs.size} node(s) get a fresh ${this.deps.nodeTimeoutMs} ms window to heartbeat`,
+    );
   }
 
   /**

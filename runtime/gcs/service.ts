@@ -17,6 +17,7 @@ import { EvictionGuard } from './eviction.ts';
 import { IntakeQueue } from './intake-queue.ts';
 import { actorChildId, gcsMachine, nodeChildId, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
 import { NodeDirectory } from './nodes.ts';
+import { nodeMachine } from './node.machine.ts';
 import { PendingQueue } from './pending-queue.ts';
 import { BundleClient } from './bundle-client.ts';
 import { PG_QUEUE_PREFIX, PlacementGroupDirectory, type PlacementGroupRef } from './placement-groups.ts';
@@ -103,6 +104,7 @@ export class GcsService {
   /** When and why the grace window ended (recovering only): what `start()` times serving from. */
   #graceEnded: { at: number; by: string } | undefined;
   #subscriptions: Subscription[] = [];
+  #stopWatchingBus: (() => void) | undefined;
   #actorLogic: ActorMachine;
   readonly #actorRefs = new Set<AnyActorRef>();
 
@@ -217,6 +219,11 @@ export class GcsService {
     const machine = gcsMachine.provide({
       actors: {
         actor: actorLogic,
+        node: nodeMachine.provide({
+          actions: {
+            timeoutUnheard: ({ context }) => log(`node ${context.nodeId}: no heartbeat for ${context.nodeTimeoutMs} ms while the GCS could not hear it; not counted`),
+          },
+        }),
         openSubjects: fromPromise(async () => this.#open()),
         closeSubjects: fromPromise(async () => this.#close()),
         reconcile: fromPromise(async () => {
@@ -305,12 +312,14 @@ export class GcsService {
 
   async #open(): Promise<void> {
     this.#subscriptions = serveVerbs(this);
+    this.#stopWatchingBus = this.opts.bus.onStatus((status) => this.nodes.connectionChanged(status));
     await this.opts.bus.flush();
   }
 
   async #close(): Promise<void> {
     for (const sub of this.#subscriptions) sub.unsubscribe();
     this.#subscriptions = [];
+    this.#stopWatchingBus?.();
     this.registrations.stop();
     this.queue.stop();
     this.eviction.stop();

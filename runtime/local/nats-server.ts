@@ -28,6 +28,8 @@ export interface NatsServerOptions {
   jetstream?: boolean;
   /** JetStream on with its store here, kept at stop (`orrery start --head`: the run dir). */
   storeDir?: string;
+  /** Serve nats-server's HTTP monitoring (/connz, /varz, …) on this port of the same host. */
+  monitorPort?: number;
   detached?: { logFile: string };
 }
 
@@ -76,7 +78,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   let lastError: unknown;
   for (let attempt = 0; attempt < (opts.port === undefined ? ATTEMPTS : 1); attempt++) {
     const port = opts.port ?? (await freePort());
-    const args = ['-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
+    const args = ['-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : []), ...(opts.monitorPort === undefined ? [] : ['-m', String(opts.monitorPort)])];
     const { child, log } = launch(bin, args, opts.detached);
     const exited = new Promise<void>((resolve) => {
       child.once('exit', () => resolve());

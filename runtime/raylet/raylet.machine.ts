@@ -10,10 +10,17 @@ import { assign, fromPromise, setup } from 'xstate';
  *                     │  └(refused)─┼─▶ stopped ◀── STOP      │
  *                     └──── known:false ◀─────────────────────┘
  *
- * A registration that finds no GCS (NO_RESPONDERS, TIMEOUT) is retried every `retryMs`; one the GCS
- * refuses (a bad label, …) stops the raylet with the error. While running, a heartbeat goes out every
- * `heartbeatMs` (from the registration reply) with a `seq` that grows by one per beat; a heartbeat
- * nobody answers moves to reconnecting, which keeps beating at the same pace until the GCS answers.
+ * A registration that finds no GCS (NO_RESPONDERS, TIMEOUT, CONNECTION_LOST) is retried every
+ * `retryMs`; one the GCS refuses (a bad label, …) stops the raylet with the error. While running, a
+ * heartbeat goes out every `heartbeatMs` (from the registration reply) with a `seq` that grows by
+ * one per beat. The pace does not wait for answers: `beating` is re-entered `heartbeatMs` after a
+ * beat went out, answered or not, so one slow or lost answer never delays the next beat (when it
+ * did, a 2 s request timeout plus the pace reached the GCS's 3 s node timeout in a 1 s NATS
+ * outage). A beat still unanswered when the next is due is abandoned (its late answer is ignored)
+ * and moves the raylet to reconnecting, which sends that next beat at once; a beat that fails
+ * outright (NO_RESPONDERS, CONNECTION_LOST) moves there at once. Reconnecting keeps the same pace
+ * until the GCS answers. A beat's request may wait two periods (`timeoutMs` of its input), so the
+ * beat timer, not the request's, is what decides it went unanswered.
  * An answer of `known: false` means the GCS has forgotten the node: the raylet drops its actors
  * (the GCS no longer knows them) and registers again.
  */
@@ -23,6 +30,8 @@ export interface RayletContext {
   readonly retryMs: number;
   /** The seq of the last heartbeat sent. */
   seq: number;
+  /** The seq of the last heartbeat answered or failed; behind `seq` while a beat is in flight. */
+  settledSeq: number;
   registrations: number;
   /** Heartbeats and registrations that got no answer, in a row. */
   misses: number;
@@ -44,13 +53,19 @@ export interface Registered {
   heartbeatMs: number;
 }
 
+/** What the heartbeat actor is given: the beat's seq and how long its request may wait. */
+export interface HeartbeatInput {
+  seq: number;
+  timeoutMs: number;
+}
+
 export interface HeartbeatAnswer {
   known: boolean;
 }
 
 /** Codes that mean "no GCS answered (yet)", as opposed to a GCS that refused the request. */
 // STALE_EPOCH: an answer from a GCS that lost its lease (it should never send one) is as good as none
-const UNANSWERED = new Set(['NO_RESPONDERS', 'TIMEOUT', 'BUS_ERROR', 'INTERNAL', 'STALE_EPOCH']);
+const UNANSWERED = new Set(['NO_RESPONDERS', 'TIMEOUT', 'CONNECTION_LOST', 'BUS_ERROR', 'INTERNAL', 'STALE_EPOCH']);
 
 function codeOf(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
@@ -61,6 +76,9 @@ function notProvided(what: string): never {
   throw new Error(`the Raylet machine's ${what} is not provided`);
 }
 
+/** A beat's request may wait two periods: the next beat, not the request's timer, ends it (see above). */
+const beatInput = ({ context }: { context: RayletContext }): HeartbeatInput => ({ seq: context.seq, timeoutMs: 2 * context.heartbeatMs });
+
 export const rayletMachine = setup({
   types: {
     context: {} as RayletContext,
@@ -70,13 +88,17 @@ export const rayletMachine = setup({
   actors: {
     connect: fromPromise<void, void>(async () => notProvided('connect')),
     register: fromPromise<Registered, { registrations: number }>(async () => notProvided('register')),
-    heartbeat: fromPromise<HeartbeatAnswer, { seq: number }>(async () => notProvided('heartbeat')),
+    heartbeat: fromPromise<HeartbeatAnswer, HeartbeatInput>(async () => notProvided('heartbeat')),
   },
   actions: {
     forgetActors: () => {},
     nextSeq: assign({ seq: ({ context }) => context.seq + 1 }),
     miss: assign({ misses: ({ context }) => context.misses + 1 }),
-    answered: assign({ misses: 0 }),
+    /** A beat failed outright: a miss, and no longer in flight. */
+    beatFailed: assign({ misses: ({ context }) => context.misses + 1, settledSeq: ({ context }) => context.seq }),
+    /** The next beat is due and the last is still in flight: it is abandoned as a miss. */
+    abandonBeat: assign({ misses: ({ context }) => context.misses + (context.settledSeq === context.seq ? 0 : 1), settledSeq: ({ context }) => context.seq }),
+    answered: assign({ misses: 0, settledSeq: ({ context }) => context.seq }),
     registered: assign({
       heartbeatMs: (_, params: Registered) => params.heartbeatMs,
       registrations: ({ context }) => context.registrations + 1,
@@ -87,6 +109,7 @@ export const rayletMachine = setup({
   guards: {
     unanswered: (_, params: { error: unknown }) => UNANSWERED.has(codeOf(params.error)),
     forgotten: (_, params: HeartbeatAnswer) => !params.known,
+    beatInFlight: ({ context }) => context.settledSeq !== context.seq,
   },
   delays: {
     heartbeat: ({ context }) => context.heartbeatMs,
@@ -100,6 +123,7 @@ export const rayletMachine = setup({
     heartbeatMs: input.heartbeatMs ?? 500,
     retryMs: input.retryMs ?? 500,
     seq: 0,
+    settledSeq: 0,
     registrations: 0,
     misses: 0,
   }),
@@ -137,12 +161,19 @@ export const rayletMachine = setup({
           entry: 'nextSeq',
           invoke: {
             src: 'heartbeat',
-            input: ({ context }) => ({ seq: context.seq }),
+            input: beatInput,
             onDone: [
               { guard: { type: 'forgotten', params: ({ event }) => event.output }, target: '#raylet.registering', actions: 'forgetActors' },
-              { target: 'waiting' },
+              // stays: the next beat is due heartbeatMs after this one went out
+              { actions: 'answered' },
             ],
-            onError: { target: '#raylet.reconnecting', actions: 'miss' },
+            onError: { target: '#raylet.reconnecting', actions: 'beatFailed' },
+          },
+          after: {
+            heartbeat: [
+              { guard: 'beatInFlight', target: '#raylet.reconnecting.beating', actions: 'abandonBeat' },
+              { target: 'beating', reenter: true },
+            ],
           },
         },
       },
@@ -155,13 +186,14 @@ export const rayletMachine = setup({
           entry: 'nextSeq',
           invoke: {
             src: 'heartbeat',
-            input: ({ context }) => ({ seq: context.seq }),
+            input: beatInput,
             onDone: [
               { guard: { type: 'forgotten', params: ({ event }) => event.output }, target: '#raylet.registering', actions: ['answered', 'forgetActors'] },
               { target: '#raylet.running', actions: 'answered' },
             ],
-            onError: { target: 'waiting', actions: 'miss' },
+            onError: { actions: 'beatFailed' },
           },
+          after: { heartbeat: { target: 'beating', reenter: true, actions: 'abandonBeat' } },
         },
       },
     },

@@ -20,7 +20,7 @@ import { Fence, leaseFromNodeTimeout } from './fence.ts';
 import { forWire, Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
 import { RayletTasks } from './raylet-tasks.ts';
-import { rayletMachine, type RayletMachine } from './raylet.machine.ts';
+import { rayletMachine, type HeartbeatInput, type RayletMachine } from './raylet.machine.ts';
 import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
 
@@ -35,7 +35,7 @@ export interface RayletServiceOptions {
   heartbeatMs?: number;
   /** Pause between registrations nobody answered, and between actor_died retries; default 500 ms. */
   retryMs?: number;
-  /** Timeout of each request to the GCS; default 2,000 ms. */
+  /** Timeout of each request to the GCS but heartbeats (whose pace bounds them); default 2,000 ms. */
   requestTimeoutMs?: number;
   /** Most worker hosts for tasks; default: the node's whole CPUs, at most the machine's cores (at least 1). */
   maxTaskHosts?: number;
@@ -175,7 +175,7 @@ export class RayletService {
       actors: {
         connect: fromPromise(async () => this.subscribe()),
         register: fromPromise(async () => this.register()),
-        heartbeat: fromPromise(async ({ input }: { input: { seq: number } }) => this.heartbeat(input.seq)),
+        heartbeat: fromPromise(async ({ input }: { input: HeartbeatInput }) => this.heartbeat(input)),
       },
       actions: { forgetActors: () => this.forgetActors() },
     });
@@ -299,12 +299,13 @@ export class RayletService {
     return { heartbeatMs: reply.heartbeatMs };
   }
 
-  private async heartbeat(seq: number): Promise<{ known: boolean }> {
+  /** One beat; its request waits as long as the machine says (two periods), not `requestTimeoutMs`. */
+  private async heartbeat({ seq, timeoutMs }: HeartbeatInput): Promise<{ known: boolean }> {
     const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.availableWithoutBundles() });
     const sentAt = performance.now();
     let answer: { known: boolean; epoch?: number };
     try {
-      const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs: this.timeoutMs });
+      const msg = await this.opts.bus.request(this.s.gcs('heartbeat'), body, { timeoutMs });
       answer = decodeReply(msg.data, { value: heartbeatAnswer });
       this.checkEpoch(answer.epoch);
     } catch (err) {

@@ -15,6 +15,16 @@ runBusConformance('nats', {
     await server?.stop();
   },
   connect: () => connectNatsBus({ servers: server!.url, name: 'orrery-bus-spec' }),
+  outage: {
+    // SIGKILL: the connections drop with no goodbye, as in a crash; the server comes back on its port
+    down: async () => {
+      process.kill(server!.pid, 'SIGKILL');
+      await server!.stop();
+    },
+    up: async () => {
+      server = await startNatsServer({ port: server!.port });
+    },
+  },
 });
 
 test('the helper starts servers on free ports other than 4222 and stops them', async () => {

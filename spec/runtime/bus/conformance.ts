@@ -1,8 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OrreryError } from '../../../lib/errors.ts';
-import type { Bus, BusMsg } from '../../../runtime/bus/bus.ts';
-import { NoRespondersError, TimeoutError } from '../../../runtime/bus/errors.ts';
+import type { Bus, BusMsg, BusStatus } from '../../../runtime/bus/bus.ts';
+import { ConnectionLostError, NoRespondersError, TimeoutError } from '../../../runtime/bus/errors.ts';
 
 /**
  * The behaviour every Bus must share, run against the memory bus and a real nats-server. Each test
@@ -10,10 +10,17 @@ import { NoRespondersError, TimeoutError } from '../../../runtime/bus/errors.ts'
  */
 export interface BusUnderTest {
   connect(): Promise<Bus>;
+  /**
+   * Takes the server down (abruptly) and brings it back at the same address, for the
+   * dropped-connection cases; a bus with no connection to lose (memory) has none and skips them.
+   */
+  outage?: { down(): Promise<void>; up(): Promise<void> };
   before?(): Promise<void>;
   after?(): Promise<void>;
 }
 
+/** Bound of a wait across a server outage (reconnection is attempted every 250 ms). */
+const OUTAGE_WAIT_MS = 20_000;
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 const read = (m: BusMsg): string => new TextDecoder().decode(m.data);
 
@@ -372,6 +379,69 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
       assert.is((err as OrreryError).code, 'BUS_CLOSED');
     }
   });
+
+  /** Records a bus's onStatus reports; `heard(s)` resolves once `s` has been reported. */
+  const statuses = (bus: Bus) => {
+    const seen: BusStatus[] = [];
+    const waiters: { status: BusStatus; resolve(): void }[] = [];
+    bus.onStatus((status) => {
+      seen.push(status);
+      for (const w of waiters) if (w.status === status) w.resolve();
+    });
+    return {
+      seen,
+      heard: (status: BusStatus) =>
+        within(new Promise<void>((resolve) => (seen.includes(status) ? resolve() : waiters.push({ status, resolve }))), `status ${status}`, OUTAGE_WAIT_MS),
+    };
+  };
+
+  const outage = target.outage;
+  if (outage) {
+    test('a dropped connection fails the requests waiting on it with CONNECTION_LOST, reports disconnected then reconnected, and serves again', async (ctx) => {
+      const [client, server] = [await connect(ctx), await connect(ctx)];
+      const held = collector();
+      server.subscribe(`${ctx.prefix}.svc`, (m) => (read(m) === 'hold' ? held.handler(m) : m.respond(text(`ok:${read(m)}`))));
+      await server.flush();
+      const heard = statuses(client);
+      let removedHeard = 0;
+      client.onStatus(() => removedHeard++)();
+      const waiting = rejection(client.request(`${ctx.prefix}.svc`, text('hold'), { timeoutMs: 60_000 }));
+      await held.reached(1, 'the held request at its responder');
+      await outage.down();
+      const err = await within(waiting, 'the waiting request failed', OUTAGE_WAIT_MS);
+      assert.instance(err, ConnectionLostError);
+      assert.is((err as ConnectionLostError).code, 'CONNECTION_LOST');
+      assert.is((err as ConnectionLostError).subject, `${ctx.prefix}.svc`);
+      await heard.heard('disconnected');
+      const serverHeard = statuses(server);
+      await outage.up();
+      await heard.heard('reconnected');
+      await serverHeard.heard('reconnected');
+      assert.equal(heard.seen, ['disconnected', 'reconnected']);
+      assert.is(removedHeard, 0, 'a listener removed before the drop hears nothing');
+      // 'reconnected' means the subscriptions were sent again; a round trip on the responder's
+      // connection means the server has them
+      await server.flush();
+      // the held request's late answer finds nobody waiting; a new request is answered
+      held.got[0].respond(text('late'));
+      assert.is(read(await within(client.request(`${ctx.prefix}.svc`, text('again'), { timeoutMs: OUTAGE_WAIT_MS }), 'answer after the reconnect')), 'ok:again');
+    });
+
+    test('a request made while the connection is down fails at once with CONNECTION_LOST; once it is back, requests are answered', async (ctx) => {
+      const bus = await connect(ctx);
+      bus.subscribe(`${ctx.prefix}.echo`, (m) => m.respond(m.data));
+      await bus.flush();
+      const heard = statuses(bus);
+      await outage.down();
+      await heard.heard('disconnected');
+      const err = await within(rejection(bus.request(`${ctx.prefix}.echo`, text('made while down'), { timeoutMs: 60_000 })), 'the request made while down failed', OUTAGE_WAIT_MS);
+      assert.instance(err, ConnectionLostError);
+      await outage.up();
+      await heard.heard('reconnected');
+      await bus.flush();
+      assert.is(read(await within(bus.request(`${ctx.prefix}.echo`, text('back'), { timeoutMs: OUTAGE_WAIT_MS }), 'answer after the reconnect', OUTAGE_WAIT_MS)), 'back');
+    });
+  }
 
   test.run();
 }

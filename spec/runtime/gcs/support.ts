@@ -73,12 +73,13 @@ export class Harness {
     this.s = subjects(cluster);
   }
 
-  static async start(opts: Partial<GcsOptions> = {}): Promise<Harness> {
+  /** `wrapGcsBus` dresses the GCS's bus (on the harness's broker) before the GCS gets it. */
+  static async start(opts: Partial<GcsOptions> = {}, wrapGcsBus: (bus: Bus) => Bus = (bus) => bus): Promise<Harness> {
     const h = new Harness(opts.cluster);
     // decoded with the protocol's own validators: what the GCS publishes must be valid
     h.bus.subscribe(h.s.allEvents(), (m) => h.events.push(decode(m.data, { registry: { event: messages.event } }).body));
     h.bus.subscribe(h.s.view(), (m) => h.views.push(decode(m.data, { registry: { view_delta: messages.view_delta } }).body));
-    h.gcs = await startGcs({ bus: h.gcsBus, cluster: h.cluster, nodeTimeoutMs: 60_000, rng: seededRng(7), log: (l) => h.logs.push(l), ...opts });
+    h.gcs = await startGcs({ bus: wrapGcsBus(h.gcsBus), cluster: h.cluster, nodeTimeoutMs: 60_000, rng: seededRng(7), log: (l) => h.logs.push(l), ...opts });
     return h;
   }
 

@@ -2,19 +2,29 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
 import { OrreryError } from '../../../lib/errors.ts';
-import { rayletMachine } from '../../../runtime/raylet/raylet.machine.ts';
+import { rayletMachine, type HeartbeatInput } from '../../../runtime/raylet/raylet.machine.ts';
 
 /**
  * The Raylet machine stepped with a simulated clock and scripted GCS answers: each register or
- * heartbeat takes the next answer from its script (a value, or an error code to throw).
+ * heartbeat takes the next answer from its script (a value, an error code to throw, or a `Later`
+ * the spec settles when it likes).
  */
-type Answer<T> = T | { error: string };
+type Answer<T> = T | { error: string } | Later<T>;
+
+/** An answer the spec gives later (or never). */
+class Later<T> {
+  settle!: (value: T) => void;
+  readonly promise = new Promise<T>((resolve) => (this.settle = resolve));
+}
 
 function harness(script: { register: Answer<{ heartbeatMs: number }>[]; heartbeat: Answer<{ known: boolean }>[]; connect?: Answer<void> }) {
   const calls: string[] = [];
+  const beats: { seq: number; at: number; timeoutMs: number }[] = [];
+  const clock = new SimulatedClock();
   const next = async <T>(kind: string, list: Answer<T>[]): Promise<T> => {
     const answer = list.shift();
     if (answer === undefined) return new Promise<T>(() => {}); // unanswered: the spec did not script further
+    if (answer instanceof Later) return answer.promise;
     if (answer !== null && typeof answer === 'object' && 'error' in answer) throw new OrreryError(answer.error, `${kind} failed`);
     return answer as T;
   };
@@ -28,20 +38,21 @@ function harness(script: { register: Answer<{ heartbeatMs: number }>[]; heartbea
         calls.push('register');
         return next('register', script.register);
       }),
-      heartbeat: fromPromise(async ({ input }: { input: { seq: number } }) => {
+      heartbeat: fromPromise(async ({ input }: { input: HeartbeatInput }) => {
         calls.push(`heartbeat ${input.seq}`);
+        beats.push({ seq: input.seq, at: clock.now(), timeoutMs: input.timeoutMs });
         return next('heartbeat', script.heartbeat);
       }),
     },
     actions: { forgetActors: () => void calls.push('forget') },
   });
-  const clock = new SimulatedClock();
   const actor = createActor(machine, { input: { nodeId: 'n1', heartbeatMs: 1000, retryMs: 200 }, clock });
   actor.start();
   const settle = () => new Promise((resolve) => setImmediate(resolve));
   return {
     actor,
     calls,
+    beats,
     phase: () => {
       const v = actor.getSnapshot().value;
       return typeof v === 'string' ? v : Object.keys(v)[0];
@@ -144,6 +155,74 @@ test('the context survives a JSON round trip (plain data only)', async () => {
   await h.settle();
   const ctx = h.actor.getSnapshot().context;
   assert.equal(JSON.parse(JSON.stringify(ctx)), ctx);
+});
+
+test('the pace does not wait for answers: a beat answered late is followed heartbeatMs after it went out', async () => {
+  const slow = new Later<{ known: boolean }>();
+  const h = harness({ register: [{ heartbeatMs: 100 }], heartbeat: [slow, { known: true }, { known: true }] });
+  await h.settle();
+  await h.tick(100);
+  await h.tick(60);
+  slow.settle({ known: true });
+  await h.tick(40);
+  await h.tick(100);
+  assert.equal(h.beats.map((b) => [b.seq, b.at]), [[1, 100], [2, 200], [3, 300]]);
+  assert.is(h.phase(), 'running');
+  assert.is(h.actor.getSnapshot().context.misses, 0);
+});
+
+test('a beat still unanswered when the next is due: the next goes out on time with the next seq, from reconnecting', async () => {
+  const h = harness({ register: [{ heartbeatMs: 100 }], heartbeat: [new Later(), new Later(), { known: true }] });
+  await h.settle();
+  await h.tick(100);
+  await h.tick(99);
+  assert.is(h.phase(), 'running', 'in flight, not missed yet');
+  await h.tick(1);
+  assert.is(h.phase(), 'reconnecting');
+  assert.is(h.actor.getSnapshot().context.misses, 1);
+  await h.tick(100);
+  assert.equal(h.beats.map((b) => [b.seq, b.at]), [[1, 100], [2, 200], [3, 300]], 'never a gap longer than heartbeatMs');
+  assert.is(h.phase(), 'running');
+  assert.is(h.actor.getSnapshot().context.misses, 0);
+});
+
+test('the late answer of an abandoned beat is ignored, even known:false', async () => {
+  const first = new Later<{ known: boolean }>();
+  const h = harness({ register: [{ heartbeatMs: 100 }], heartbeat: [first, new Later()] });
+  await h.settle();
+  await h.tick(100);
+  await h.tick(100);
+  assert.is(h.phase(), 'reconnecting');
+  first.settle({ known: false });
+  await h.settle();
+  assert.is(h.phase(), 'reconnecting');
+  assert.not.ok(h.calls.includes('forget'), 'no actors dropped on an answer to a beat already abandoned');
+  await h.tick(100);
+  assert.equal(h.beats.map((b) => b.seq), [1, 2, 3]);
+  assert.is(h.actor.getSnapshot().context.misses, 2);
+});
+
+test("a beat's request may wait two periods, so the beat timer decides; CONNECTION_LOST moves to reconnecting at once", async () => {
+  const h = harness({ register: [{ heartbeatMs: 250 }], heartbeat: [{ error: 'CONNECTION_LOST' }, { error: 'CONNECTION_LOST' }, { known: true }] });
+  await h.settle();
+  await h.tick(250);
+  assert.is(h.phase(), 'reconnecting');
+  await h.tick(250);
+  await h.tick(250);
+  assert.equal(h.beats, [
+    { seq: 1, at: 250, timeoutMs: 500 },
+    { seq: 2, at: 500, timeoutMs: 500 },
+    { seq: 3, at: 750, timeoutMs: 500 },
+  ]);
+  assert.is(h.phase(), 'running');
+});
+
+test('a registration that meets a lost connection is retried, not refused', async () => {
+  const h = harness({ register: [{ error: 'CONNECTION_LOST' }, { heartbeatMs: 100 }], heartbeat: [] });
+  await h.settle();
+  assert.is(h.phase(), 'registering');
+  await h.tick(200);
+  assert.is(h.phase(), 'running');
 });
 
 test.run();

@@ -1,0 +1,125 @@
+// Call limits and lost connections as a driver sees them, on the memory transport: the default call
+// timeout of connect(), the per-call `handle.options({ timeoutMs })`, and a call whose connection
+// dropped while it waited (CONNECTION_LOST) — failed without maxTaskRetries, sent again with them.
+// The memory bus never drops, so the driver here talks through one dressed to fail its first actor
+// calls the way the NATS bus does at a drop (runtime/bus/nats.ts).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Bus } from '../../../runtime/bus/bus.ts';
+import { ConnectionLostError } from '../../../runtime/bus/errors.ts';
+import { connectMemoryBus } from '../../../runtime/bus/memory.ts';
+import { ClusterClient } from '../../../runtime/client/cluster.ts';
+import { connect, DEFAULT_CALL_TIMEOUT_MS } from '../../../runtime/client/connect.ts';
+import { lookupMemoryBroker } from '../../../runtime/client/memory-registry.ts';
+import { startLocalCluster, type LocalCluster } from '../../../runtime/index.ts';
+import { JournalActor } from './failover-actors.ts';
+
+const READY = { timeoutMs: 10_000 };
+let local: LocalCluster;
+
+test.before(async () => {
+  local = await startLocalCluster({ transport: 'memory', nodes: [{ name: 'n1', resources: { CPU: 4 } }] });
+});
+test.after(async () => {
+  await local?.stop();
+});
+
+/** A driver whose first `drops` actor calls fail with CONNECTION_LOST, as at a dropped NATS connection. */
+async function droppingClient(drops: number, callTimeoutMs = 10_000): Promise<{ client: ClusterClient; calls: () => number }> {
+  const bus: Bus = connectMemoryBus(lookupMemoryBroker(local.address)!);
+  const dressed: Bus = Object.create(bus);
+  let calls = 0;
+  dressed.requestCallback = (subject, data, opts, done) => {
+    if (!subject.endsWith('.call')) return bus.requestCallback(subject, data, opts, done);
+    calls++;
+    if (drops-- > 0) return queueMicrotask(() => done(new ConnectionLostError(subject), undefined));
+    bus.requestCallback(subject, data, opts, done);
+  };
+  const client = await ClusterClient.open(dressed, { address: local.address, cluster: 'default', namespace: 'default', requestTimeoutMs: 10_000, callTimeoutMs, ownsBus: true });
+  return { client, calls: () => calls };
+}
+
+test('connect() limits calls to 60 s by default; callTimeoutMs sets another', async () => {
+  assert.is(DEFAULT_CALL_TIMEOUT_MS, 60_000);
+  const plain = (await connect({ address: local.address })) as ClusterClient;
+  const set = (await connect({ address: local.address, callTimeoutMs: 1234 })) as ClusterClient;
+  try {
+    assert.equal([plain.callTimeoutMs, set.callTimeoutMs], [60_000, 1234]);
+  } finally {
+    await Promise.all([plain.close(), set.close()]);
+  }
+});
+
+test('a call never answered fails with TIMEOUT at the connection limit, or at its own options({ timeoutMs })', async () => {
+  const { client } = await droppingClient(0, 200);
+  try {
+    // calls never answered hold their place in the mailbox: room for the answered one
+    const actor = await client.actor(JournalActor).options({ maxConcurrency: 4 }).remote();
+    await actor.ready(READY);
+    const byConnection = await actor.call('appendNeverAnswer', 'a').catch((e: unknown) => e);
+    assert.is((byConnection as { code?: string }).code, 'TIMEOUT');
+    assert.is((byConnection as { detail: { timeoutMs: number } }).detail.timeoutMs, 200);
+    const byCall = await actor.options({ timeoutMs: 50 }).call('appendNeverAnswer', 'b').catch((e: unknown) => e);
+    assert.is((byCall as { code?: string }).code, 'TIMEOUT');
+    assert.is((byCall as { detail: { timeoutMs: number } }).detail.timeoutMs, 50);
+    assert.is(await actor.options({ timeoutMs: 5000 }).call('append', 'c'), 3, 'an answered call under options() resolves');
+    await actor.kill();
+  } finally {
+    await client.close();
+  }
+});
+
+test('options() refuses a bad timeout or an unknown option with INVALID_OPTION, before anything is sent', async () => {
+  const actor = await local.cluster.actor(JournalActor).remote();
+  for (const bad of [{ timeoutMs: 0 }, { timeoutMs: -5 }, { timeoutMs: 2 ** 31 }, { timeoutMs: 'soon' }, { timeout: 5 }]) {
+    let err: unknown;
+    try {
+      actor.options(bad as { timeoutMs: number });
+    } catch (e) {
+      err = e;
+    }
+    assert.is((err as { code?: string })?.code, 'INVALID_OPTION', JSON.stringify(bad));
+  }
+  await actor.kill();
+});
+
+test('a call whose connection dropped fails with CONNECTION_LOST without maxTaskRetries', async () => {
+  const { client } = await droppingClient(1);
+  try {
+    const actor = await client.actor(JournalActor).remote();
+    await actor.ready(READY);
+    const err = await actor.call('append', 'lost').catch((e: unknown) => e);
+    assert.instance(err, ConnectionLostError);
+    assert.is((err as ConnectionLostError).code, 'CONNECTION_LOST');
+    assert.equal(await actor.call('journal'), [], 'not sent again');
+    await actor.kill();
+  } finally {
+    await client.close();
+  }
+});
+
+test('with maxTaskRetries, a call whose connection dropped is sent again once the GCS reports the actor ALIVE; each sending counts', async () => {
+  const { client, calls } = await droppingClient(2);
+  try {
+    const actor = await client.actor(JournalActor).options({ maxTaskRetries: 2 }).remote();
+    await actor.ready(READY);
+    assert.is(await actor.call('append', 'retried'), 1);
+    assert.is(calls(), 3, 'two drops, then the answered sending');
+    assert.equal(await actor.call('journal'), ['retried']);
+    const { client: short } = await droppingClient(2);
+    try {
+      const once = await short.actor(JournalActor).options({ maxTaskRetries: 1 }).remote();
+      await once.ready(READY);
+      const err = await once.call('append', 'x').catch((e: unknown) => e);
+      assert.instance(err, ConnectionLostError, 'out of retries: the last CONNECTION_LOST');
+      await once.kill();
+    } finally {
+      await short.close();
+    }
+    await actor.kill();
+  } finally {
+    await client.close();
+  }
+});
+
+test.run();
