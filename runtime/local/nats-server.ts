@@ -15,8 +15,15 @@ import { OrreryError } from '../../lib/errors.ts';
 export interface NatsServerHandle {
   readonly url: string;
   readonly port: number;
+  /** The server process now (a restart() makes a new one). */
   readonly pid: number;
   stop(): Promise<void>;
+  /**
+   * A crash and a comeback: SIGKILL, then — once the port is closed and `downMs` more have passed —
+   * the same server again on the same port with the same JetStream store. For chaos runs and specs
+   * of a NATS outage; not for a detached server.
+   */
+  restart(opts?: { downMs?: number }): Promise<void>;
 }
 
 export interface NatsServerOptions {
@@ -88,7 +95,28 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
       await waitForPort(probeHost, port, exited);
       if (opts.detached) child.unref();
       const url = `nats://${probeHost}:${port}`;
-      return { url, port, pid: child.pid!, stop: () => stop(child, exited, tempStore) };
+      let current = { child, exited };
+      return {
+        url,
+        port,
+        get pid() {
+          return current.child.pid!;
+        },
+        stop: () => stop(current.child, current.exited, tempStore),
+        restart: async ({ downMs = 0 } = {}) => {
+          current.child.kill('SIGKILL');
+          await current.exited;
+          while (await canConnect(probeHost, port, 200)) await new Promise((resolve) => setTimeout(resolve, 10));
+          if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+          const next = launch(bin, args, undefined);
+          const nextExited = new Promise<void>((resolve) => {
+            next.child.once('exit', () => resolve());
+            next.child.once('error', () => resolve());
+          });
+          current = { child: next.child, exited: nextExited };
+          await waitForPort(probeHost, port, nextExited);
+        },
+      };
     } catch (err) {
       lastError = log() ? new Error(`${(err as Error).message}: ${log().trim()}`) : err;
       await stop(child, exited, undefined);

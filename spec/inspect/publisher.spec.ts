@@ -90,7 +90,7 @@ test('a watcher attaches the inspectors (acknowledged), gets the records, and le
     ['node', 'n1', 'DRAIN', 'ALIVE', 'DRAINING'],
   ]);
   assert.ok(records[1].seq > records[0].seq);
-  assert.equal(records[1].context, { nodeId: 'n1', nodeTimeoutMs: 600_000, lastSeq: 2, heartbeats: 2 });
+  assert.equal(records[1].context, { nodeId: 'n1', nodeTimeoutMs: 600_000, lastSeq: 2, heartbeats: 2, unheard: false });
   sub.unsubscribe();
   await t.broker.settled();
   assert.is(node.inspectors(), 0);
