@@ -34,7 +34,9 @@ const freezes = args.quick ? 1 : 2;
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
 say(`chaos: ${actors} actors on 4 raylet processes, ${kills} SIGKILLs 5 s apart (each replaced), then ${freezes} raylet freeze(s) (SIGSTOP, SIGCONT)`);
-const result = await runChaos({ actors, kills, freezes, intervalMs: 5000, log: (l) => say(`  ${l}`) });
+const controlPlane = ['gcs', 'nats'] as const;
+say(`  and control-plane faults: the leading GCS SIGKILLed with a standby running; nats-server SIGKILLed and back after 1 s`);
+const result = await runChaos({ actors, kills, freezes, controlPlane, intervalMs: 5000, log: (l) => say(`  ${l}`) });
 
 const count = (kind: string): number => result.violations.filter((v) => v.kind === kind).length;
 const rows: { row: Row; goal?: Goal }[] = [
@@ -49,6 +51,12 @@ const rows: { row: Row; goal?: Goal }[] = [
   ]),
   { row: targetRow({ name: 'actors answered by two incarnations at once (freezes)', value: count('overlap'), unit: 'actors' }, 0, 'atMost'), goal: 'atMost' },
   { row: targetRow({ name: 'answers from a frozen node after SIGCONT', value: count('stale_answer'), unit: 'answers' }, 0, 'atMost'), goal: 'atMost' },
+  { row: targetRow({ name: 'actors restarted by a control-plane fault', value: count('restarted'), unit: 'actors' }, 0, 'atMost'), goal: 'atMost' },
+  { row: targetRow({ name: 'nodes declared dead by a control-plane fault', value: count('node_died'), unit: 'nodes' }, 0, 'atMost'), goal: 'atMost' },
+  ...result.controlPlane.map((c) => ({
+    row: targetRow({ name: `${c.fault === 'gcs' ? 'GCS SIGKILL (standby takes over)' : 'nats-server SIGKILL, 1 s down'}: every called actor answering again`, value: Math.round(c.recoveredMs), unit: 'ms' }, TARGETS.recoveredMs, 'atMost'),
+    goal: 'atMost' as Goal,
+  })),
   ...result.freezes.flatMap((f, i) => [
     { row: { name: `freeze ${i + 1} (${f.node}, ${f.actorsOnNode} actors, ${f.probed} called): detected`, value: Math.round(f.detectedMs), unit: 'ms' } },
     { row: targetRow({ name: `freeze ${i + 1}: every called actor answering again`, value: Math.round(f.recoveredMs), unit: 'ms' }, TARGETS.recoveredMs, 'atMost'), goal: 'atMost' as Goal },

@@ -33,7 +33,7 @@ export interface ExpectedActor {
   readonly options: PlacementOptions;
 }
 
-export type ViolationKind = 'not_alive' | 'constraint' | 'resource_leak' | 'duplicate' | 'wrong_node' | 'unreachable' | 'overlap' | 'stale_answer';
+export type ViolationKind = 'not_alive' | 'constraint' | 'resource_leak' | 'duplicate' | 'wrong_node' | 'unreachable' | 'overlap' | 'stale_answer' | 'restarted' | 'node_died';
 
 export interface Violation {
   readonly kind: ViolationKind;

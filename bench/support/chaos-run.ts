@@ -26,6 +26,7 @@ import { subjects } from '../../protocols/subjects.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { startLocalCluster, type ActorInfo, type LocalCluster, type NodeEvent, type NodeSpec } from '../../runtime/index.ts';
 import { ChaosActorClass } from './chaos-actors.ts';
+import { controlPlaneFault, type ControlPlaneFault, type ControlPlaneRecord } from './chaos-control-plane.ts';
 import { answerOverlaps, checkInvariants, findIncarnations, type AnswerRecord, type ExpectedActor, type Violation } from './chaos-invariants.ts';
 import type { ActorHandle } from '../../runtime/index.ts';
 import type { ChaosActor } from './chaos-actors.ts';
@@ -37,6 +38,8 @@ export interface ChaosOptions {
   seed?: number;
   /** Times a raylet is frozen (SIGSTOP) then resumed, after the kills; default 0. */
   freezes?: number;
+  /** Control-plane faults run after the freezes, in order (chaos-control-plane.ts); default none. */
+  controlPlane?: readonly ControlPlaneFault[];
   /** Which raylet each kill takes: a random one (default), or the one running the most actors. */
   victim?: 'random' | 'busiest';
   /** Longest wait for every actor to be ALIVE (after creation, and after the last kill). */
@@ -66,6 +69,7 @@ export interface ChaosResult {
   readonly createMs: number;
   readonly kills: readonly KillRecord[];
   readonly freezes: readonly FreezeRecord[];
+  readonly controlPlane: readonly ControlPlaneRecord[];
   readonly alive: number;
   readonly violations: readonly Violation[];
   readonly mix: Readonly<Record<string, number>>;
@@ -193,6 +197,16 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
       freezeViolations.push(...violations);
     }
 
+    // ---- control plane ----
+    const controlPlane: ControlPlaneRecord[] = [];
+    for (const fault of opts.controlPlane ?? []) {
+      await allAlive(local, states, settleMs);
+      const { record, violations } = await controlPlaneFault(fault, local, handles, settleMs);
+      log(`${fault === 'gcs' ? 'GCS SIGKILLed, a standby took over' : 'nats-server SIGKILLed, back after 1 s'}: every called actor answering again ${(record.recoveredMs / 1000).toFixed(2)} s after it; ${record.answers} answers checked, ${record.failedCalls} calls failed meanwhile`);
+      controlPlane.push(record);
+      freezeViolations.push(...violations);
+    }
+
     // ---- check ----
     const [nodes, actors] = await Promise.all([cluster.nodes(), cluster.actors()]);
     const violations = [
@@ -200,7 +214,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
       ...(await findIncarnations(bus, subjects(cluster.name), actors.filter((a) => a.state === 'ALIVE'), { method: 'where', windowMs: 1500 })),
       ...freezeViolations,
     ];
-    return { actors: opts.actors, createMs, kills, freezes, alive: actors.filter((a) => a.state === 'ALIVE').length, violations, mix };
+    return { actors: opts.actors, createMs, kills, freezes, controlPlane, alive: actors.filter((a) => a.state === 'ALIVE').length, violations, mix };
   } finally {
     stateSub?.unsubscribe();
     await bus.close().catch(() => undefined);

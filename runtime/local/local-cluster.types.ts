@@ -50,6 +50,14 @@ export interface LocalCluster {
    * hook the fencing spec and the chaos run use to freeze one (SIGSTOP) and resume it (SIGCONT).
    */
   rayletPid?(nodeId: string): number | undefined;
+  /**
+   * Control-plane faults (nats transport only): start another GCS process (a hot standby while one
+   * leads), SIGKILL the one that leads now, and crash the nats-server this cluster started and bring
+   * it back on the same port and JetStream store after `downMs`. The chaos run's hooks.
+   */
+  startGcs?(): Promise<void>;
+  killLeaderGcs?(): Promise<void>;
+  restartNats?(opts?: { downMs?: number }): Promise<void>;
   /** Stops everything it started: client, raylets, GCS, and nats-server when it spawned one. */
   stop(): Promise<void>;
 }

@@ -37,6 +37,9 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
   const spawnOpts = { onLine: opts.onOutput, nodeFlags: opts.nodeFlags };
 
   let address = opts.address;
+  const rare = opts.rareResources?.length ? ['--rare-resources', opts.rareResources.join(',')] : [];
+  /** Every GCS process started, leader and standbys. */
+  const gcses: RuntimeProcess[] = [];
   const common = (): string[] => ['--address', address!, '--cluster', clusterName];
   const startNode = async (spec: ResolvedNodeSpec): Promise<RuntimeProcess> => {
     const raylet = track(await spawnRuntimeProcess('raylet', [...common(), ...rayletFlags(spec)], spawnOpts));
@@ -60,8 +63,8 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
       nats = await startNatsServer({ jetstream: true });
       address = nats.url;
     }
-    const rare = opts.rareResources?.length ? ['--rare-resources', opts.rareResources.join(',')] : [];
     gcs = track(await spawnRuntimeProcess('gcs', [...common(), ...rare], spawnOpts));
+    gcses.push(gcs);
     await Promise.all(specs.map(startNode));
     client = await connect({ address, cluster: clusterName });
   } catch (err) {
@@ -78,6 +81,25 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
       return nodeInfoOf(await cluster.nodes(), String(raylet.ready.nodeId));
     },
     rayletPid: (nodeId: string): number | undefined => raylets.get(nodeId)?.pid,
+    startGcs: async (): Promise<void> => {
+      gcses.push(track(await spawnRuntimeProcess('gcs', [...common(), ...rare], spawnOpts)));
+    },
+    killLeaderGcs: async (): Promise<void> => {
+      // the leader: the newest epoch a live GCS process said it holds (READY, or its log on taking over)
+      const epochOf = (p: RuntimeProcess): number => {
+        const said = [...p.recentOutput().matchAll(/holding the leader lease with epoch (\d+)/g)].map((m) => Number(m[1]));
+        return Math.max(typeof p.ready.epoch === 'number' ? p.ready.epoch : 0, ...said);
+      };
+      const live = gcses.filter((p) => children.has(p));
+      const leader = live.reduce<RuntimeProcess | undefined>((best, p) => (best === undefined || epochOf(p) > epochOf(best) ? p : best), undefined);
+      if (!leader) throw new Error('no GCS process runs');
+      gcses.splice(gcses.indexOf(leader), 1);
+      await leader.crash();
+    },
+    restartNats: async (o: { downMs?: number } = {}): Promise<void> => {
+      if (!nats) throw new Error('this cluster did not start its nats-server');
+      await nats.restart(o);
+    },
     killNode: async (nodeId: string): Promise<void> => {
       const raylet = raylets.get(nodeId);
       if (!raylet) throw new NodeNotFoundError(nodeId);
