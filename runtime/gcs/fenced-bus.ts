@@ -8,7 +8,19 @@ import type { Bus, BusMsg, MsgHandler, RequestCallback, Subscription } from '../
  * its timers and read its socket before it learns it lost the lease; through this it can neither
  * answer a request nor tell a raylet anything in that moment. One clock read per message.
  */
-export function fencedBus(bus: Bus, valid: () => boolean): Bus {
+export interface Validity {
+  valid(): boolean;
+  /** Told when valid() changes. */
+  onValidityChange(listener: (valid: boolean) => void): () => void;
+}
+
+/**
+ * `onStatus` reports the lease like the connection: 'disconnected' while either the connection is
+ * down or the lease is not valid (the GCS hears nothing then, so its node timeouts must not run:
+ * nodes.ts), 'reconnected' once both are good again.
+ */
+export function fencedBus(bus: Bus, lease: Validity): Bus {
+  const valid = (): boolean => lease.valid();
   const stale = (): Error => new OrreryError('STALE_EPOCH', 'this GCS no longer holds the leader lease');
   return {
     publish(subject: string, data: Uint8Array, opts?: { reply?: string }): void {
@@ -24,7 +36,29 @@ export function fencedBus(bus: Bus, valid: () => boolean): Bus {
       if (valid()) bus.requestCallback(subject, data, opts, done);
       else queueMicrotask(() => done(stale(), undefined));
     },
-    onStatus: (listener) => bus.onStatus(listener),
+    onStatus: (listener) => {
+      let connected = true;
+      let leaseOk = lease.valid();
+      let heard = connected && leaseOk;
+      const update = (): void => {
+        const now = connected && leaseOk;
+        if (now === heard) return;
+        heard = now;
+        listener(now ? 'reconnected' : 'disconnected');
+      };
+      const offBus = bus.onStatus((status) => {
+        connected = status === 'reconnected';
+        update();
+      });
+      const offLease = lease.onValidityChange((ok) => {
+        leaseOk = ok;
+        update();
+      });
+      return () => {
+        offBus();
+        offLease();
+      };
+    },
     flush: () => bus.flush(),
     close: () => bus.close(),
     get closed() {

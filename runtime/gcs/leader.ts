@@ -49,6 +49,9 @@ export class LeaderLease {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #lost!: (why: string) => void;
+  readonly #validity = new Set<(valid: boolean) => void>();
+  #reportedValid = false;
+  #validityTimer: NodeJS.Timeout | undefined;
   /** Resolves with the reason once the lease is lost (taken by another, or not renewed in time). */
   readonly lost: Promise<string>;
 
@@ -61,6 +64,26 @@ export class LeaderLease {
 
   get epoch(): number {
     return this.#epoch;
+  }
+
+  /**
+   * Told when valid() turns false (the lease ran out by this process's clock: renewals could not
+   * reach the store) and true again (a renewal went through). Returns a function that stops it.
+   */
+  onValidityChange(listener: (valid: boolean) => void): () => void {
+    this.#validity.add(listener);
+    return () => this.#validity.delete(listener);
+  }
+
+  /** Reports a change of valid() and sets a timer for the moment it runs out. */
+  #checkValidity(): void {
+    const valid = this.valid();
+    if (valid !== this.#reportedValid) {
+      this.#reportedValid = valid;
+      for (const l of this.#validity) l(valid);
+    }
+    clearTimeout(this.#validityTimer);
+    if (valid) this.#validityTimer = setTimeout(() => this.#checkValidity(), Math.max(1, this.#renewedAt + this.ttlMs - this.marginMs - this.#now() + 1)).unref();
   }
 
   /** Whether this process may act as the leader now (cheap: one clock read). */
@@ -107,6 +130,7 @@ export class LeaderLease {
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#validityTimer);
   }
 
   async #take(revision: number | undefined, epoch: number): Promise<boolean> {
@@ -120,6 +144,7 @@ export class LeaderLease {
     }
     this.#epoch = epoch;
     this.#renewedAt = asked;
+    this.#checkValidity();
     this.#schedule();
     return true;
   }
@@ -135,6 +160,7 @@ export class LeaderLease {
       this.#revision = await this.opts.bucket.update(KEY, encode('stored_lease', { holder: this.opts.holder, epoch: this.#epoch }), this.#revision);
       // the lease runs from when the renewal was asked for: the store may have taken it any time after
       this.#renewedAt = asked;
+      this.#checkValidity();
     } catch (err) {
       if (err instanceof KvConflictError) return this.#lose(`another GCS took the lease (epoch ${this.#epoch} is over)`);
       // The store was out of reach (a NATS outage): not valid() meanwhile, so this GCS does nothing;
