@@ -10,6 +10,7 @@ import { placementGroupStrategy } from '../../lib/index.ts';
 import { connect, type ActorHandle, type ActorInfo, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
 import { CounterActor, type Counter } from '../fixtures/client/actors.ts';
 
 process.env.ORRERY_HEARTBEAT_MS = '200';
@@ -39,16 +40,6 @@ test.after(async () => {
   await gcs?.stop();
   await nats?.stop();
 });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 test('a GCS killed and started again keeps every actor where it runs, with its state, and serves again', async () => {
   const named = await cluster.actor(CounterActor).options({ name: 'ledger', isolation: 'process' }).remote(10);

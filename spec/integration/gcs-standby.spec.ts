@@ -11,6 +11,7 @@ import type { Bus } from '../../runtime/bus/bus.ts';
 import { connect, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 
 process.env.ORRERY_HEARTBEAT_MS = '200';
@@ -48,16 +49,6 @@ test.after(async () => {
   for (const p of [...raylets, ...gcses]) await p.stop();
   await nats?.stop();
 });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const value = await Promise.resolve(probe()).catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Sends list_nodes with a reply subject of our own and counts the answers that come back. */
 async function answersTo(count: number): Promise<number[]> {
