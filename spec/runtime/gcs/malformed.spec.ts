@@ -170,6 +170,29 @@ test('ids that cannot be subject tokens and queries naming nothing are INVALID_M
   }
 });
 
+test('a registration whose `running` list (what a raylet still runs, for recovery) is ill-typed is INVALID_MESSAGE, counted, and changes nothing', async () => {
+  const h = await populated();
+  try {
+    const before = tables(h);
+    const total = parseResources({ CPU: 1 });
+    const node = { nodeId: 'n9', name: 'n9', labels: {}, taints: {}, resources: { total, available: total }, address };
+    const bad = [
+      { actors: 'all of them' },
+      { actors: [{ actorId: 'a1', incarnation: -1 }] },
+      { actors: [{ actorId: 'a1', incarnation: 0.5 }] },
+      { actors: [{ actorId: 'a1' }] },
+      { actors: [], bundles: [{ pgId: 'g', index: 0, committed: 'yes' }] },
+      { actors: [], bundles: [{ pgId: 'g', index: 10_000, committed: true }] },
+    ];
+    for (const running of bad) assert.is(await refusedWith(h, 'register_node', envelope('register_node', { ...node, running })), 'INVALID_MESSAGE', JSON.stringify(running));
+    assert.equal(tables(h), before);
+    assert.equal(h.gcs.wireErrors().byCode, { INVALID_MESSAGE: bad.length });
+    assert.is((await h.actor('a1')).state, 'ALIVE', 'the actor a raylet claims is untouched');
+  } finally {
+    await h.close();
+  }
+});
+
 test('the default limit is nats-server\'s 1 MiB: a larger register_node is TOO_LARGE', async () => {
   const h = await Harness.start();
   try {
