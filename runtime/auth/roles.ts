@@ -1,0 +1,117 @@
+import { ROOT, assertToken, GcsVerb, RayletVerb } from '../../protocols/subjects.ts';
+import { batchSubject, watchSubject } from '../../protocols/inspect-subjects.ts';
+
+/**
+ * The roles of a secured cluster and what each may publish and subscribe on NATS. The NATS server
+ * enforces these lists (nats-server.conf written by `orrery auth init`); this module is their one
+ * source, and docs/security.md's table is printed from it (`rolePermissions`).
+ *
+ * Each role has its own inbox prefix, `_INBOX.<cluster>.<role>`, and may subscribe only under it:
+ * no role can read the answers sent to another role. A role that answers requests may publish to
+ * the inboxes of the roles that send them, by name — not through NATS's `allow_responses`, which
+ * makes the server record the reply subject of every message it delivers to the answering
+ * connection: measured, that halved actor-call throughput (docs/benchmarks.md, "Authentication").
+ */
+export const ROLES = ['gcs', 'node', 'driver', 'observer', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface RolePermissions {
+  readonly publish: readonly string[];
+  readonly subscribe: readonly string[];
+}
+
+export const ROLE_SUMMARY: Readonly<Record<Role, string>> = {
+  gcs: 'the control plane: serves the GCS verbs, drives raylets, keeps its tables in JetStream',
+  node: 'raylets and their worker hosts: register, heartbeat, serve actor calls and tasks',
+  driver: 'creates and calls actors, tasks and placement groups; reads state and events',
+  observer: 'read-only: status, list, events, inspection, the dashboard’s reads',
+  admin: 'a driver that may also label, taint and drain nodes',
+};
+
+/** GCS verbs a role may request (the GCS serves them all). */
+const READ_VERBS: readonly GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain'];
+const DRIVER_VERBS: readonly GcsVerb[] = [...READ_VERBS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'];
+const ADMIN_VERBS: readonly GcsVerb[] = [...DRIVER_VERBS, 'set_node_labels', 'set_node_taints', 'drain_node'];
+const NODE_VERBS: readonly GcsVerb[] = ['register_node', 'heartbeat', 'actor_died', 'view_snapshot'];
+/** Raylet verbs only the GCS sends. */
+const CONTROL_VERBS: readonly RayletVerb[] = ['create_actor', 'kill_actor', 'prepare_bundle', 'commit_bundle', 'cancel_bundle'];
+
+export function inboxPrefix(cluster: string, role: Role): string {
+  return `_INBOX.${assertToken('cluster', cluster)}.${role}`;
+}
+
+export function rolePermissions(cluster: string, role: Role): RolePermissions {
+  const p = `${ROOT}.${assertToken('cluster', cluster)}`;
+  const gcs = (verbs: readonly GcsVerb[]) => verbs.map((v) => `${p}.gcs.${v}`);
+  const inbox = `${inboxPrefix(cluster, role)}.>`;
+  const inspectRead = [`${p}.inspect.>`, batchSubject(cluster), `${watchSubject(cluster)}.*`];
+  switch (role) {
+    case 'gcs':
+      return {
+        publish: [
+          `${p}.gcs.view`,
+          `${p}.events.>`,
+          ...CONTROL_VERBS.map((v) => `${p}.raylet.*.${v}`),
+          `${p}.inspect.>`,
+          batchSubject(cluster),
+          // its tables and its leader lease live in JetStream key-value buckets
+          '$JS.API.>',
+          '$KV.>',
+          '$JS.ACK.>',
+          '$JS.FC.>',
+          // its answers: every role asks the GCS; and inspection acknowledgements to watchers
+          `_INBOX.${assertToken('cluster', cluster)}.>`,
+          `${watchSubject(cluster)}.*`,
+        ],
+        subscribe: [`${p}.gcs.*`, watchSubject(cluster), inbox],
+      };
+    case 'node':
+      return {
+        publish: [
+          ...gcs(NODE_VERBS),
+          `${p}.raylet.*.load`,
+          `${p}.raylet.*.submit_task`,
+          `${p}.events.schedule_failed`,
+          `${p}.events.lease_revoked`,
+          `${p}.inspect.>`,
+          batchSubject(cluster),
+          // its answers: actor calls and tasks (drivers, admins), raylet verbs (the GCS), and
+          // inspection acknowledgements to watchers; never an observer's inbox
+          `${inboxPrefix(cluster, 'driver')}.>`,
+          `${inboxPrefix(cluster, 'admin')}.>`,
+          `${inboxPrefix(cluster, 'gcs')}.>`,
+          `${watchSubject(cluster)}.*`,
+        ],
+        subscribe: [`${p}.raylet.*.*`, `${p}.gcs.view`, `${p}.actor.*.call`, watchSubject(cluster), inbox],
+      };
+    case 'driver':
+      return {
+        publish: [...gcs(DRIVER_VERBS), `${p}.raylet.*.submit_task`, `${p}.actor.*.call`],
+        subscribe: [`${p}.events.>`, inbox],
+      };
+    case 'observer':
+      return {
+        publish: [...gcs(READ_VERBS), watchSubject(cluster)],
+        subscribe: [`${p}.events.>`, ...inspectRead, inbox],
+      };
+    case 'admin':
+      return {
+        publish: [...gcs(ADMIN_VERBS), `${p}.raylet.*.submit_task`, `${p}.actor.*.call`, watchSubject(cluster)],
+        subscribe: [`${p}.events.>`, ...inspectRead, inbox],
+      };
+  }
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** The roles as a Markdown table (docs/security.md holds it; a spec checks the two agree). */
+export function rolesTable(cluster: string): string {
+  const cell = (subjects: readonly string[]) => subjects.map((s) => `\`${s}\``).join('<br>');
+  const rows = ROLES.map((role) => {
+    const p = rolePermissions(cluster, role);
+    return `| \`${role}\` | ${ROLE_SUMMARY[role]} | ${cell(p.publish)} | ${cell(p.subscribe)} |`;
+  });
+  return ['| role | who | may publish | may subscribe |', '| --- | --- | --- | --- |', ...rows].join('\n');
+}

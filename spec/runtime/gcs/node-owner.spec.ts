@@ -1,0 +1,104 @@
+// A node speaks only for itself (runtime/gcs/node-owner.ts): after a raylet registers with its
+// secret, heartbeats, actor_died and registrations under its id are taken only with that secret.
+// Everything else is refused NODE_NOT_OWNED, counted, and changes nothing.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Harness } from './support.ts';
+
+const address = { ip: '127.0.0.1', hostname: 'spec', pid: 1 };
+const SECRET = 's'.repeat(32);
+const FORGED = 'f'.repeat(32);
+const registration = (nodeId: string, secret: string | undefined, cpu = 4) => ({
+  nodeId,
+  name: nodeId,
+  labels: {},
+  taints: {},
+  resources: { total: { CPU: cpu * 10_000 }, available: { CPU: cpu * 10_000 } },
+  address,
+  ...(secret === undefined ? {} : { secret }),
+});
+
+test('heartbeats with another secret, or none, are refused and counted; the owner\'s are taken', async () => {
+  const h = await Harness.start();
+  try {
+    await h.request('register_node', 'register_node', registration('n1', SECRET));
+    for (const secret of [FORGED, undefined]) {
+      const err = await h.refusal('heartbeat', 'heartbeat', { nodeId: 'n1', seq: 1, available: {}, ...(secret === undefined ? {} : { secret }) });
+      assert.is(err.code, 'NODE_NOT_OWNED');
+    }
+    assert.is(h.gcs.wireErrors().byCode.NODE_NOT_OWNED, 2);
+    assert.is(h.gcs.wireErrors().byVerb.heartbeat, 2);
+    assert.equal(await h.request('heartbeat', 'heartbeat', { nodeId: 'n1', seq: 2, available: {}, secret: SECRET }), { known: true });
+    assert.is(h.logs.filter((l) => l.includes('NODE_NOT_OWNED')).length, 1, 'logged once, then counted');
+  } finally {
+    await h.close();
+  }
+});
+
+test('a registration under a live node\'s id with another secret is refused; the node keeps its resources; its own raylet\'s retry is answered', async () => {
+  const h = await Harness.start();
+  try {
+    await h.request('register_node', 'register_node', registration('n1', SECRET, 4));
+    const err = await h.refusal('register_node', 'register_node', registration('n1', FORGED, 256));
+    assert.is(err.code, 'NODE_NOT_OWNED');
+    assert.is((await h.refusal('register_node', 'register_node', registration('n1', undefined, 256))).code, 'NODE_NOT_OWNED');
+    const [node] = await h.nodes();
+    assert.is(node.resources.total.CPU, 4 * 10_000);
+    const retry = await h.request('register_node', 'register_node', registration('n1', SECRET, 4));
+    assert.is(retry.nodeId, 'n1');
+    assert.is(h.events.got.filter((e) => e.type === 'node_added').length, 1, 'no second node_added');
+  } finally {
+    await h.close();
+  }
+});
+
+test('actor_died from anyone but the node is refused: the actor stays ALIVE', async () => {
+  const h = await Harness.start();
+  try {
+    const raylet = await h.addNode({ nodeId: 'n1', cpu: 2, secret: SECRET });
+    await h.registerActor('a1', {});
+    await h.reached('a1', 'ALIVE');
+    const err = await h.refusal('actor_died', 'actor_died', { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'forged', secret: FORGED });
+    assert.is(err.code, 'NODE_NOT_OWNED');
+    assert.is((await h.actor('a1')).state, 'ALIVE');
+    raylet.close();
+  } finally {
+    await h.close();
+  }
+});
+
+test('forged heartbeats do not keep a silent node alive: it is DEAD at its timeout, and its secret is forgotten with it', async () => {
+  const h = await Harness.start({ heartbeatMs: 50, nodeTimeoutMs: 400 });
+  try {
+    await h.request('register_node', 'register_node', registration('n1', SECRET));
+    let forging = true;
+    const forge = (async () => {
+      let seq = 1;
+      while (forging) {
+        await h.request('heartbeat', 'heartbeat', { nodeId: 'n1', seq: seq++, available: {}, secret: FORGED }).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    await h.events.wait((e) => e.type === 'node_dead' && e.node?.nodeId === 'n1', 'n1 dead', 10_000);
+    forging = false;
+    await forge;
+    // the real raylet comes back after its death: a new node under the same id, with its secret
+    const again = await h.request('register_node', 'register_node', registration('n1', SECRET));
+    assert.is(again.nodeId, 'n1');
+    assert.equal(await h.request('heartbeat', 'heartbeat', { nodeId: 'n1', seq: 1, available: {}, secret: SECRET }), { known: true });
+  } finally {
+    await h.close();
+  }
+});
+
+test('a node registered without a secret (an older raylet) is taken as before', async () => {
+  const h = await Harness.start();
+  try {
+    await h.request('register_node', 'register_node', registration('n1', undefined));
+    assert.equal(await h.request('heartbeat', 'heartbeat', { nodeId: 'n1', seq: 1, available: {} }), { known: true });
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();
