@@ -3,7 +3,7 @@
  * its forked worker host) on this machine, started by startLocalCluster({ transport: 'nats' }), and
  * this process as the driver.
  *
- *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev] [-- --creation] [-- --calls] [-- --memory] [-- --cpu-prof=<dir>]
+ *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev] [-- --creation] [-- --calls] [-- --memory] [-- --auth] [-- --cpu-prof=<dir>]
  *
  * --creation, --calls and --memory run only the sections named (1, 2, 3); --cpu-prof=<dir> starts the GCS, the
  * raylets and their worker hosts with `--cpu-prof --cpu-prof-dir=<dir> --cpu-prof-interval=100` (a sample
@@ -32,9 +32,13 @@
  *    process → nats-server → driver. Both are measured in alternating rounds of the same run.
  * 3. Memory: VmRSS of one raylet process plus its worker hosts, before and after 2,500 idle actors
  *    are pinned to it.
+ * 4. Authentication: two one-node clusters side by side, one open and one with roles
+ *    (startLocalCluster({ auth: true }): nkey users with subject permissions the server checks on
+ *    every publish), the same echo calls on each in alternating rounds.
  *
  * Targets (never lowered): ≥ 2,000 actors/s to ALIVE; sequential call p50 ≤ 1.5× raw NATS p50;
- * pipelined calls/s ≥ 0.6× raw NATS; raylet + worker hosts ≤ 150 MB with 2,500 idle actors.
+ * pipelined calls/s ≥ 0.6× raw NATS; raylet + worker hosts ≤ 150 MB with 2,500 idle actors;
+ * with authentication, pipelined calls/s ≥ 0.9× the same cluster without (issue 14).
  *
  * The memory section runs first, on a raylet nothing else has touched; the creation section second;
  * the calls last. Every process started here is stopped on the way out, failure or not.
@@ -53,7 +57,7 @@ import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, ve
 
 const DEV = process.argv.includes('--dev');
 /** --creation, --calls, --memory: run only the sections named (default: all three). */
-const SECTION_FLAGS = { '--creation': 'creation', '--calls': 'calls', '--memory': 'memory' } as const;
+const SECTION_FLAGS = { '--creation': 'creation', '--calls': 'calls', '--memory': 'memory', '--auth': 'auth' } as const;
 type Section = (typeof SECTION_FLAGS)[keyof typeof SECTION_FLAGS];
 const chosen = Object.entries(SECTION_FLAGS).filter(([flag]) => process.argv.includes(flag)).map(([, section]) => section);
 const SECTIONS = new Set<Section>(chosen.length > 0 ? chosen : Object.values(SECTION_FLAGS));
@@ -83,7 +87,7 @@ const MEMORY_NODE = 'us-a';
 const ECHO_NODE = 'us-b';
 /** Ray's published many_actors release figure: printed for context, not measured here. */
 const RAY_MANY_ACTORS_PER_S = 650;
-const TARGETS = { createRate: 2_000, sequentialRatio: 1.5, pipelinedRatio: 0.6, rssMB: 150 };
+const TARGETS = { createRate: 2_000, sequentialRatio: 1.5, pipelinedRatio: 0.6, rssMB: 150, authRatio: 0.9 };
 
 const rows: Row[] = [];
 const verdicts: string[] = [];
@@ -326,6 +330,58 @@ async function measureLatency(local: LocalCluster, node: NodeInfo, raw: Bus, sub
 }
 
 // ---------------------------------------------------------------------------------------------
+// 4. authentication on and off
+
+interface AuthResult {
+  readonly openSeq: number[];
+  readonly authSeq: number[];
+  readonly openPipe: PipeTotals;
+  readonly authPipe: PipeTotals;
+}
+
+async function measureAuth(procs: BenchProcesses): Promise<AuthResult> {
+  const one = [{ name: 'echo', resources: { CPU: 4 } }];
+  const quiet = { transport: 'nats' as const, nodes: one, nodeFlags: MODE.nodeFlags };
+  const open = await startLocalCluster(quiet);
+  procs.others.push(open);
+  const authed = await startLocalCluster({ ...quiet, auth: true });
+  procs.others.push(authed);
+  const payload = 'x'.repeat(PAYLOAD_BYTES);
+  const echoOn = async (l: LocalCluster): Promise<() => Promise<string>> => {
+    const echo: ActorHandle<Echo> = await l.cluster.actor(EchoActor).options({ numCpus: CPUS_PER_ACTOR }).remote();
+    await echo.ready({ timeoutMs: READY_TIMEOUT_MS });
+    return () => echo.call('echo', payload);
+  };
+  const openCall = await echoOn(open);
+  const authCall = await echoOn(authed);
+  await Promise.all([pipelined(SIZE.warmup * 4, openCall, { calls: 0, ms: 0 }), pipelined(SIZE.warmup * 4, authCall, { calls: 0, ms: 0 })]);
+  const openSeq: number[] = [];
+  const authSeq: number[] = [];
+  const openPipe: PipeTotals = { calls: 0, ms: 0 };
+  const authPipe: PipeTotals = { calls: 0, ms: 0 };
+  const perRound = Math.ceil(SIZE.sequential / ROUNDS);
+  const pipeRound = Math.ceil(SIZE.pipelined / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 === 0 ? [false, true] : [true, false];
+    for (const auth of order) await sequential(perRound, auth ? authCall : openCall, auth ? authSeq : openSeq);
+    for (const auth of order) await pipelined(pipeRound, auth ? authCall : openCall, auth ? authPipe : openPipe);
+  }
+  return { openSeq, authSeq, openPipe, authPipe };
+}
+
+function reportAuth(a: AuthResult): void {
+  const table: string[][] = [];
+  const p50 = (xs: number[]): number => percentile(xs, 50);
+  table.push(['sequential p50 (µs)', formatNumber(p50(a.authSeq)), formatNumber(p50(a.openSeq)), `${formatNumber(p50(a.authSeq) / p50(a.openSeq))}×`, '', '']);
+  const authRate = a.authPipe.calls / secs(a.authPipe.ms);
+  const openRate = a.openPipe.calls / secs(a.openPipe.ms);
+  table.push([`calls/s, ${PIPELINE} in flight`, formatNumber(authRate), formatNumber(openRate), `${formatNumber(authRate / openRate)}×`,
+    ...target({ name: `actor call with authentication: calls/s with ${PIPELINE} in flight ÷ without`, value: authRate / openRate, unit: '×', reference: openRate }, TARGETS.authRatio, 'atLeast', `calls/s with auth ÷ without (${PIPELINE} in flight)`, '×')]);
+  out(`\n4. Authentication on and off — two one-node clusters, the same ${PAYLOAD_BYTES}-byte echo, ${count(a.authSeq.length)} sequential and ${count(a.authPipe.calls)} pipelined calls each, ${ROUNDS} alternating rounds`);
+  out(formatTable(['figure', 'with auth', 'without', 'ratio', 'target', 'verdict'], table));
+}
+
+// ---------------------------------------------------------------------------------------------
 // report
 
 function reportCreation(c: CreationResult): void {
@@ -446,6 +502,7 @@ async function main(): Promise<void> {
   let memory: MemoryResult | undefined;
   let creation: CreationResult | undefined;
   let latency: LatencyResult | undefined;
+  let auth: AuthResult | undefined;
   try {
     const idleNode = SECTIONS.has('memory') ? await idleNodeKiB(MODE.nodeFlags) : 0;
     const t0 = performance.now();
@@ -477,6 +534,12 @@ async function main(): Promise<void> {
       const raw = await connectNatsBus({ servers: local.address, name: 'orrery-bench-raw-client' });
       procs.raw = raw;
       latency = await measureLatency(local, byName(ECHO_NODE), raw, subject);
+      progress(`calls done; load average ${loadAverage()}`);
+    }
+    if (SECTIONS.has('auth')) {
+      await procs.local?.stop();
+      procs.local = undefined;
+      auth = await measureAuth(procs);
     }
   } catch (err) {
     if (procs.stopping) return;
@@ -489,6 +552,7 @@ async function main(): Promise<void> {
   if (creation) reportCreation(creation);
   if (latency) reportLatency(latency);
   if (memory) reportMemory(memory);
+  if (auth) reportAuth(auth);
   out('\ntargets');
   out(verdicts.join('\n'));
   const judged = rows.filter((r) => r.met !== undefined);

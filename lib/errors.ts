@@ -24,6 +24,14 @@ export class InvalidLabelError extends OrreryError {
   }
 }
 
+/** A taint's key, value or effect is malformed (`gpu=yes:Evict`); said as a taint, not as a label. */
+export class InvalidTaintError extends OrreryError {
+  override name = 'InvalidTaintError';
+  constructor(readonly key: string, readonly value: string, readonly rule: string) {
+    super('INVALID_TAINT', `invalid taint ${JSON.stringify(key)}=${JSON.stringify(value)}: ${rule}`, { detail: { key, value, rule } });
+  }
+}
+
 /** A label selector value (`in(a,b)`, `!v`, …) or a match expression is malformed. */
 export class InvalidSelectorError extends OrreryError {
   override name = 'InvalidSelectorError';

@@ -12,12 +12,15 @@ import { isPlainObject, type Infer } from './validate.ts';
  * shared structures — so a peer in any language can read it. Undefined fields are left out.
  * The body sits under `b` so its field names can never clash with the envelope's.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 // History: 2 — a view delta's node upsert may carry `resourcesChanged` (or no resources) instead of
 // whole resource sets; a peer of version 1 would refuse those deltas, so it is refused at the envelope.
 // 3 — list_actors, list_nodes and list_placement_groups answer a page `{ items, next? }`
 // (messages/page.ts) instead of a whole array, which outgrew the message size limit; a peer of
 // version 2 would refuse the reply, so it is refused at the envelope.
+// 4 — view_snapshot answers pages (`{ after?, version? }` → a delta with `next?`): the whole view
+// outgrew the message size limit at about 11,000 actors (bench/sim). A version-3 raylet would take
+// the first page for the whole view without a word, so it is refused at the envelope.
 
 /** Default largest message, in bytes: 1 MiB, the same as nats-server's default max_payload. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
@@ -73,7 +76,9 @@ export function decode<R extends MessageRegistry = typeof messages>(bytes: Uint8
   if (!isPlainObject(envelope)) throw malformed('message is not a msgpack map', 'not_a_map');
   const { v, t, b } = envelope;
   if (v !== PROTOCOL_VERSION) {
-    throw new ProtocolError('VERSION_MISMATCH', `message has protocol version ${JSON.stringify(v) ?? 'none'}, this peer speaks ${PROTOCOL_VERSION}`, {
+    // any msgpack value may sit here (a u64 arrives as a bigint, which JSON.stringify throws on)
+    const shown = typeof v === 'bigint' ? `${v}` : (JSON.stringify(v) ?? 'none');
+    throw new ProtocolError('VERSION_MISMATCH', `message has protocol version ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown}, this peer speaks ${PROTOCOL_VERSION}`, {
       detail: { received: typeof v === 'number' ? v : null, expected: PROTOCOL_VERSION },
     });
   }

@@ -11,3 +11,5 @@ export * from './messages/view.ts';
 export { wireError, reply } from './messages/reply.ts';
 export * from './messages/actor.ts';
 export * from './messages/cluster.ts';
+export * from './code-source.ts';
+export * from './inspect-subjects.ts';

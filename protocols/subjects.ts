@@ -41,6 +41,7 @@ export const GcsVerb = {
   view_snapshot: 'view_snapshot',
   actor_died: 'actor_died',
   list_events: 'list_events',
+  explain: 'explain',
 } as const;
 export type GcsVerb = (typeof GcsVerb)[keyof typeof GcsVerb];
 

@@ -1,4 +1,5 @@
 import { ProtocolError } from './errors.ts';
+import { plainDataProblem } from './plain-data.ts';
 
 /**
  * A validator checks a decoded value and returns it typed, or throws ProtocolError INVALID_MESSAGE
@@ -74,6 +75,22 @@ export function bytes(opts: { max?: number } = {}): Validator<Uint8Array> {
     return value;
   };
 }
+
+/**
+ * A user payload: plain data only (plain-data.ts: arrays, plain objects, strings, numbers, booleans,
+ * bigints, Date, bytes), nested at most MAX_DEPTH deep — the one rule for payloads at every hop.
+ */
+export function plainData(): Validator<unknown> {
+  return PLAIN;
+}
+
+const PLAIN: Validator<unknown> = (value, path) => {
+  const problem = plainDataProblem(value);
+  if (!problem) return value;
+  const where = problem.path === '' ? path : problem.path.startsWith('[') ? `${path}${problem.path}` : path ? `${path}.${problem.path}` : problem.path;
+  // a path 512 levels deep says no more than its start does
+  return invalid(where.length > 120 ? `${where.slice(0, 120)}…` : where, problem.problem);
+};
 
 /** Any value, passed through unchecked (its consumer validates it). */
 const ANY: Validator<unknown> = (value) => value;

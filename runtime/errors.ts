@@ -1,4 +1,7 @@
 import { OrreryError } from '../lib/errors.ts';
+import { CodeSourceRefusedError } from '../protocols/code-source.ts';
+
+export { CodeSourceRefusedError };
 
 /**
  * Errors of the running cluster. Each has a stable `code`; the wire carries the code and detail,
@@ -101,6 +104,7 @@ const byCode: Record<string, (detail: Record<string, unknown>, message: string) 
   PLACEMENT_GROUP_NAME_TAKEN: (d) => new PlacementGroupNameTakenError(String(d.name), String(d.namespace)),
   PLACEMENT_GROUP_REMOVED: (d) => new PlacementGroupRemovedError(String(d.pgId), d.removedCause as string | undefined),
   CODE_LOAD_FAILED: (d) => new CodeLoadError(String(d.moduleUrl), String(d.exportName), String(d.reason)),
+  CODE_SOURCE_REFUSED: (d) => new CodeSourceRefusedError(String(d.moduleUrl), String(d.reason), typeof d.scheme === 'string' ? { scheme: d.scheme } : {}),
 };
 
 /** Re-creates a runtime error class from a wire error's code (others stay as they are). */

@@ -33,6 +33,7 @@ export {
   type TaskOptions,
 } from './client/index.ts';
 export {
+  ActorArgumentError,
   defineTask,
   NoNodesError,
   TaskArgumentError,
@@ -52,10 +53,14 @@ export {
   ActorNotFoundError,
   ActorUnavailableError,
   CodeLoadError,
+  CodeSourceRefusedError,
   PlacementGroupNameTakenError,
   PlacementGroupNotFoundError,
   PlacementGroupRemovedError,
   RemoteError,
   WaitTimeoutError,
 } from './errors.ts';
-export { BusClosedError, ConnectionFailedError, ConnectionLostError, TimeoutError as RequestTimeoutError } from './bus/errors.ts';
+export { BusClosedError, ConnectionFailedError, ConnectionLostError, PermissionDeniedError, TimeoutError as RequestTimeoutError } from './bus/errors.ts';
+export { authInit, type AuthFiles, type AuthInitOptions } from './auth/init.ts';
+export { ROLES, rolePermissions, type Role, type RolePermissions } from './auth/roles.ts';
+export { CredentialsError } from './auth/credentials.ts';

@@ -42,22 +42,23 @@ const isIntegration = (f) => relative(root, f).split('/').includes('integration'
 const unit = files.filter((f) => !isIntegration(f));
 const integration = files.filter(isIntegration);
 
-// Integration suites need a real nats-server. On a fresh machine, install Debian's package when we
-// can (root with apt-get); otherwise stop at once with the one command that installs it.
-function ensureNatsServer() {
-  const found = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' });
-  if (found.status === 0) return;
+// Integration suites need a real nats-server (and openssl, which the TLS suite makes its
+// certificates with). On a fresh machine, install Debian's packages when we can (root with
+// apt-get); otherwise stop at once with the one command that installs them.
+function ensureCommands(commands) {
+  const missing = commands.filter((c) => spawnSync('sh', ['-c', `command -v ${c}`], { encoding: 'utf8' }).status !== 0);
+  if (missing.length === 0) return;
   const canApt = process.getuid?.() === 0 && spawnSync('sh', ['-c', 'command -v apt-get']).status === 0;
   if (canApt) {
-    console.log('nats-server is not installed; installing the Debian package (apt-get install nats-server)…');
-    const ok = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server'], { stdio: 'inherit' });
+    console.log(`${missing.join(' and ')} not installed; installing the Debian package(s) (apt-get install ${missing.join(' ')})…`);
+    const ok = spawnSync('sh', ['-c', `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.join(' ')}`], { stdio: 'inherit' });
     if (ok.status === 0) return;
   }
-  console.error('the integration suites need nats-server; install it with: sudo apt-get install -y nats-server');
+  console.error(`the integration suites need ${missing.join(' and ')}; install with: sudo apt-get install -y ${missing.join(' ')}`);
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
-if (integration.length) ensureNatsServer();
+if (integration.length) ensureCommands(['nats-server', 'openssl']);
 
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
 

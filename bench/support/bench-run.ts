@@ -146,6 +146,8 @@ export class BenchProcesses {
   local: { stop(): Promise<void> } | undefined;
   responder: ChildProcess | undefined;
   raw: { close(): Promise<void> } | undefined;
+  /** Further clusters a section started (bench:e2e --auth). */
+  readonly others: { stop(): Promise<void> }[] = [];
   stopping = false;
   readonly #interrupted = (sig: NodeJS.Signals): void => {
     this.stopping = true;
@@ -172,5 +174,6 @@ export class BenchProcesses {
     this.responder = undefined;
     await this.local?.stop().catch((err: unknown) => console.error(`stopping the cluster: ${String(err)}`));
     this.local = undefined;
+    for (const other of this.others.splice(0)) await other.stop().catch((err: unknown) => console.error(`stopping a cluster: ${String(err)}`));
   }
 }

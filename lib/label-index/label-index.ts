@@ -15,10 +15,30 @@ export const TAINT_SCOPE = 'taint';
 export const actorScope = (namespace: string): string => `actor/${namespace}`;
 
 type NodeCounts = Map<string, number>;
+/**
+ * The nodes holding one (scope, key, value): most values are held once on one node — every actor's
+ * own `orrery.io/actor-id` is — so that case is the node id alone, and only a value held more than
+ * once becomes a counting Map. A Map per actor was ~0.4 KB of the GCS's memory per actor (bench/sim).
+ */
+type ValueNodes = string | NodeCounts;
+
+function valueHas(nodes: ValueNodes, nodeId: string): boolean {
+  return typeof nodes === 'string' ? nodes === nodeId : nodes.has(nodeId);
+}
+function valueSize(nodes: ValueNodes): number {
+  return typeof nodes === 'string' ? 1 : nodes.size;
+}
+function valueCount(nodes: ValueNodes, nodeId: string): number {
+  return typeof nodes === 'string' ? (nodes === nodeId ? 1 : 0) : (nodes.get(nodeId) ?? 0);
+}
+function* valueIds(nodes: ValueNodes): Iterable<string> {
+  if (typeof nodes === 'string') yield nodes;
+  else yield* nodes.keys();
+}
 
 export class LabelIndex {
   /** scope \0 key → value → node → count */
-  readonly #byValue = new Map<string, Map<string, NodeCounts>>();
+  readonly #byValue = new Map<string, Map<string, ValueNodes>>();
   /** scope \0 key → node → count */
   readonly #byKey = new Map<string, NodeCounts>();
 
@@ -27,9 +47,11 @@ export class LabelIndex {
       const k = scope + '\0' + key;
       let values = this.#byValue.get(k);
       if (!values) this.#byValue.set(k, (values = new Map()));
-      let nodes = values.get(labels[key]);
-      if (!nodes) values.set(labels[key], (nodes = new Map()));
-      nodes.set(nodeId, (nodes.get(nodeId) ?? 0) + 1);
+      const value = labels[key];
+      const nodes = values.get(value);
+      if (nodes === undefined) values.set(value, nodeId);
+      else if (typeof nodes === 'string') values.set(value, new Map(nodes === nodeId ? [[nodeId, 2]] : [[nodes, 1], [nodeId, 1]]));
+      else nodes.set(nodeId, (nodes.get(nodeId) ?? 0) + 1);
       let keyNodes = this.#byKey.get(k);
       if (!keyNodes) this.#byKey.set(k, (keyNodes = new Map()));
       keyNodes.set(nodeId, (keyNodes.get(nodeId) ?? 0) + 1);
@@ -41,9 +63,16 @@ export class LabelIndex {
       const k = scope + '\0' + key;
       const values = this.#byValue.get(k);
       const nodes = values?.get(labels[key]);
-      if (!values || !nodes || !nodes.has(nodeId)) continue;
-      decrement(nodes, nodeId);
-      if (nodes.size === 0) values.delete(labels[key]);
+      if (!values || nodes === undefined || !valueHas(nodes, nodeId)) continue;
+      if (typeof nodes === 'string') values.delete(labels[key]);
+      else {
+        decrement(nodes, nodeId);
+        if (nodes.size === 0) values.delete(labels[key]);
+        else if (nodes.size === 1) {
+          const [[only, n]] = nodes;
+          if (n === 1) values.set(labels[key], only);
+        }
+      }
       if (values.size === 0) this.#byValue.delete(k);
       const keyNodes = this.#byKey.get(k)!;
       decrement(keyNodes, nodeId);
@@ -58,7 +87,7 @@ export class LabelIndex {
     if (!byValue) return out;
     for (const value of values) {
       const nodes = byValue.get(value);
-      if (nodes) for (const id of nodes.keys()) out.add(id);
+      if (nodes !== undefined) for (const id of valueIds(nodes)) out.add(id);
     }
     return out;
   }
@@ -72,7 +101,10 @@ export class LabelIndex {
   countByKeyValue(scope: string, key: string, values: readonly string[]): number {
     const byValue = this.#byValue.get(scope + '\0' + key);
     let n = 0;
-    if (byValue) for (const value of values) n += byValue.get(value)?.size ?? 0;
+    if (byValue) for (const value of values) {
+      const nodes = byValue.get(value);
+      if (nodes !== undefined) n += valueSize(nodes);
+    }
     return n;
   }
 
@@ -91,13 +123,17 @@ export class LabelIndex {
     if (values === undefined) return this.#byKey.get(k)?.has(nodeId) ?? false;
     const byValue = this.#byValue.get(k);
     if (!byValue) return false;
-    for (const value of values) if (byValue.get(value)?.has(nodeId)) return true;
+    for (const value of values) {
+      const nodes = byValue.get(value);
+      if (nodes !== undefined && valueHas(nodes, nodeId)) return true;
+    }
     return false;
   }
 
   /** How many entries of (scope, key, value) the node holds — the reference count. */
   refCount(scope: string, nodeId: string, key: string, value: string): number {
-    return this.#byValue.get(scope + '\0' + key)?.get(value)?.get(nodeId) ?? 0;
+    const nodes = this.#byValue.get(scope + '\0' + key)?.get(value);
+    return nodes === undefined ? 0 : valueCount(nodes, nodeId);
   }
 }
 

@@ -14,3 +14,4 @@ export { compileTolerations, tolerate, validateToleration } from './tolerations.
 export { pickHybrid } from './pick/hybrid.ts';
 export { pickSpread } from './pick/spread.ts';
 export * from './bundles/index.ts';
+export * from './dry-run.ts';

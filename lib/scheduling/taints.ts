@@ -1,4 +1,4 @@
-import { InvalidLabelError, InvalidOptionError } from '../errors.ts';
+import { InvalidLabelError, InvalidOptionError, InvalidTaintError } from '../errors.ts';
 import { labelKeyProblem, validateLabelKey, validateLabelValue } from '../labels/validate.ts';
 import type { ResourceSet } from '../resources/resource-set.ts';
 import { conditionMatches, type Condition } from '../selectors/expression.ts';
@@ -41,22 +41,26 @@ export const ANY_TAINT = '';
 
 const EFFECTS = new Set<string>(Object.values(TaintEffect));
 
-/** Parses one taint value (`"true"`, `"true:NoExecute"`) for `key`. */
+/** Parses one taint value (`"true"`, `"true:NoExecute"`) for `key`; every problem is an InvalidTaintError. */
 export function parseTaint(key: string, raw: string, opts: { allowReserved?: boolean } = {}): Taint {
-  validateLabelKey(key, { allowReserved: opts.allowReserved });
-  if (typeof raw !== 'string') throw new InvalidLabelError(key, String(raw), 'taint value must be a string');
+  if (typeof raw !== 'string') throw new InvalidTaintError(String(key), String(raw), 'the value must be a string');
   const colon = raw.lastIndexOf(':');
   let value = raw;
   let effect: TaintEffect = 'NoSchedule';
   if (colon >= 0) {
     const named = raw.slice(colon + 1);
-    if (!EFFECTS.has(named)) {
-      throw new InvalidLabelError(key, raw, `taint effect must be one of ${[...EFFECTS].join(', ')}`);
-    }
+    if (!EFFECTS.has(named)) throw new InvalidTaintError(key, raw, `the effect must be one of ${[...EFFECTS].join(', ')} (got ${JSON.stringify(named)})`);
     value = raw.slice(0, colon);
     effect = named as TaintEffect;
   }
-  validateLabelValue(key, value);
+  try {
+    validateLabelKey(key, { allowReserved: opts.allowReserved });
+    validateLabelValue(key, value);
+  } catch (err) {
+    // a taint's key and value follow the label syntax; the error says which taint broke it
+    if (err instanceof InvalidLabelError) throw new InvalidTaintError(key, raw, err.rule);
+    throw err;
+  }
   return { key, value, effect };
 }
 

@@ -1,8 +1,12 @@
-import { array, bool, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
+import { array, bool, literal, num, object, optional, plainData, record, str, unknown, type Infer } from '../validate.ts';
+import { codeModuleUrl } from '../code-source.ts';
 import { epoch, id, labels, resourceSet } from './common.ts';
 import { pageFields } from './page.ts';
 
-export const actorState = literal('DEPENDENCIES_UNREADY', 'PENDING', 'SCHEDULED', 'ALIVE', 'RESTARTING', 'DEAD');
+/** Every state an actor is reported in (API.md), in lifecycle order: the one list the runtime, the client, the CLI and the dashboard use. */
+export const ACTOR_STATES = ['DEPENDENCIES_UNREADY', 'PENDING', 'SCHEDULED', 'ALIVE', 'RESTARTING', 'DEAD'] as const;
+export type ActorState = (typeof ACTOR_STATES)[number];
+export const actorState = literal(...ACTOR_STATES);
 
 /** ActorInfo of API.md, as the GCS reports it. */
 export const actorInfo = object({
@@ -20,13 +24,14 @@ export const actorInfo = object({
 export type ActorInfoWire = Infer<typeof actorInfo>;
 
 /**
- * How to construct an actor anywhere: the module that exports the class under its own name, and
- * the constructor arguments (any msgpack-encodable values).
+ * How to construct an actor anywhere: the module that exports the class under its own name (a
+ * `file:` URL: see code-source.ts for what is accepted), and the constructor arguments (any
+ * msgpack-encodable values).
  */
 export const actorCode = object({
-  moduleUrl: str({ min: 1, max: 4096 }),
+  moduleUrl: codeModuleUrl,
   className: str({ min: 1, max: 256 }),
-  args: array(unknown(), { max: 10_000 }),
+  args: array(plainData(), { max: 10_000 }),
 });
 
 /**
@@ -38,7 +43,7 @@ export const registerActor = object({
   code: actorCode,
   namespace: str({ min: 1, max: 256 }),
   name: optional(str({ min: 1, max: 256 })),
-  options: record(unknown(), { maxKeys: 64 }),
+  options: record(plainData(), { maxKeys: 64 }),
 });
 export type RegisterActor = Infer<typeof registerActor>;
 
@@ -87,6 +92,8 @@ export const actorDied = object({
   nodeId: id,
   actors: array(object({ actorId: id, incarnation: num({ int: true, min: 0 }) }), { max: 100_000 }),
   cause: str({ max: 4096 }),
+  /** The reporting node's secret (messages/node.ts). */
+  secret: optional(str({ min: 32, max: 128 })),
 });
 
 /** caller → actor (`actor.<actorId>.call`): one method call. */
@@ -95,3 +102,15 @@ export const actorCall = object({
   args: array(unknown(), { max: 100_000 }),
 });
 export type ActorCall = Infer<typeof actorCall>;
+
+/**
+ * driver → GCS (`gcs.explain`): where an actor with these options — or a placement group with these
+ * options — would be placed now, and why not elsewhere, without creating anything (a dry run:
+ * lib/scheduling/dry-run.ts). Exactly one of `options` and `placementGroup`.
+ */
+export const explainRequest = object({
+  namespace: str({ min: 1, max: 256 }),
+  options: optional(record(plainData(), { maxKeys: 64 })),
+  placementGroup: optional(record(plainData(), { maxKeys: 64 })),
+});
+export type ExplainRequest = Infer<typeof explainRequest>;

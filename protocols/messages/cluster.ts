@@ -1,4 +1,4 @@
-import { array, bool, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
+import { array, bool, invalid, literal, num, object, optional, record, str, unknown, type Infer, type Validator } from '../validate.ts';
 import { actorInfo } from './actor.ts';
 import { placementGroupInfo } from './placement-group.ts';
 import { id, labels, resourceSet, taints } from './common.ts';
@@ -45,8 +45,28 @@ export const scheduleFailed = object({
  * actor_evicted carries `actor`, `reason` (`no_execute_taint` | `affinity_lost`) and `message`.
  * placement_group_state carries `placementGroup` (its PlacementGroupInfo after the change).
  */
-export const clusterEvent = object({
-  type: str({ min: 1, max: 64 }),
+/** Node events: the node after the change. */
+export const NODE_EVENT_TYPES = ['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed', 'node_draining', 'node_alive'] as const;
+/**
+ * Every event type published on `events.<type>`, the one list the GCS, the raylets, the client, the
+ * CLI's --type and the dashboard's ?types use. lease_revoked is a raylet's (a task host that held
+ * leases died); the rest are the GCS's.
+ */
+export const CLUSTER_EVENT_TYPES = [...NODE_EVENT_TYPES, 'actor_state', 'actor_evicted', 'schedule_failed', 'placement_group_state', 'lease_revoked'] as const;
+export type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
+
+/** What each type of event must carry besides `type` and `time`. */
+const PAYLOAD: Readonly<Record<ClusterEventType, readonly string[]>> = {
+  ...(Object.fromEntries(NODE_EVENT_TYPES.map((t) => [t, ['node']])) as unknown as Record<(typeof NODE_EVENT_TYPES)[number], readonly string[]>),
+  actor_state: ['actor'],
+  actor_evicted: ['actor', 'reason', 'message'],
+  schedule_failed: ['target', 'reason', 'message', 'nodes'],
+  placement_group_state: ['placementGroup'],
+  lease_revoked: ['target', 'reason', 'message'],
+};
+
+const eventShape = object({
+  type: literal(...CLUSTER_EVENT_TYPES),
   time: num(),
   seq: optional(num({ int: true, min: 0 })),
   node: optional(nodeInfo),
@@ -57,7 +77,16 @@ export const clusterEvent = object({
   message: optional(str({ max: 65_536 })),
   nodes: optional(array(unknown(), { max: 100_000 })),
 });
-export type ClusterEventWire = Infer<typeof clusterEvent>;
+
+/** One event: its type from the list above, and the payload that type carries. */
+export const clusterEvent: Validator<Infer<typeof eventShape>> = (value, path) => {
+  const event = eventShape(value, path);
+  for (const field of PAYLOAD[event.type]) {
+    if ((event as Record<string, unknown>)[field] === undefined) invalid(path ? `${path}.${field}` : field, `a ${event.type} event carries its ${field}`);
+  }
+  return event;
+};
+export type ClusterEventWire = Infer<typeof eventShape>;
 
 /**
  * driver → GCS (`gcs.list_events`): the GCS's recent events (a bounded ring), oldest first: those

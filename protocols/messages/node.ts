@@ -1,6 +1,9 @@
 import { array, bool, num, object, optional, str, type Infer } from '../validate.ts';
 import { id, labels, resourceSet, seq, taints } from './common.ts';
 
+/** A node's secret (see registerNode): 32 to 128 URL-safe characters. */
+export const nodeSecret = str({ min: 32, max: 128 });
+
 /** Where a raylet runs, for operators and the CLI's `--node-ip`; requests still travel over NATS. */
 export const nodeAddress = object({
   ip: str({ min: 1, max: 64 }),
@@ -28,6 +31,11 @@ export const registerNode = object({
   resources: object({ total: resourceSet, available: resourceSet }),
   address: nodeAddress,
   running: optional(object({ actors: array(runningActor, { max: 100_000 }), bundles: optional(array(heldBundle, { max: 100_000 })) })),
+  /**
+   * A secret the raylet draws when it starts and sends with every registration, heartbeat and
+   * actor_died: the GCS takes messages about this node only with it (runtime/gcs/node-owner.ts).
+   */
+  secret: optional(nodeSecret),
 });
 export type RegisterNode = Infer<typeof registerNode>;
 
@@ -36,5 +44,6 @@ export const heartbeat = object({
   nodeId: id,
   seq,
   available: resourceSet,
+  secret: optional(nodeSecret),
 });
 export type Heartbeat = Infer<typeof heartbeat>;

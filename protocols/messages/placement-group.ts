@@ -1,4 +1,4 @@
-import { array, literal, num, object, optional, record, str, unknown, type Infer } from '../validate.ts';
+import { array, literal, num, object, optional, plainData, record, str, type Infer } from '../validate.ts';
 import { epoch, id, resourceSet } from './common.ts';
 
 /**
@@ -40,7 +40,7 @@ export const createPg = object({
   pgId: id,
   namespace: str({ min: 1, max: 256 }),
   name: optional(str({ min: 1, max: 256 })),
-  options: record(unknown(), { maxKeys: 64 }),
+  options: record(plainData(), { maxKeys: 64 }),
 });
 export type CreatePg = Infer<typeof createPg>;
 

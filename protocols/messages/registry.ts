@@ -1,8 +1,8 @@
 import type { Infer, Validator } from '../validate.ts';
 import { heartbeat, registerNode } from './node.ts';
 import { reply } from './reply.ts';
-import { viewDelta } from './view.ts';
-import { actorCall, actorDied, createActor, getActor, killActor, listActors, rayletKillActor, registerActor } from './actor.ts';
+import { viewDelta, viewSnapshotQuery } from './view.ts';
+import { actorCall, actorDied, createActor, explainRequest, getActor, killActor, listActors, rayletKillActor, registerActor } from './actor.ts';
 import { listPage } from './page.ts';
 import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
 import { cancelBundle, commitBundle, createPg, getPg, prepareBundle, removePg } from './placement-group.ts';
@@ -17,7 +17,7 @@ export const messages = {
   register_node: registerNode,
   heartbeat,
   view_delta: viewDelta,
-  view_snapshot: empty,
+  view_snapshot: viewSnapshotQuery,
   register_actor: registerActor,
   get_actor: getActor,
   kill_actor: killActor,
@@ -28,6 +28,7 @@ export const messages = {
   drain_node: nodeRef,
   actor_died: actorDied,
   list_events: listEvents,
+  explain: explainRequest,
   create_actor: createActor,
   raylet_kill_actor: rayletKillActor,
   actor_call: actorCall,

@@ -1,17 +1,18 @@
-import { array, bool, childPath, invalid, isPlainObject, literal, num, object, optional, record, str, unknown, type Infer, type Validator } from '../validate.ts';
+import { array, bool, childPath, invalid, isPlainObject, literal, num, object, optional, plainData, record, str, unknown, type Infer, type Validator } from '../validate.ts';
+import { codeModuleUrl } from '../code-source.ts';
 import { id, resourceSet, seq } from './common.ts';
 
 /** Most raylets one submission may visit before the last one keeps it (runtime/raylet/local-tasks.ts). */
 export const MAX_TASK_HOPS = 64;
 
 /**
- * How to run a task anywhere: the module that exports the function under its own name, and the
- * arguments (msgpack-encodable values; the client refuses anything else before sending).
+ * How to run a task anywhere: the module that exports the function under its own name (a `file:`
+ * URL: see code-source.ts), and the arguments (msgpack-encodable values; the client refuses anything else before sending).
  */
 export const taskCode = object({
-  moduleUrl: str({ min: 1, max: 4096 }),
+  moduleUrl: codeModuleUrl,
   functionName: str({ min: 1, max: 256 }),
-  args: array(unknown(), { max: 100_000 }),
+  args: array(plainData(), { max: 100_000 }),
 });
 
 /**
@@ -31,7 +32,7 @@ export const submitTask = object({
   taskId: id,
   code: taskCode,
   namespace: str({ min: 1, max: 256 }),
-  options: record(unknown(), { maxKeys: 64 }),
+  options: record(plainData(), { maxKeys: 64 }),
   hops: num({ int: true, min: 0, max: MAX_TASK_HOPS }),
   visited: optional(array(id, { max: MAX_TASK_HOPS })),
   attempt: num({ int: true, min: 0 }),

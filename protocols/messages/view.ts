@@ -78,5 +78,15 @@ export const viewDelta = object({
   removals: array(id, { max: 100_000 }),
   actorsRemoved: optional(array(object({ nodeId: id, actorId: id }), { max: 100_000 })),
   actorsPlaced: optional(array(actorPlacement, { max: 100_000 })),
+  /** Snapshot pages only: the last node id of this page, for the next request; absent on the last page. */
+  next: optional(id),
 });
 export type ViewDelta = Infer<typeof viewDelta>;
+
+/**
+ * raylet → GCS (`gcs.view_snapshot`): one page of the whole view. The first request names nothing;
+ * the next ones give the `next` of the page before and the `version` of the first page, so every
+ * page comes from the same snapshot (the GCS keeps it while it is being read). A snapshot the GCS no
+ * longer keeps is SNAPSHOT_MOVED: the reader starts again from the first page.
+ */
+export const viewSnapshotQuery = object({ after: optional(id), version: optional(seq) });

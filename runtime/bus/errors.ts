@@ -52,3 +52,14 @@ export class ConnectionLostError extends OrreryError {
     super('CONNECTION_LOST', `the connection to the bus was lost: a request to ${subject} has no answer`, { ...options, detail: { subject } });
   }
 }
+
+/** The server refused a publish or a subscription for this connection's user. */
+export class PermissionDeniedError extends OrreryError {
+  override name = 'PermissionDeniedError';
+  constructor(readonly operation: 'publish' | 'subscribe', readonly subject: string, options: { cause?: unknown } = {}) {
+    super('PERMISSION_DENIED', `the NATS server does not let these credentials ${operation} ${operation === 'publish' ? 'to' : 'on'} ${subject}`, {
+      ...options,
+      detail: { operation, subject },
+    });
+  }
+}

@@ -26,6 +26,8 @@ export class MemoryBroker {
   private scheduled = false;
   private readonly cursors = new Map<string, number>();
   private nextConnection = 1;
+  /** Delivery passes run so far (the simulator's clock waits for them to stop: bench/sim/). */
+  passes = 0;
 
   /** A fresh id for a connection's inbox prefix. */
   connectionId(): number {
@@ -62,6 +64,11 @@ export class MemoryBroker {
     }
   }
 
+  /** Nothing is queued for delivery. */
+  get idle(): boolean {
+    return !this.scheduled;
+  }
+
   /** Resolves after the pass that delivers everything queued before the call. */
   settled(): Promise<void> {
     return new Promise((resolve) => setImmediate(resolve));
@@ -80,6 +87,7 @@ export class MemoryBroker {
   }
 
   private readonly pass = (): void => {
+    this.passes++;
     const batch = this.ready;
     this.ready = [];
     this.scheduled = false;

@@ -1,7 +1,8 @@
-import { connect, createInbox, errors, type Msg, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
+import { connect, createInbox, credsAuthenticator, errors, nkeyAuthenticator, type Msg, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
 import { OrreryError } from '../../lib/errors.ts';
+import { readCredentials, redactAddress } from '../auth/credentials.ts';
 import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
-import { BusClosedError, ConnectionFailedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
+import { BusClosedError, ConnectionFailedError, PermissionDeniedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
 import type { KeyValue } from './kv.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
 
@@ -14,6 +15,19 @@ export interface NatsBusOptions extends BusOptions {
   reconnectTimeWaitMs?: number;
   /** How long the first connection may take; default 5,000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * A credentials file (`orrery auth init`'s `<role>.creds`, or a NATS `.creds`): the user the
+   * server knows this process as. Its inbox prefix, when it names one, is where answers arrive.
+   */
+  creds?: string;
+  /** TLS for servers that require it: PEM files of the CA, and of a client certificate and key. */
+  tls?: TlsFiles;
+}
+
+export interface TlsFiles {
+  ca?: string;
+  cert?: string;
+  key?: string;
 }
 
 /** Connects to NATS; a server that cannot be reached is a ConnectionFailedError naming the address. */
@@ -22,8 +36,10 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
-  const address = servers.join(',') || opts.servers;
+  const address = redactAddress(servers.join(',') || opts.servers);
   if (servers.length === 0) throw new ConnectionFailedError(address, 'no server address given');
+  const creds = opts.creds === undefined ? undefined : readCredentials(opts.creds);
+  const tls = opts.tls === undefined ? undefined : { caFile: opts.tls.ca, certFile: opts.tls.cert, keyFile: opts.tls.key };
   try {
     const nc = await connect({
       servers,
@@ -34,10 +50,16 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
       // Our requests do not go through nats.js's request() (see NatsBus.request), but nothing else
       // needs its async stack traces either.
       noAsyncTraces: true,
+      ...(creds === undefined ? {} : { authenticator: creds.kind === 'jwt' ? credsAuthenticator(creds.secret) : nkeyAuthenticator(creds.secret) }),
+      ...(creds?.inboxPrefix === undefined ? {} : { inboxPrefix: creds.inboxPrefix }),
+      ...(tls === undefined ? {} : { tls }),
     });
-    return new NatsBus(nc, opts);
+    return new NatsBus(nc, opts, creds?.inboxPrefix);
   } catch (cause) {
-    throw new ConnectionFailedError(address, cause instanceof Error ? cause.message : String(cause), { cause });
+    // nats.js's messages carry no secret, but a URL with a password might be echoed in one
+    const reason = redactAddress(cause instanceof Error ? cause.message : String(cause));
+    const hint = /authoriz|authentica/i.test(reason) ? (creds === undefined ? ' (the server requires credentials: --creds FILE or ORRERY_CREDS)' : ` (the server refused the credentials in ${creds.path})`) : '';
+    throw new ConnectionFailedError(address, reason + hint, { cause });
   }
 }
 
@@ -79,7 +101,7 @@ class NatsBus implements Bus {
   /** Between a 'disconnect' and the next 'reconnect' of the connection's status stream. */
   private down = false;
 
-  constructor(private readonly nc: NatsConnection, opts: BusOptions) {
+  constructor(private readonly nc: NatsConnection, opts: BusOptions, private readonly inboxRoot?: string) {
     // Requests still waiting when the connection has closed (drained by close(), or lost for good)
     // fail with BusClosedError before `closed` resolves.
     this.closed = nc.closed().then(() => this.failPending(() => new BusClosedError()));
@@ -201,7 +223,7 @@ class NatsBus implements Bus {
    * the drain's UNSUB still settle their requests; the rest fail when the connection closes.
    */
   private openInbox(): NatsSubscription {
-    const prefix = `${createInbox()}.`;
+    const prefix = `${createInbox(this.inboxRoot)}.`;
     const sub = this.nc.subscribe(`${prefix}*`, {
       callback: (err, msg) => {
         if (err) {
@@ -305,6 +327,9 @@ function mapError(err: unknown): Error {
   if (err instanceof errors.ClosedConnectionError || err instanceof errors.DrainingConnectionError) return new BusClosedError({ cause: err });
   if (err instanceof errors.InvalidSubjectError) return new InvalidSubjectError('', err.message, { cause: err });
   if (err instanceof OrreryError) return err;
+  if (err instanceof errors.PermissionViolationError) return new PermissionDeniedError(err.operation === 'publish' ? 'publish' : 'subscribe', err.subject, { cause: err });
+  // the server's max_payload (1 MiB by default): what the receivers' intakes would refuse as TOO_LARGE
+  if (err instanceof errors.InvalidArgumentError && /max_payload/.test(err.message)) return new OrreryError('TOO_LARGE', `NATS: the message is larger than the server's max_payload`, { cause: err });
   const message = err instanceof Error ? err.message : String(err);
   return new OrreryError('BUS_ERROR', `NATS: ${message}`, { cause: err });
 }

@@ -2,6 +2,7 @@ import { assertToken } from '../../protocols/subjects.ts';
 import { connect } from '../client/connect.ts';
 import type { Cluster } from '../client/cluster.ts';
 import { UsageError, stringFlag, type ParsedArgs } from './args.ts';
+import type { NatsAccess } from '../process/flags.ts';
 
 /** Commands wait this long for the first connection and for each GCS answer. */
 const CONNECT_TIMEOUT_MS = 3000;
@@ -20,13 +21,13 @@ export function clusterOf(command: string, args: ParsedArgs, env: NodeJS.Process
 }
 
 /** A client for one command; an unreachable server is a ConnectionFailedError naming the address. */
-export function connectForCommand(address: string, cluster: string): Promise<Cluster> {
-  return connect({ address, cluster, connectTimeoutMs: CONNECT_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS });
+export function connectForCommand(address: string, cluster: string, access: NatsAccess = {}): Promise<Cluster> {
+  return connect({ address, cluster, connectTimeoutMs: CONNECT_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, ...access });
 }
 
 /** Runs `use` with a client and closes it whatever happens. */
-export async function withCluster<T>(address: string, cluster: string, use: (c: Cluster) => Promise<T>): Promise<T> {
-  const client = await connectForCommand(address, cluster);
+export async function withCluster<T>(address: string, cluster: string, use: (c: Cluster) => Promise<T>, access: NatsAccess = {}): Promise<T> {
+  const client = await connectForCommand(address, cluster, access);
   try {
     return await use(client);
   } finally {

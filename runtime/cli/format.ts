@@ -1,15 +1,55 @@
 import { NODE_ID_LABEL, NODE_NAME_LABEL } from '../../lib/labels/builtin.ts';
 import type { NodeInfo, PlacementGroupInfo } from '../client/cluster-info.types.ts';
 
-/** Columns padded to their widest cell; the last column is not padded. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+/**
+ * Columns padded to their widest cell; the last column is not padded. `paint` colours a body cell
+ * after padding, so colour codes never count towards a column's width.
+ */
+export function table(header: readonly string[], rows: readonly (readonly string[])[], paint?: (cell: string, column: number) => string): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
+  const line = (cells: readonly string[], body: boolean): string =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .map((c, i) => {
+        const padded = i === cells.length - 1 ? c : c.padEnd(widths[i]);
+        return body && paint ? paint(padded, i) : padded;
+      })
       .join('  ')
       .trimEnd();
-  return [line(header), ...rows.map(line)];
+  return [line(header, false), ...rows.map((r) => line(r, true))];
+}
+
+const COLOURS: Readonly<Record<string, number>> = {
+  ALIVE: 32, CREATED: 32, // green
+  PENDING: 33, SCHEDULED: 33, RESTARTING: 33, PREPARED: 33, RESCHEDULING: 33, DRAINING: 33, DEPENDENCIES_UNREADY: 33, // yellow
+  DEAD: 31, REMOVED: 31, // red
+};
+
+/** A state word in its colour (when `on`); the text is untouched otherwise. */
+export function stateColour(text: string, on: boolean | undefined): string {
+  if (!on) return text;
+  const code = COLOURS[text.trim()];
+  return code === undefined ? text : `\u001b[${code}m${text}\u001b[0m`;
+}
+
+/** `CPU 3/18, GPU 0/1`: used of total over the given nodes, every resource any of them has. */
+export function clusterUse(nodes: readonly NodeInfo[]): string {
+  const total: Record<string, number> = {};
+  const available: Record<string, number> = {};
+  for (const n of nodes) {
+    for (const [name, v] of Object.entries(n.resources.total)) total[name] = (total[name] ?? 0) + v;
+    for (const [name, v] of Object.entries(n.resources.available)) available[name] = (available[name] ?? 0) + v;
+  }
+  return resourceUse({ resources: { total, available } } as NodeInfo);
+}
+
+/** A node as the CLI prints it in JSON: the client's NodeInfo, and its taints with their effect spelt out. */
+export function nodeJson(node: NodeInfo): NodeInfo & { taintList: { key: string; value: string; effect: string }[] } {
+  const taintList = Object.entries(node.taints).map(([key, raw]) => {
+    const colon = raw.lastIndexOf(':');
+    const effect = colon >= 0 ? raw.slice(colon + 1) : 'NoSchedule';
+    return { key, value: colon >= 0 ? raw.slice(0, colon) : raw, effect };
+  });
+  return { ...node, taintList };
 }
 
 export function pairs(record: Readonly<Record<string, string>>): string {
@@ -64,7 +104,13 @@ export function bundlePlacement(pg: PlacementGroupInfo, nodeNames: ReadonlyMap<s
 
 /** `orrery list placement-groups`: one row per group, what it waits for (or why it was removed) last. */
 export function placementGroupTable(groups: readonly PlacementGroupInfo[], nodeNames: ReadonlyMap<string, string> = new Map()): string[] {
-  const rows = groups.map((pg) => [
+  return table(PLACEMENT_GROUP_COLUMNS, placementGroupRows(groups, nodeNames));
+}
+
+export const PLACEMENT_GROUP_COLUMNS = ['PG_ID', 'NAME', 'STATE', 'STRATEGY', 'BUNDLES', 'DETAIL'];
+
+export function placementGroupRows(groups: readonly PlacementGroupInfo[], nodeNames: ReadonlyMap<string, string> = new Map()): string[][] {
+  return groups.map((pg) => [
     pg.id,
     pg.name ? `${pg.namespace}/${pg.name}` : '-',
     pg.state,
@@ -72,7 +118,6 @@ export function placementGroupTable(groups: readonly PlacementGroupInfo[], nodeN
     bundlePlacement(pg, nodeNames),
     oneLine(pg.removedCause ?? pg.pendingReason ?? ''),
   ]);
-  return table(['PG_ID', 'NAME', 'STATE', 'STRATEGY', 'BUNDLES', 'DETAIL'], rows);
 }
 
 /**

@@ -1,7 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { OrreryError } from '../../lib/errors.ts';
 import { UsageError } from './args.ts';
+import { auth } from './commands/auth.ts';
 import { dashboard } from './commands/dashboard.ts';
+import { ACCESS_FLAGS, FlagError, accessFlags } from '../process/flags.ts';
 import { events } from './commands/events.ts';
+import { explain } from './commands/explain.ts';
 import { label } from './commands/label.ts';
 import { list } from './commands/list.ts';
 import { start } from './commands/start.ts';
@@ -12,7 +16,9 @@ import { statechart } from './commands/statechart.ts';
 import { trace } from './commands/trace.ts';
 import type { CliIo } from './io.ts';
 
-const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, status, list, label, taint, events, dashboard, trace, statechart };
+const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, status, list, explain, label, taint, events, dashboard, trace, statechart, auth };
+/** Commands that connect to NATS, so take --creds and --tls-* (taken out before their own flags are read). */
+const CONNECTING = new Set(['start', 'status', 'list', 'explain', 'label', 'taint', 'events', 'dashboard', 'trace']);
 
 export const USAGE = `usage:
   orrery start --head [--address URL] [node flags] [--rare-resources GPU,my_rare] [--cluster NAME] [--block]
@@ -22,8 +28,14 @@ export const USAGE = `usage:
                   --resources '{"my_res":2}'  --num-cpus N  --num-gpus N  --node-name NAME
   orrery stop
   orrery status [--address URL] [--cluster NAME]
-  orrery list nodes|actors|placement-groups [--json] [--address URL] [--cluster NAME]
-  orrery list actors --state ALIVE[,PENDING,…]   only actors in these states
+  orrery list nodes|actors|placement-groups [--json | --detail] [--address URL] [--cluster NAME]
+      [--filter key=value[,key=value…]] [--limit N] [--watch]
+      filter keys: state, node (id or name), name, namespace, class (actors); state, name, node (nodes);
+      state, name, namespace, strategy (placement groups). --watch prints each change until Ctrl-C
+  orrery list actors --state ALIVE[,PENDING,…]   only actors in these states (filtered by the GCS)
+  orrery explain --options '{"numCpus":1,"labelSelector":{"zone":"a"}}' [--namespace NS] [--json]
+  orrery explain --placement-group '{"bundles":[{"CPU":1}],"strategy":"PACK"}' [--json]
+      where it would be placed now and why not elsewhere, node by node; nothing is created
   orrery label (--node-id ID | --node-name NAME) (--set k=v[,…] | --remove k[,…]) [--json]
   orrery taint (--node-id ID | --node-name NAME | --node-ip IP) (--add k=v[:Effect][,…] | --remove k[,…]) [--json]
       effects: NoSchedule (default), PreferNoSchedule, NoExecute (moves running actors that do not tolerate it)
@@ -32,7 +44,15 @@ export const USAGE = `usage:
   orrery trace replay FILE [--step] [--machine gcs|node|raylet|actor|placement_group] [--id ID] [--context]
   orrery statechart gcs|node|raylet|actor|placement_group [--out FILE.svg]
   orrery dashboard [--port 8265] [--host 127.0.0.1] [--address URL] [--cluster NAME] [--trace FILE]
-Every command reads ORRERY_ADDRESS when --address is absent (default nats://127.0.0.1:4222).
+                   [--host-name NAME]… [--token-file FILE] [--read-only]
+      with a token (--token-file FILE, or ORRERY_DASHBOARD_TOKEN) every request needs it; never put it on the command line
+  orrery auth init --dir DIR [--cluster NAME] [--force]
+      a nats-server configuration with one user per role, and gcs/node/driver/observer/admin.creds
+  orrery start --head --auth-dir DIR [--listen HOST]   a head on an authenticated server
+      (--listen beyond loopback without --auth-dir writes the keys into the run dir)
+  orrery CMD --help (or -h, or orrery help CMD)              one command's usage; orrery --version
+Every command reads ORRERY_ADDRESS when --address is absent (default nats://127.0.0.1:4222), and
+takes --creds FILE (or ORRERY_CREDS) and --tls-ca/--tls-cert/--tls-key FILE for a secured server.
 A failure is one line on stderr ending in its stable code, e.g. [NODE_NOT_FOUND]; exit 2 for bad usage, 1 otherwise.`;
 
 /**
@@ -41,14 +61,27 @@ A failure is one line on stderr ending in its stable code, e.g. [NODE_NOT_FOUND]
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h' || rest.includes('--help')) {
+  if (command === '--version' || command === '-v' || command === 'version') {
+    io.out(`orrery ${packageVersion()}`);
+    return 0;
+  }
+  if (command === undefined || command === '--help' || command === '-h') {
     io.out(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  // `orrery help start`, `orrery start -h`, `orrery start --help`: that command's lines of the usage
+  const helpFor = command === 'help' ? rest[0] : rest.includes('--help') || rest.includes('-h') ? command : undefined;
+  if (command === 'help' || helpFor !== undefined) {
+    const lines = helpFor === undefined ? undefined : commandUsage(helpFor);
+    io.out(lines ?? USAGE);
+    return 0;
   }
   try {
     const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!run) throw new UsageError(`unknown command ${JSON.stringify(command)} (expected ${Object.keys(COMMANDS).join(', ')})`);
-    return await run(rest, io);
+    if (!CONNECTING.has(command)) return await run(rest, io);
+    const { argv: own, access } = takeAccessFlags(command, rest, io.env);
+    return await run(own, { ...io, access });
   } catch (err) {
     io.err(`orrery: ${oneLine(err)}`);
     return err instanceof UsageError ? 2 : 1;
@@ -59,4 +92,59 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 function oneLine(err: unknown): string {
   const text = (err instanceof Error ? err.message : String(err)).split('\n')[0].trim();
   return err instanceof OrreryError ? `${text} [${err.code}]` : text;
+}
+
+/**
+ * The usage lines of one command: those starting `  orrery <command>` and the indented lines under
+ * them; undefined for a command the usage does not name.
+ */
+export function commandUsage(command: string): string | undefined {
+  const lines = USAGE.split('\n');
+  const out: string[] = [];
+  let inside = false;
+  for (const line of lines) {
+    if (/^ {2}orrery /.test(line)) inside = line.startsWith(`  orrery ${command} `) || line === `  orrery ${command}`;
+    else if (!/^ {4,}/.test(line)) inside = false;
+    if (inside) out.push(line);
+  }
+  if (out.length === 0) return undefined;
+  return ['usage:', ...out, 'Every command reads ORRERY_ADDRESS when --address is absent; `orrery --help` shows every command.'].join('\n');
+}
+
+/** This package's version, from its package.json (beside the source tree, or above dist/). */
+function packageVersion(): string {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'orrery' && pkg.version) return pkg.version;
+    } catch {
+      // not there: the other layout
+    }
+  }
+  return 'unknown';
+}
+
+/** --creds and --tls-* out of a command line, checked (each file readable) as a process checks them. */
+function takeAccessFlags(command: string, argv: readonly string[], env: NodeJS.ProcessEnv): { argv: string[]; access: ReturnType<typeof accessFlags> } {
+  const own: string[] = [];
+  const given = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.indexOf('=');
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    if (!ACCESS_FLAGS.includes(flag)) {
+      own.push(arg);
+      continue;
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[i + 1] !== undefined && !argv[i + 1].startsWith('--') ? argv[++i] : undefined;
+    if (value === undefined || value === '') throw new UsageError(`${command}: ${flag} needs a value`, flag);
+    if (given.has(flag)) throw new UsageError(`${command}: ${flag} is given more than once`, flag);
+    given.set(flag, value);
+  }
+  try {
+    return { argv: own, access: accessFlags(given, env) };
+  } catch (err) {
+    if (err instanceof FlagError) throw new UsageError(`${command}: ${err.message}`, err.flag);
+    throw err;
+  }
 }

@@ -1,5 +1,11 @@
 import { join } from 'node:path';
 import { NATS_DEFAULT_PORT, startNatsServer, type NatsServerHandle } from '../local/nats-server.ts';
+
+/**
+ * The nats-server orrery starts listens on loopback only: with no credentials on the bus (issue 14),
+ * anyone who can reach the port could run code and take the cluster over.
+ */
+const LOOPBACK = '127.0.0.1';
 import { isRunning, signal } from '../local/process-tree.ts';
 import {
   entryPath,
@@ -22,8 +28,9 @@ export interface Started {
  * (DetachedSession), or attached to the command with --block (AttachedSession).
  */
 export interface Session {
-  /** nats-server on all interfaces at port 4222. */
-  startNats(): Promise<string>;
+  /** nats-server on 127.0.0.1 at port 4222: this machine only (no authentication yet: docs/security.md). */
+  /** nats-server on port 4222 of `host` (default 127.0.0.1), with `config` (auth) when given. */
+  startNats(opts?: { host?: string; config?: string }): Promise<string>;
   start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string }): Promise<Started>;
   /** Stops what this session started (a later step failed). */
   abort(): Promise<void>;
@@ -41,10 +48,10 @@ export class DetachedSession implements Session {
     return this.dir;
   }
 
-  async startNats(): Promise<string> {
+  async startNats(opts: { host?: string; config?: string } = {}): Promise<string> {
     const logFile = logFileFor(this.dir, 'nats-server');
     // JetStream keeps the GCS's tables (a restarted GCS recovers them); its store lives in the run dir
-    const nats = await startNatsServer({ host: '0.0.0.0', port: NATS_DEFAULT_PORT, storeDir: join(this.dir, 'jetstream'), detached: { logFile } });
+    const nats = await startNatsServer({ host: opts.host ?? LOOPBACK, port: NATS_DEFAULT_PORT, storeDir: join(this.dir, 'jetstream'), detached: { logFile }, ...(opts.config ? { config: opts.config } : {}) });
     this.record({ role: 'nats-server', pid: nats.pid, cluster: '', address: nats.url, command: 'nats-server', logFile, startedAt: new Date().toISOString() });
     return nats.url;
   }
@@ -84,8 +91,8 @@ export class AttachedSession implements Session {
 
   constructor(private readonly io: CliIo) {}
 
-  async startNats(): Promise<string> {
-    this.nats = await startNatsServer({ host: '0.0.0.0', port: NATS_DEFAULT_PORT, jetstream: true });
+  async startNats(opts: { host?: string; config?: string } = {}): Promise<string> {
+    this.nats = await startNatsServer({ host: opts.host ?? LOOPBACK, port: NATS_DEFAULT_PORT, jetstream: true, ...(opts.config ? { config: opts.config } : {}) });
     return this.nats.url;
   }
 

@@ -4,6 +4,17 @@ import type { ActorClass } from './actor-class.ts';
 import { ClientActorHandle, CreationWatch, type ActorHandle, type HandleContext } from './actor-handle.ts';
 import { actorFromWire } from './from-wire.ts';
 import { validateActorOptions, type ActorOptions } from './actor-options.ts';
+import { plainDataProblem } from '../../protocols/plain-data.ts';
+import { OrreryError } from '../../lib/errors.ts';
+
+/** A constructor argument that cannot be sent as it is (a class instance, a function, a cycle, nested too deep). */
+export class ActorArgumentError extends OrreryError {
+  override name = 'ActorArgumentError';
+  constructor(readonly className: string, readonly index: number, readonly path: string, readonly problem: string) {
+    const where = path ? ` at ${path}` : '';
+    super('INVALID_ARGUMENT', `constructor argument ${index} of actor ${className} cannot be sent${where}: ${problem}`, { detail: { className, index, path, problem } });
+  }
+}
 
 /** `cluster.actor(C).options(o).remote(...args)`. */
 export interface ActorBuilder<T, A extends unknown[]> {
@@ -30,6 +41,11 @@ export function actorBuilder<T, A extends unknown[]>(
     remote: async (...args: A) => {
       const actorId = newActorId();
       const valid = validateActorOptions(opts, { namespace: ctx.namespace, actorId });
+      // the same rule the GCS and the raylet apply again when the request reaches them
+      for (let index = 0; index < args.length; index++) {
+        const problem = plainDataProblem(args[index]);
+        if (problem) throw new ActorArgumentError(cls.className, index, problem.path, problem.problem);
+      }
       // follows the actor's events from before it exists, so ready() need not ask the GCS again
       const creation = new CreationWatch((w) => ctx.watchActor(actorId, w));
       let info;

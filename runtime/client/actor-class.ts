@@ -1,4 +1,6 @@
 import { InvalidOptionError } from '../../lib/errors.ts';
+import { checkCodeSource } from '../../protocols/code-source.ts';
+import { ACTOR_DEFINITION, markDefinition } from '../definitions.ts';
 import { validateActorOptions, type ActorOptions } from './actor-options.ts';
 
 /**
@@ -15,9 +17,12 @@ export interface ActorClass<T = unknown, A extends unknown[] = any[]> {
 }
 
 /**
- * Declares an actor class. The class must be exported from `moduleUrl` under its own name
- * (`export class Counter {…}` in the module whose `import.meta.url` is passed), so worker processes
- * can load it. Defaults are validated here, like options at `remote()`.
+ * Declares an actor class. Worker hosts import `moduleUrl` (the `import.meta.url` of the module
+ * that calls this) and take the export named like the class, which may be the class itself
+ * (`export class Counter {…}`) or what this returns (`export const Counter = defineActor(
+ * import.meta.url, class Counter {…})`): see runtime/definitions.ts. `moduleUrl` must be a `file:`
+ * URL (CODE_SOURCE_REFUSED otherwise: protocols/code-source.ts). Defaults are validated here, like
+ * options at `remote()`.
  */
 export function defineActor<T, A extends unknown[] = any[]>(
   moduleUrl: string,
@@ -27,11 +32,12 @@ export function defineActor<T, A extends unknown[] = any[]>(
   if (typeof moduleUrl !== 'string' || !URL.canParse(moduleUrl)) {
     throw new InvalidOptionError('moduleUrl', moduleUrl, 'expected the URL of the module exporting the class (import.meta.url)');
   }
+  checkCodeSource(moduleUrl);
   if (typeof cls !== 'function' || typeof cls.name !== 'string' || cls.name === '') {
-    throw new InvalidOptionError('cls', cls, 'expected a named class exported from moduleUrl under its own name');
+    throw new InvalidOptionError('cls', cls, 'expected a named class (exported from moduleUrl under its own name, or as what defineActor returns)');
   }
   validateActorOptions(defaults, { namespace: defaults.namespace ?? 'default' });
-  return Object.freeze({ moduleUrl, className: cls.name, defaults: Object.freeze({ ...defaults }) });
+  return markDefinition({ moduleUrl, className: cls.name, defaults: Object.freeze({ ...defaults }) }, ACTOR_DEFINITION, cls);
 }
 
 /** Names of the methods of T; any string when T is unknown (a handle from getActor). */

@@ -1,8 +1,10 @@
+import type { NODE_EVENT_TYPES } from '../../protocols/messages/cluster.ts';
 /**
  * What a client sees of the cluster (API.md): actors, nodes and the events about them. Resource
  * quantities are user quantities ({ CPU: 0.5 }), not the wire's fixed-point units.
  */
-export type ActorState = 'DEPENDENCIES_UNREADY' | 'PENDING' | 'SCHEDULED' | 'ALIVE' | 'RESTARTING' | 'DEAD';
+export type { ActorState } from '../../protocols/messages/actor.ts';
+import type { ActorState } from '../../protocols/messages/actor.ts';
 
 export interface ActorInfo {
   actorId: string;
@@ -76,7 +78,7 @@ export interface ScheduleFailedEvent {
 
 /** node_draining: the node takes no new work; node_alive: it stopped draining. */
 export interface NodeEvent {
-  type: 'node_added' | 'node_dead' | 'node_labels_changed' | 'node_taints_changed' | 'node_draining' | 'node_alive';
+  type: (typeof NODE_EVENT_TYPES)[number];
   time: number;
   seq?: number;
   node: NodeInfo;

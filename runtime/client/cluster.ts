@@ -5,6 +5,9 @@ import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import { nodeInfo, recentEvents, type ClusterEventWire } from '../../protocols/messages/cluster.ts';
 import { placementGroupInfo } from '../../protocols/messages/placement-group.ts';
+import { unknown } from '../../protocols/validate.ts';
+import type { DryRun, PlacementGroupDryRun } from '../../lib/scheduling/dry-run.ts';
+import { validateActorOptions, type ActorOptions } from './actor-options.ts';
 import { subjects as clusterSubjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { ActorClass } from './actor-class.ts';
@@ -43,6 +46,15 @@ export interface Cluster {
   /** Every actor the GCS lists (dead ones up to its retention bound), or only those in `states`. */
   actors(opts?: { states?: ActorState[] }): Promise<ActorInfo[]>;
   placementGroups(): Promise<PlacementGroupInfo[]>;
+  /**
+   * Where an actor with these options would be placed now — the node, the selector tier, which
+   * preferred terms hold there — or why it cannot be, with every node's reasons in words; nothing
+   * is created (a dry run of the GCS's own scheduler: docs/scheduling.md, "explain"). The options are
+   * checked as `cluster.actor(C).options(o)` checks them.
+   */
+  explain(options: ActorOptions): Promise<DryRun>;
+  /** The same for a placement group: each bundle's node, or why the group cannot be placed. */
+  explainPlacementGroup(options: ClientPlacementGroupOptions): Promise<PlacementGroupDryRun>;
   setNodeLabels(nodeId: string, change: { set?: Record<string, string>; remove?: string[] }): Promise<NodeInfo>;
   setNodeTaints(nodeId: string, change: { add?: Record<string, string>; remove?: string[] }): Promise<NodeInfo>;
   /** Every lifecycle event, from one shared subscription; completes on close(). */
@@ -125,6 +137,16 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
     const valid = validatePlacementGroupOptions(opts, { namespace: this.namespace, pgId });
     const info = await this.gcs.request('create_pg', { pgId, namespace: valid.namespace, name: valid.name, options: valid.wire }, placementGroupInfo);
     return new ClientPlacementGroup(this, info.id, info.namespace, info.name);
+  }
+
+  async explain(options: ActorOptions): Promise<DryRun> {
+    const valid = validateActorOptions(options, { namespace: this.namespace });
+    return (await this.gcs.request('explain', { namespace: valid.namespace, options: valid.wire }, unknown())) as DryRun;
+  }
+
+  async explainPlacementGroup(options: ClientPlacementGroupOptions): Promise<PlacementGroupDryRun> {
+    const valid = validatePlacementGroupOptions(options, { namespace: this.namespace, pgId: 'dry-run' });
+    return (await this.gcs.request('explain', { namespace: valid.namespace, placementGroup: valid.wire }, unknown())) as PlacementGroupDryRun;
   }
 
   async getPlacementGroup(name: string, namespace: string = this.namespace): Promise<PlacementGroup> {

@@ -4,7 +4,7 @@ import type { Bus } from '../bus/bus.ts';
 import { resolveAddress } from '../bus/address.ts';
 import { ConnectionFailedError } from '../bus/errors.ts';
 import { connectMemoryBus } from '../bus/memory.ts';
-import { connectNatsBus } from '../bus/nats.ts';
+import { connectNatsBus, type TlsFiles } from '../bus/nats.ts';
 import { ClusterClient, type Cluster } from './cluster.ts';
 import { MEMORY_SCHEME, lookupMemoryBroker } from './memory-registry.ts';
 
@@ -29,6 +29,13 @@ export interface ConnectOptions {
   callTimeoutMs?: number;
   /** How long the first NATS connection may take; default 5,000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * A credentials file for a server with authentication (`orrery auth init` writes one per role:
+   * driver.creds, observer.creds, admin.creds). Default: env ORRERY_CREDS, else none.
+   */
+  creds?: string;
+  /** TLS files for a server that requires TLS: the CA, and a client certificate and key. */
+  tls?: TlsFiles;
 }
 
 /** The longest timer Node.js keeps; the bound of every limit here. */
@@ -45,17 +52,18 @@ export async function connect(opts: ConnectOptions = {}): Promise<Cluster> {
   if (typeof namespace !== 'string' || namespace === '') throw new InvalidOptionError('namespace', namespace, 'expected a non-empty string');
   const requestTimeoutMs = positive('requestTimeoutMs', opts.requestTimeoutMs, 10_000);
   const callTimeoutMs = positive('callTimeoutMs', opts.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS);
-  const bus = await openBus(address, opts.connectTimeoutMs);
+  const creds = opts.creds ?? (process.env.ORRERY_CREDS?.trim() || undefined);
+  const bus = await openBus(address, opts.connectTimeoutMs, { creds, tls: opts.tls });
   return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true });
 }
 
-async function openBus(address: string, connectTimeoutMs: number | undefined): Promise<Bus> {
+async function openBus(address: string, connectTimeoutMs: number | undefined, access: { creds?: string; tls?: TlsFiles }): Promise<Bus> {
   if (address.startsWith(MEMORY_SCHEME)) {
     const broker = lookupMemoryBroker(address);
     if (!broker) throw new ConnectionFailedError(address, 'no local cluster with this address runs in this process');
     return connectMemoryBus(broker);
   }
-  return connectNatsBus({ servers: address, name: 'orrery-driver', connectTimeoutMs });
+  return connectNatsBus({ servers: address, name: 'orrery-driver', connectTimeoutMs, ...(access.creds === undefined ? {} : { creds: access.creds }), ...(access.tls === undefined ? {} : { tls: access.tls }) });
 }
 
 function checkToken(option: string, value: unknown): void {

@@ -23,6 +23,7 @@ const MESSAGE_OF = {
   remove_pg: 'remove_pg',
   get_pg: 'get_pg',
   list_placement_groups: 'list_placement_groups',
+  explain: 'explain',
 } as const satisfies Partial<Record<GcsVerb, MessageType>>;
 type ClientVerb = keyof typeof MESSAGE_OF;
 /** The verbs whose reply is a page (protocols/messages/page.ts). */

@@ -15,3 +15,4 @@ export type { TaskBuilder } from './task-builder.ts';
 export type { TaskRunOptions } from './task-options.ts';
 export type { TaskResult } from './task-submitter.ts';
 export { NoNodesError, TaskArgumentError, TaskNodeDiedError, TaskWorkerDiedError } from './task-errors.ts';
+export { ActorArgumentError } from './actor-builder.ts';

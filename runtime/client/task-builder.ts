@@ -1,4 +1,4 @@
-import { plainDataProblem } from '../worker/plain-data.ts';
+import { plainDataProblem } from '../../protocols/plain-data.ts';
 import { TaskDispatcher } from './task-dispatch.ts';
 import { TaskArgumentError } from './task-errors.ts';
 import type { AnyFunction, TaskFunction } from './task-function.ts';

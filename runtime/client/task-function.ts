@@ -1,4 +1,6 @@
 import { InvalidOptionError } from '../../lib/errors.ts';
+import { checkCodeSource } from '../../protocols/code-source.ts';
+import { markDefinition, TASK_DEFINITION } from '../definitions.ts';
 import { validateTaskOptions, type TaskRunOptions } from './task-options.ts';
 
 /** Any function a task may run. */
@@ -17,21 +19,25 @@ export interface TaskFunction<F extends AnyFunction = AnyFunction> {
 }
 
 /**
- * Declares a task. The function must be exported from `moduleUrl` under its own name
- * (`export function resize(…) {…}` or `export const resize = (…) => …` in the module whose
- * `import.meta.url` is passed), so worker hosts can load it; one that is not is CODE_LOAD_FAILED
- * when the task runs. Defaults are validated here, like options at `remote()`.
+ * Declares a task. Worker hosts import `moduleUrl` (the `import.meta.url` of the module that calls
+ * this) and take the export named like the function, which may be the function itself
+ * (`export function resize(…) {…}`, `export const resize = (…) => …`) or what this returns
+ * (`export const resize = defineTask(import.meta.url, function resize(…) {…})`: see
+ * runtime/definitions.ts); a task whose function cannot be found so is CODE_LOAD_FAILED when it
+ * runs. `moduleUrl` must be a `file:` URL (CODE_SOURCE_REFUSED otherwise:
+ * protocols/code-source.ts). Defaults are validated here, like options at `remote()`.
  */
 export function defineTask<F extends AnyFunction>(moduleUrl: string, fn: F, defaults: TaskRunOptions = {}): TaskFunction<F> {
   if (typeof moduleUrl !== 'string' || !URL.canParse(moduleUrl)) {
     throw new InvalidOptionError('moduleUrl', moduleUrl, 'expected the URL of the module exporting the function (import.meta.url)');
   }
+  checkCodeSource(moduleUrl);
   if (typeof fn !== 'function' || /^class\b/.test(Function.prototype.toString.call(fn))) {
-    throw new InvalidOptionError('fn', fn, 'expected a function exported from moduleUrl under its own name');
+    throw new InvalidOptionError('fn', fn, 'expected a function (exported from moduleUrl under its own name, or as what defineTask returns)');
   }
   if (typeof fn.name !== 'string' || fn.name === '') {
     throw new InvalidOptionError('fn', fn, 'expected a named function (exported from moduleUrl under that name), not an anonymous one');
   }
   validateTaskOptions(defaults, { namespace: 'default' });
-  return Object.freeze({ moduleUrl, functionName: fn.name, defaults: Object.freeze({ ...defaults }) });
+  return markDefinition({ moduleUrl, functionName: fn.name, defaults: Object.freeze({ ...defaults }) }, TASK_DEFINITION, fn);
 }

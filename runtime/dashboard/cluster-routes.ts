@@ -1,6 +1,6 @@
 import type { Cluster } from '../client/cluster.ts';
 import type { NodeInfo, PlacementGroupInfo } from '../client/cluster-info.types.ts';
-import { EVENT_TYPES } from '../cli/commands/events.ts';
+import { CLUSTER_EVENT_TYPES as EVENT_TYPES } from '../../protocols/messages/cluster.ts';
 import { HttpError, readJson, sendJson, stringRecord } from './http.ts';
 import { actorStates, pagedList } from './list-query.ts';
 import type { Router } from './router.ts';
@@ -37,6 +37,16 @@ export function clusterRoutes(router: Router, cluster: Cluster | undefined, stre
       const sub = c.events$.subscribe({ next: (event) => stream.send('cluster', event, event.seq), complete: () => stream.close() });
       stream.onClose(() => sub.unsubscribe());
     })
+    .on('POST', '/api/explain', async (req, res) => {
+      // a dry run (docs/scheduling.md, "explain"): { "options": {…} } for an actor, { "placementGroup": {…} } for a group
+      const body = await readJson(req);
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'INVALID_BODY', 'expected a JSON object { "options": {…} } or { "placementGroup": {…} }');
+      const { options, placementGroup } = body as { options?: unknown; placementGroup?: unknown };
+      const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+      if (isObject(options) === isObject(placementGroup)) throw new HttpError(400, 'INVALID_BODY', 'expected exactly one of "options" (an actor) and "placementGroup", each a JSON object');
+      const c = client();
+      sendJson(res, 200, isObject(options) ? await c.explain(options) : await c.explainPlacementGroup(placementGroup as never));
+    }, { read: true })
     .on('POST', '/api/nodes/:id/taints', async (req, res, { id }) => {
       const add = stringRecord(await readJson(req), 'taints');
       sendJson(res, 200, await client().setNodeTaints(id, { add }));

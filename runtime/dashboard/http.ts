@@ -4,17 +4,20 @@ import { OrreryError } from '../../lib/errors.ts';
 /** What every failed API request answers: an HTTP status and `{ code, message }` as JSON. */
 export class HttpError extends OrreryError {
   override name = 'HttpError';
-  constructor(readonly status: number, code: string, message: string) {
+  /** Extra response headers (`www-authenticate` of a 401, `connection: close` of a 413). */
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(readonly status: number, code: string, message: string, headers: Record<string, string> = {}) {
     super(code, message);
+    this.headers = headers;
   }
 }
 
 /** The largest request body the API reads (label and taint changes are a few hundred bytes). */
-const MAX_BODY_BYTES = 64 * 1024;
+export const MAX_BODY_BYTES = 64 * 1024;
 
-export function sendJson(res: ServerResponse, status: number, value: unknown): void {
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
   res.end(body);
 }
 
@@ -24,7 +27,7 @@ export function sendError(res: ServerResponse, err: unknown): void {
     res.destroy();
     return;
   }
-  sendJson(res, status, { code, message });
+  sendJson(res, status, { code, message }, err instanceof HttpError ? { ...err.headers } : {});
 }
 
 /** Statuses by the client's stable error codes; anything else from the cluster is a 502. */
@@ -32,6 +35,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   NODE_NOT_FOUND: 404,
   ACTOR_NOT_FOUND: 404,
   INVALID_LABEL: 400,
+  INVALID_TAINT: 400,
   INVALID_OPTION: 400,
   INVALID_SELECTOR: 400,
   INVALID_RESOURCE: 400,
@@ -53,16 +57,28 @@ function firstLine(text: string): string {
   return text.split('\n')[0].trim();
 }
 
-/** The request body as JSON; 400 BAD_BODY when it is not JSON, 413 when it is too large. */
-export async function readJson(req: IncomingMessage): Promise<unknown> {
+/**
+ * The request body as text; 413 BODY_TOO_LARGE (and the connection closed after the answer) when
+ * it is over `limit` bytes — at once when its Content-Length says so, else as soon as it has sent
+ * more.
+ */
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+  const tooLarge = (): HttpError => new HttpError(413, 'BODY_TOO_LARGE', `the request body is over ${limit} bytes`, { connection: 'close' });
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, 'BODY_TOO_LARGE', `the request body is over ${MAX_BODY_BYTES} bytes`);
+    if (size > limit) throw tooLarge();
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The request body as JSON; 400 BAD_BODY when it is not JSON, 413 when it is too large. */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const text = await readBody(req);
   if (text.trim() === '') throw new HttpError(400, 'BAD_BODY', 'the request has no body; expected a JSON object such as {"key": "value"}');
   try {
     return JSON.parse(text);

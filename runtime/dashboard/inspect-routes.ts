@@ -1,4 +1,5 @@
 import type { Router } from './router.ts';
+import { forPage } from '../inspect/replay.ts';
 import { HttpError, sendJson } from './http.ts';
 import type { InspectionFeed } from './inspection.ts';
 import { openEventStream, type EventStreamWriter } from './sse.ts';
@@ -22,11 +23,16 @@ export function inspectRoutes(router: Router, opts: InspectRoutesOptions): void 
     .on('GET', '/api/inspect/stream', (req, res) => {
       if (!opts.feed) throw new HttpError(503, 'NO_INSPECTION', 'live inspection is not available on this dashboard (no cluster connection)');
       const stream = openEventStream(req, res, opts.streams);
-      stream.onClose(opts.feed.follow((record) => stream.send('inspect', record)));
+      stream.onClose(
+        opts.feed.follow(
+          (record) => stream.send('inspect', forPage(record)),
+          (publisher) => stream.send('attached', { publisher }),
+        ),
+      );
     })
     .on('GET', '/api/trace', (_req, res) => {
       if (!opts.trace) throw new HttpError(404, 'NO_TRACE', 'no trace file is loaded (start the dashboard with --trace FILE)');
-      sendJson(res, 200, { path: opts.trace.path, header: opts.trace.header, records: opts.trace.records });
+      sendJson(res, 200, { path: opts.trace.path, header: opts.trace.header, records: opts.trace.records.map(forPage) });
     })
     .on('GET', '/api/machines/:machine/statechart.svg', (_req, res, { machine }) => {
       const svg = opts.statechart(machine);

@@ -1,5 +1,5 @@
 import type { Observable, Subscription } from 'rxjs';
-import type { InspectRecord } from '../../protocols/messages/inspect.ts';
+import type { InspectAck, InspectRecord } from '../../protocols/messages/inspect.ts';
 
 /** The records kept per machine instance for pages that connect later: the newest this many. */
 const KEEP_PER_INSTANCE = 1000;
@@ -13,16 +13,28 @@ const KEEP_PER_INSTANCE = 1000;
 export class InspectionFeed {
   private readonly kept = new Map<string, InspectRecord[]>();
   private readonly listeners = new Set<(r: InspectRecord) => void>();
+  /** Publishers that have attached their inspectors for this feed (their acknowledgements). */
+  private readonly attached = new Set<string>();
+  private readonly ackListeners = new Set<(publisher: string) => void>();
   private sub: Subscription | undefined;
 
-  constructor(private readonly source: () => Observable<InspectRecord>) {}
+  /** `source` is given the function to call with each publisher's acknowledgement (watch.ts `onAck`). */
+  constructor(private readonly source: (onAck: (ack: InspectAck) => void) => Observable<InspectRecord>) {}
 
-  /** Replays the kept records to `listener`, then every new one until the returned function is called. */
-  follow(listener: (r: InspectRecord) => void): () => void {
+  /**
+   * Replays the kept records to `listener`, then every new one until the returned function is called;
+   * `onAttached` hears each publisher that has attached (those already attached first), so a page —
+   * or a spec — knows from when a machine's transitions reach it.
+   */
+  follow(listener: (r: InspectRecord) => void, onAttached?: (publisher: string) => void): () => void {
     for (const list of this.kept.values()) for (const r of list) listener(r);
     this.listeners.add(listener);
+    if (onAttached) {
+      for (const p of this.attached) onAttached(p);
+      this.ackListeners.add(onAttached);
+    }
     if (!this.sub) {
-      this.sub = this.source().subscribe({
+      this.sub = this.source((ack) => this.ack(ack.publisher)).subscribe({
         next: (r) => this.receive(r),
         error: () => this.stop(),
         complete: () => this.stop(),
@@ -30,6 +42,7 @@ export class InspectionFeed {
     }
     return () => {
       this.listeners.delete(listener);
+      if (onAttached) this.ackListeners.delete(onAttached);
       if (this.listeners.size === 0) this.stop();
     };
   }
@@ -37,6 +50,13 @@ export class InspectionFeed {
   stop(): void {
     this.sub?.unsubscribe();
     this.sub = undefined;
+    this.attached.clear(); // publishers detach once no watcher is left
+  }
+
+  private ack(publisher: string): void {
+    if (this.attached.has(publisher)) return;
+    this.attached.add(publisher);
+    for (const l of this.ackListeners) l(publisher);
   }
 
   private receive(r: InspectRecord): void {

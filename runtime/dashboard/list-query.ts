@@ -1,3 +1,4 @@
+import { ACTOR_STATES as WIRE_ACTOR_STATES } from '../../protocols/messages/actor.ts';
 import type { ActorState } from '../client/cluster-info.types.ts';
 import { HttpError } from './http.ts';
 
@@ -9,7 +10,7 @@ import { HttpError } from './http.ts';
  * `{ items, next? }`. `?state=ALIVE,PENDING` filters /api/actors (in the GCS).
  */
 export const MAX_LIMIT = 10_000;
-const ACTOR_STATES: readonly ActorState[] = ['DEPENDENCIES_UNREADY', 'PENDING', 'SCHEDULED', 'ALIVE', 'RESTARTING', 'DEAD'];
+const ACTOR_STATES: readonly ActorState[] = WIRE_ACTOR_STATES;
 
 export function pagedList<T>(list: readonly T[], key: (item: T) => string, url: URL): T[] | { items: T[]; next?: string } {
   const limitText = url.searchParams.get('limit');

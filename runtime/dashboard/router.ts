@@ -3,10 +3,20 @@ import { HttpError } from './http.ts';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL) => Promise<void> | void;
 
+export interface RouteOptions {
+  /**
+   * A route whose method is not GET that changes nothing (POST /api/explain, a dry run): it is
+   * still under the checks of a request that could change something (Origin, JSON body) but is
+   * answered on a read-only dashboard.
+   */
+  read?: boolean;
+}
+
 interface Route {
   method: string;
   parts: string[];
   handler: Handler;
+  read: boolean;
 }
 
 /**
@@ -16,19 +26,19 @@ interface Route {
 export class Router {
   private readonly routes: Route[] = [];
 
-  on(method: string, pattern: string, handler: Handler): this {
-    this.routes.push({ method, parts: pattern.split('/').filter(Boolean), handler });
+  on(method: string, pattern: string, handler: Handler, opts: RouteOptions = {}): this {
+    this.routes.push({ method, parts: pattern.split('/').filter(Boolean), handler, read: opts.read ?? (method === 'GET' || method === 'HEAD') });
     return this;
   }
 
-  /** The handler and its params for a request, or an HttpError (404 / 405). */
-  match(method: string, pathname: string): { handler: Handler; params: Record<string, string> } {
+  /** The handler and its params for a request, and whether the route only reads; or an HttpError (404 / 405). */
+  match(method: string, pathname: string): { handler: Handler; params: Record<string, string>; read: boolean } {
     const segments = pathname.split('/').filter(Boolean);
     const allowed: string[] = [];
     for (const route of this.routes) {
       const params = matchParts(route.parts, segments);
       if (!params) continue;
-      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params };
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params, read: route.read };
       allowed.push(route.method);
     }
     if (allowed.length > 0) throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${pathname} (allowed: ${[...new Set(allowed)].join(', ')})`);

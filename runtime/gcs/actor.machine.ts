@@ -1,5 +1,6 @@
 import { assign, setup, type SnapshotFrom } from 'xstate';
 import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+import type { ActorState as WireActorState } from '../../protocols/messages/actor.ts';
 
 /**
  * One actor as the GCS sees it (docs/runtime.md, "Actor lifecycle"):
@@ -36,7 +37,8 @@ import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
  *
  * The context is plain data (it survives msgpackr): resource sets in fixed-point units.
  */
-export type ActorState = 'PENDING' | 'SCHEDULED' | 'ALIVE' | 'RESTARTING' | 'DEAD';
+/** The states the GCS's machine has: all of protocols' but DEPENDENCIES_UNREADY (no actor waits on dependencies yet). */
+export type ActorState = Exclude<WireActorState, 'DEPENDENCIES_UNREADY'>;
 
 export interface ActorMachineInput {
   actorId: string;

@@ -1,6 +1,7 @@
 import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import type { Rng } from '../../lib/random.ts';
 import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+import type { DryRun } from '../../lib/scheduling/dry-run.ts';
 import type { Decision } from '../../lib/scheduling/schedule.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
 import type { ActorInfoWire, RegisterActor } from '../../protocols/messages/actor.ts';
@@ -42,7 +43,27 @@ export interface ActorDirectoryDeps {
   readonly rng: Rng;
   readonly rareResources: readonly string[];
   readonly log: (line: string) => void;
+  /** Milliseconds, for the explanation backoff; default performance.now. */
+  readonly now?: () => number;
+  /** The explanation backoff; default EXPLAIN_BACKOFF_MS. `initial: 0` refreshes on every attempt. */
+  readonly explainBackoffMs?: { readonly initial: number; readonly max: number };
 }
+
+/**
+ * An actor that stays unplaceable is tried again on every change that may let it fit (a cheap
+ * attempt: the label index finds the candidates), but its explanation — the pendingReason and the
+ * schedule_failed event, which judge every node — is refreshed only after a backoff: 1 s, doubled
+ * each time the refreshed reason comes out the same, up to 30 s, and back to 1 s when it changed.
+ * Without it, each kick re-explained every waiting actor: 1,000 unplaceable actors on 5,000 nodes
+ * made one pass take 9 s (bench/sim), on every node join, death or label change. Kubernetes backs
+ * off unschedulable pods the same way (1 s to 10 s); an attempt that places the actor is never held back.
+ * A refresh held back is not lost: when the backoff runs out the actor is tried again (one timer for
+ * all of them), so its reason catches up even if nothing else changes.
+ */
+/** The id a dry run's request carries (an actor that does not exist; never placed). */
+const EXPLAIN_ACTOR_ID = 'dry-run';
+
+export const EXPLAIN_BACKOFF_MS = { initial: 1_000, max: 30_000 } as const;
 
 interface ActorEntry {
   readonly registration: RegisterActor;
@@ -63,6 +84,11 @@ export class ActorDirectory {
   /** Actor ids in list_actors order, re-sorted after an actor is added or forgotten. */
   readonly #order = new SortedKeys(() => this.#entries.keys());
   readonly #placement: Placement;
+  /** Unplaceable actors: when their reason was last refreshed, the backoff until the next, the reason. */
+  readonly #explained = new Map<string, { at: number; backoffMs: number; reason: string }>();
+  /** Actors whose refresh was held back, and when it is due; one timer for the earliest. */
+  readonly #refreshDue = new Map<string, number>();
+  #refreshTimer: { at: number; handle: NodeJS.Timeout } | undefined;
 
   constructor(private readonly deps: ActorDirectoryDeps) {
     this.#placement = new Placement({
@@ -86,7 +112,10 @@ export class ActorDirectory {
     const ref = this.#start(reg, compiled, { numRestarts: 0, incarnation: 0 });
     this.#apply(ref, decision);
     // decided against the cluster as it is: the queue need not try it again until something changes
-    if (decision.status === 'unschedulable') this.deps.queue().tried(reg.actorId);
+    if (decision.status === 'unschedulable') {
+      this.deps.queue().tried(reg.actorId);
+      this.#explainedNow(reg.actorId, decision.failure.message, this.#now(), undefined);
+    }
     return this.#entries.get(reg.actorId)!.info;
   }
 
@@ -277,10 +306,28 @@ export class ActorDirectory {
   tryPlace(actorId: string): PlaceOutcome {
     const entry = this.#entries.get(actorId);
     const state = entry?.ref ? actorStateOf(entry.ref.getSnapshot()) : 'DEAD';
-    if (!entry?.ref || (state !== 'PENDING' && state !== 'RESTARTING')) return 'gone';
+    if (!entry?.ref || (state !== 'PENDING' && state !== 'RESTARTING')) {
+      this.#explained.delete(actorId);
+      this.#refreshDue.delete(actorId);
+      return 'gone';
+    }
     const decision = this.#placement.decide({ actorId, namespace: entry.registration.namespace, compiled: entry.compiled });
+    if (decision.status === 'unschedulable') {
+      // still unplaceable: its reason is refreshed only once its backoff has run (EXPLAIN_BACKOFF_MS)
+      const now = this.#now();
+      const last = this.#explained.get(actorId);
+      if (last && now < last.at + last.backoffMs) {
+        this.#deferRefresh(actorId, last.at + last.backoffMs, now);
+        return 'waiting';
+      }
+      this.#apply(entry.ref, decision);
+      this.#explainedNow(actorId, decision.failure.message, now, last);
+      return 'waiting';
+    }
+    this.#explained.delete(actorId);
+    this.#refreshDue.delete(actorId);
     this.#apply(entry.ref, decision);
-    return decision.status === 'placed' ? 'placed' : decision.status === 'failed' ? 'gone' : 'waiting';
+    return decision.status === 'placed' ? 'placed' : 'gone';
   }
 
   // ---- effects the Actor machine asks for (see actor-effects.ts) ----
@@ -326,7 +373,58 @@ export class ActorDirectory {
     this.deps.events.scheduleFailed({ kind: 'actor', id: context.actorId, ...(context.name === undefined ? {} : { name: context.name }) }, failure);
   }
 
+  /**
+   * explain: where an actor with these options would be placed now (a dry run, changing nothing):
+   * compiled and constrained exactly as register does (anti-affinity of residents, nodes that did
+   * not answer), then lib's dryRun.
+   */
+  explain(namespace: string, options: Record<string, unknown>): DryRun {
+    const reg: RegisterActor = { actorId: EXPLAIN_ACTOR_ID, code: { moduleUrl: 'file:///explain', className: 'Explain', args: [] }, namespace, options };
+    const compiled = compileActor(reg, { rareResources: this.deps.rareResources });
+    return this.#placement.explain({ actorId: EXPLAIN_ACTOR_ID, namespace, compiled });
+  }
+
+  /** Stops the refresh timer (the GCS stops). */
+  stopRefreshes(): void {
+    if (this.#refreshTimer) clearTimeout(this.#refreshTimer.handle);
+    this.#refreshTimer = undefined;
+    this.#refreshDue.clear();
+  }
+
   // ---- internals ----
+
+  #now(): number {
+    return (this.deps.now ?? (() => performance.now()))();
+  }
+
+  #explainedNow(actorId: string, reason: string, now: number, last: { backoffMs: number; reason: string } | undefined): void {
+    const { initial, max } = this.deps.explainBackoffMs ?? EXPLAIN_BACKOFF_MS;
+    const backoffMs = last && last.reason === reason ? Math.min(last.backoffMs * 2, max) : initial;
+    this.#explained.set(actorId, { at: now, backoffMs, reason });
+    this.#refreshDue.delete(actorId);
+  }
+
+  #deferRefresh(actorId: string, due: number, now: number): void {
+    this.#refreshDue.set(actorId, due);
+    if (this.#refreshTimer && this.#refreshTimer.at <= due) return;
+    if (this.#refreshTimer) clearTimeout(this.#refreshTimer.handle);
+    this.#refreshTimer = { at: due, handle: setTimeout(() => this.#refreshDueNow(), Math.max(1, Math.ceil(due - now))) };
+  }
+
+  /** The held-back refreshes that are due: their actors are tried again; the timer is set for the next. */
+  #refreshDueNow(): void {
+    this.#refreshTimer = undefined;
+    const now = this.#now();
+    let next = Number.POSITIVE_INFINITY;
+    const queue = this.deps.queue();
+    for (const [actorId, due] of this.#refreshDue) {
+      if (due <= now) {
+        this.#refreshDue.delete(actorId);
+        queue.retry(actorId);
+      } else if (due < next) next = due;
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.#refreshTimer = { at: next, handle: setTimeout(() => this.#refreshDueNow(), Math.max(1, Math.ceil(next - now))) };
+  }
 
   #apply(ref: ActorRef, decision: Decision): void {
     if (decision.status === 'placed') ref.send({ type: 'PLACED', nodeId: decision.nodeId });

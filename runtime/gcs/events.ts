@@ -1,4 +1,5 @@
 import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+import type { NODE_EVENT_TYPES } from '../../protocols/messages/cluster.ts';
 import { encode } from '../../protocols/codec.ts';
 import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import type { ClusterEventWire, NodeInfoWire } from '../../protocols/messages/cluster.ts';
@@ -17,7 +18,7 @@ import type { EventLog } from './event-log.ts';
  * numbered and kept in the recent-events ring (event-log.ts) before it is published. Publishing is
  * fire-and-forget: a failure is logged, never thrown into the GCS's state changes.
  */
-export type NodeEventType = 'node_added' | 'node_dead' | 'node_labels_changed' | 'node_taints_changed' | 'node_draining' | 'node_alive';
+export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];
 
 export type ScheduleTarget = { kind: 'actor' | 'task' | 'placement_group'; id: string; name?: string };
 

@@ -1,3 +1,4 @@
+import { NODE_ID_LABEL } from '../../lib/labels/builtin.ts';
 import { validateLabelKey, validateLabels } from '../../lib/labels/validate.ts';
 import { formatResources, parseResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
 import { parseTaints, rareResourceTaints, type Taint } from '../../lib/scheduling/taints.ts';
@@ -5,7 +6,10 @@ import type { RegisterNode } from '../../protocols/messages/node.ts';
 
 /**
  * Checks what a raylet registers with and turns it into ClusterState input. Labels are taken as
- * sent (built-in `orrery.io/` labels included) but must follow the label syntax; taints likewise;
+ * sent (built-in `orrery.io/` labels included) but must follow the label syntax — except
+ * `orrery.io/node-id`, which is the GCS's to say: it is always the id the node registers under, so a
+ * raylet that leaves it out or names another node cannot slip past a node-id affinity or the
+ * GCS's own "keep off this node" (placements after NO_RESPONDERS, anti-affinity.ts). Taints likewise;
  * resource names must be resource names. On top of the raylet's taints the GCS adds the
  * rare-resource taints (`orrery.io/rare-gpu=true` on a node with GPUs, with `rareResources: ['GPU']`).
  * Errors are lib's typed errors (INVALID_LABEL, INVALID_RESOURCE), answered as such.
@@ -18,7 +22,7 @@ export interface NodeSetup {
 }
 
 export function nodeSetup(reg: RegisterNode, rareResources: readonly string[]): NodeSetup {
-  const labels = validateLabels(reg.labels, { allowReserved: true });
+  const labels = validateLabels({ ...reg.labels, [NODE_ID_LABEL]: reg.nodeId }, { allowReserved: true });
   const total = checkedUnits(reg.resources.total, 'resources.total');
   checkedUnits(reg.resources.available, 'resources.available');
   const rare = rareResourceTaints(total, rareResources);

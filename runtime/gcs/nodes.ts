@@ -1,4 +1,5 @@
 import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import { NodeOwners } from './node-owner.ts';
 import { NodeNotFoundError } from '../../lib/errors.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
 import type { NodeInfoWire, registered } from '../../protocols/messages/cluster.ts';
@@ -9,6 +10,7 @@ import type { EventPublisher, NodeEventType } from './events.ts';
 import type { NodeRef } from './gcs.machine.ts';
 import { nodeStateOf, type NodeMachineInput, type NodeState } from './node.machine.ts';
 import { changedLabels, changedTaints, nodeSetup } from './node-registration.ts';
+import { Liveness, type LivenessClock } from './liveness.ts';
 import type { KickReason } from './pending-queue.ts';
 import type { GcsStore } from './store.ts';
 import type { ViewBroadcaster } from './view.ts';
@@ -16,8 +18,8 @@ import { tokenField } from './wire.ts';
 
 /**
  * The GCS's nodes: registration, heartbeats, label and taint changes, draining, and death. Each node
- * is a Node machine spawned under the Gcs machine (its heartbeat timeout is the machine's delay);
- * this watches its snapshots and carries each state into the scheduler's ClusterState, the node
+ * is a Node machine with the Gcs actor as its parent; its heartbeat deadline is kept in `Liveness`
+ * (liveness.ts), which sends the machine TIMEOUT when it passes. This watches its snapshots and carries each state into the scheduler's ClusterState, the node
  * table, the view broadcast and the events. A DEAD node leaves the ClusterState (after its actors
  * have failed and given back what they held); its record stays in the table.
  */
@@ -46,6 +48,8 @@ export interface NodeDirectoryDeps {
   readonly rareResources: readonly string[];
   readonly log: (line: string) => void;
   readonly now?: () => number;
+  /** The clock of heartbeat deadlines; default performance.now and the global timers. */
+  readonly livenessClock?: LivenessClock;
 }
 
 /** Longest a node table record lags behind the node's resources (see `touched`). */
@@ -58,8 +62,17 @@ export class NodeDirectory {
   #staleTimer: NodeJS.Timeout | undefined;
   /** Live nodes whose raylet did not answer a create_actor, until they heartbeat again. */
   readonly #unreachable = new Set<string>();
+  readonly #liveness: Liveness;
+  /** Which secret speaks for which node (node-owner.ts). */
+  readonly owners = new NodeOwners();
 
-  constructor(private readonly deps: NodeDirectoryDeps) {}
+  constructor(private readonly deps: NodeDirectoryDeps) {
+    this.#liveness = new Liveness({
+      timeoutMs: deps.nodeTimeoutMs,
+      clock: deps.livenessClock,
+      expired: (nodeId) => this.#refs.get(nodeId)?.send({ type: 'TIMEOUT' }),
+    });
+  }
 
   /**
    * register_node. A node already ALIVE or DRAINING under this id is answered as registered and
@@ -68,7 +81,12 @@ export class NodeDirectory {
   register(reg: MessageBody<'register_node'>): Infer<typeof registered> {
     tokenField('nodeId', reg.nodeId);
     const answer = { nodeId: reg.nodeId, heartbeatMs: this.deps.heartbeatMs, nodeTimeoutMs: this.deps.nodeTimeoutMs, rareResources: [...this.deps.rareResources], ...this.#epoch };
-    if (this.#refs.has(reg.nodeId)) return answer;
+    if (this.#refs.has(reg.nodeId)) {
+      // its own raylet retrying a lost answer; anyone else is taking over a live node's id
+      this.owners.check(reg.nodeId, reg.secret, 'register_node');
+      return answer;
+    }
+    this.owners.set(reg.nodeId, reg.secret);
     // A node the table still holds as live comes back to a restarted GCS: it keeps the labels and
     // taints it had (changed at run time, perhaps), not only those its raylet started with.
     const previous = this.deps.store.getNode(reg.nodeId);
@@ -81,6 +99,7 @@ export class NodeDirectory {
     state.addNode({ nodeId: reg.nodeId, name: reg.name, labels: setup.labels, taints: setup.taints, total: setup.total, available: setup.available });
     const ref = this.deps.spawn({ nodeId: reg.nodeId, nodeTimeoutMs: this.deps.nodeTimeoutMs });
     this.#refs.set(reg.nodeId, ref);
+    this.#liveness.watch(reg.nodeId);
     this.deps.store.putNode({ registration: withoutRunning(reg), info: this.#infoFromState(reg.nodeId), registeredAt: (this.deps.now ?? Date.now)() });
     let last: NodeState = 'ALIVE';
     ref.subscribe({
@@ -102,7 +121,8 @@ export class NodeDirectory {
   heartbeat(beat: MessageBody<'heartbeat'>): { known: boolean; epoch?: number } {
     const ref = this.#refs.get(beat.nodeId);
     if (!ref) return { known: false, ...this.#epoch };
-    ref.send({ type: 'HEARTBEAT', seq: beat.seq });
+    this.owners.check(beat.nodeId, beat.secret, 'heartbeat');
+    this.#liveness.beat(beat.nodeId);
     if (this.#unreachable.delete(beat.nodeId)) this.deps.kick('node_reachable');
     return { known: true, ...this.#epoch };
   }
@@ -120,6 +140,7 @@ export class NodeDirectory {
   connectionChanged(status: BusStatus): void {
     const event = status === 'disconnected' ? ({ type: 'UNHEARD' } as const) : ({ type: 'HEARD' } as const);
     for (const ref of this.#refs.values()) ref.send(event);
+    if (status === 'reconnected') this.#liveness.restartAll();
     this.deps.log(
       status === 'disconnected'
         ? `the GCS lost its connection to the bus: node timeouts of ${this.#refs.size} node(s) wait until it is back`
@@ -224,13 +245,22 @@ export class NodeDirectory {
     return info;
   }
 
+  /** No more deadlines: the GCS stops. */
+  stop(): void {
+    this.#liveness.stop();
+  }
+
   #transition(nodeId: string, next: NodeState): void {
     if (next !== 'DEAD') {
+      // moving between ALIVE and DRAINING starts a fresh window, as a heartbeat does
+      this.#liveness.beat(nodeId);
       this.deps.state.setNodeState(nodeId, next);
       this.#changed(nodeId, next === 'DRAINING' ? 'node_draining' : 'node_alive');
       return;
     }
     this.#refs.delete(nodeId);
+    this.owners.forget(nodeId);
+    this.#liveness.forget(nodeId);
     this.#unreachable.delete(nodeId);
     this.deps.state.setNodeState(nodeId, 'DEAD');
     this.deps.log(`node ${nodeId} missed its heartbeats for ${this.deps.nodeTimeoutMs} ms: DEAD`);
@@ -271,7 +301,7 @@ export type Running = NonNullable<MessageBody<'register_node'>['running']>;
 
 /** The registration as the node table keeps it: what the raylet ran then is not the node's. */
 function withoutRunning(reg: MessageBody<'register_node'>): MessageBody<'register_node'> {
-  if (reg.running === undefined) return reg;
-  const { running: _, ...rest } = reg;
+  // the secret stays in memory (node-owner.ts): the table is no place for it
+  const { running: _, secret: __, ...rest } = reg;
   return rest;
 }

@@ -88,6 +88,13 @@ export class PendingQueue {
     if (!this.#tried.has(actorId)) this.#tried.set(actorId, NEVER);
   }
 
+  /** Tries this waiting actor again in the next pass, whatever changed (a deferred refresh). */
+  retry(actorId: string): void {
+    if (!this.#tried.has(actorId)) return;
+    this.#tried.set(actorId, NEVER);
+    this.kick('actor_waiting');
+  }
+
   delete(actorId: string): void {
     this.#tried.delete(actorId);
   }

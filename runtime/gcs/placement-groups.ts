@@ -3,6 +3,7 @@ import { OrreryError } from '../../lib/errors.ts';
 import type { Rng } from '../../lib/random.ts';
 import { addResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
 import { bundleResources } from '../../lib/scheduling/bundle-resources.ts';
+import { dryRunPlacementGroup, type PlacementGroupDryRun } from '../../lib/scheduling/dry-run.ts';
 import { compilePlacementGroup, scheduleBundles, type BundleDecision, type PlacementGroupOptions, type PlacementGroupRequest } from '../../lib/scheduling/bundles/index.ts';
 import type { Filter } from '../../lib/scheduling/filters/filter.ts';
 import { DEFAULT_POLICY, type Policy } from '../../lib/scheduling/policy.ts';
@@ -109,6 +110,15 @@ export class PlacementGroupDirectory {
   }
 
   /** create_pg: validates, starts the group's machine, tries to place it at once; answers its info. */
+  /** explain for a placement group: its bundles' nodes now, or why not (a dry run, nothing reserved). */
+  explain(namespace: string, options: Record<string, unknown>): PlacementGroupDryRun {
+    const request = compilePlacementGroup(options as unknown as PlacementGroupOptions, { id: 'dry-run', rareResources: this.deps.rareResources });
+    const unreachableNodes = this.deps.unreachableNodes();
+    const policy: Policy = unreachableNodes.size ? { ...DEFAULT_POLICY, filters: [...DEFAULT_POLICY.filters, unreachable(unreachableNodes)] } : DEFAULT_POLICY;
+    void namespace;
+    return dryRunPlacementGroup(this.deps.state, request, { rng: this.deps.rng, policy });
+  }
+
   create(body: CreatePg): PlacementGroupInfoWire {
     tokenField('pgId', body.pgId);
     const existing = this.#entries.get(body.pgId);

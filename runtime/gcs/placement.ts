@@ -1,5 +1,6 @@
 import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import type { Rng } from '../../lib/random.ts';
+import { dryRun, type DryRun } from '../../lib/scheduling/dry-run.ts';
 import { schedule, type Decision } from '../../lib/scheduling/schedule.ts';
 import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
 import type { CompiledActor } from './actor-options.ts';
@@ -53,6 +54,12 @@ export class Placement {
     const decision = this.#schedule(request);
     if (decision.status === 'unschedulable') this.#unplaceable.set(compiled.shape, decision);
     return decision;
+  }
+
+  /** What decide() would do, as a dry run: the same constraints, nothing placed, nothing cached. */
+  explain(actor: Placeable): DryRun {
+    const request = this.#anti.constrain(actor.compiled.request, { actorId: actor.actorId, namespace: actor.namespace, labels: actor.compiled.labels }, this.deps.unreachableNodes());
+    return dryRun(this.deps.state, request, { rng: this.deps.rng });
   }
 
   /** The actor now runs on `nodeId`: its hard anti-affinity keeps others away from there. */

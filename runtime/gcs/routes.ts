@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../../lib/errors.ts';
 import type { MessageType } from '../../protocols/messages/registry.ts';
 import type { GcsVerb } from '../../protocols/subjects.ts';
 import type { Subscription } from '../bus/bus.ts';
@@ -46,13 +47,19 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     set_node_labels: route('set_node_labels', (body) => mutating(gcs, () => gcs.nodes.setLabels(body))),
     set_node_taints: route('set_node_taints', (body) => mutating(gcs, () => gcs.nodes.setTaints(body))),
     drain_node: route('drain_node', (body) => mutating(gcs, () => gcs.nodes.drain(body))),
-    view_snapshot: route('view_snapshot', () => gcs.view.snapshot()),
-    actor_died: route('actor_died', (body) => mutating(gcs, () => gcs.actors.died(body))),
+    view_snapshot: route('view_snapshot', (body) => gcs.view.snapshotPage(body, paged)),
+    actor_died: route('actor_died', (body) => mutating(gcs, () => (gcs.nodes.owners.check(body.nodeId, body.secret, 'actor_died'), gcs.actors.died(body)))),
     list_events: route('list_events', (body) => gcs.history.query(body)),
     list_placement_groups: route('list_placement_groups', (body) => pageOfList(gcs.groups.list(), (pg) => pg.id, body, paged)),
     create_pg: route('create_pg', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.groups.create(body)))),
     remove_pg: route('remove_pg', (body) => mutating(gcs, () => gcs.groups.remove(body))),
     get_pg: route('get_pg', (body) => gcs.groups.get(body)),
+    explain: route('explain', (body) => {
+      if ((body.options === undefined) === (body.placementGroup === undefined)) {
+        throw new InvalidOptionError('explain', body, 'expected exactly one of options (an actor) and placementGroup');
+      }
+      return body.options !== undefined ? gcs.actors.explain(body.namespace, body.options) : gcs.groups.explain(body.namespace, body.placementGroup!);
+    }),
   };
 }
 

@@ -17,7 +17,7 @@ import { EvictionGuard } from './eviction.ts';
 import { IntakeQueue } from './intake-queue.ts';
 import { actorChildId, gcsMachine, nodeChildId, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
 import { NodeDirectory } from './nodes.ts';
-import { nodeMachine } from './node.machine.ts';
+import { nodeMachine, type NodeMachine, type NodeMachineInput } from './node.machine.ts';
 import { PendingQueue } from './pending-queue.ts';
 import { BundleClient } from './bundle-client.ts';
 import { PG_QUEUE_PREFIX, PlacementGroupDirectory, type PlacementGroupRef } from './placement-groups.ts';
@@ -76,6 +76,11 @@ export interface GcsOptions {
    * before it reconciles (the grace window); default 3,000 ms (docs/failover.md).
    */
   graceMs?: number;
+  /**
+   * How long an unplaceable actor's reason waits before it is worked out again (actors.ts,
+   * EXPLAIN_BACKOFF_MS: 1 s doubling to 30 s); `initial: 0` explains on every attempt.
+   */
+  explainBackoffMs?: { initial: number; max: number };
   /** xstate inspection of the Gcs machine and every Node and Actor machine it spawned. */
   inspect?: (event: InspectionEvent) => void;
 }
@@ -106,6 +111,7 @@ export class GcsService {
   #subscriptions: Subscription[] = [];
   #stopWatchingBus: (() => void) | undefined;
   #actorLogic: ActorMachine;
+  #nodeLogic!: NodeMachine;
   readonly #actorRefs = new Set<AnyActorRef>();
 
   constructor(readonly opts: GcsOptions) {
@@ -134,7 +140,7 @@ export class GcsService {
     });
     this.serving = new Promise((resolve) => (this.#markServing = resolve));
     const events = new EventPublisher({ bus, subjects: this.subjects, log, history: this.history });
-    this.view = new ViewBroadcaster({ bus, subjects: this.subjects, state: this.state, intervalMs: positiveInt('viewIntervalMs', opts.viewIntervalMs, DEFAULT_VIEW_INTERVAL_MS, 1), log });
+    this.view = new ViewBroadcaster({ bus, subjects: this.subjects, state: this.state, intervalMs: positiveInt('viewIntervalMs', opts.viewIntervalMs, DEFAULT_VIEW_INTERVAL_MS, 1), log, maxBytes: positiveInt('maxMessageBytes', opts.maxMessageBytes, DEFAULT_MAX_BYTES, 1) });
     const raylets = new RayletClient({
       bus,
       subjects: this.subjects,
@@ -166,6 +172,7 @@ export class GcsService {
       unreachableNodes: () => this.nodes.unreachableNodes,
       nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
       spawn: (input) => this.#startActor(input),
+      explainBackoffMs: opts.explainBackoffMs,
     });
     this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log, epoch, staleEpoch });
     this.groups = new PlacementGroupDirectory({
@@ -185,7 +192,7 @@ export class GcsService {
     this.nodes = new NodeDirectory({
       state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick, epoch,
       constraintsChanged: (nodeId) => this.eviction.mark(nodeId),
-      spawn: (input) => this.#child<NodeRef>({ type: 'NODE_REGISTERED', node: input }, nodeChildId(input.nodeId)),
+      spawn: (input) => this.#startChild(this.#nodeLogic, nodeChildId(input.nodeId), input) as NodeRef,
       failActorsOn: (nodeId) => this.actors.failOnNode(nodeId),
       registered: (nodeId, running) => this.recovery.registered(nodeId, running),
       failGroupsOn: (nodeId) => this.groups.failOnNode(nodeId),
@@ -216,14 +223,14 @@ export class GcsService {
       actorLeft: (c) => this.actors.left(c),
     });
     this.#actorLogic = actorLogic;
+    this.#nodeLogic = nodeMachine.provide({
+      actions: {
+        timeoutUnheard: ({ context }) => log(`node ${context.nodeId}: no heartbeat for ${context.nodeTimeoutMs} ms while the GCS could not hear it; not counted`),
+      },
+    });
     const machine = gcsMachine.provide({
       actors: {
         actor: actorLogic,
-        node: nodeMachine.provide({
-          actions: {
-            timeoutUnheard: ({ context }) => log(`node ${context.nodeId}: no heartbeat for ${context.nodeTimeoutMs} ms while the GCS could not hear it; not counted`),
-          },
-        }),
         openSubjects: fromPromise(async () => this.#open()),
         closeSubjects: fromPromise(async () => this.#close()),
         reconcile: fromPromise(async () => {
@@ -290,7 +297,7 @@ export class GcsService {
   }
 
   /** Starts an Actor or PlacementGroup machine with the Gcs actor as its parent (not a spawned child). */
-  #startChild(logic: ActorMachine | PlacementGroupMachine, id: string, input: ActorMachineInput | PlacementGroupMachineInput, track = true, snapshot?: Snapshot<unknown>): AnyActorRef {
+  #startChild(logic: ActorMachine | PlacementGroupMachine | NodeMachine, id: string, input: ActorMachineInput | PlacementGroupMachineInput | NodeMachineInput, track = true, snapshot?: Snapshot<unknown>): AnyActorRef {
     const value = this.actor.getSnapshot().value;
     if (value === 'stopping' || value === 'stopped' || value === 'failed') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes, actors or placement groups');
     const ref: AnyActorRef = createActor(logic as AnyStateMachine, { parent: this.actor, id, input, ...(snapshot ? { snapshot } : {}) });
@@ -303,13 +310,6 @@ export class GcsService {
   }
 
   /** Spawns a child of the Gcs machine through `event` and returns it. */
-  #child<R>(event: Parameters<Actor<GcsMachine>['send']>[0], id: string): R {
-    this.actor.send(event);
-    const child = this.actor.getSnapshot().children[id];
-    if (child === undefined) throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes or actors');
-    return child as R;
-  }
-
   async #open(): Promise<void> {
     this.#subscriptions = serveVerbs(this);
     this.#stopWatchingBus = this.opts.bus.onStatus((status) => this.nodes.connectionChanged(status));
@@ -324,6 +324,8 @@ export class GcsService {
     this.queue.stop();
     this.eviction.stop();
     this.view.stop();
+    this.nodes.stop();
+    this.actors.stopRefreshes();
     for (const ref of this.#actorRefs) ref.stop();
     this.#actorRefs.clear();
     this.actors.stopAll();

@@ -1,9 +1,11 @@
 import type { ClusterState, PlacedActor, SchedNode } from '../../lib/cluster/cluster-state.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
-import { encode } from '../../protocols/codec.ts';
+import { DEFAULT_MAX_BYTES, encode, encodedSize } from '../../protocols/codec.ts';
 import type { NodeView, ResourceChanges, ViewDelta } from '../../protocols/messages/view.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
+import { OrreryError } from '../../lib/errors.ts';
+import { pageOf } from './paging.ts';
 
 /**
  * The versioned cluster view the GCS broadcasts on `gcs.view` (ARCHITECTURE.md, "Cluster view"):
@@ -23,6 +25,15 @@ import type { Bus } from '../bus/bus.ts';
  * (`previous: 0`).
  */
 export const DEFAULT_VIEW_INTERVAL_MS = 100;
+/** How long a snapshot being read in pages is kept after its last page was read. */
+export const SNAPSHOT_TTL_MS = 30_000;
+const MAX_SNAPSHOTS_KEPT = 4;
+
+/** A lookup from node id to its view in a list sorted by id (a snapshot's upserts are). */
+function indexed(nodes: readonly NodeView[]): (id: string) => NodeView | undefined {
+  const byId = new Map(nodes.map((n) => [n.nodeId, n] as const));
+  return (id) => byId.get(id);
+}
 
 export class ViewBroadcaster {
   #version = 0;
@@ -34,6 +45,8 @@ export class ViewBroadcaster {
    */
   readonly #sent = new Map<string, { actors: Map<string, PlacedActor>; total: Record<string, number>; available: Record<string, number> }>();
   #timer: NodeJS.Timeout | undefined;
+  /** Snapshots being read in pages, by version. */
+  readonly #snapshots = new Map<number, { nodes: NodeView[]; readAt: number }>();
   #lastFlush = Number.NEGATIVE_INFINITY;
   #stopped = false;
 
@@ -44,6 +57,8 @@ export class ViewBroadcaster {
       state: ClusterState;
       intervalMs: number;
       log: (line: string) => void;
+      /** Largest message; a delta that would be larger goes as several (default 1 MiB). */
+      maxBytes?: number;
     },
   ) {
     deps.state.trackResourceChanges();
@@ -113,7 +128,7 @@ export class ViewBroadcaster {
       }
     }
     this.#dirty.clear();
-    const delta: ViewDelta = {
+    const whole: ViewDelta = {
       version: this.#version + 1,
       previous: this.#version,
       upserts,
@@ -121,13 +136,51 @@ export class ViewBroadcaster {
       ...(actorsRemoved.length ? { actorsRemoved } : {}),
       ...(actorsPlaced.length ? { actorsPlaced } : {}),
     };
-    this.#version = delta.version;
     this.#lastFlush = Date.now();
+    const maxBytes = this.deps.maxBytes ?? DEFAULT_MAX_BYTES;
+    let encoded: Uint8Array | undefined;
     try {
-      this.deps.bus.publish(this.deps.subjects.view(), encode('view_delta', delta));
-    } catch (err) {
-      this.deps.log(`cannot publish view ${delta.version}: ${err instanceof Error ? err.message : String(err)}`);
+      encoded = encode('view_delta', whole, { maxBytes });
+    } catch {
+      encoded = undefined; // too large for one message: sent in parts below
     }
+    const parts = encoded ? [{ delta: whole, bytes: encoded }] : splitDelta(whole, maxBytes);
+    for (const { delta, bytes } of parts) {
+      this.#version = delta.version;
+      try {
+        this.deps.bus.publish(this.deps.subjects.view(), bytes);
+      } catch (err) {
+        this.deps.log(`cannot publish view ${delta.version}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  /**
+   * One page of the whole view (`view_snapshot`). The first page freezes the view as it is (after
+   * publishing what is pending) and the following ones read that same frozen copy, kept by version
+   * until SNAPSHOT_TTL_MS after it was last read (a few at a time, for raylets reading at once);
+   * each page is filled up to the message size limit (paging.ts).
+   */
+  snapshotPage(query: { after?: string; version?: number }, opts: { maxBytes?: number } = {}): ViewDelta {
+    const now = performance.now();
+    for (const [version, kept] of this.#snapshots) if (now - kept.readAt > SNAPSHOT_TTL_MS) this.#snapshots.delete(version);
+    let kept: { nodes: NodeView[]; readAt: number } | undefined;
+    let version: number;
+    if (query.after === undefined) {
+      const whole = this.snapshot();
+      version = whole.version;
+      kept = this.#snapshots.get(version) ?? { nodes: whole.upserts, readAt: now };
+      this.#snapshots.set(version, kept);
+      while (this.#snapshots.size > MAX_SNAPSHOTS_KEPT) this.#snapshots.delete(this.#snapshots.keys().next().value!);
+    } else {
+      version = query.version ?? -1;
+      kept = this.#snapshots.get(version);
+      if (!kept) throw new OrreryError('SNAPSHOT_MOVED', `view snapshot ${query.version ?? '(no version)'} is no longer kept: read it again from the first page`, { detail: { version: query.version ?? null } });
+    }
+    kept.readAt = now;
+    const nodes = kept.nodes;
+    const page = pageOf({ keys: nodes.map((n) => n.nodeId), get: indexed(nodes) }, { after: query.after, limit: Number.MAX_SAFE_INTEGER }, opts);
+    return { version, previous: 0, upserts: page.items, removals: [], ...(page.next === undefined ? {} : { next: page.next }) };
   }
 
   snapshot(): ViewDelta {
@@ -141,6 +194,55 @@ export class ViewBroadcaster {
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/**
+ * A delta too large for one message, as several consecutive ones that add up to it: each part is a
+ * delta of its own (`previous` = the part before), so a raylet applies them one after another as it
+ * would any deltas, and a raylet that misses one asks for a snapshot as it would anyway. Node upserts
+ * and removals go first, then actor removals, then placements — a placement only ever refers to a
+ * node an earlier part (or an earlier delta) sent. Creating thousands of actors within one view
+ * interval made a single delta of megabytes, over the bus's limit: it was dropped whole (bench/sim).
+ */
+export function splitDelta(delta: ViewDelta, maxBytes: number): { delta: ViewDelta; bytes: Uint8Array }[] {
+  const budget = Math.max(1024, Math.floor(maxBytes * 0.9) - 256);
+  type Item = { kind: 'upsert'; value: NodeView } | { kind: 'removal'; value: string } | { kind: 'removed'; value: { nodeId: string; actorId: string } } | { kind: 'placed'; value: NonNullable<ViewDelta['actorsPlaced']>[number] };
+  const items: Item[] = [
+    ...delta.upserts.map((value) => ({ kind: 'upsert' as const, value })),
+    ...delta.removals.map((value) => ({ kind: 'removal' as const, value })),
+    ...(delta.actorsRemoved ?? []).map((value) => ({ kind: 'removed' as const, value })),
+    ...(delta.actorsPlaced ?? []).map((value) => ({ kind: 'placed' as const, value })),
+  ];
+  const out: { delta: ViewDelta; bytes: Uint8Array }[] = [];
+  let version = delta.previous;
+  let part: Item[] = [];
+  let size = 0;
+  const emit = (): void => {
+    if (part.length === 0) return;
+    const next: ViewDelta = {
+      version: version + 1,
+      previous: version,
+      upserts: part.filter((i) => i.kind === 'upsert').map((i) => i.value as NodeView),
+      removals: part.filter((i) => i.kind === 'removal').map((i) => i.value as string),
+    };
+    const removed = part.filter((i) => i.kind === 'removed').map((i) => i.value as { nodeId: string; actorId: string });
+    const placed = part.filter((i) => i.kind === 'placed').map((i) => i.value as NonNullable<ViewDelta['actorsPlaced']>[number]);
+    if (removed.length) next.actorsRemoved = removed;
+    if (placed.length) next.actorsPlaced = placed;
+    // a single item over the limit (a node with an enormous label set) throws here, as before
+    out.push({ delta: next, bytes: encode('view_delta', next, { maxBytes }) });
+    version = next.version;
+    part = [];
+    size = 0;
+  };
+  for (const item of items) {
+    const itemSize = encodedSize(item.value);
+    if (size + itemSize > budget) emit();
+    part.push(item);
+    size += itemSize;
+  }
+  emit();
+  return out;
 }
 
 /**

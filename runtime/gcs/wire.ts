@@ -1,10 +1,13 @@
 import { OrreryError } from '../../lib/errors.ts';
+import { CodeSourceRefusedError } from '../../protocols/code-source.ts';
+import { NodeNotOwnedError } from './node-owner.ts';
 import { decode } from '../../protocols/codec.ts';
 import { ProtocolError, WireErrorCode } from '../../protocols/errors.ts';
 import { messages, type MessageBody, type MessageRegistry, type MessageType } from '../../protocols/messages/registry.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { assertToken } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
+import { RejectionLog } from '../process/rejection-log.ts';
 
 /**
  * The GCS's intake: every request subject is served through here. A message is decoded with the
@@ -15,7 +18,10 @@ import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
  *   - what the codec refuses (MALFORMED, VERSION_MISMATCH, UNKNOWN_TYPE, INVALID_MESSAGE,
  *     TOO_LARGE), and any ProtocolError a handler raises about the body (an id that cannot be a
  *     subject token, a query naming nothing), is a wire error: counted by code and by verb, logged
- *     once per code, and it changes no state — the handler never ran, or threw before changing any;
+ *     once per code and then summed up once a minute while more come (RejectionLog), and it
+ *     changes no state — the handler never ran, or threw before changing any;
+ *     so is code the cluster does not load (CODE_SOURCE_REFUSED, protocols/code-source.ts), and a
+ *     message about a node that does not carry that node's secret (NODE_NOT_OWNED, node-owner.ts);
  *   - a domain error (OrreryError: NODE_NOT_FOUND, ACTOR_NAME_TAKEN, INVALID_OPTION, …) is answered
  *     with its code and is not counted;
  *   - anything else is answered INTERNAL and logged.
@@ -34,10 +40,12 @@ export type Handler<K extends MessageType> = (body: MessageBody<K>, msg: BusMsg)
 export class WireIntake {
   readonly #byCode = new Map<string, number>();
   readonly #byVerb = new Map<string, number>();
-  readonly #logged = new Set<string>();
+  readonly #rejections: RejectionLog;
   #total = 0;
 
-  constructor(private readonly opts: { log: (line: string) => void; maxBytes: number }) {}
+  constructor(private readonly opts: { log: (line: string) => void; maxBytes: number }) {
+    this.#rejections = new RejectionLog('refused a message', opts.log);
+  }
 
   /** Largest message this intake accepts. */
   get maxBytes(): number {
@@ -63,7 +71,7 @@ export class WireIntake {
       const { body } = decode(msg.data, { registry, maxBytes: this.opts.maxBytes });
       value = await handler(body as MessageBody<MessageType>, msg);
     } catch (err) {
-      if (err instanceof ProtocolError) this.#refused(verb, msg, err);
+      if (err instanceof ProtocolError || err instanceof CodeSourceRefusedError || err instanceof NodeNotOwnedError) this.#refused(verb, msg, err);
       else if (!(err instanceof OrreryError)) this.opts.log(`${verb} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       this.#respond(verb, msg, () => this.#encodeError(err));
       return;
@@ -71,13 +79,11 @@ export class WireIntake {
     this.#respond(verb, msg, () => encodeOk(value ?? null));
   }
 
-  #refused(verb: string, msg: BusMsg, err: ProtocolError): void {
+  #refused(verb: string, msg: BusMsg, err: ProtocolError | CodeSourceRefusedError | NodeNotOwnedError): void {
     this.#total++;
     this.#byCode.set(err.code, (this.#byCode.get(err.code) ?? 0) + 1);
     this.#byVerb.set(verb, (this.#byVerb.get(verb) ?? 0) + 1);
-    if (this.#logged.has(err.code)) return;
-    this.#logged.add(err.code);
-    this.opts.log(`refused a message on ${msg.subject}: ${err.code}: ${err.message} (further ${err.code} messages are counted, not logged)`);
+    this.#rejections.note(err.code, `refused a message on ${msg.subject}: ${err.code}: ${err.message}`);
   }
 
   #encodeError(err: unknown): Uint8Array {

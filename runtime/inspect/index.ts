@@ -10,4 +10,4 @@ export { watchInspection, type WatchOptions } from './watch.ts';
 export { recordTrace, type RecordTraceOptions, type TraceRecording } from './recorder.ts';
 export { TRACE_FORMAT, TRACE_VERSION, TraceFormatError, TraceWriter, parseTrace, readTrace, traceLine, type Trace, type TraceHeader } from './trace-file.ts';
 export { eventName, filterRecords, formatContext, formatRecord, type ReplayFilter } from './replay.ts';
-export { ackSubject, watchSubject } from './subjects.ts';
+export { ackSubject, watchSubject } from '../../protocols/inspect-subjects.ts';

@@ -5,7 +5,7 @@ import { MAX_BATCH_RECORDS, MAX_CONTEXT_BYTES, inspectWatch, type InspectRecord 
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import { InspectionMapper, type UnsequencedRecord } from './mapper.ts';
-import { batchSubject, watchSubject } from './subjects.ts';
+import { batchSubject, watchSubject } from '../../protocols/inspect-subjects.ts';
 
 /** What an xstate actor system offers an inspector (`actor.system`). */
 export interface InspectableSystem {

@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import { decode, encode } from '../../protocols/codec.ts';
 import type { InspectRecord } from '../../protocols/messages/inspect.ts';
 import type { Bus } from '../bus/bus.ts';
-import { ackSubject, watchSubject } from './subjects.ts';
+import { ackSubject, watchSubject } from '../../protocols/inspect-subjects.ts';
 import { TRACE_FORMAT, TRACE_VERSION, TraceWriter } from './trace-file.ts';
 import { watchInspection } from './watch.ts';
 

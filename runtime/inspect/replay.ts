@@ -19,6 +19,19 @@ export function eventName(type: string): string {
   return type;
 }
 
+/**
+ * A raylet's beat: the timer that sends a heartbeat and the answer that ends it. They are most of a
+ * raylet's transitions (two a second), so the dashboard folds them away by default.
+ */
+export function isHeartbeat(record: Pick<InspectRecord, 'machine' | 'event'>): boolean {
+  return record.machine === 'raylet' && /^(after\(heartbeat\)|(done|error)\(running\.beating\))$/.test(eventName(record.event.type));
+}
+
+/** A record as the dashboard's page takes it: with its readable event name and whether it is a heartbeat. */
+export function forPage<R extends Pick<InspectRecord, 'machine' | 'event'>>(record: R): R & { eventName: string; heartbeat: boolean } {
+  return { ...record, eventName: eventName(record.event.type), heartbeat: isHeartbeat(record) };
+}
+
 /** What a line shows beside the states: where an actor is, why it waits or died. */
 function detail(record: InspectRecord): string {
   const c = record.context;

@@ -5,7 +5,7 @@ import type { InspectAck, InspectRecord } from '../../protocols/messages/inspect
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import { rx } from '../rx.ts';
-import { ackSubject, batchSubject, watchSubject } from './subjects.ts';
+import { ackSubject, batchSubject, watchSubject } from '../../protocols/inspect-subjects.ts';
 
 export interface WatchOptions {
   /** How often the watcher announces itself; default 1,000 ms (publishers forget a watcher after 3 s). */

@@ -20,6 +20,7 @@ export function startLocalCluster(opts: LocalClusterOptions): Promise<LocalClust
   const transport = opts.transport ?? (opts.address !== undefined || findNatsServer() ? 'nats' : 'memory');
   if (transport === 'memory') {
     if (opts.address !== undefined) return Promise.reject(new InvalidOptionError('address', opts.address, "applies only to transport 'nats'"));
+    if (opts.auth !== undefined && opts.auth !== false) return Promise.reject(new InvalidOptionError('auth', opts.auth, "applies only to transport 'nats' (the memory transport has no one else on its bus)"));
     return startMemoryCluster(opts);
   }
   if (transport === 'nats') return startProcessCluster(opts);

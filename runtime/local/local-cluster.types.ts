@@ -32,6 +32,14 @@ export interface LocalClusterOptions {
    * compiled package's entries on plain node, as an installed orrery runs.
    */
   nodeFlags?: string[];
+  /**
+   * Authentication on NATS (nats transport): `true` writes a fresh configuration and credentials
+   * (`orrery auth init`) into a temporary directory, starts nats-server with it, and runs the GCS,
+   * the raylets and the client each with its role's credentials (the client as `admin`).
+   * `{ dir }` uses the ones in `dir` (written when absent); with `address`, the server there must
+   * already run with `dir`'s configuration. `LocalCluster.authDir` says where they are.
+   */
+  auth?: boolean | { dir: string };
   /** Every output line of the GCS and raylet processes (nats transport); by default they are kept quietly. */
   onOutput?: (line: string, source: string) => void;
 }
@@ -42,6 +50,8 @@ export interface LocalCluster {
   /** NATS URL, or 'memory://…' for the memory transport. */
   readonly address: string;
   readonly transport: Transport;
+  /** With `auth`: the directory of the configuration and each role's credentials file. */
+  readonly authDir?: string;
   addNode(spec: NodeSpec): Promise<NodeInfo>;
   /** Abrupt: SIGKILL of the raylet process and its worker hosts (nats), or the raylet's in-process crash (memory). */
   killNode(nodeId: string): Promise<void>;

@@ -38,6 +38,12 @@ export interface NatsServerOptions {
   /** Serve nats-server's HTTP monitoring (/connz, /varz, …) on this port of the same host. */
   monitorPort?: number;
   detached?: { logFile: string };
+  /**
+   * A configuration file (`orrery auth init`'s, with its users). `host` and `port` override its
+   * `listen`; JetStream and its store are the file's (nats-server refuses a store given twice), so
+   * `jetstream` and `storeDir` are ignored.
+   */
+  config?: string;
 }
 
 const LOCALHOST = '127.0.0.1';
@@ -80,12 +86,12 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   if (!bin) throw new NatsServerMissingError();
   const host = opts.host ?? LOCALHOST;
   const probeHost = host === '0.0.0.0' ? LOCALHOST : host;
-  const tempStore = opts.jetstream && opts.storeDir === undefined ? await mkdtemp(join(tmpdir(), 'orrery-nats-')) : undefined;
-  const storeDir = opts.storeDir ?? tempStore;
+  const tempStore = opts.jetstream && opts.storeDir === undefined && opts.config === undefined ? await mkdtemp(join(tmpdir(), 'orrery-nats-')) : undefined;
+  const storeDir = opts.config === undefined ? (opts.storeDir ?? tempStore) : undefined;
   let lastError: unknown;
   for (let attempt = 0; attempt < (opts.port === undefined ? ATTEMPTS : 1); attempt++) {
     const port = opts.port ?? (await freePort());
-    const args = ['-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : []), ...(opts.monitorPort === undefined ? [] : ['-m', String(opts.monitorPort)])];
+    const args = [...(opts.config ? ['-c', opts.config] : []), '-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : []), ...(opts.monitorPort === undefined ? [] : ['-m', String(opts.monitorPort)])];
     const { child, log } = launch(bin, args, opts.detached);
     const exited = new Promise<void>((resolve) => {
       child.once('exit', () => resolve());

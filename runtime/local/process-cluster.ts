@@ -1,4 +1,9 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { NodeNotFoundError } from '../../lib/errors.ts';
+import { CONFIG_FILE, authInit, credsFile } from '../auth/init.ts';
+import type { Role } from '../auth/roles.ts';
 import { connect } from '../client/connect.ts';
 import type { Cluster } from '../client/cluster.ts';
 import type { NodeInfo } from '../client/cluster-info.types.ts';
@@ -40,9 +45,13 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
   const rare = opts.rareResources?.length ? ['--rare-resources', opts.rareResources.join(',')] : [];
   /** Every GCS process started, leader and standbys. */
   const gcses: RuntimeProcess[] = [];
+  const tempAuth = opts.auth === true ? mkdtempSync(join(tmpdir(), 'orrery-auth-')) : undefined;
+  const authDir = tempAuth ?? (typeof opts.auth === 'object' ? opts.auth.dir : undefined);
+  if (authDir !== undefined && !existsSync(join(authDir, CONFIG_FILE))) authInit({ dir: authDir, cluster: clusterName });
+  const creds = (role: Role): string[] => (authDir === undefined ? [] : ['--creds', credsFile(authDir, role)]);
   const common = (): string[] => ['--address', address!, '--cluster', clusterName];
   const startNode = async (spec: ResolvedNodeSpec): Promise<RuntimeProcess> => {
-    const raylet = track(await spawnRuntimeProcess('raylet', [...common(), ...rayletFlags(spec)], spawnOpts));
+    const raylet = track(await spawnRuntimeProcess('raylet', [...common(), ...creds('node'), ...rayletFlags(spec)], spawnOpts));
     raylets.set(String(raylet.ready.nodeId), raylet);
     return raylet;
   };
@@ -54,19 +63,20 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
     await gcs?.stop();
     await Promise.all([...children].map((c) => c.stop()));
     await nats?.stop();
+    if (tempAuth) rmSync(tempAuth, { recursive: true, force: true });
     process.removeListener('exit', onExit);
   };
 
   try {
     if (address === undefined) {
       // with JetStream, as `orrery start --head` runs it: the GCS keeps its tables there
-      nats = await startNatsServer({ jetstream: true });
+      nats = await startNatsServer({ jetstream: true, ...(authDir === undefined ? {} : { config: join(authDir, CONFIG_FILE) }) });
       address = nats.url;
     }
-    gcs = track(await spawnRuntimeProcess('gcs', [...common(), ...rare], spawnOpts));
+    gcs = track(await spawnRuntimeProcess('gcs', [...common(), ...creds('gcs'), ...rare], spawnOpts));
     gcses.push(gcs);
     await Promise.all(specs.map(startNode));
-    client = await connect({ address, cluster: clusterName });
+    client = await connect({ address, cluster: clusterName, ...(authDir === undefined ? {} : { creds: credsFile(authDir, 'admin') }) });
   } catch (err) {
     await stop();
     throw err;
@@ -76,13 +86,14 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
     cluster,
     address,
     transport: 'nats',
+    ...(authDir === undefined ? {} : { authDir }),
     addNode: async (spec: NodeSpec): Promise<NodeInfo> => {
       const raylet = await startNode(resolveNodeSpec(spec, `node-${++added}`));
       return nodeInfoOf(await cluster.nodes(), String(raylet.ready.nodeId));
     },
     rayletPid: (nodeId: string): number | undefined => raylets.get(nodeId)?.pid,
     startGcs: async (): Promise<void> => {
-      gcses.push(track(await spawnRuntimeProcess('gcs', [...common(), ...rare], spawnOpts)));
+      gcses.push(track(await spawnRuntimeProcess('gcs', [...common(), ...creds('gcs'), ...rare], spawnOpts)));
     },
     killLeaderGcs: async (): Promise<void> => {
       // the leader: the newest epoch a live GCS process said it holds (READY, or its log on taking over)

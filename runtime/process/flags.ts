@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import { OrreryError } from '../../lib/errors.ts';
 import { DEFAULT_ADDRESS } from '../bus/address.ts';
 
@@ -42,4 +43,40 @@ export function addressFlag(given: ReadonlyMap<string, string>, env: NodeJS.Proc
   const address = (given.get('--address') ?? (env.ORRERY_ADDRESS?.trim() || DEFAULT_ADDRESS)).trim();
   if (address === '') throw new FlagError('--address', 'must not be empty');
   return address;
+}
+
+/** How a process proves who it is to the NATS server, and checks who the server is. */
+export interface NatsAccess {
+  /** A credentials file (`orrery auth init`): never the secret itself on a command line. */
+  creds?: string;
+  tls?: { ca?: string; cert?: string; key?: string };
+}
+
+/** The flags every process that connects to NATS takes, beside --address. */
+export const ACCESS_FLAGS: readonly string[] = ['--creds', '--tls-ca', '--tls-cert', '--tls-key'];
+
+export const ACCESS_USAGE = `  --creds FILE (or $ORRERY_CREDS): the credentials file of this process's role (orrery auth init);
+  --tls-ca / --tls-cert / --tls-key FILE (or $ORRERY_TLS_CA / _CERT / _KEY): TLS to the NATS server`;
+
+/**
+ * --creds / --tls-* (else their environment variables). Each file must be readable now, so a typo
+ * is a FlagError naming the flag rather than an authorization failure later.
+ */
+export function accessFlags(given: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv): NatsAccess {
+  const pick = (flag: string, name: string): string | undefined => {
+    const value = given.get(flag) ?? (env[name]?.trim() || undefined);
+    if (value === undefined) return undefined;
+    if (value.trim() === '') throw new FlagError(flag, 'must not be empty');
+    try {
+      accessSync(value, constants.R_OK);
+    } catch (err) {
+      throw new FlagError(flag, `cannot read ${value}${given.has(flag) ? '' : ` (from $${name})`}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    return value;
+  };
+  const creds = pick('--creds', 'ORRERY_CREDS');
+  const tls = { ca: pick('--tls-ca', 'ORRERY_TLS_CA'), cert: pick('--tls-cert', 'ORRERY_TLS_CERT'), key: pick('--tls-key', 'ORRERY_TLS_KEY') };
+  if ((tls.cert === undefined) !== (tls.key === undefined)) throw new FlagError(tls.cert === undefined ? '--tls-cert' : '--tls-key', 'a client certificate needs both --tls-cert and --tls-key');
+  const anyTls = tls.ca !== undefined || tls.cert !== undefined;
+  return { ...(creds === undefined ? {} : { creds }), ...(anyTls ? { tls: Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)) } : {}) };
 }

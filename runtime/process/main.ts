@@ -1,7 +1,8 @@
 import { OrreryError } from '../../lib/errors.ts';
 import type { Bus } from '../bus/bus.ts';
 import { connectNatsBus } from '../bus/nats.ts';
-import { FlagError } from './flags.ts';
+import { FlagError, type NatsAccess } from './flags.ts';
+import { readableByOthers, redactAddress } from '../auth/credentials.ts';
 
 /**
  * What the GCS and raylet entry points share: one-line logs on stderr prefixed with the role, exit
@@ -14,7 +15,7 @@ export interface ProcessMain {
   /** The parsed flags; a FlagError exits 2 with its one line; `--help` prints `usage` and exits 0. */
   flags<F extends { help: boolean }>(parse: () => F, usage: string): F;
   /** Connects to NATS at `address`; failure exits 1 with one line naming the address. */
-  connect(address: string, name: string): Promise<Bus>;
+  connect(address: string, name: string, access?: NatsAccess): Promise<Bus>;
   /** Runs `stop` once on SIGTERM or SIGINT, then exits 0; `stopping` says whether it has begun. */
   onSignals(stop: () => Promise<void>): void;
   readonly stopping: boolean;
@@ -43,11 +44,12 @@ export function processMain(role: string): ProcessMain {
       }
       return flags;
     },
-    async connect(address, name) {
+    async connect(address, name, access = {}) {
+      if (access.creds !== undefined && readableByOthers(access.creds)) say(`warning: ${access.creds} is readable by other users of this machine (chmod 600 it): its key is this process's identity`);
       try {
-        return await connectNatsBus({ servers: address, name, onHandlerError: (err) => say(`handler error: ${String(err)}`) });
+        return await connectNatsBus({ servers: address, name, ...access, onHandlerError: (err) => say(`handler error: ${String(err)}`) });
       } catch (err) {
-        return fail(1, `cannot connect to NATS at ${address}: ${err instanceof OrreryError ? String(err.detail.reason ?? err.message) : String(err)}`);
+        return fail(1, `cannot connect to NATS at ${redactAddress(address)}: ${err instanceof OrreryError ? String(err.detail.reason ?? err.message) : String(err)}`);
       }
     },
     onSignals(stop) {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, hostname, networkInterfaces } from 'node:os';
+import { resolve } from 'node:path';
 import { builtinNodeLabels } from '../../lib/labels/builtin.ts';
 import { labelValueProblem, validateLabels } from '../../lib/labels/validate.ts';
 import { parseResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
@@ -19,6 +20,8 @@ export interface RayletConfig {
   readonly taints: Readonly<Record<string, string>>;
   /** Fixed-point units. */
   readonly total: ResourceSet;
+  /** Directories this node's worker hosts load code from (protocols/code-source.ts); empty: any file: URL. */
+  readonly codeRoots: readonly string[];
 }
 
 export interface RayletConfigInput {
@@ -29,6 +32,7 @@ export interface RayletConfigInput {
   labels?: Record<string, string>;
   taints?: Record<string, string>;
   resources?: Record<string, number>;
+  codeRoots?: readonly string[];
 }
 
 /** A node id: 16 lowercase hex digits, a valid subject token. */
@@ -51,7 +55,8 @@ export function rayletConfig(input: RayletConfigInput): RayletConfig {
   const labels = { ...user, ...builtinNodeLabels({ nodeId, nodeName, nodeIp }) };
   const taints = formatTaints(parseTaints(input.taints ?? {}));
   const total = parseResources({ CPU: availableParallelism(), ...input.resources });
-  return { cluster, nodeId, nodeName, nodeIp, hostname: host, labels, taints, total };
+  const codeRoots = Object.freeze((input.codeRoots ?? []).map((root) => resolve(root)));
+  return { cluster, nodeId, nodeName, nodeIp, hostname: host, labels, taints, total, codeRoots };
 }
 
 /** The first non-internal IPv4 address of this machine, else 127.0.0.1. */

@@ -1,15 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { delimiter, resolve } from 'node:path';
 import { composeLabels, parseLabelsFlag, parseLabelsYaml } from '../../lib/labels/parse.ts';
 import { labelValueProblem } from '../../lib/labels/validate.ts';
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { assertToken } from '../../protocols/subjects.ts';
-import { addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags } from '../process/flags.ts';
+import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
 
 export { DEFAULT_ADDRESS, FlagError };
 
 export interface RayletFlags {
   address: string;
+  /** Credentials and TLS for the NATS connection (the raylet's and its worker hosts'). */
+  access: NatsAccess;
   cluster: string;
   nodeName?: string;
   nodeIp?: string;
@@ -17,16 +20,21 @@ export interface RayletFlags {
   taints: Record<string, string>;
   /** User-facing quantities; CPU only when --num-cpus or --resources gave it. */
   resources: Record<string, number>;
+  /** Directories worker hosts load code from (absolute); empty: any file: URL. */
+  codeRoots: string[];
   help: boolean;
 }
 
 
 export const USAGE = `usage: raylet [--address URL] [--cluster NAME] [--node-name NAME] [--node-ip IP]
               [--labels "k=v,…"] [--labels-file FILE.yaml] [--taints "k=v[:Effect],…"]
-              [--resources '{"GPU":1}'] [--num-cpus N] [--num-gpus N]
-  --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; labels also come from $ORRERY_NODE_LABELS`;
+              [--resources '{"GPU":1}'] [--num-cpus N] [--num-gpus N] [--code-root DIR[${delimiter}DIR…]]
+              [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
+  --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; labels also come from $ORRERY_NODE_LABELS
+  --code-root: actors and tasks load only from files under these directories (default $ORRERY_CODE_ROOTS; none: any file)
+${ACCESS_USAGE}`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--node-name', '--node-ip', '--labels', '--labels-file', '--taints', '--resources', '--num-cpus', '--num-gpus']);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--node-name', '--node-ip', '--labels', '--labels-file', '--taints', '--resources', '--num-cpus', '--num-gpus', '--code-root', ...ACCESS_FLAGS]);
 
 /** Parses the raylet's flags and environment; every problem is a FlagError naming its flag. */
 export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv): RayletFlags {
@@ -66,7 +74,31 @@ export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv
     at(flag, () => parseResources({ [name]: n }));
     resources[name] = n;
   }
-  return { address, cluster, nodeName, nodeIp, labels, taints, resources, help };
+  const rootsFlag = given.get('--code-root');
+  const codeRoots = rootsFlag !== undefined ? at('--code-root', () => parseCodeRoots(rootsFlag)) : at('ORRERY_CODE_ROOTS', () => parseCodeRoots(env.ORRERY_CODE_ROOTS ?? ''));
+  const access = accessFlags(given, env);
+  return { address, access, cluster, nodeName, nodeIp, labels, taints, resources, codeRoots, help };
+}
+
+/**
+ * `DIR[:DIR…]` (the platform's path list separator, as in PATH): each an existing directory, made
+ * absolute against the working directory. Empty: no roots.
+ */
+export function parseCodeRoots(text: string): string[] {
+  const roots: string[] = [];
+  for (const part of text.split(delimiter)) {
+    if (part.trim() === '') continue;
+    const dir = resolve(part.trim());
+    let isDir = false;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {
+      throw new Error(`no such directory: ${dir}`);
+    }
+    if (!isDir) throw new Error(`not a directory: ${dir}`);
+    roots.push(dir);
+  }
+  return roots;
 }
 
 function readLabelsFile(path: string): string {

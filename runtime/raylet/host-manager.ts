@@ -1,7 +1,7 @@
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { ActorDiedError } from '../errors.ts';
 import type { RunTask } from '../worker/task-runner.ts';
-import type { HostLease } from '../worker/ipc.ts';
+import type { HostLease } from '../../protocols/ipc.ts';
 import type { WorkerHost } from './worker-host.ts';
 
 export interface HostManagerOptions {

@@ -39,8 +39,8 @@ export interface RayletHandle {
  * (INVALID_LABEL, INVALID_RESOURCE); a GCS that refuses the registration rejects with its error.
  */
 export async function startRaylet(opts: RayletOptions): Promise<RayletHandle> {
-  const { cluster, nodeName, nodeIp, labels, taints, resources, log, ...serviceOptions } = opts;
-  const config = rayletConfig({ cluster, nodeName, nodeIp, labels, taints, resources });
+  const { cluster, nodeName, nodeIp, labels, taints, resources, codeRoots, log, ...serviceOptions } = opts;
+  const config = rayletConfig({ cluster, nodeName, nodeIp, labels, taints, resources, codeRoots });
   const service = new RayletService({ ...serviceOptions, config, log: log ?? (() => {}) });
   await service.start();
   return {

@@ -22,7 +22,7 @@ import { RayletService } from './service.ts';
 
 const main: ProcessMain = processMain('raylet');
 const flags = main.flags(() => parseRayletFlags(process.argv.slice(2), process.env), USAGE);
-const bus: Bus = await main.connect(flags.address, `orrery-raylet-${flags.nodeName ?? process.pid}`);
+const bus: Bus = await main.connect(flags.address, `orrery-raylet-${flags.nodeName ?? process.pid}`, flags.access);
 
 // The raylet service is built here rather than with startRaylet so its machine's actor system can be
 // handed to the inspection publisher (startRaylet does not pass onActorSystem through).
@@ -37,6 +37,7 @@ try {
     labels: flags.labels,
     taints: flags.taints,
     resources: flags.resources,
+    codeRoots: flags.codeRoots,
   });
   if (inspectionEnabled(process.env)) {
     inspection = new InspectPublisher({ bus, cluster: config.cluster, name: `raylet:${config.nodeId}`, log: main.say });
@@ -45,7 +46,7 @@ try {
   raylet = new RayletService({
     bus,
     config,
-    hosts: { mode: 'process', natsAddress: flags.address },
+    hosts: { mode: 'process', natsAddress: flags.address, natsAccess: flags.access },
     log: main.say,
     onActorSystem: (system) => void inspection?.add(system),
   });

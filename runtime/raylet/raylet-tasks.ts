@@ -133,6 +133,9 @@ export class RayletTasks {
   private onSubmit(msg: BusMsg): void {
     let body;
     try {
+      // a module URL that is not file: is refused here (CODE_SOURCE_REFUSED, by the validator); the
+      // node's code roots are checked where the task runs, by its task host, as this raylet may
+      // spill it to a node with other roots
       body = decode(msg.data, { registry: SUBMIT_REGISTRY }).body;
     } catch (err) {
       this.opts.malformed.count(err);
@@ -158,9 +161,31 @@ export class RayletTasks {
     this.view.receive(delta);
   }
 
+  /**
+   * The whole view, read in pages (gcs.view_snapshot): every page of one snapshot, or — when the GCS
+   * no longer keeps it (SNAPSHOT_MOVED) — again from the first page, a few times.
+   */
   private async snapshot(): Promise<ViewDelta> {
-    const msg = await this.opts.bus.request(this.opts.subjects.gcs('view_snapshot'), encode('view_snapshot', {}), { timeoutMs: this.opts.requestTimeoutMs });
-    return decodeReply(msg.data, { value: viewDelta });
+    const ask = async (query: { after?: string; version?: number }): Promise<ViewDelta> => {
+      const msg = await this.opts.bus.request(this.opts.subjects.gcs('view_snapshot'), encode('view_snapshot', query), { timeoutMs: this.opts.requestTimeoutMs });
+      return decodeReply(msg.data, { value: viewDelta });
+    };
+    for (let attempt = 1; ; attempt++) {
+      const first = await ask({});
+      const upserts = [...first.upserts];
+      let next = first.next;
+      try {
+        while (next !== undefined) {
+          const page = await ask({ after: next, version: first.version });
+          upserts.push(...page.upserts);
+          next = page.next;
+        }
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SNAPSHOT_MOVED' && attempt < 5) continue;
+        throw err;
+      }
+      return { version: first.version, previous: 0, upserts, removals: [] };
+    }
   }
 
   /** Publishes this node's free resources for other raylets: now, or when LOAD_INTERVAL_MS has passed. */

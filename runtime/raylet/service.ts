@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { OrreryError } from '../../lib/errors.ts';
+import type { NatsAccess } from '../process/flags.ts';
 import { fromUnits } from '../../lib/resources/quantity.ts';
+import { checkCodeSource, type CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { decode, encode } from '../../protocols/codec.ts';
 import { registered } from '../../protocols/messages/cluster.ts';
 import { messages } from '../../protocols/messages/registry.ts';
@@ -10,7 +13,7 @@ import { RayletVerb, subjects, type ClusterSubjects } from '../../protocols/subj
 import { bool, num, object, optional } from '../../protocols/validate.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import type { HostNode } from '../worker/host.ts';
-import type { HostLease } from '../worker/ipc.ts';
+import type { HostLease } from '../../protocols/ipc.ts';
 import { MalformedCounter } from '../worker/malformed.ts';
 import { respond } from '../worker/respond.ts';
 import type { ViewStats } from './cluster-view.ts';
@@ -24,7 +27,7 @@ import { rayletMachine, type HeartbeatInput, type RayletMachine } from './raylet
 import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
 
-export type HostsOption = { mode: 'inline' } | { mode: 'process'; natsAddress: string; workerExecArgv?: readonly string[] };
+export type HostsOption = { mode: 'inline' } | { mode: 'process'; natsAddress: string; natsAccess?: NatsAccess; workerExecArgv?: readonly string[] };
 
 export interface RayletServiceOptions {
   bus: Bus;
@@ -231,7 +234,13 @@ export class RayletService {
   /** The raylet's own subjects, subscribed before it registers. */
   private async subscribe(): Promise<void> {
     const on = (verb: RayletVerb, handler: (msg: BusMsg) => void) => this.subs.push(this.opts.bus.subscribe(this.s.raylet(this.nodeId, verb), handler));
-    on(RayletVerb.create_actor, this.handler('create_actor', (body) => this.actors.create(body)));
+    on(
+      RayletVerb.create_actor,
+      this.handler('create_actor', async (body) => {
+        checkCodeSource(body.code.moduleUrl, this.codeSources);
+        return this.actors.create(body);
+      }),
+    );
     on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
     on(RayletVerb.prepare_bundle, this.handler('prepare_bundle', async (body) => this.bundles.prepare(body)));
     on(RayletVerb.commit_bundle, this.handler('commit_bundle', async (body) => this.bundles.commit(body.bundles)));
@@ -277,6 +286,12 @@ export class RayletService {
     };
   }
 
+  /**
+   * Drawn at start, sent with every message about this node: the GCS takes them only with it
+   * (runtime/gcs/node-owner.ts). It never leaves the bus's GCS verbs, and is never logged.
+   */
+  private readonly secret = randomBytes(24).toString('base64url');
+
   private async register(): Promise<{ heartbeatMs: number }> {
     const { config } = this.opts;
     const body = encode('register_node', {
@@ -288,6 +303,7 @@ export class RayletService {
       address: { ip: config.nodeIp, hostname: config.hostname, pid: process.pid },
       // what still runs here: a restarted GCS keeps what it agrees with and has the rest killed
       running: { actors: this.actors.running(), bundles: this.bundles.list() },
+      secret: this.secret,
     });
     const sentAt = performance.now();
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
@@ -301,7 +317,7 @@ export class RayletService {
 
   /** One beat; its request waits as long as the machine says (two periods), not `requestTimeoutMs`. */
   private async heartbeat({ seq, timeoutMs }: HeartbeatInput): Promise<{ known: boolean }> {
-    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.availableWithoutBundles() });
+    const body = encode('heartbeat', { nodeId: this.nodeId, seq, available: this.leases.availableWithoutBundles(), secret: this.secret });
     const sentAt = performance.now();
     let answer: { known: boolean; epoch?: number };
     try {
@@ -350,7 +366,7 @@ export class RayletService {
   }
 
   private async reportDied(actors: LostActor[], cause: string): Promise<void> {
-    const body = encode('actor_died', { nodeId: this.nodeId, actors, cause });
+    const body = encode('actor_died', { nodeId: this.nodeId, actors, cause, secret: this.secret });
     for (let attempt = 1; attempt <= MAX_DIED_ATTEMPTS && this.state !== 'stopped'; attempt++) {
       try {
         const msg = await this.opts.bus.request(this.s.gcs('actor_died'), body, { timeoutMs: this.timeoutMs });
@@ -366,8 +382,13 @@ export class RayletService {
   private launchHost(): Promise<WorkerHost> {
     const { hosts, bus, config, log } = this.opts;
     const lease = this.hostLease();
-    if (hosts.mode === 'inline') return Promise.resolve(new InlineWorkerHost({ bus, cluster: config.cluster, node: this.node, log, lease }));
-    return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, node: this.node, log, execArgv: hosts.workerExecArgv, lease });
+    if (hosts.mode === 'inline') return Promise.resolve(new InlineWorkerHost({ bus, cluster: config.cluster, node: this.node, log, lease, codeSources: this.codeSources }));
+    return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, natsAccess: hosts.natsAccess, node: this.node, log, execArgv: hosts.workerExecArgv, lease, freshLease: () => this.hostLease(), codeRoots: config.codeRoots });
+  }
+
+  /** Where this node's worker hosts may load code from: its code roots (protocols/code-source.ts). */
+  private get codeSources(): CodeSourcePolicy {
+    return { roots: this.opts.config.codeRoots };
   }
 }
 

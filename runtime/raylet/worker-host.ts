@@ -1,8 +1,9 @@
 import { OrreryError } from '../../lib/errors.ts';
+import type { CodeSourcePolicy } from '../../protocols/code-source.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import type { Bus } from '../bus/bus.ts';
 import { ActorHost, type HostNode } from '../worker/host.ts';
-import type { HostLease } from '../worker/ipc.ts';
+import type { HostLease } from '../../protocols/ipc.ts';
 import { LeaseWatchdog } from '../worker/lease-watchdog.ts';
 import { TaskRunner, type RunTask } from '../worker/task-runner.ts';
 
@@ -52,11 +53,11 @@ export class InlineWorkerHost implements WorkerHost {
   private end!: (how: string) => void;
   onLeaseEnded?: (leaseId: string) => void;
 
-  constructor(opts: { bus: Bus; cluster: string; node: HostNode; log?: (line: string) => void; lease?: HostLease }) {
+  constructor(opts: { bus: Bus; cluster: string; node: HostNode; log?: (line: string) => void; lease?: HostLease; codeSources?: CodeSourcePolicy }) {
     this.host = new ActorHost(opts);
     this.watchdog = new LeaseWatchdog({ onExpire: () => this.host.fence(), onRenew: () => this.host.unfence() });
     if (opts.lease) this.watchdog.apply(opts.lease);
-    this.tasks = new TaskRunner({ bus: opts.bus, node: opts.node, cluster: opts.cluster, log: opts.log, onLeaseEnded: (id) => queueMicrotask(() => this.onLeaseEnded?.(id)) });
+    this.tasks = new TaskRunner({ bus: opts.bus, node: opts.node, cluster: opts.cluster, log: opts.log, codeSources: opts.codeSources, onLeaseEnded: (id) => queueMicrotask(() => this.onLeaseEnded?.(id)) });
     this.exited = new Promise((resolve) => (this.end = resolve));
   }
 

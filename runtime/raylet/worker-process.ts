@@ -1,11 +1,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { OrreryError } from '../../lib/errors.ts';
+import type { NatsAccess } from '../process/flags.ts';
 import { fromWireError } from '../../protocols/errors.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { specializeError } from '../errors.ts';
 import type { HostNode } from '../worker/host.ts';
-import { isHostToRaylet, TurnBatch, type ActorRequest, type HostLease, type RayletToHost } from '../worker/ipc.ts';
+import { isHostToRaylet, parseHostToRaylet, type ActorRequest, type HostLease, type HostToRaylet, type RayletToHost } from '../../protocols/ipc.ts';
+import { TurnBatch } from '../worker/turn-batch.ts';
+import { RejectionLog } from '../process/rejection-log.ts';
 import type { RunTask } from '../worker/task-runner.ts';
 import type { WorkerHost } from './worker-host.ts';
 
@@ -15,6 +18,8 @@ export const WORKER_ENTRY = fileURLToPath(new URL(`../worker/main${import.meta.u
 export interface WorkerProcessOptions {
   cluster: string;
   natsAddress: string;
+  /** Paths of the node's credentials and TLS files (never their contents): the host connects as the node. */
+  natsAccess?: NatsAccess;
   node: HostNode;
   log?: (line: string) => void;
   /** How long the child may take to connect and say ready; default 30,000 ms. */
@@ -23,8 +28,12 @@ export interface WorkerProcessOptions {
   stopTimeoutMs?: number;
   /** Node/V8 flags for the host, after this process's own execArgv; default DEFAULT_WORKER_FLAGS. */
   execArgv?: readonly string[];
-  /** The raylet's fence lease the host starts with (ipc.ts `init`); absent: the host never fences itself. */
+  /** The raylet's fence lease the host starts with (protocols/ipc.ts `init`); absent: the host never fences itself. */
   lease?: HostLease;
+  /** The raylet's lease as it stands now, sent again once the host is ready (its start took time). */
+  freshLease?: () => HostLease | undefined;
+  /** The node's code roots (protocols/code-source.ts), sent with `init`; absent or empty: none. */
+  codeRoots?: readonly string[];
 }
 
 /**
@@ -55,11 +64,13 @@ interface Pending {
  * execPath and execArgv so it runs under the same loader (tsx, --conditions=source) in development.
  */
 export class WorkerProcess implements WorkerHost {
+  /** IPC messages of the host that failed their validator (protocols/ipc.ts): counted, logged per code per minute. */
+  private readonly rejections = new RejectionLog('raylet: worker host IPC', (line) => this.opts.log?.(line));
   readonly exited: Promise<string>;
   private readonly pending = new Map<number, Pending>();
   onLeaseEnded?: (leaseId: string) => void;
   private outbox: { id: number; task: RunTask }[] = [];
-  /** Creates and kills of one turn, sent as one `requests` message (ipc.ts). */
+  /** Creates and kills of one turn, sent as one `requests` message (protocols/ipc.ts). */
   private readonly requests = new TurnBatch<ActorRequest>((list) => this.sendNow({ type: 'requests', requests: list }));
   private nextId = 1;
   private gone: string | undefined;
@@ -102,12 +113,18 @@ export class WorkerProcess implements WorkerHost {
         timer = setTimeout(() => reject(startFailed(child, `no ready message within ${startTimeoutMs} ms`)), startTimeoutMs);
         onMessage = (message: unknown) => {
           if (!isHostToRaylet(message)) return;
-          if (message.type === 'ready') resolve();
+          if (message.type === 'ready') {
+            // the lease sent with init aged while the host started (a second or more on a busy
+            // machine): a fresh one now, before any create, so no actor starts behind a fence
+            const fresh = opts.freshLease?.();
+            if (fresh) host.lease(fresh);
+            resolve();
+          }
           if (message.type === 'failed') reject(startFailed(child, message.message));
         };
         child.on('message', onMessage);
         void host.exited.then((how) => reject(startFailed(child, `it exited (${how})`)));
-        host.send({ type: 'init', cluster: opts.cluster, natsAddress: opts.natsAddress, node: opts.node, ...(opts.lease ? { lease: opts.lease } : {}) });
+        host.send({ type: 'init', cluster: opts.cluster, natsAddress: opts.natsAddress, ...(opts.natsAccess && Object.keys(opts.natsAccess).length > 0 ? { natsAccess: opts.natsAccess } : {}), node: opts.node, ...(opts.lease ? { lease: opts.lease } : {}), ...(opts.codeRoots?.length ? { codeRoots: opts.codeRoots } : {}) });
       });
     } catch (err) {
       host.crash();
@@ -131,7 +148,7 @@ export class WorkerProcess implements WorkerHost {
     return (await this.request((id) => ({ type: 'kill', id, actorId }))) === true;
   }
 
-  /** Tasks handed over in one turn go in one IPC message; `ended` resolves them (see ipc.ts). */
+  /** Tasks handed over in one turn go in one IPC message; `ended` resolves them (see protocols/ipc.ts). */
   runTask(task: RunTask): Promise<void> {
     if (this.gone !== undefined) {
       return Promise.reject(new OrreryError('WORKER_EXITED', `the worker host (pid ${this.pid}) has exited (${this.gone})`, { detail: { pid: this.pid } }));
@@ -189,12 +206,35 @@ export class WorkerProcess implements WorkerHost {
     this.sendNow(message);
   }
 
+  /**
+   * A message the IPC channel cannot carry (serializing it threw) fails the requests and tasks it
+   * held, not the raylet: payloads are checked where they enter (protocols/plain-data.ts), and this
+   * is the last line if one gets past.
+   */
   private sendNow(message: RayletToHost): void {
-    if (this.child.connected) this.child.send(message);
+    if (!this.child.connected) return;
+    try {
+      this.child.send(message);
+    } catch (err) {
+      const cause = new OrreryError('IPC_SEND_FAILED', `could not send ${message.type} to the worker host (pid ${this.pid}): ${err instanceof Error ? err.message : String(err)}`, { detail: { pid: this.pid, type: message.type } });
+      const ids = message.type === 'requests' ? message.requests.map((r) => r.id) : message.type === 'tasks' ? message.tasks.map((t) => t.id) : [];
+      for (const id of ids) {
+        const pending = this.pending.get(id);
+        this.pending.delete(id);
+        pending?.reject(cause);
+      }
+    }
   }
 
-  private onMessage(message: unknown): void {
-    if (!isHostToRaylet(message)) return;
+  private onMessage(raw: unknown): void {
+    let message: HostToRaylet;
+    try {
+      message = parseHostToRaylet(raw);
+    } catch (err) {
+      const code = err instanceof OrreryError ? err.code : 'INVALID_MESSAGE';
+      this.rejections.note(code, `raylet: refused an IPC message from worker host ${this.pid}: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
     if (message.type === 'ended') {
       for (const id of message.ids) {
         const pending = this.pending.get(id);

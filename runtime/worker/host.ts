@@ -1,3 +1,4 @@
+import type { CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { decodeCall } from '../../protocols/fast-path.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
@@ -12,12 +13,9 @@ import { MalformedCounter } from './malformed.ts';
 import { toRemoteError } from './remote-error.ts';
 import { replyBytes, respond } from './respond.ts';
 
-/** The node a host runs on, as getRuntimeContext() reports it. */
-export interface HostNode {
-  readonly nodeId: string;
-  readonly nodeName: string;
-  readonly labels: Readonly<Record<string, string>>;
-}
+/** The node a host runs on, as getRuntimeContext() reports it (protocols/ipc.ts). */
+export type { HostNode } from '../../protocols/ipc.ts';
+import type { HostNode } from '../../protocols/ipc.ts';
 
 export interface ActorHostOptions {
   bus: Bus;
@@ -25,6 +23,8 @@ export interface ActorHostOptions {
   cluster?: string;
   node: HostNode;
   log?: (line: string) => void;
+  /** Which module URLs this host loads code from (protocols/code-source.ts); default: any file: URL. */
+  codeSources?: CodeSourcePolicy;
 }
 
 interface HostedActor {
@@ -56,6 +56,7 @@ export class ActorHost {
   private readonly bus: Bus;
   private readonly node: HostNode;
   private readonly log: (line: string) => void;
+  private readonly codeSources: CodeSourcePolicy;
   private stopped = false;
   /** Fenced: no actor's call subject is subscribed (fence() / unfence()). */
   private fenced = false;
@@ -66,6 +67,7 @@ export class ActorHost {
     this.node = opts.node;
     this.subjects = subjects(opts.cluster ?? 'default');
     this.log = opts.log ?? (() => {});
+    this.codeSources = opts.codeSources ?? {};
     this.malformed = new MalformedCounter('worker host: malformed call', this.log);
   }
 
@@ -90,7 +92,8 @@ export class ActorHost {
 
   /**
    * Creates an actor and subscribes its call subject; resolves once its constructor has returned.
-   * Rejects with CodeLoadError (CODE_LOAD_FAILED), RemoteError (the constructor threw) or
+   * Rejects with CodeSourceRefusedError (CODE_SOURCE_REFUSED: the module URL is not accepted here,
+   * and nothing was imported), CodeLoadError (CODE_LOAD_FAILED), RemoteError (the constructor threw) or
    * ActorDiedError (killed before it finished starting). The same incarnation twice is one actor.
    */
   async create(spec: CreateActor): Promise<void> {
@@ -158,7 +161,7 @@ export class ActorHost {
   }
 
   private async start(spec: CreateActor, entry: Starting): Promise<void> {
-    const cls = await loadActorClass(spec.code.moduleUrl, spec.code.className);
+    const cls = await loadActorClass(spec.code.moduleUrl, spec.code.className, this.codeSources);
     const context: RuntimeContext = { ...this.node, actorId: spec.actorId };
     if (entry.killed || this.stopped) throw new ActorDiedError(spec.actorId, 'killed while starting');
     let instance: object;

@@ -4,7 +4,7 @@
 export { getRuntimeContext, runInContext, type RuntimeContext } from './context.ts';
 export { ActorHost, type ActorHostOptions, type HostNode } from './host.ts';
 export { loadActorClass, loadTaskFunction, type ActorClass, type TaskFunctionImpl } from './load.ts';
-export { plainDataProblem, type PlainDataProblem } from './plain-data.ts';
+export { plainDataProblem, type PlainDataProblem } from '../../protocols/plain-data.ts';
 export { TaskRunner, type RunTask } from './task-runner.ts';
 export { Mailbox, type MailboxJob } from './mailbox.ts';
-export type { HostToRaylet, RayletToHost } from './ipc.ts';
+export type { HostToRaylet, RayletToHost } from '../../protocols/ipc.ts';

@@ -1,11 +1,11 @@
 import { systemClock, type FenceClock } from '../raylet/fence.ts';
-import type { HostLease } from './ipc.ts';
+import type { HostLease } from '../../protocols/ipc.ts';
 
 /**
  * A worker host's own watch on its raylet (issue 13): a frozen raylet can fence nothing, so a host
  * that hears no renewal for the lease its raylet last granted stops answering on its own. The raylet
  * sends `renew { remainingMs, sentAt }` with every acknowledged heartbeat and `fence` when it fences
- * itself (ipc.ts). The time a renewal spent on its way (wall clock `sentAt` to now, never less than
+ * itself (protocols/ipc.ts). The time a renewal spent on its way (wall clock `sentAt` to now, never less than
  * zero) is taken off what it grants, so a raylet frozen between reading its deadline and writing
  * the message cannot stretch the lease. `onExpire` runs when the lease runs out or is fenced,
  * `onRenew` when a renewal arrives after that; nothing runs per call.

@@ -1,31 +1,27 @@
-import { isAbsolute } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { realpathSync } from 'node:fs';
+import { checkCodeSource, CodeSourceReason, CodeSourceRefusedError, withinRoots, type CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { CodeLoadError } from '../errors.ts';
+import { resolveActorClass, resolveTaskFunction, type ActorClass, type Resolved, type TaskFunctionImpl } from './resolve-export.ts';
 
-/** Anything `new` can be applied to; the host checks that it is written as a class. */
-export type ActorClass = new (...args: unknown[]) => object;
-
-/** A task function as a worker host calls it. */
-export type TaskFunctionImpl = (...args: unknown[]) => unknown;
+export type { ActorClass, TaskFunctionImpl };
 
 const MAX_REASON = 1000;
 
 /**
- * Imports `moduleUrl` (a URL such as `import.meta.url`, or an absolute path) and returns its export
- * named `className`, which must be a class. Every failure is a CodeLoadError (CODE_LOAD_FAILED):
- * the module cannot be imported or throws while it loads, has no such export, or exports something
- * else under that name.
+ * Imports `moduleUrl` and returns the actor class it exports under `className` (resolve-export.ts:
+ * the class, or what defineActor returned). A URL the node does not accept (protocols/code-source.ts)
+ * is CodeSourceRefusedError (CODE_SOURCE_REFUSED) and is never imported; every other failure is a
+ * CodeLoadError (CODE_LOAD_FAILED): the module cannot be imported or throws while it loads, has no
+ * such export, or exports something else under that name.
  */
-export async function loadActorClass(moduleUrl: string, className: string): Promise<ActorClass> {
+export async function loadActorClass(moduleUrl: string, className: string, policy: CodeSourcePolicy = {}): Promise<ActorClass> {
+  checkCodeSource(moduleUrl, policy);
   const key = `${moduleUrl}\u0000${className}`;
   const known = loadedClasses.get(key);
   if (known) return known;
-  const value = await loadExport(moduleUrl, className);
-  if (!isClass(value)) {
-    throw new CodeLoadError(moduleUrl, className, `the export ${JSON.stringify(className)} is not a class (it is ${describe(value)})`);
-  }
-  loadedClasses.set(key, value);
-  return value;
+  const cls = found(moduleUrl, className, resolveActorClass(await importModule(moduleUrl, className, policy), className));
+  loadedClasses.set(key, cls);
+  return cls;
 }
 
 /**
@@ -37,43 +33,46 @@ export async function loadActorClass(moduleUrl: string, className: string): Prom
 const loadedClasses = new Map<string, ActorClass>();
 
 /**
- * Imports `moduleUrl` and returns its export named `functionName`, which must be a function that is
- * not a class. Every failure is a CodeLoadError (CODE_LOAD_FAILED), as for actor classes.
+ * Imports `moduleUrl` and returns the task function it exports under `functionName` (the function,
+ * or what defineTask returned). Failures are as for actor classes.
  */
-export async function loadTaskFunction(moduleUrl: string, functionName: string): Promise<TaskFunctionImpl> {
-  const value = await loadExport(moduleUrl, functionName);
-  if (typeof value !== 'function' || isClass(value)) {
-    const what = isClass(value) ? 'a class' : describe(value);
-    throw new CodeLoadError(moduleUrl, functionName, `the export ${JSON.stringify(functionName)} is not a function (it is ${what})`);
-  }
-  return value as TaskFunctionImpl;
+export async function loadTaskFunction(moduleUrl: string, functionName: string, policy: CodeSourcePolicy = {}): Promise<TaskFunctionImpl> {
+  return found(moduleUrl, functionName, resolveTaskFunction(await importModule(moduleUrl, functionName, policy), functionName));
 }
 
-async function loadExport(moduleUrl: string, name: string): Promise<unknown> {
-  let mod: Record<string, unknown>;
+function found<T>(moduleUrl: string, name: string, resolved: Resolved<T>): T {
+  if (!resolved.ok) throw new CodeLoadError(moduleUrl, name, resolved.reason);
+  return resolved.value;
+}
+
+/** The module's namespace, once its URL is accepted here: the last check before any of its code runs. */
+async function importModule(moduleUrl: string, name: string, policy: CodeSourcePolicy): Promise<Record<string, unknown>> {
+  acceptHere(moduleUrl, policy);
   try {
-    mod = (await import(specifier(moduleUrl))) as Record<string, unknown>;
+    return (await import(moduleUrl)) as Record<string, unknown>;
   } catch (err) {
     throw new CodeLoadError(moduleUrl, name, clip(err instanceof Error ? err.message : String(err)));
   }
-  if (!Object.hasOwn(mod, name)) {
-    throw new CodeLoadError(moduleUrl, name, `the module has no export named ${JSON.stringify(name)}`);
+}
+
+/**
+ * The URL check with the file system: under code roots, the file the module loader would open (its
+ * real path, symbolic links followed, as Node's loader does) must lie under a root's real path too.
+ * A file that does not exist is left to the import, which fails with "cannot find module".
+ */
+function acceptHere(moduleUrl: string, policy: CodeSourcePolicy): void {
+  const path = checkCodeSource(moduleUrl, policy);
+  if (policy.roots === undefined || policy.roots.length === 0) return;
+  const real = realOrSelf(path);
+  if (!withinRoots(real, policy.roots.map(realOrSelf))) throw new CodeSourceRefusedError(moduleUrl, CodeSourceReason.OUTSIDE_ROOTS);
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
-  return mod[name];
-}
-
-function specifier(moduleUrl: string): string {
-  return isAbsolute(moduleUrl) ? pathToFileURL(moduleUrl).href : moduleUrl;
-}
-
-function isClass(value: unknown): value is ActorClass {
-  return typeof value === 'function' && /^class\b/.test(Function.prototype.toString.call(value));
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'function') return 'a function';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 function clip(text: string): string {

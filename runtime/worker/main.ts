@@ -1,6 +1,6 @@
 /**
  * A worker host process: forked by a raylet (runtime/raylet/worker-process.ts), it connects its own
- * NATS bus and runs actors in an ActorHost. The raylet drives it over the IPC channel (ipc.ts).
+ * NATS bus and runs actors in an ActorHost. The raylet drives it over the IPC channel (protocols/ipc.ts).
  * Output of actor code goes to stderr, which the raylet shares with the host; the host exits when
  * the channel to its raylet disconnects.
  */
@@ -11,7 +11,9 @@ import type { Bus } from '../bus/bus.ts';
 import { connectNatsBus } from '../bus/nats.ts';
 import { ActorHost } from './host.ts';
 import { LeaseWatchdog } from './lease-watchdog.ts';
-import { isRayletToHost, TurnBatch, type ActorRequest, type ActorResult, type HostToRaylet, type RayletToHost } from './ipc.ts';
+import { parseRayletToHost, type ActorRequest, type ActorResult, type HostToRaylet, type RayletToHost } from '../../protocols/ipc.ts';
+import { TurnBatch } from './turn-batch.ts';
+import { RejectionLog } from '../process/rejection-log.ts';
 import { TaskRunner, type RunTask } from './task-runner.ts';
 
 const log = (line: string): void => void process.stderr.write(`orrery worker ${process.pid}: ${line}\n`);
@@ -47,22 +49,23 @@ function send(message: HostToRaylet, then?: () => void): void {
   else then?.();
 }
 
-/** The answers to creates and kills of one turn, in one message (ipc.ts). */
+/** The answers to creates and kills of one turn, in one message (protocols/ipc.ts). */
 const results = new TurnBatch<ActorResult>((list) => send({ type: 'results', results: list }));
 
 async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<void> {
   if (bus) return;
   if (message.lease) follow(message.lease);
   try {
-    bus = await connectNatsBus({ servers: message.natsAddress, name: `orrery-worker-${message.node.nodeId}-${process.pid}`, onHandlerError: (err) => log(`handler error: ${String(err)}`) });
+    bus = await connectNatsBus({ servers: message.natsAddress, ...message.natsAccess, name: `orrery-worker-${message.node.nodeId}-${process.pid}`, onHandlerError: (err) => log(`handler error: ${String(err)}`) });
   } catch (err) {
     exiting = true;
     send({ type: 'failed', message: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
     return;
   }
-  host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log });
+  const codeSources = { roots: message.codeRoots ?? [] };
+  host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log, codeSources });
   if (watchdog && !watchdog.live) host.fence();
-  tasks = new TaskRunner({ bus, node: message.node, cluster: message.cluster, onLeaseEnded: leaseEnded, log });
+  tasks = new TaskRunner({ bus, node: message.node, cluster: message.cluster, onLeaseEnded: leaseEnded, log, codeSources });
   send({ type: 'ready', pid: process.pid });
 }
 
@@ -123,8 +126,16 @@ async function exit(code: number): Promise<void> {
   process.exit(code);
 }
 
-process.on('message', (message: unknown) => {
-  if (!isRayletToHost(message)) return log(`ignored a malformed IPC message: ${JSON.stringify(message)?.slice(0, 200)}`);
+const refusedIpc = new RejectionLog('worker host IPC', log);
+
+process.on('message', (raw: unknown) => {
+  let message: RayletToHost;
+  try {
+    message = parseRayletToHost(raw);
+  } catch (err) {
+    // never acted on: the raylet checked what it passes on, so this is a bug or a version skew
+    return refusedIpc.note('INVALID_MESSAGE', `refused an IPC message from the raylet: ${err instanceof Error ? err.message : String(err)}`);
+  }
   switch (message.type) {
     case 'init':
       return void init(message);

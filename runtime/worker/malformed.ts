@@ -1,19 +1,23 @@
 import { OrreryError } from '../../lib/errors.ts';
+import { RejectionLog } from '../process/rejection-log.ts';
 
 /**
- * Counts refused messages by wire code and logs the first of each code, so a peer that keeps
- * sending garbage cannot flood the log.
+ * Counts refused messages by wire code; what is logged about them is RejectionLog's (the first of
+ * each code, then one line per minute while more come), so a peer that keeps sending garbage cannot
+ * flood the log.
  */
 export class MalformedCounter {
   private readonly counts = new Map<string, number>();
+  private readonly rejections: RejectionLog;
 
-  constructor(private readonly what: string, private readonly log: (line: string) => void) {}
+  constructor(private readonly what: string, log: (line: string) => void) {
+    this.rejections = new RejectionLog(what, log);
+  }
 
   count(err: unknown): void {
     const code = err instanceof OrreryError ? err.code : 'INTERNAL';
-    const seen = this.counts.get(code) ?? 0;
-    this.counts.set(code, seen + 1);
-    if (seen === 0) this.log(`${this.what} (${code}): ${err instanceof Error ? err.message : String(err)}; further ${code} are counted, not logged`);
+    this.counts.set(code, (this.counts.get(code) ?? 0) + 1);
+    this.rejections.note(code, `${this.what} (${code}): ${err instanceof Error ? err.message : String(err)}`);
   }
 
   /** Refused messages so far, by code. */

@@ -9,14 +9,9 @@ import { MalformedCounter } from './malformed.ts';
 import { respond } from './respond.ts';
 import type { TaskRunner } from './task-runner.ts';
 
-/** A lease as the raylet grants it to a task host (protocols/messages/task.ts, `taskLease`). */
-export interface LeaseGrant {
-  readonly leaseId: string;
-  /** Ends after this long without a task. */
-  readonly idleMs: number;
-  /** Takes no task after this long from its grant: the next one is decided by a raylet afresh. */
-  readonly lifetimeMs: number;
-}
+/** A lease as the raylet grants it to a task host (protocols/ipc.ts). */
+export type { LeaseGrant } from '../../protocols/ipc.ts';
+import type { LeaseGrant } from '../../protocols/ipc.ts';
 
 interface Lease {
   readonly grant: LeaseGrant;

@@ -1,3 +1,4 @@
+import { CodeSourceRefusedError, type CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
@@ -6,27 +7,23 @@ import { Answers } from './answers.ts';
 import { runInContext, type RuntimeContext } from './context.ts';
 import type { HostNode } from './host.ts';
 import { loadTaskFunction, type TaskFunctionImpl } from './load.ts';
-import { plainDataProblem } from './plain-data.ts';
+import { plainDataProblem } from '../../protocols/plain-data.ts';
 import { toRemoteError } from './remote-error.ts';
 import { TaskLeases, type LeaseGrant } from './task-leases.ts';
 
 /** What a raylet hands a worker host to run. */
-export interface RunTask {
-  readonly taskId: string;
-  readonly code: { readonly moduleUrl: string; readonly functionName: string; readonly args: readonly unknown[] };
-  /** Where the driver waits: the host answers the submission there itself. */
-  readonly reply: string;
-  /** A lease to serve after this task, granted with its answer (task-leases.ts). */
-  readonly lease?: LeaseGrant;
-}
+/** One task a task host runs (protocols/ipc.ts). */
+export type { RunTask } from '../../protocols/ipc.ts';
+import type { RunTask } from '../../protocols/ipc.ts';
 
 /**
  * Runs tasks in a worker host: loads each function by module URL and export name (kept after the
  * first load), calls it with its arguments inside a runtime context that carries the task id, and
  * makes the answer to the driver's submit_task — `{kind: 'done', value}` with the awaited result,
  * REMOTE_ERROR when it threw (or returned something that cannot be sent), CODE_LOAD_FAILED when it
- * cannot be loaded. Tasks of one host run concurrently; the raylet bounds them by resources. A task
- * that comes with a lease leaves the lease served here once it has run (`leases`).
+ * cannot be loaded, CODE_SOURCE_REFUSED when its module URL is not accepted here (never imported).
+ * Tasks of one host run concurrently; the raylet bounds them by resources. A task that comes with a
+ * lease leaves the lease served here once it has run (`leases`).
  */
 export class TaskRunner {
   private readonly functions = new Map<string, TaskFunctionImpl | Promise<TaskFunctionImpl>>();
@@ -35,7 +32,17 @@ export class TaskRunner {
   readonly leases: TaskLeases;
   private readonly answers: Answers;
 
-  constructor(private readonly opts: { bus: Bus; node: HostNode; cluster?: string; onLeaseEnded?: (leaseId: string) => void; log?: (line: string) => void }) {
+  constructor(
+    private readonly opts: {
+      bus: Bus;
+      node: HostNode;
+      cluster?: string;
+      onLeaseEnded?: (leaseId: string) => void;
+      log?: (line: string) => void;
+      /** Which module URLs functions are loaded from (protocols/code-source.ts); default: any file: URL. */
+      codeSources?: CodeSourcePolicy;
+    },
+  ) {
     this.answers = new Answers((subject, data) => opts.bus.publish(subject, data));
     this.leases = new TaskLeases({ bus: opts.bus, subjects: subjects(opts.cluster ?? 'default'), runner: this, onEnded: (id) => opts.onLeaseEnded?.(id), log: opts.log });
   }
@@ -63,7 +70,7 @@ export class TaskRunner {
       }
       return { ok: true, answer: encodeOk(lease ? { kind: 'done', value, lease: { leaseId: lease.leaseId, idleMs: lease.idleMs } } : { kind: 'done', value }) };
     } catch (err) {
-      return { ok: false, answer: safeError(err instanceof CodeLoadError ? err : toRemoteError(err)) };
+      return { ok: false, answer: safeError(err instanceof CodeLoadError || err instanceof CodeSourceRefusedError ? err : toRemoteError(err)) };
     } finally {
       this.inFlight--;
     }
@@ -96,7 +103,7 @@ export class TaskRunner {
     const key = `${moduleUrl}\0${functionName}`;
     let fn = this.functions.get(key);
     if (fn === undefined) {
-      const loading = loadTaskFunction(moduleUrl, functionName);
+      const loading = loadTaskFunction(moduleUrl, functionName, this.opts.codeSources);
       this.functions.set(key, loading);
       loading.then(
         (loaded) => this.functions.set(key, loaded),

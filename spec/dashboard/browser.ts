@@ -14,10 +14,11 @@ export function chromiumMissing(): string | undefined {
   return existsSync(CHROMIUM) ? undefined : `chromium is not installed at ${CHROMIUM}; install it with: ${INSTALL_CHROMIUM}`;
 }
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: e.g. `--host-resolver-rules=MAP rebind.example 127.0.0.1`, a name resolved as DNS rebinding would. */
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   const missing = chromiumMissing();
   if (missing) throw new Error(missing);
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', ...extraArgs] });
 }
 
 /** Saves a full-page PNG as artifacts/screenshots/<name>.png and returns its path. */

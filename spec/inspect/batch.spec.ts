@@ -7,15 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createActor, type InspectionEvent } from 'xstate';
+import { createActor, setup as machineSetup, type InspectionEvent } from 'xstate';
 import { decode, encode } from '../../protocols/codec.ts';
 import { MAX_BATCH_RECORDS, type InspectRecord } from '../../protocols/messages/inspect.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { MemoryBroker, connectMemoryBus } from '../../runtime/bus/memory.ts';
-import { nodeMachine } from '../../runtime/gcs/node.machine.ts';
 import { InspectPublisher, type InspectableSystem } from '../../runtime/inspect/publisher.ts';
 import { recordTrace } from '../../runtime/inspect/recorder.ts';
-import { batchSubject, watchSubject } from '../../runtime/inspect/subjects.ts';
+import { batchSubject, watchSubject } from '../../protocols/inspect-subjects.ts';
 import { readTrace } from '../../runtime/inspect/trace-file.ts';
 import { watchInspection } from '../../runtime/inspect/watch.ts';
 
@@ -54,8 +53,28 @@ function setup(opts: { batchRecords?: number } = {}) {
   };
 }
 
+/**
+ * A machine that inspection takes for a node (id 'node', context.nodeId) and that takes numbered
+ * events, so a spec can check that records arrive complete and in order by their numbers.
+ */
+const beating = machineSetup({
+  types: {
+    context: {} as { nodeId: string },
+    events: {} as { type: 'BEAT'; seq: number } | { type: 'DRAIN' },
+    input: {} as { nodeId: string },
+  },
+}).createMachine({
+  id: 'node',
+  context: ({ input }) => ({ nodeId: input.nodeId }),
+  initial: 'ALIVE',
+  states: {
+    ALIVE: { on: { BEAT: { target: 'ALIVE', reenter: true }, DRAIN: 'DRAINING' } },
+    DRAINING: { on: { BEAT: { target: 'DRAINING', reenter: true } } },
+  },
+});
+
 function node(nodeId: string) {
-  return createActor(nodeMachine, { input: { nodeId, nodeTimeoutMs: 600_000 } }).start();
+  return createActor(beating, { input: { nodeId } }).start();
 }
 
 /** Waits for the first acknowledgement of a watcher. */
@@ -77,7 +96,7 @@ test('the records of each turn go out as one batch (or several of batchRecords),
   await w.ack;
   let seq = 0;
   for (const size of [3, 250, 1]) {
-    for (let i = 0; i < size; i++) n1.send({ type: 'HEARTBEAT', seq: ++seq });
+    for (let i = 0; i < size; i++) n1.send({ type: 'BEAT', seq: ++seq });
     await turn(); // each size is one turn's worth of transitions
   }
   await t.delivered();
@@ -109,13 +128,13 @@ test('a watcher that takes no batches gets one record per message, and one insta
   });
   const w = watch(t, { watcher: 'single', batches: false });
   await w.ack;
-  n1.send({ type: 'HEARTBEAT', seq: 1 });
-  n2.send({ type: 'HEARTBEAT', seq: 1 });
+  n1.send({ type: 'BEAT', seq: 1 });
+  n2.send({ type: 'BEAT', seq: 1 });
   n1.send({ type: 'DRAIN' });
   await t.delivered();
   assert.equal(t.batches, [], 'no batch while a watcher takes none');
-  assert.equal(w.records.map((r) => `${r.id} ${r.event.type}`), ['n1 HEARTBEAT', 'n2 HEARTBEAT', 'n1 DRAIN']);
-  assert.equal(only.map((r) => `${r.id} ${r.event.type}`), ['n1 HEARTBEAT', 'n1 DRAIN']);
+  assert.equal(w.records.map((r) => `${r.id} ${r.event.type}`), ['n1 BEAT', 'n2 BEAT', 'n1 DRAIN']);
+  assert.equal(only.map((r) => `${r.id} ${r.event.type}`), ['n1 BEAT', 'n1 DRAIN']);
   assert.is(t.publisher.stats().messages, 3);
   one.unsubscribe();
   w.sub.unsubscribe();
@@ -131,17 +150,17 @@ test('batches stop while a watcher that takes none is there, and resume when it 
   await t.publisher.start();
   const w = watch(t, { watcher: 'batcher' });
   await w.ack;
-  n1.send({ type: 'HEARTBEAT', seq: 1 });
+  n1.send({ type: 'BEAT', seq: 1 });
   await t.delivered();
   t.watchBus.publish(watchSubject('c1'), encode('inspect_watch', { watcher: 'plain' }));
   await t.broker.settled();
-  n1.send({ type: 'HEARTBEAT', seq: 2 });
-  n1.send({ type: 'HEARTBEAT', seq: 3 });
+  n1.send({ type: 'BEAT', seq: 2 });
+  n1.send({ type: 'BEAT', seq: 3 });
   await t.delivered();
   t.watchBus.publish(watchSubject('c1'), encode('inspect_watch', { watcher: 'plain', leaving: true }));
   await t.broker.settled();
-  n1.send({ type: 'HEARTBEAT', seq: 4 });
-  n1.send({ type: 'HEARTBEAT', seq: 5 });
+  n1.send({ type: 'BEAT', seq: 4 });
+  n1.send({ type: 'BEAT', seq: 5 });
   await t.delivered();
   assert.equal(t.batches, [1, 2], 'heartbeats 2 and 3 went out one by one');
   assert.equal(w.records.map((r) => r.event.seq), [1, 2, 3, 4, 5]);
@@ -198,7 +217,7 @@ test('a malformed batch is skipped whole; the watcher and the recorder go on', a
   const out = join(dir, 'malformed.jsonl');
   const recording = await recordTrace({ bus: t.watchBus, cluster: 'c1', out });
   assert.is(await recording.ready(5000), true);
-  const good = { machine: 'node', id: 'n9', seq: 1, time: 1, event: { type: 'HEARTBEAT' }, from: 'ALIVE', to: 'ALIVE', context: {} };
+  const good = { machine: 'node', id: 'n9', seq: 1, time: 1, event: { type: 'BEAT' }, from: 'ALIVE', to: 'ALIVE', context: {} };
   const bad = [
     new Uint8Array([0xc1, 0xff, 0x00]), // not msgpack
     encode('inspect_records', { publisher: 'x', records: [] }), // empty
@@ -212,11 +231,11 @@ test('a malformed batch is skipped whole; the watcher and the recorder go on', a
   assert.is(w.invalid.length, bad.length, w.invalid.join('\n'));
   assert.equal(w.records, []);
   assert.is(recording.count, 0);
-  n1.send({ type: 'HEARTBEAT', seq: 1 });
+  n1.send({ type: 'BEAT', seq: 1 });
   await t.delivered();
-  assert.equal(w.records.map((r) => r.event.type), ['HEARTBEAT']);
+  assert.equal(w.records.map((r) => r.event.type), ['BEAT']);
   assert.equal((await recording.stop()).count, 1);
-  assert.equal(readTrace(out).records.map((r) => [r.id, r.event.type]), [['n1', 'HEARTBEAT']]);
+  assert.equal(readTrace(out).records.map((r) => [r.id, r.event.type]), [['n1', 'BEAT']]);
   w.sub.unsubscribe();
   n1.stop();
   await t.close();
@@ -230,7 +249,7 @@ test('a recording stopped right after transitions has them, though the publisher
   const out = join(dir, 'stop.jsonl');
   const recording = await recordTrace({ bus: t.watchBus, cluster: 'c1', out });
   assert.is(await recording.ready(5000), true);
-  for (let seq = 1; seq <= 5; seq++) n1.send({ type: 'HEARTBEAT', seq });
+  for (let seq = 1; seq <= 5; seq++) n1.send({ type: 'BEAT', seq });
   const { count } = await recording.stop(); // no turn passes between the transitions and the stop
   assert.is(count, 5);
   assert.equal(readTrace(out).records.map((r) => r.event.seq), [1, 2, 3, 4, 5]);
@@ -247,7 +266,7 @@ test('a recording whose bus closed under it still stops and closes its file', as
   const out = join(dir, 'closed.jsonl');
   const recording = await recordTrace({ bus: recBus, cluster: 'c1', out });
   assert.is(await recording.ready(5000), true);
-  n1.send({ type: 'HEARTBEAT', seq: 1 });
+  n1.send({ type: 'BEAT', seq: 1 });
   await t.delivered();
   await recBus.close();
   assert.equal(await recording.stop(), { count: 1 });

@@ -86,33 +86,49 @@ test('replay prints every transition: machine, id, event, from → to, and where
   assert.match(actorOnly.out[4], /context \{"nodeId":"n1"\}/);
 });
 
-test('replay --step shows one transition per key press (lines on a pipe), q quits', async () => {
+test('replay --step shows one transition per key press (lines on a pipe), b steps back, ? repeats the help, q quits', async () => {
   const child = spawn(process.execPath, [...process.execArgv, CLI_MAIN, 'trace', 'replay', file, '--step', '--machine', 'actor'], { stdio: ['pipe', 'pipe', 'pipe'] });
   const out: string[] = [];
   const prompts: string[] = [];
-  let onPrompt: (() => void) | undefined;
-  createInterface({ input: child.stdout! }).on('line', (l) => out.push(l));
-  createInterface({ input: child.stderr! }).on('line', (l) => {
-    prompts.push(l);
-    onPrompt?.();
-  });
-  const prompt = (n: number) => new Promise<void>((resolve) => {
-    const check = () => prompts.length >= n && (onPrompt = undefined, resolve());
-    onPrompt = check;
+  // stdout (transitions) and stderr (prompts) are two pipes: a prompt can be read before the
+  // transition printed ahead of it, so every wait is for both streams to have caught up.
+  let recheck: (() => void) | undefined;
+  createInterface({ input: child.stdout! }).on('line', (l) => { out.push(l); recheck?.(); });
+  createInterface({ input: child.stderr! }).on('line', (l) => { prompts.push(l); recheck?.(); });
+  const transitions = () => out.filter((l) => l.includes(' → '));
+  const until = (cond: () => boolean) => new Promise<void>((resolve) => {
+    const check = () => { if (cond()) { recheck = undefined; resolve(); } };
+    recheck = check;
     check();
   });
+  const step = (n: number, shown: number) => until(() => prompts.length >= n && transitions().length >= shown);
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  await prompt(1);
-  assert.match(prompts[0], /\[1\/4\] Enter: next/);
-  assert.is(out.filter((l) => l.includes(' → ')).length, 1);
-  child.stdin!.write('\n');
-  await prompt(2);
-  assert.match(prompts[1], /\[2\/4\]/);
-  assert.is(out.filter((l) => l.includes(' → ')).length, 2);
-  assert.match(out.at(-1)!, /PLACED\s+PENDING → onNode\.SCHEDULED/);
-  child.stdin!.write('q\n');
-  assert.is(await exited, 0);
-  assert.is(out.filter((l) => l.includes(' → ')).length, 2, 'q stopped before the third');
+  try {
+    await step(2, 1);
+    assert.match(prompts[0], /Enter next · b back · \? help · q quit/, 'the keys, said once at the start');
+    assert.is(prompts[1], '[1/4]');
+    assert.is(transitions().length, 1);
+    child.stdin!.write('\n');
+    await step(3, 2);
+    assert.is(prompts[2], '[2/4]');
+    assert.match(transitions().at(-1)!, /PLACED\s+PENDING → onNode\.SCHEDULED/);
+    const first = transitions()[0];
+    child.stdin!.write('b\n');
+    await step(4, 3);
+    assert.is(prompts[3], '[1/4]', 'one step back');
+    assert.is(transitions().at(-1), first, 'the first transition again');
+    child.stdin!.write('b\n');
+    await step(5, 3);
+    assert.is(prompts[4], '(at the first transition)');
+    child.stdin!.write('?\n');
+    await step(6, 3);
+    assert.is(prompts[5], prompts[0], 'the help again');
+    child.stdin!.write('q\n');
+    assert.is(await exited, 0);
+    assert.is(transitions().length, 3, 'q stopped: first, second, first again');
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
 });
 
 test('statechart writes an SVG to --out, or prints it', async () => {

@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { createActor, fromPromise, setup } from 'xstate';
 import { inspectRecord, type InspectRecord } from '../../protocols/messages/inspect.ts';
 import { actorMachine } from '../../runtime/gcs/actor.machine.ts';
+import { nodeMachine } from '../../runtime/gcs/node.machine.ts';
 import { gcsMachine } from '../../runtime/gcs/gcs.machine.ts';
 import { InspectionMapper, statePath, type UnsequencedRecord } from '../../runtime/inspect/mapper.ts';
 import { TRUNCATED, toPlain, toPlainObject } from '../../runtime/inspect/plain.ts';
@@ -58,25 +59,26 @@ test('a targetless transition that changes the context is a record from a state 
   assert.equal(records.map((r) => [r.from, r.to]), [[null, 'PENDING'], ['PENDING', 'PENDING']]);
 });
 
-test('the gcs is named by its cluster; its Node children are recorded too; promise actors are not', async () => {
+test('the gcs is named by its cluster; Node machines with it as parent are recorded too; promise actors are not', async () => {
   const { records, mapper } = recorder();
   const machine = gcsMachine.provide({ actors: { openSubjects: fromPromise(async () => {}), closeSubjects: fromPromise(async () => {}) } });
   const gcs = createActor(machine, { input: { cluster: 'c1' }, inspect: mapper.observe }).start();
   await new Promise((resolve) => gcs.subscribe((s) => s.value === 'serving' && resolve(undefined)));
-  gcs.send({ type: 'NODE_REGISTERED', node: { nodeId: 'n1', nodeTimeoutMs: 60_000 } });
-  gcs.getSnapshot().children['node-n1']!.send({ type: 'HEARTBEAT', seq: 1 });
+  // as the GCS service starts a node's machine: same actor system, not kept in the gcs's children
+  const node = createActor(nodeMachine, { parent: gcs, id: 'node-n1', input: { nodeId: 'n1', nodeTimeoutMs: 60_000 } }).start();
+  node.send({ type: 'DRAIN' });
   gcs.send({ type: 'STOP' });
   await new Promise((resolve) => gcs.subscribe({ complete: () => resolve(undefined) }));
   const seen = records.map((r) => `${r.machine}:${r.id} ${r.event.type} ${r.from ?? '-'}→${r.to}`);
   assert.ok(seen.includes('gcs:c1 xstate.init -→starting'), seen.join('\n'));
   assert.ok(seen.some((s) => /^gcs:c1 xstate\.done\.actor\.\S+ starting→serving$/.test(s)), seen.join('\n'));
   assert.ok(seen.includes('node:n1 xstate.init -→ALIVE'), seen.join('\n'));
-  assert.ok(seen.includes('node:n1 HEARTBEAT ALIVE→ALIVE'), seen.join('\n'));
+  assert.ok(seen.includes('node:n1 DRAIN ALIVE→DRAINING'), seen.join('\n'));
   assert.ok(seen.includes('gcs:c1 STOP serving→stopping'), seen.join('\n'));
   assert.ok(records.every((r) => ['gcs', 'node'].includes(r.machine)));
-  // the gcs context is plain: the NODE_REGISTERED event is data, children (actor refs) never appear
-  const registered = records.find((r) => r.event.type === 'NODE_REGISTERED');
-  assert.equal(registered?.event, { type: 'NODE_REGISTERED', node: { nodeId: 'n1', nodeTimeoutMs: 60_000 } });
+  // contexts are plain data
+  const init = records.find((r) => r.machine === 'node' && r.event.type === 'xstate.init');
+  assert.equal(init?.context, { nodeId: 'n1', nodeTimeoutMs: 60_000, unheard: false });
 });
 
 test('an inspector attached after an actor started gives the right from on its next transition', () => {

@@ -9,7 +9,7 @@ import type { InspectAck, InspectRecord } from '../../protocols/messages/inspect
 import { MemoryBroker, connectMemoryBus } from '../../runtime/bus/memory.ts';
 import { nodeMachine } from '../../runtime/gcs/node.machine.ts';
 import { InspectPublisher, inspectionEnabled, type InspectableSystem } from '../../runtime/inspect/publisher.ts';
-import { watchSubject } from '../../runtime/inspect/subjects.ts';
+import { watchSubject } from '../../protocols/inspect-subjects.ts';
 import { watchInspection } from '../../runtime/inspect/watch.ts';
 
 /** A Node machine whose actor system counts the inspectors attached to it. */
@@ -57,7 +57,7 @@ test('nobody watching: no inspector attached, nothing published however much the
   t.publisher.add(node.system);
   await t.publisher.start();
   node.actor.start();
-  for (let seq = 1; seq <= 50; seq++) node.actor.send({ type: 'HEARTBEAT', seq });
+  for (let seq = 1; seq <= 50; seq++) node.actor.send({ type: 'HEARD' });
   await t.pubBus.flush();
   assert.is(node.inspectors(), 0);
   assert.is(node.calls(), 0);
@@ -70,7 +70,7 @@ test('a watcher attaches the inspectors (acknowledged), gets the records, and le
   const t = setup();
   const node = countedNode('n1');
   node.actor.start();
-  node.actor.send({ type: 'HEARTBEAT', seq: 1 }); // before anyone watches: not published
+  node.actor.send({ type: 'HEARD' }); // before anyone watches: not published
   t.publisher.add(node.system);
   await t.publisher.start();
   const records: InspectRecord[] = [];
@@ -82,15 +82,15 @@ test('a watcher attaches the inspectors (acknowledged), gets the records, and le
   assert.equal(acks, [{ publisher: 'gcs:c1', attached: true }]);
   assert.is(node.inspectors(), 1);
   assert.is(t.publisher.stats().attached, true);
-  node.actor.send({ type: 'HEARTBEAT', seq: 2 });
+  node.actor.send({ type: 'HEARD' });
   node.actor.send({ type: 'DRAIN' });
   await t.delivered();
   assert.equal(records.map((r) => [r.machine, r.id, r.event.type, r.from, r.to]), [
-    ['node', 'n1', 'HEARTBEAT', 'ALIVE', 'ALIVE'],
+    ['node', 'n1', 'HEARD', 'ALIVE', 'ALIVE'],
     ['node', 'n1', 'DRAIN', 'ALIVE', 'DRAINING'],
   ]);
   assert.ok(records[1].seq > records[0].seq);
-  assert.equal(records[1].context, { nodeId: 'n1', nodeTimeoutMs: 600_000, lastSeq: 2, heartbeats: 2, unheard: false });
+  assert.equal(records[1].context, { nodeId: 'n1', nodeTimeoutMs: 600_000, unheard: false });
   sub.unsubscribe();
   await t.broker.settled();
   assert.is(node.inspectors(), 0);

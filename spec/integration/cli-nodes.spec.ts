@@ -76,8 +76,8 @@ const failures: { name: string; args: (ids: Record<string, string>, ip: string) 
   { name: 'an ip two nodes share', args: (_, ip) => ['taint', '--node-ip', ip, '--add', 'a=b'], exit: 1, line: /^orrery: 2 live nodes match --node-ip "[^"]+": .*gpu-head.*cpu-1.*; use --node-id \[AMBIGUOUS_NODE\]$|^orrery: 2 live nodes match --node-ip "[^"]+": .*cpu-1.*gpu-head.*; use --node-id \[AMBIGUOUS_NODE\]$/ },
   { name: 'removing a taint the node does not have', args: (ids) => ['taint', '--node-id', ids['cpu-1'], '--add', 'a=b', '--remove', 'missing'], exit: 1, line: /has no taint "missing"; nothing changed \[TAINT_NOT_FOUND\]$/ },
   { name: 'removing a label the node does not have', args: (ids) => ['label', '--node-id', ids['cpu-1'], '--set', 'a=b', '--remove', 'missing'], exit: 1, line: /has no label "missing"; nothing changed \[LABEL_NOT_FOUND\]$/ },
-  { name: 'a malformed taint among good ones', args: (ids) => ['taint', '--node-id', ids['cpu-1'], '--add', 'a=b,c=has space'], exit: 2, line: /^orrery: taint: --add: invalid label "c"="has space".* \[USAGE\]$/ },
-  { name: 'an unknown effect', args: (ids) => ['taint', '--node-id', ids['cpu-1'], '--add', 'a=b:Evict'], exit: 2, line: /effect must be one of NoSchedule, PreferNoSchedule, NoExecute \[USAGE\]$/ },
+  { name: 'a malformed taint among good ones', args: (ids) => ['taint', '--node-id', ids['cpu-1'], '--add', 'a=b,c=has space'], exit: 2, line: /^orrery: taint: --add: invalid taint "c"="has space": .* \[USAGE\]$/ },
+  { name: 'an unknown effect', args: (ids) => ['taint', '--node-id', ids['cpu-1'], '--add', 'a=b:Evict'], exit: 2, line: /invalid taint "a"="b:Evict": the effect must be one of NoSchedule, PreferNoSchedule, NoExecute \(got "Evict"\) \[USAGE\]$/ },
   { name: 'a built-in taint', args: (ids) => ['taint', '--node-id', ids['gpu-head'], '--remove', 'orrery.io/rare-gpu'], exit: 2, line: /^orrery: taint: --remove: .*orrery\.io.* \[USAGE\]$/ },
 ];
 

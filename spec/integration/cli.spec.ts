@@ -12,6 +12,7 @@ import { isRunning } from '../../runtime/local/process-tree.ts';
 import { connect, type Cluster, type NodeInfo } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
 
 const MAIN = fileURLToPath(new URL('../../runtime/cli/main.ts', import.meta.url));
 const runDir = mkdtempSync(join(tmpdir(), 'orrery-cli-run-'));
@@ -45,6 +46,9 @@ const badFlags: [string[], RegExp][] = [
   [['start', '--head', '--taints', 'k=v:Never'], /--taints/],
   [['start', '--head', '--bogus'], /--bogus/],
   [['list', 'nodes', '--address', 'nats://'], /--address/],
+  [['explain', '--options', '{nope'], /--options is not JSON/],
+  [['explain', '--options', '[1]'], /--options must be a JSON object/],
+  [['explain'], /--options .* --placement-group/],
 ];
 
 for (const [args, flag] of badFlags) {
@@ -101,16 +105,80 @@ test('start --head and start --address run a cluster in the background; list, st
 
   const status = await orrery(['status'], { ORRERY_ADDRESS: server.url });
   assert.is(status.code, 0, status.stderr);
-  assert.match(status.stdout, /Nodes: 2 \(2 alive\)/);
+  assert.match(status.stdout, /Nodes: 2 \(2 ALIVE\)/);
+  assert.match(status.stdout, /Actors: 2 \((1 ALIVE, 1 PENDING|1 PENDING, 1 ALIVE)\)/);
+  // the usage line is the sum over the nodes' own figures
+  const now = JSON.parse((await orrery(['list', 'nodes', '--json', '--address', server.url])).stdout) as NodeInfo[];
+  const sum = (pick: (n: NodeInfo) => Record<string, number>, name: string) => now.reduce((t, n) => t + (pick(n)[name] ?? 0), 0);
+  const used = (name: string) => sum((n) => n.resources.total, name) - sum((n) => n.resources.available, name);
+  assert.match(status.stdout, new RegExp(`^Usage: CPU ${used('CPU')}/${sum((n) => n.resources.total, 'CPU')}, GPU ${used('GPU')}/${sum((n) => n.resources.total, 'GPU')}`, 'm'));
   assert.match(status.stdout, /labels: .*region=us/);
   assert.match(status.stdout, /taints: gpu=true/);
   assert.match(status.stdout, /resources: CPU 1\/2/);
   assert.match(status.stdout, new RegExp(`Counter ${pending.actorId} \\(default/waiting\\): 0/2 nodes are available: .*2 node\\(s\\) didn't match label selector region in \\(eu\\)`));
 
+  // explain: a dry run of the GCS's scheduler, node by node; nothing created
+  const before = (await client.actors()).length;
+  const explained = await orrery(['explain', '--options', '{"numCpus":1,"labelSelector":{"region":"us"}}'], { ORRERY_ADDRESS: server.url });
+  assert.is(explained.code, 0, explained.stderr);
+  assert.match(explained.stdout, /^would be placed on head \(\S+\), by its labelSelector/);
+  assert.match(explained.stdout, /worker \(\S+\): didn't match label selector region in \(us\)/);
+  const nowhere = await orrery(['explain', '--json', '--options', '{"labelSelector":{"region":"eu"}}'], { ORRERY_ADDRESS: server.url });
+  assert.is(nowhere.code, 0, nowhere.stderr);
+  const dry = JSON.parse(nowhere.stdout) as { decision: string; failure: { message: string } };
+  assert.is(dry.decision, 'unschedulable');
+  assert.is(dry.failure.message, (await pending.info()).pendingReason, 'the reason the pending actor with these options carries');
+  const misspelt = await orrery(['explain', '--options', '{"numCPUs":1}'], { ORRERY_ADDRESS: server.url });
+  assert.is(misspelt.code, 1);
+  assert.match(misspelt.stderr, /numCPUs.*\[INVALID_OPTION\]/);
+  const group = await orrery(['explain', '--placement-group', '{"bundles":[{"CPU":1}],"strategy":"PACK"}'], { ORRERY_ADDRESS: server.url });
+  assert.is(group.code, 0, group.stderr);
+  assert.match(group.stdout, /bundle 0 on head/);
+  assert.is((await client.actors()).length, before, 'explain created nothing');
+
   const actors = await orrery(['list', 'actors', '--address', server.url]);
   assert.is(actors.code, 0, actors.stderr);
   assert.match(actors.stdout, /ACTOR_ID\s+CLASS\s+NAME\s+STATE/);
   assert.match(actors.stdout, new RegExp(`${placed.actorId}\\s+Counter\\s+-\\s+ALIVE`));
+
+  // filters, limit, detail; structured taints in JSON
+  const alive = await orrery(['list', 'actors', '--filter', 'state=alive', '--address', server.url]);
+  assert.is(alive.code, 0, alive.stderr);
+  assert.ok(alive.stdout.includes(placed.actorId) && !alive.stdout.includes(pending.actorId), alive.stdout);
+  const byName = await orrery(['list', 'actors', '--filter', 'name=waiting,namespace=default', '--json', '--address', server.url]);
+  assert.equal((JSON.parse(byName.stdout) as { actorId: string }[]).map((a) => a.actorId), [pending.actorId]);
+  const onHead = await orrery(['list', 'actors', '--filter', 'node=head', '--json', '--address', server.url]);
+  assert.equal((JSON.parse(onHead.stdout) as { actorId: string }[]).map((a) => a.actorId), [placed.actorId], 'node by name');
+  const limited = await orrery(['list', 'actors', '--limit', '1', '--address', server.url]);
+  assert.is(lines(limited.stdout).length, 2, 'the header and one row');
+  assert.match(limited.stderr, /showing 1 of 2 actors \(--limit 1\)/);
+  const detail = await orrery(['list', 'nodes', '--filter', 'name=worker', '--detail', '--address', server.url]);
+  assert.match(detail.stdout, /^name: worker$/m);
+  assert.match(detail.stdout, /^taintList: \[\{"key":"gpu","value":"true","effect":"NoSchedule"\}\]$/m);
+  assert.equal((JSON.parse(list.stdout) as (NodeInfo & { taintList: unknown })[]).find((n) => n.name === 'worker')!.taintList, [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]);
+
+  // --watch prints a change another process makes, and Ctrl-C ends it with 0
+  const watcher = spawn(process.execPath, [...process.execArgv, MAIN, 'list', 'actors', '--watch', '--filter', 'name=watched', '--address', server.url], {
+    env: { ...process.env, ORRERY_RUN_DIR: runDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let watched = '';
+  let watchErr = '';
+  watcher.stdout.on('data', (d) => (watched += d));
+  watcher.stderr.on('data', (d) => (watchErr += d));
+  const watcherExit = new Promise<number | null>((resolve) => watcher.on('close', resolve));
+  try {
+    await until('the watcher to start', () => (watchErr.includes('watching actors') ? true : undefined));
+    const fresh = await client.actor(CounterActor).options({ name: 'watched', numCpus: 0.5 }).remote();
+    await fresh.ready({ timeoutMs: 20_000 });
+    await until('the watcher to print the new actor ALIVE', () => (new RegExp(`${fresh.actorId}\\s+Counter\\s+default/watched\\s+ALIVE`).test(watched) ? true : undefined));
+    assert.not.ok(watched.includes(placed.actorId), 'filtered: only the watched one');
+    watcher.kill('SIGINT');
+    assert.is(await watcherExit, 0);
+    await fresh.kill();
+  } finally {
+    if (watcher.exitCode === null) watcher.kill('SIGKILL');
+  }
   await client.close();
   client = undefined;
 

@@ -54,6 +54,8 @@ const bad: { name: string; bytes: Uint8Array; code: ProtocolErrorCode; detail?: 
   { name: 'no version', bytes: forged({ t: 'register_node', b: node }), code: 'VERSION_MISMATCH', detail: { received: null, expected: PROTOCOL_VERSION } },
   { name: 'another version', bytes: forged({ v: PROTOCOL_VERSION + 1, t: 'register_node', b: node }), code: 'VERSION_MISMATCH', detail: { received: PROTOCOL_VERSION + 1, expected: PROTOCOL_VERSION } },
   { name: 'a version as a string', bytes: forged({ v: '1', t: 'register_node', b: node }), code: 'VERSION_MISMATCH' },
+  // a u64 decodes as a bigint: once a TypeError from describing it, and a stack trace logged per message
+  { name: 'a u64 version', bytes: forged({ v: 18446744073709551615n, t: 'register_node', b: node }), code: 'VERSION_MISMATCH' },
   { name: 'no type', bytes: forged({ v: PROTOCOL_VERSION, b: node }), code: 'MALFORMED', detail: { reason: 'no_type' } },
   { name: 'an unknown type', bytes: forged({ v: PROTOCOL_VERSION, t: 'launch_rockets', b: {} }), code: 'UNKNOWN_TYPE', detail: { type: 'launch_rockets' } },
   { name: 'an inherited property as type', bytes: forged({ v: PROTOCOL_VERSION, t: 'toString', b: {} }), code: 'UNKNOWN_TYPE' },

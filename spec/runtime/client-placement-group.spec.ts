@@ -445,7 +445,7 @@ test('CLI: `list placement-groups [--json]` and `status` against a NATS server a
     assert.is(status.code, 0, status.err.join('\n'));
     const text = status.out.join('\n');
     assert.ok(text.endsWith(placementGroupStatus(groups).join('\n')), text);
-    assert.match(text, /Nodes: 2 \(2 alive\)/);
+    assert.match(text, /Nodes: 2 \(2 ALIVE\)/);
   } finally {
     fake.stop();
     await bus.close();

@@ -1,3 +1,4 @@
+import { CLUSTER_EVENT_TYPES } from '../../../protocols/messages/cluster.ts';
 import type { Subscription } from 'rxjs';
 import type { ClusterEvent } from '../../client/cluster-info.types.ts';
 import { UsageError, parseArgs, stringFlag } from '../args.ts';
@@ -8,10 +9,8 @@ import type { CliIo } from '../io.ts';
 
 const FLAGS = { address: 'string', cluster: 'string', follow: 'boolean', type: 'string', json: 'boolean', limit: 'string' } as const;
 
-export const EVENT_TYPES = [
-  'node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed', 'node_draining', 'node_alive',
-  'actor_state', 'actor_evicted', 'schedule_failed', 'placement_group_state',
-] as const;
+/** The event types --type takes: protocols' one list. */
+export const EVENT_TYPES = CLUSTER_EVENT_TYPES;
 const DEFAULT_LIMIT = 1000;
 
 /**
@@ -33,7 +32,7 @@ export async function events(argv: readonly string[], io: CliIo): Promise<number
   const print = (event: ClusterEvent): void => io.out(json ? JSON.stringify(event) : describeEvent(event));
   const wanted = (event: ClusterEvent): boolean => types === undefined || types.includes(event.type);
 
-  const client = await connectForCommand(address, cluster);
+  const client = await connectForCommand(address, cluster, io.access);
   let live: Subscription | undefined;
   try {
     const buffered: ClusterEvent[] = [];
@@ -86,7 +85,7 @@ function limitOf(text: string | undefined): number {
 }
 
 /** Resolves 0 on SIGINT / SIGTERM (or io.signal), or with `done`'s code when the stream ends. */
-function untilStopped(done: Promise<number>, io: CliIo): Promise<number> {
+export function untilStopped(done: Promise<number>, io: CliIo): Promise<number> {
   return new Promise<number>((resolve) => {
     const stop = (): void => finish(0);
     const finish = (code: number): void => {

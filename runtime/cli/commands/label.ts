@@ -4,7 +4,7 @@ import { RESERVED_LABEL_PREFIX, validateLabelKey } from '../../../lib/labels/val
 import { UsageError, parseArgs, stringFlag } from '../args.ts';
 import { addressOf } from '../address.ts';
 import { clusterOf, withCluster } from '../connection.ts';
-import { pairs } from '../format.ts';
+import { pairs, nodeJson } from '../format.ts';
 import type { CliIo } from '../io.ts';
 import { keyList, nodeSelectorOf, selectNode } from '../node-target.ts';
 
@@ -49,8 +49,8 @@ export async function label(argv: readonly string[], io: CliIo): Promise<number>
       });
     }
     const changed = await client.setNodeLabels(node.nodeId, { ...(set ? { set } : {}), ...(remove.length ? { remove } : {}) });
-    if (args.flags.json === true) io.out(JSON.stringify(changed, null, 2));
+    if (args.flags.json === true) io.out(JSON.stringify(nodeJson(changed), null, 2));
     else io.out(`node ${changed.name} (${changed.nodeId}): labels ${pairs(userLabels(changed.labels))}`);
-  });
+  }, io.access);
   return 0;
 }

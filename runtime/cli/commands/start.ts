@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
 import { OrreryError } from '../../../lib/errors.ts';
 import { GcsUnavailableError } from '../../client/errors.ts';
 import { rareList } from '../../gcs/flags.ts';
@@ -9,8 +11,14 @@ import { clusterOf, withCluster } from '../connection.ts';
 import type { CliIo } from '../io.ts';
 import { NODE_FLAGS, nodeFlagArgs } from '../node-flags.ts';
 import { AttachedSession, DetachedSession, type Session } from '../sessions.ts';
+import { runDir } from '../run-dir.ts';
+import { readCredentials } from '../../auth/credentials.ts';
+import { CONFIG_FILE, authInit, credsFile } from '../../auth/init.ts';
+import type { Role } from '../../auth/roles.ts';
+import type { NatsAccess } from '../../process/flags.ts';
 
-const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', ...NODE_FLAGS } as const;
+const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', 'auth-dir': 'string', listen: 'string', ...NODE_FLAGS } as const;
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
 
 /**
@@ -38,6 +46,20 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
   const rare = rareResourcesOf(args, head || gcsOnly);
   const cluster = clusterOf('start', args, io.env);
   let address = addressOf('start', args, io.env, null);
+  const listen = stringFlag(args, 'listen');
+  if (listen !== undefined && (!head || address !== undefined)) {
+    throw new UsageError('start: --listen is where the nats-server that `orrery start --head` starts listens; it takes no --address', '--listen');
+  }
+  let authDir = stringFlag(args, 'auth-dir');
+  if (authDir !== undefined && !head) throw new UsageError(`start: --auth-dir is the head's; ${gcsOnly ? 'a GCS alone takes --creds DIR/gcs.creds' : 'a joining node takes --creds DIR/node.creds'}`, '--auth-dir');
+  if (head && io.access?.creds !== undefined) {
+    throw new UsageError('start: --head runs a GCS and a raylet, two roles with two credentials: give --auth-dir DIR (gcs.creds and node.creds in it) rather than --creds', '--creds');
+  }
+  // a server reachable from other machines is never started open: its keys go into the run dir
+  if (listen !== undefined && !LOOPBACK_HOSTS.has(listen) && authDir === undefined) authDir = join(runDir(io.env), `auth-${cluster}`);
+  const auth = authDir === undefined ? undefined : authFiles(authDir, cluster, io);
+  const tls = io.access?.tls;
+  const accessOf = (role: Role): NatsAccess => (auth ? { creds: auth.creds(role), ...(tls ? { tls } : {}) } : (io.access ?? {}));
   if (gcsOnly) return startGcsAlone({ address, cluster, rare, block, io });
   if (!head && address === undefined) {
     throw new UsageError('start: --address is required to join a cluster (or set ORRERY_ADDRESS; use --head to start a new one)', '--address');
@@ -49,13 +71,17 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
     let startedNats = false;
     const found = address === undefined;
     if (address === undefined) {
-      if (await canConnect('127.0.0.1', NATS_DEFAULT_PORT)) address = LOCAL_NATS;
+      const taken = await canConnect('127.0.0.1', NATS_DEFAULT_PORT);
+      if (taken && auth) {
+        throw new OrreryError('NATS_RUNNING', `a NATS server already listens on 127.0.0.1:${NATS_DEFAULT_PORT}: orrery starts a server with authentication only on a free port; stop that one, or run it with -c ${auth.config} and pass --address`);
+      }
+      if (taken) address = LOCAL_NATS;
       else if (findNatsServer()) {
-        address = await session.startNats();
+        address = await session.startNats({ host: listen, config: auth?.config });
         startedNats = true;
       } else throw new NatsServerMissingError();
     }
-    const gcsRuns = await gcsAnswers(address, cluster);
+    const gcsRuns = await gcsAnswers(address, cluster, auth ? { creds: auth.creds('observer'), ...(tls ? { tls } : {}) } : (io.access ?? {}));
     if (head && gcsRuns) {
       throw new OrreryError('GCS_RUNNING', `a GCS already serves cluster ${JSON.stringify(cluster)} at ${address}; join it with: orrery start --address ${address}`);
     }
@@ -64,18 +90,31 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
     }
     const common = ['--address', address, '--cluster', cluster];
     const meta = { cluster, address };
-    const gcs = head ? await session.start('gcs', [...common, ...rare], meta) : undefined;
-    const raylet = await session.start('raylet', [...common, ...nodeArgs], meta);
+    const gcs = head ? await session.start('gcs', [...common, ...accessArgs(accessOf('gcs')), ...rare], meta) : undefined;
+    const raylet = await session.start('raylet', [...common, ...accessArgs(accessOf('node')), ...nodeArgs], meta);
     const node = `node ${String(raylet.ready.nodeName)} (${String(raylet.ready.nodeId)})`;
     if (head) {
-      const shared = found ? sharedAddress(address) : address;
+      // a server orrery started listens on loopback only: its address is not one to share
+      const shared = (found && !startedNats) || (listen !== undefined && !LOOPBACK_HOSTS.has(listen)) ? sharedAddress(address) : address;
       const clusterFlag = cluster === 'default' ? '' : ` --cluster ${cluster}`;
       io.out(`Started the head of cluster ${JSON.stringify(cluster)}: GCS (pid ${gcs!.pid}) and ${node} (pid ${raylet.pid})`);
-      if (startedNats) io.out(`Started nats-server on port ${NATS_DEFAULT_PORT} (all interfaces)`);
+      const on = `${listen ?? '127.0.0.1'}:${NATS_DEFAULT_PORT}`;
+      if (startedNats && auth) io.out(`Started nats-server on ${on} with authentication (${auth.config}).`);
+      else if (startedNats) {
+        io.out(`Started nats-server on ${on}: this machine only, without authentication (docs/security.md).`);
+        io.out('For nodes on other machines, start the head with --listen 0.0.0.0 (authentication on, keys in the run dir) or --auth-dir DIR.');
+      }
       io.out(`NATS address: ${shared}`);
-      io.out('To add a node, run on it:');
-      io.out(`  orrery start --address ${shared}${clusterFlag}`);
-      io.out(`Drivers connect with ORRERY_ADDRESS=${shared} or connect({ address: '${shared}' })`);
+      if (auth) {
+        io.out(`Credentials of each role are in ${auth.dir} (mode 0600; copy only the one a machine needs).`);
+        io.out('To add a node, copy node.creds to it and run there:');
+        io.out(`  orrery start --address ${shared}${clusterFlag} --creds ${auth.creds('node')}`);
+        io.out(`Drivers connect with ORRERY_ADDRESS=${shared} ORRERY_CREDS=${auth.creds('driver')}, or connect({ address: '${shared}', creds: '${auth.creds('driver')}' })`);
+      } else {
+        io.out('To add a node, run on it:');
+        io.out(`  orrery start --address ${shared}${clusterFlag}${io.access?.creds ? ' --creds FILE' : ''}`);
+        io.out(`Drivers connect with ORRERY_ADDRESS=${shared} or connect({ address: '${shared}' })`);
+      }
     } else {
       io.out(`Started ${node} (pid ${raylet.pid}) in cluster ${JSON.stringify(cluster)} at ${address}`);
     }
@@ -94,7 +133,7 @@ async function startGcsAlone(opts: { address: string | undefined; cluster: strin
   const address = opts.address ?? LOCAL_NATS;
   const session: Session = opts.block ? new AttachedSession(io) : new DetachedSession(io.env);
   try {
-    const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...opts.rare], { cluster, address });
+    const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io.access ?? {}), ...opts.rare], { cluster, address });
     const role = gcs.ready.standby === true ? 'a standby (another GCS holds the leader lease; this one takes over when it stops renewing it)' : 'the leader';
     io.out(`Started a GCS for cluster ${JSON.stringify(cluster)} at ${address} (pid ${gcs.pid}): ${role}`);
     if (session instanceof AttachedSession) return await session.block();
@@ -120,16 +159,18 @@ function rareResourcesOf(args: Parameters<typeof stringFlag>[0], head: boolean):
 }
 
 /** Whether a GCS answers for `cluster`; an unreachable server is an error naming the address. */
-async function gcsAnswers(address: string, cluster: string): Promise<boolean> {
+async function gcsAnswers(address: string, cluster: string, access: NatsAccess): Promise<boolean> {
   return withCluster(address, cluster, async (client) => {
     try {
       await client.nodes();
       return true;
     } catch (err) {
       if (err instanceof GcsUnavailableError) return false;
+      // a node's credentials may not list nodes: its raylet's registration will tell
+      if (err instanceof OrreryError && err.code === 'PERMISSION_DENIED') return true;
       throw err;
     }
-  });
+  }, access);
 }
 
 /** The address other machines use for a server found or started here: a loopback host replaced by this machine's first external IPv4 address. */
@@ -139,4 +180,33 @@ function sharedAddress(address: string): string {
     .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)?.address;
   if (!ip) return address;
   return address.replace(/\/\/(127\.0\.0\.1|localhost)(?=[:/,]|$)/g, `//${ip}`);
+}
+
+/** The flags that hand a process its credentials and TLS files (paths: no secret on a command line). */
+function accessArgs(access: NatsAccess): string[] {
+  return [
+    ...(access.creds === undefined ? [] : ['--creds', access.creds]),
+    ...(access.tls?.ca === undefined ? [] : ['--tls-ca', access.tls.ca]),
+    ...(access.tls?.cert === undefined ? [] : ['--tls-cert', access.tls.cert]),
+    ...(access.tls?.key === undefined ? [] : ['--tls-key', access.tls.key]),
+  ];
+}
+
+/**
+ * The head's credentials: DIR as `orrery auth init` wrote it, or written now when DIR holds none.
+ * Keys already there are kept (a restarted head keeps its nodes' credentials valid) but must be
+ * this cluster's.
+ */
+function authFiles(dir: string, cluster: string, io: CliIo): { dir: string; config: string; creds(role: Role): string } {
+  const config = join(dir, CONFIG_FILE);
+  if (!existsSync(config)) {
+    authInit({ dir, cluster });
+    io.out(`Wrote a nats-server configuration and credentials for cluster ${JSON.stringify(cluster)} to ${dir} (orrery auth init).`);
+  } else {
+    const written = readCredentials(credsFile(dir, 'gcs')).cluster;
+    if (written !== undefined && written !== cluster) {
+      throw new UsageError(`start: ${dir} holds the credentials of cluster ${JSON.stringify(written)}, not ${JSON.stringify(cluster)}`, '--auth-dir');
+    }
+  }
+  return { dir, config, creds: (role) => credsFile(dir, role) };
 }

@@ -3,14 +3,15 @@ import { addressOf } from '../address.ts';
 import { clusterOf, withCluster } from '../connection.ts';
 import type { PlacementGroupInfo } from '../../client/cluster-info.types.ts';
 import type { Cluster } from '../../client/cluster.ts';
-import { extraLabels, pairs, placementGroupStatus, resourceUse } from '../format.ts';
+import { clusterUse, extraLabels, pairs, placementGroupStatus, resourceUse, stateColour } from '../format.ts';
 import type { CliIo } from '../io.ts';
 
 const FLAGS = { address: 'string', cluster: 'string' } as const;
 
 /**
- * `orrery status`: nodes with labels, taints and resource use; pending actors and why they wait;
- * placement groups per state, and why those not created wait.
+ * `orrery status`: the cluster's resource use (used/total over live nodes), nodes by state with
+ * labels, taints and resource use; actors by state, pending ones and why they wait; placement
+ * groups per state, and why those not created wait.
  */
 export async function status(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('status', argv, FLAGS);
@@ -18,19 +19,18 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
   const cluster = clusterOf('status', args, io.env);
   await withCluster(address, cluster, async (client) => {
     const [nodes, actors, groups] = await Promise.all([client.nodes(), client.actors(), placementGroupsOf(client)]);
-    const alive = nodes.filter((n) => n.state === 'ALIVE').length;
+    const live = nodes.filter((n) => n.state !== 'DEAD');
     io.out(`cluster ${JSON.stringify(cluster)} at ${address}`);
-    io.out(`Nodes: ${nodes.length} (${alive} alive)`);
+    // the cluster at a glance, as `ray status` opens: used of total over the live nodes
+    io.out(`Usage: ${live.length > 0 ? clusterUse(live) : 'no live nodes'}`);
+    io.out(`Nodes: ${nodes.length}${countsOf(nodes.map((n) => n.state), io)}`);
     for (const n of nodes) {
-      io.out(`  ${n.name}  ${n.nodeId}  ${n.state}`);
+      io.out(`  ${n.name}  ${n.nodeId}  ${stateColour(n.state, io.color)}`);
       io.out(`    resources: ${resourceUse(n)}`);
       io.out(`    labels: ${pairs(extraLabels(n))}`);
       io.out(`    taints: ${pairs(n.taints)}`);
     }
-    const byState = new Map<string, number>();
-    for (const a of actors) byState.set(a.state, (byState.get(a.state) ?? 0) + 1);
-    const counts = [...byState].map(([s, k]) => `${k} ${s}`).join(', ');
-    io.out(`Actors: ${actors.length}${counts ? ` (${counts})` : ''}`);
+    io.out(`Actors: ${actors.length}${countsOf(actors.map((a) => a.state), io)}`);
     const pending = actors.filter((a) => a.state === 'PENDING');
     if (pending.length > 0) {
       io.out('Pending actors:');
@@ -41,7 +41,7 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
     }
     if (groups === undefined) io.out('Placement groups: not supported by this GCS');
     else for (const line of placementGroupStatus(groups)) io.out(line);
-  });
+  }, io.access);
   return 0;
 }
 
@@ -53,4 +53,11 @@ async function placementGroupsOf(client: Cluster): Promise<PlacementGroupInfo[] 
     if ((err as { code?: unknown }).code === 'UNKNOWN_TYPE') return undefined;
     throw err;
   }
+}
+
+/** ` (3 ALIVE, 1 DEAD)`: how many are in each state, in the order first seen; empty for none. */
+function countsOf(states: readonly string[], io: CliIo): string {
+  const byState = new Map<string, number>();
+  for (const s of states) byState.set(s, (byState.get(s) ?? 0) + 1);
+  return byState.size === 0 ? '' : ` (${[...byState].map(([s, k]) => `${k} ${stateColour(s, io.color)}`).join(', ')})`;
 }

@@ -3,7 +3,7 @@ import { validateLabelKey } from '../../../lib/labels/validate.ts';
 import { UsageError, parseArgs, stringFlag } from '../args.ts';
 import { addressOf } from '../address.ts';
 import { clusterOf, withCluster } from '../connection.ts';
-import { pairs } from '../format.ts';
+import { pairs, nodeJson } from '../format.ts';
 import type { CliIo } from '../io.ts';
 import { parseTaintsFlag } from '../node-flags.ts';
 import { keyList, nodeSelectorOf, selectNode } from '../node-target.ts';
@@ -48,8 +48,8 @@ export async function taint(argv: readonly string[], io: CliIo): Promise<number>
       });
     }
     const changed = await client.setNodeTaints(node.nodeId, { ...(add ? { add } : {}), ...(remove.length ? { remove } : {}) });
-    if (args.flags.json === true) io.out(JSON.stringify(changed, null, 2));
+    if (args.flags.json === true) io.out(JSON.stringify(nodeJson(changed), null, 2));
     else io.out(`node ${changed.name} (${changed.nodeId}): taints ${pairs(changed.taints)}`);
-  });
+  }, io.access);
   return 0;
 }

@@ -49,7 +49,7 @@ async function record(argv: readonly string[], io: CliIo): Promise<number> {
 
   let bus: Bus;
   try {
-    bus = await connectNatsBus({ servers: address, name: 'orrery-trace', connectTimeoutMs: CONNECT_TIMEOUT_MS });
+    bus = await connectNatsBus({ servers: address, name: 'orrery-trace', connectTimeoutMs: CONNECT_TIMEOUT_MS, ...io.access });
   } catch (err) {
     throw new OrreryError('CONNECTION_FAILED', `trace record: cannot connect to NATS at ${address}: ${err instanceof OrreryError ? String(err.detail.reason ?? err.message) : String(err)}`);
   }
@@ -123,39 +123,61 @@ async function replay(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 /**
- * One transition per key press. On a terminal stdin is read raw (any key steps, q or Ctrl-C quits);
- * otherwise each line read steps (so a script can drive it), and the end of input quits.
+ * One transition per key press. On a terminal stdin is read raw: any key steps forward, b (or ←)
+ * steps back, ? repeats the help, q quits; Ctrl-C quits with 130, as an interrupted command does.
+ * Otherwise each line read is a key (an empty line steps, so a script can drive it), and the end of
+ * input quits.
  */
 async function step(records: readonly InspectRecord[], print: (r: InspectRecord) => void, io: CliIo): Promise<number> {
   const stdin = process.stdin;
   const tty = stdin.isTTY === true;
-  let i = 0;
-  const showNext = (): boolean => {
-    if (i >= records.length) return false;
-    print(records[i]);
-    io.err(`[${++i}/${records.length}] ${tty ? 'any key: next, q: quit' : 'Enter: next'}`);
-    return i < records.length;
+  const help = tty ? 'keys: any key next · b or ← back · ? help · q quit' : 'lines: Enter next · b back · ? help · q quit';
+  /** How many transitions have been shown: records[shown - 1] is the current one. */
+  let shown = 0;
+  const show = (): void => {
+    print(records[shown - 1]);
+    io.err(`[${shown}/${records.length}]`);
   };
-  if (!showNext()) {
+  const forward = (): boolean => {
+    if (shown >= records.length) return false;
+    shown++;
+    show();
+    return shown < records.length;
+  };
+  const back = (): void => {
+    if (shown <= 1) return void io.err('(at the first transition)');
+    shown--;
+    show();
+  };
+  io.err(help);
+  if (!forward()) {
     io.err('(end of trace)');
     return 0;
   }
   return new Promise<number>((resolve) => {
-    const done = (): void => {
+    const done = (code = 0): void => {
       cleanup();
-      resolve(0);
+      resolve(code);
+    };
+    /** One key; true when the replay is over. */
+    const key = (k: string): boolean => {
+      if (k === 'q' || k === '\u001b') return true;
+      if (k === 'b' || k === '\u001b[D') return back(), false;
+      if (k === '?') return io.err(help), false;
+      if (!forward()) {
+        io.err('(end of trace)');
+        return true;
+      }
+      return false;
     };
     let cleanup: () => void;
     if (tty) {
       stdin.setRawMode(true);
       stdin.resume();
       const onData = (data: Buffer): void => {
-        const key = data.toString();
-        if (key === 'q' || key === '\u0003' || key === '\u001b') return done();
-        if (!showNext()) {
-          io.err('(end of trace)');
-          done();
-        }
+        const k = data.toString();
+        if (k === '\u0003') return done(130); // Ctrl-C
+        if (key(k)) done();
       };
       stdin.on('data', onData);
       cleanup = () => {
@@ -166,10 +188,7 @@ async function step(records: readonly InspectRecord[], print: (r: InspectRecord)
     } else {
       const lines = createInterface({ input: stdin });
       lines.on('line', (line) => {
-        if (line.trim() === 'q' || !showNext()) {
-          if (line.trim() !== 'q') io.err('(end of trace)');
-          done();
-        }
+        if (key(line.trim())) done();
       });
       lines.once('close', done);
       cleanup = () => {

@@ -7,6 +7,8 @@ async function request(method, path, body) {
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+  // a dashboard started with a token, and this browser no longer signed in: sign in again
+  if (res.status === 401) location.assign('/login');
   const text = await res.text();
   const value = text ? JSON.parse(text) : undefined;
   if (!res.ok) {
@@ -27,6 +29,7 @@ export const api = {
   placementGroups: () => request('GET', '/api/placement-groups'),
   events: (limit = 200) => request('GET', `/api/events?limit=${limit}`),
   trace: () => request('GET', '/api/trace'),
+  explain: (body) => request('POST', '/api/explain', body),
   addTaints: (id, taints) => request('POST', `${node(id)}/taints`, taints),
   removeTaint: (id, key) => request('DELETE', `${node(id)}/taints/${encodeURIComponent(key)}`),
   addLabels: (id, labels) => request('POST', `${node(id)}/labels`, labels),

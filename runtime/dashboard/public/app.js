@@ -2,6 +2,7 @@
 import { api } from './api.js';
 import { clusterView } from './cluster-view.js';
 import { stepView } from './step-view.js';
+import { explainForm } from './explain.js';
 
 const $ = (id) => document.getElementById(id);
 let toastTimer;
@@ -21,7 +22,9 @@ function connection(state, detail) {
   $('conn').title = detail ?? '';
 }
 
-const cluster = clusterView({ toast, onConnection: connection, openActor: (id) => (location.hash = `#step/live/actor/${id}`) });
+// set from /api/info before the cluster view first renders: a read-only dashboard shows no write controls
+const access = { readOnly: false };
+const cluster = clusterView({ toast, onConnection: connection, openActor: (id) => (location.hash = `#step/live/actor/${id}`), readOnly: () => access.readOnly });
 const step = stepView({
   toast,
   describeActor: (id) => {
@@ -44,6 +47,9 @@ function show() {
 
 async function main() {
   const info = await api.info();
+  access.readOnly = info.readOnly === true;
+  document.body.dataset.readOnly = String(access.readOnly);
+  $('read-only').hidden = !access.readOnly;
   $('cluster-name').textContent = info.cluster ?? (info.trace ? `trace · ${info.trace.cluster}` : '');
   document.title = `orrery · ${info.cluster ?? 'trace'}`;
   if (!info.cluster) {
@@ -54,7 +60,10 @@ async function main() {
   await step.start(info);
   window.addEventListener('hashchange', show);
   show();
-  if (info.cluster) await cluster.start();
+  if (info.cluster) {
+    explainForm({ toast, nodeName: (id) => cluster.nodeName(id) });
+    await cluster.start();
+  }
   document.body.dataset.ready = 'true';
 }
 

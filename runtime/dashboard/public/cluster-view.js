@@ -7,8 +7,11 @@ const FEED_MAX = 300;
 /** Resource use changes without events (tasks); the view is also refreshed this often. */
 const POLL_MS = 5000;
 
-export function clusterView({ toast, onConnection, openActor }) {
+export function clusterView({ toast, onConnection, openActor, readOnly = () => false }) {
   const state = { nodes: [], actors: [], pgs: [], events: [], lastSeq: 0, drafts: new Map() };
+  // the actors table: filters (state, node, namespace) and pages of PAGE_SIZE rows
+  const PAGE_SIZE = 50;
+  const table = { state: 'live', node: '', namespace: '', page: 0 };
   const $ = (id) => document.getElementById(id);
   let refreshTimer;
   let refreshing = false;
@@ -84,6 +87,8 @@ export function clusterView({ toast, onConnection, openActor }) {
     const userLabels = Object.entries(node.labels).filter(([k]) => !k.startsWith(BUILTIN_PREFIX));
     const builtins = Object.entries(node.labels).filter(([k]) => k.startsWith(BUILTIN_PREFIX) && k !== 'orrery.io/node-id' && k !== 'orrery.io/node-name');
     const live = node.state !== 'DEAD';
+    // the taint and label controls: on live nodes, unless the dashboard is read-only
+    const writable = live && !readOnly();
     const taints = Object.entries(node.taints);
     return h('article', { class: 'node-card', 'data-node-id': node.nodeId, 'data-node-name': node.name, 'data-state': node.state },
       h('div', { class: 'node-head' },
@@ -94,14 +99,14 @@ export function clusterView({ toast, onConnection, openActor }) {
         h('div', { class: 'sub' }, 'Labels'),
         h('div', { class: 'chips labels' },
           userLabels.map(([k, v]) => h('span', { class: 'chip label', 'data-label': k }, `${k}=${v}`,
-            live && h('button', { class: 'x', type: 'button', title: `Remove label ${k}`, 'aria-label': `Remove label ${k}`, onclick: () => change(() => api.removeLabel(node.nodeId, k), `label ${k} removed from ${node.name}`) }, '×'))),
+            writable && h('button', { class: 'x', type: 'button', title: `Remove label ${k}`, 'aria-label': `Remove label ${k}`, onclick: () => change(() => api.removeLabel(node.nodeId, k), `label ${k} removed from ${node.name}`) }, '×'))),
           builtins.map(([k, v]) => h('span', { class: 'chip builtin', title: 'built-in label' }, `${k.slice(BUILTIN_PREFIX.length)}=${v}`)),
           userLabels.length + builtins.length === 0 && h('span', { class: 'none' }, 'none'))),
       h('div', {},
         h('div', { class: 'sub' }, 'Taints'),
         h('div', { class: 'chips taints' },
           taints.map(([k, v]) => h('span', { class: `chip taint ${v.endsWith(':NoExecute') ? 'NoExecute' : ''}`, 'data-taint': k, title: taintTitle(v) }, `${k}=${v}`,
-            live && h('button', { class: 'x', type: 'button', title: `Remove taint ${k}`, 'aria-label': `Remove taint ${k}`, onclick: () => change(() => api.removeTaint(node.nodeId, k), `taint ${k} removed from ${node.name}`) }, '×'))),
+            writable && h('button', { class: 'x', type: 'button', title: `Remove taint ${k}`, 'aria-label': `Remove taint ${k}`, onclick: () => change(() => api.removeTaint(node.nodeId, k), `taint ${k} removed from ${node.name}`) }, '×'))),
           taints.length === 0 && h('span', { class: 'none' }, 'none'))),
       h('div', {},
         h('div', { class: 'sub' }, `Actors (${actors.length})`),
@@ -109,7 +114,7 @@ export function clusterView({ toast, onConnection, openActor }) {
           actors.map((a) => h('span', { class: 'actor-pill', 'data-actor-id': a.actorId, title: `${a.className} ${a.actorId} ${a.state}`, onclick: () => openActor(a.actorId) },
             h('span', { class: `dot ${a.state}` }), a.name ?? `${a.className} ${shortId(a.actorId)}`)),
           actors.length === 0 && h('span', { class: 'none' }, 'none'))),
-      live && h('div', { class: 'node-forms' },
+      writable && h('div', { class: 'node-forms' },
         pairForm(node.nodeId, 'taint', 'key=value[:Effect]', (k, v) => change(() => api.addTaints(node.nodeId, { [k]: v }), `taint ${k}=${v} added to ${node.name}`)),
         pairForm(node.nodeId, 'label', 'key=value', (k, v) => change(() => api.addLabels(node.nodeId, { [k]: v }), `label ${k}=${v} set on ${node.name}`))),
     );
@@ -162,16 +167,50 @@ export function clusterView({ toast, onConnection, openActor }) {
     }
   }
 
+  function wireActorFilters() {
+    const changed = (key, value) => {
+      table[key] = value;
+      table.page = 0;
+      renderActors();
+    };
+    $('actor-state').onchange = (e) => changed('state', e.target.value);
+    $('actor-node').onchange = (e) => changed('node', e.target.value);
+    $('actor-namespace').oninput = (e) => changed('namespace', e.target.value.trim());
+    $('actor-prev').onclick = () => ((table.page = Math.max(0, table.page - 1)), renderActors());
+    $('actor-next').onclick = () => ((table.page += 1), renderActors());
+  }
+
+  function renderActorFilters() {
+    const select = $('actor-node');
+    const options = [['', 'all'], ...state.nodes.map((n) => [n.nodeId, n.name])];
+    if (select.options.length !== options.length || options.some(([v], i) => select.options[i]?.value !== v)) {
+      select.replaceChildren(...options.map(([value, text]) => h('option', { value }, text)));
+      select.value = options.some(([v]) => v === table.node) ? table.node : '';
+    }
+  }
+
   function renderActors() {
     const rank = { PENDING: 0, RESTARTING: 1, SCHEDULED: 2, DEPENDENCIES_UNREADY: 3, ALIVE: 4, DEAD: 5 };
-    const actors = [...state.actors].sort((a, b) => rank[a.state] - rank[b.state] || a.className.localeCompare(b.className) || a.actorId.localeCompare(b.actorId));
-    $('actor-count').textContent = String(actors.length);
+    renderActorFilters();
+    const shown = state.actors.filter((a) =>
+      (table.state === '' || (table.state === 'live' ? a.state !== 'DEAD' : a.state === table.state)) &&
+      (table.node === '' || a.nodeId === table.node) &&
+      (table.namespace === '' || a.namespace === table.namespace));
+    const actors = shown.sort((a, b) => rank[a.state] - rank[b.state] || a.className.localeCompare(b.className) || a.actorId.localeCompare(b.actorId));
+    $('actor-count').textContent = actors.length === state.actors.length ? String(actors.length) : `${actors.length} of ${state.actors.length}`;
+    const pages = Math.max(1, Math.ceil(actors.length / PAGE_SIZE));
+    table.page = Math.min(table.page, pages - 1);
+    const first = table.page * PAGE_SIZE;
+    const page = actors.slice(first, first + PAGE_SIZE);
+    $('actor-page').textContent = actors.length === 0 ? '0 of 0' : `${first + 1}–${first + page.length} of ${actors.length}`;
+    $('actor-prev').disabled = table.page === 0;
+    $('actor-next').disabled = table.page >= pages - 1;
     const body = document.querySelector('#actors tbody');
     if (actors.length === 0) {
-      body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No actors yet.')));
+      body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, state.actors.length === 0 ? 'No actors yet.' : 'No actor matches these filters.')));
       return;
     }
-    body.replaceChildren(...actors.map((a) => h('tr', { 'data-actor-id': a.actorId, 'data-state': a.state },
+    body.replaceChildren(...page.map((a) => h('tr', { 'data-actor-id': a.actorId, 'data-state': a.state },
       h('td', {}, h('div', {}, a.name ?? h('span', { class: 'secondary' }, 'unnamed')), h('div', { class: 'mono secondary' }, a.actorId)),
       h('td', {}, a.className),
       h('td', {}, h('span', { class: `badge ${stateClass(a.state)}` }, a.state)),
@@ -216,6 +255,7 @@ export function clusterView({ toast, onConnection, openActor }) {
   }
 
   async function start() {
+    wireActorFilters();
     const pending = [];
     let joined = false;
     follow('/api/events/stream', 'cluster', (e) => {

@@ -17,10 +17,12 @@ export function stepView({ toast, describeActor, describeNode }) {
   const $ = (id) => document.getElementById(id);
   const sources = { live: new Map(), trace: new Map() };
   const charts = new Map();
-  const view = { source: 'live', key: undefined, index: 0, following: true, playing: undefined, available: { live: false, trace: false } };
+  const view = { source: 'live', key: undefined, index: 0, following: true, playing: undefined, showHeartbeats: false, available: { live: false, trace: false } };
 
   const keyOf = (r) => `${r.machine}/${r.id}`;
-  const records = () => (view.key ? sources[view.source].get(view.key) ?? [] : []);
+  const all = () => (view.key ? sources[view.source].get(view.key) ?? [] : []);
+  // a raylet beats twice a second: its heartbeat transitions are folded away unless asked for
+  const records = () => (view.showHeartbeats ? all() : all().filter((r) => !r.heartbeat));
 
   function add(source, r) {
     const map = sources[source];
@@ -120,7 +122,14 @@ export function stepView({ toast, describeActor, describeNode }) {
     if (!r) {
       $('current-state').textContent = '';
       $('current-state').dataset.currentState = '';
-      $('timeline').replaceChildren();
+      const folded = all().length - n;
+      // say why there is nothing to step through rather than show an empty view
+      const why = !view.key
+        ? []
+        : folded > 0
+          ? [h('li', { class: 'empty' }, `${folded} heartbeat transition(s), folded away: tick "Show heartbeats" to step through them.`)]
+          : [h('li', { class: 'empty' }, 'No transitions of this machine since this page began following: it has not changed state since. Its next transition appears here.')];
+      $('timeline').replaceChildren(...why);
       return;
     }
     $('step-machine').textContent = `${r.machine} · ${r.id}${view.source === 'trace' ? ' · trace file' : ' · live'}`;
@@ -135,7 +144,7 @@ export function stepView({ toast, describeActor, describeNode }) {
     $('timeline').replaceChildren(...list.slice(lo, hi).map((x, j) => [x, lo + j]).map(([x, i]) => h('li', { class: i === view.index ? 'current' : '', 'data-index': i, 'data-to': x.to, onclick: () => go(i) },
       h('span', { class: 'seq' }, `#${x.seq}`),
       h('span', { class: 't' }, clockMs(x.time)),
-      h('span', { class: 'ev' }, x.event.type),
+      h('span', { class: 'ev', title: x.event.type }, x.eventName ?? x.event.type),
       h('span', { class: 'arrow' }, x.from ?? '∅', ' → ', h('b', {}, x.to)))));
     $('timeline').querySelector('li.current')?.scrollIntoView({ block: 'nearest' });
     void renderChart(list, r.to);
@@ -212,6 +221,11 @@ export function stepView({ toast, describeActor, describeNode }) {
     $('step-play').onclick = togglePlay;
     $('step-scrubber').oninput = (e) => go(Number(e.target.value));
     $('instance-filter').oninput = renderInstances;
+    $('show-heartbeats').onchange = (e) => {
+      view.showHeartbeats = e.target.checked;
+      view.following = true;
+      render();
+    };
     for (const b of document.querySelectorAll('#source-switch .seg')) b.onclick = () => setSource(b.dataset.source);
     document.addEventListener('keydown', (e) => {
       if (document.querySelector('[data-view="step"]').hidden || e.target.matches('input, textarea')) return;
@@ -232,7 +246,7 @@ export function stepView({ toast, describeActor, describeNode }) {
       }
     }
     if (info.inspection) {
-      follow('/api/inspect/stream', 'inspect', (r) => {
+      const source = follow('/api/inspect/stream', 'inspect', (r) => {
         if (!add('live', r)) return;
         if (view.source !== 'live') return;
         clearTimeout(liveTimer);
@@ -240,6 +254,13 @@ export function stepView({ toast, describeActor, describeNode }) {
           renderInstances();
           if (view.key === keyOf(r) || !view.key) render();
         }, 50);
+      });
+      // which processes send their machines' transitions to this page (gcs:…, raylet:…): shown on
+      // the step view's root element, from when each attached
+      const attached = new Set();
+      source.addEventListener('attached', (e) => {
+        attached.add(JSON.parse(e.data).publisher);
+        $('instance-list').dataset.attached = [...attached].sort().join(' ');
       });
     }
     setSource(info.trace && !info.cluster ? 'trace' : info.inspection ? 'live' : info.trace ? 'trace' : 'live');

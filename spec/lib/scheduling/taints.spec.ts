@@ -2,7 +2,7 @@ import { InvalidOptionError } from '../../../lib/errors.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ClusterState } from '../../../lib/cluster/cluster-state.ts';
-import { InvalidLabelError, OrreryError } from '../../../lib/errors.ts';
+import { InvalidTaintError, OrreryError } from '../../../lib/errors.ts';
 import { labelKeyProblem } from '../../../lib/labels/validate.ts';
 import { seededRng } from '../../../lib/random.ts';
 import { parseResources } from '../../../lib/resources/resource-set.ts';
@@ -25,18 +25,19 @@ import {
 } from '../../../lib/scheduling/taints.ts';
 import { DoesNotExist, Exists, In, NotIn } from '../../../lib/selectors/builders.ts';
 
-function expectLabelError(fn: () => unknown, want: { key: string; value: string | undefined; rule: string }): void {
+function expectTaintError(fn: () => unknown, want: { key: string; value: string; rule: string }): void {
   try {
     fn();
   } catch (err) {
-    assert.instance(err, InvalidLabelError);
+    assert.instance(err, InvalidTaintError);
     assert.instance(err, OrreryError);
-    const e = err as InvalidLabelError;
-    assert.is(e.code, 'INVALID_LABEL');
+    const e = err as InvalidTaintError;
+    assert.is(e.code, 'INVALID_TAINT');
     assert.equal({ key: e.key, value: e.value, rule: e.rule }, want);
+    assert.match(e.message, /^invalid taint /, 'said as a taint, not as a label');
     return;
   }
-  assert.unreachable('expected an InvalidLabelError');
+  assert.unreachable('expected an InvalidTaintError');
 }
 
 const t = (key: string, value: string, effect: Taint['effect'] = 'NoSchedule'): Taint => ({ key, value, effect });
@@ -60,25 +61,26 @@ for (const c of parsed) {
   });
 }
 
-const EFFECT_RULE = 'taint effect must be one of NoSchedule, PreferNoSchedule, NoExecute';
+const effectRule = (got: string): string => `the effect must be one of NoSchedule, PreferNoSchedule, NoExecute (got ${JSON.stringify(got)})`;
+const VALUE_CHARS = "value may contain only alphanumerics, '-', '_' and '.'";
 
-const badTaints: { name: string; key: string; raw: unknown; want: { key: string; value: string | undefined; rule: string } }[] = [
-  { name: 'unknown effect', key: 'gpu_node', raw: 'true:Evict', want: { key: 'gpu_node', value: 'true:Evict', rule: EFFECT_RULE } },
-  { name: 'effects are case-sensitive', key: 'gpu_node', raw: 'true:noschedule', want: { key: 'gpu_node', value: 'true:noschedule', rule: EFFECT_RULE } },
-  { name: 'an empty effect', key: 'gpu_node', raw: 'true:', want: { key: 'gpu_node', value: 'true:', rule: EFFECT_RULE } },
-  { name: 'a colon inside the value', key: 'k', raw: 'a:b:NoSchedule', want: { key: 'k', value: 'a:b', rule: "value may contain only alphanumerics, '-', '_' and '.'" } },
-  { name: 'a value with a space', key: 'k', raw: 'bad value', want: { key: 'k', value: 'bad value', rule: "value may contain only alphanumerics, '-', '_' and '.'" } },
-  { name: 'a value starting with a dash', key: 'k', raw: '-x:NoExecute', want: { key: 'k', value: '-x', rule: 'value must start and end with an alphanumeric character' } },
+const badTaints: { name: string; key: string; raw: unknown; want: { key: string; value: string; rule: string } }[] = [
+  { name: 'unknown effect', key: 'gpu_node', raw: 'true:Evict', want: { key: 'gpu_node', value: 'true:Evict', rule: effectRule('Evict') } },
+  { name: 'effects are case-sensitive', key: 'gpu_node', raw: 'true:noschedule', want: { key: 'gpu_node', value: 'true:noschedule', rule: effectRule('noschedule') } },
+  { name: 'an empty effect', key: 'gpu_node', raw: 'true:', want: { key: 'gpu_node', value: 'true:', rule: effectRule('') } },
+  { name: 'a colon inside the value', key: 'k', raw: 'a:b:NoSchedule', want: { key: 'k', value: 'a:b:NoSchedule', rule: VALUE_CHARS } },
+  { name: 'a value with a space', key: 'k', raw: 'bad value', want: { key: 'k', value: 'bad value', rule: VALUE_CHARS } },
+  { name: 'a value starting with a dash', key: 'k', raw: '-x:NoExecute', want: { key: 'k', value: '-x:NoExecute', rule: 'value must start and end with an alphanumeric character' } },
   { name: 'a value of 64 characters', key: 'k', raw: 'v'.repeat(64), want: { key: 'k', value: 'v'.repeat(64), rule: 'value must be 63 characters or less' } },
-  { name: 'a key with a space', key: 'bad key', raw: 'true', want: { key: 'bad key', value: undefined, rule: "name may contain only alphanumerics, '-', '_' and '.'" } },
-  { name: 'an empty key', key: '', raw: 'true', want: { key: '', value: undefined, rule: 'key must not be empty' } },
-  { name: 'a reserved key by default', key: 'orrery.io/x', raw: 'true', want: { key: 'orrery.io/x', value: undefined, rule: 'prefix orrery.io/ is reserved for built-in labels (users may set only orrery.io/accelerator-type, market-type, node-group, availability-zone and availability-region)' } },
-  { name: 'a value that is not a string', key: 'k', raw: 5, want: { key: 'k', value: '5', rule: 'taint value must be a string' } },
+  { name: 'a key with a space', key: 'bad key', raw: 'true', want: { key: 'bad key', value: 'true', rule: "name may contain only alphanumerics, '-', '_' and '.'" } },
+  { name: 'an empty key', key: '', raw: 'true', want: { key: '', value: 'true', rule: 'key must not be empty' } },
+  { name: 'a reserved key by default', key: 'orrery.io/x', raw: 'true', want: { key: 'orrery.io/x', value: 'true', rule: 'prefix orrery.io/ is reserved for built-in labels (users may set only orrery.io/accelerator-type, market-type, node-group, availability-zone and availability-region)' } },
+  { name: 'a value that is not a string', key: 'k', raw: 5, want: { key: 'k', value: '5', rule: 'the value must be a string' } },
 ];
 
 for (const c of badTaints) {
   test(`parseTaint rejects: ${c.name}`, () => {
-    expectLabelError(() => parseTaint(c.key, c.raw as string), c.want);
+    expectTaintError(() => parseTaint(c.key, c.raw as string), c.want);
   });
 }
 
@@ -115,7 +117,7 @@ for (const c of records) {
 }
 
 test('parseTaints stops at the first bad entry', () => {
-  expectLabelError(() => parseTaints({ ok: 'true', bad: 'x:Never' }), { key: 'bad', value: 'x:Never', rule: EFFECT_RULE });
+  expectTaintError(() => parseTaints({ ok: 'true', bad: 'x:Never' }), { key: 'bad', value: 'x:Never', rule: effectRule('Never') });
 });
 
 test('describeTaint', () => {

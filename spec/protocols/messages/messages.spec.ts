@@ -27,7 +27,7 @@ test('the registry holds every message type of this protocol version', () => {
   // the inspection stream's types (protocols/messages/inspect.ts), when this build has it
   const inspectTypes = Object.keys(messages).filter((t) => t.startsWith('inspect_')).sort();
   assert.equal(Object.keys(messages).sort(), [
-    'actor_call', 'actor_died', 'cancel_bundle', 'commit_bundle', 'create_actor', 'create_pg', 'drain_node', 'event', 'get_actor', 'get_pg', 'heartbeat',
+    'actor_call', 'actor_died', 'cancel_bundle', 'commit_bundle', 'create_actor', 'create_pg', 'drain_node', 'event', 'explain', 'get_actor', 'get_pg', 'heartbeat',
     ...inspectTypes, 'kill_actor', 'leased_task', 'list_actors', 'list_events', 'list_nodes', 'list_placement_groups', 'prepare_bundle', 'raylet_kill_actor',
     'raylet_load', 'register_actor', 'register_node', 'remove_pg', 'reply', 'set_node_labels', 'set_node_taints', 'submit_task', 'view_delta', 'view_snapshot',
   ]);
@@ -50,7 +50,7 @@ test('an actor call and a create_actor request round-trip with user values intac
 });
 
 test('a create_actor with an unknown isolation is rejected with the field path', () => {
-  const bad = { actorId: 'a1', code: { moduleUrl: 'm', className: 'C', args: [] }, namespace: 'd', labels: {}, resources: {}, maxConcurrency: 1, isolation: 'vm', incarnation: 0 };
+  const bad = { actorId: 'a1', code: { moduleUrl: 'file:///m.js', className: 'C', args: [] }, namespace: 'd', labels: {}, resources: {}, maxConcurrency: 1, isolation: 'vm', incarnation: 0 };
   try {
     decode(encode('create_actor', bad as never));
     assert.unreachable('accepted');
@@ -58,6 +58,37 @@ test('a create_actor with an unknown isolation is rejected with the field path',
     assert.is((err as { code: string }).code, 'INVALID_MESSAGE');
     assert.match((err as Error).message, 'isolation');
   }
+});
+
+test('one rule for user payloads at every hop: create_actor, submit_task and create_pg refuse nesting past 512 levels, with the path', () => {
+  const deep = (levels: number): unknown => {
+    let v: unknown = 'x';
+    for (let i = 0; i < levels; i++) v = { a: v };
+    return v;
+  };
+  const create = (args: unknown[]) => ({
+    actorId: 'a1', code: { moduleUrl: 'file:///x.js', className: 'C', args }, namespace: 'default',
+    labels: {}, resources: {}, maxConcurrency: 1, isolation: 'shared' as const, incarnation: 0,
+  });
+  const task = (args: unknown[]) => ({ taskId: 't1', code: { moduleUrl: 'file:///x.js', functionName: 'f', args }, namespace: 'default', options: {}, hops: 0, attempt: 0 });
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['create_actor', create([1, deep(600)]), 'code.args[1].a.a'],
+    ['submit_task', task([deep(513)]), 'code.args[0].a.a'],
+    ['create_pg', { pgId: 'p1', namespace: 'default', options: { bundles: [{ CPU: 1 }], extra: deep(520) } }, 'options.extra.a.a'],
+  ];
+  for (const [type, body, path] of cases) {
+    try {
+      decode(encode(type as never, body as never));
+      assert.unreachable(`${type} accepted`);
+    } catch (err) {
+      assert.is((err as { code: string }).code, 'INVALID_MESSAGE', type);
+      assert.match((err as Error).message, `${path}`);
+      assert.match((err as Error).message, 'nested deeper than 512 levels');
+    }
+  }
+  // 512 levels and less go through, on every hop
+  assert.equal((decode(encode('create_actor', create([deep(510)]))).body as { code: { args: unknown[] } }).code.args, [deep(510)]);
+  assert.equal((decode(encode('submit_task', task([deep(510)]) as never)).body as { code: { args: unknown[] } }).code.args, [deep(510)]);
 });
 
 /** A delta whose node upsert carries only the resource names that changed. */

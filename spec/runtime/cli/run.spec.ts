@@ -1,6 +1,6 @@
 // The CLI in-process: every bad flag or value is exactly one stderr line naming the flag, exit 2;
 // an unreachable server is one line naming the address, exit 1. Nothing is started.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -10,13 +10,16 @@ import { runCli } from '../../../runtime/cli/run.ts';
 async function run(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string[]; err: string[] }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env });
+  // already aborted: a command that wrongly got past its checks (a dashboard, events --follow) ends at once rather than hang the suite
+  const code = await runCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env, signal: AbortSignal.abort() });
   return { code, out, err };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'orrery-cli-spec-'));
 const badYaml = join(dir, 'bad.yaml');
 writeFileSync(badYaml, 'region: [us, eu]\n');
+const shortToken = join(dir, 'short.token');
+writeFileSync(shortToken, 'abc\n');
 
 const cases: [string, string[], RegExp][] = [
   ['unknown command', ['frobnicate'], /unknown command "frobnicate"/],
@@ -56,7 +59,7 @@ const cases: [string, string[], RegExp][] = [
   ['taint with nothing to change', ['taint', '--node-ip', '10.0.0.1'], /taint: nothing to change/],
   ['taint --add effect', ['taint', '--node-id', 'n1', '--add', 'gpu=true:Never'], /taint: --add: .*effect must be one of NoSchedule, PreferNoSchedule, NoExecute/],
   ['taint --add pair', ['taint', '--node-id', 'n1', '--add', 'gpu'], /taint: --add: expected key=value\[:Effect\]/],
-  ['taint --add value', ['taint', '--node-id', 'n1', '--add', 'gpu=has space:NoExecute'], /taint: --add: invalid label "gpu"="has space"/],
+  ['taint --add value', ['taint', '--node-id', 'n1', '--add', 'gpu=has space:NoExecute'], /taint: --add: invalid taint "gpu"="has space:NoExecute": value may contain only/],
   ['taint --add duplicate', ['taint', '--node-id', 'n1', '--add', 'a=1,a=2'], /taint: --add: duplicate key "a"/],
   ['taint --add reserved', ['taint', '--node-id', 'n1', '--add', 'orrery.io/rare-gpu=true'], /taint: --add: .*orrery\.io/],
   ['events --type', ['events', '--type', 'schedule_failed,actor_exploded'], /events: --type: unknown event type "actor_exploded"/],
@@ -64,6 +67,21 @@ const cases: [string, string[], RegExp][] = [
   ['events stray argument', ['events', 'now'], /events: unexpected argument "now"/],
   ['list --state of nodes', ['list', 'nodes', '--state', 'ALIVE'], /list: --state: only actors are listed by state/],
   ['list --state unknown', ['list', 'actors', '--state', 'alive,ASLEEP'], /list: --state: unknown actor state "ASLEEP"/],
+  ['list --filter key', ['list', 'nodes', '--filter', 'class=Counter'], /list: --filter: nodes cannot be filtered by "class" \(expected state, name, node\)/],
+  ['list --filter pair', ['list', 'actors', '--filter', 'state'], /list: --filter: expected key=value/],
+  ['list --limit', ['list', 'actors', '--limit', '0'], /list: --limit: expected a whole number of at least 1/],
+  ['list --json and --detail', ['list', 'actors', '--json', '--detail'], /list: give --json or --detail, not both/],
+  ['--creds unreadable', ['status', '--creds', join(dir, 'none.creds')], /status: --creds: cannot read .*none\.creds: ENOENT/],
+  ['--creds without a value', ['list', 'nodes', '--creds'], /list: --creds needs a value/],
+  ['--tls-cert without --tls-key', ['status', '--tls-cert', badYaml], /status: --tls-key: a client certificate needs both --tls-cert and --tls-key/],
+  ['--creds on the head', ['start', '--head', '--creds', badYaml], /start: --head runs a GCS and a raylet, two roles .*--auth-dir/],
+  ['--auth-dir off the head', ['start', '--address', 'nats://h:4222', '--auth-dir', dir], /start: --auth-dir is the head's; a joining node takes --creds DIR\/node\.creds/],
+  ['--listen with --address', ['start', '--head', '--address', 'nats://h:4222', '--listen', '0.0.0.0'], /start: --listen is where the nats-server .* takes no --address/],
+  ['auth without init', ['auth'], /auth: a subcommand is required/],
+  ['dashboard --token-file missing', ['dashboard', '--token-file', join(dir, 'no-token')], /dashboard: --token-file: cannot read .*no-token \(ENOENT\)/],
+  ['dashboard --token-file too short', ['dashboard', '--token-file', shortToken], /dashboard: --token-file: .*short\.token: the token must be at least 16 characters/],
+  ['auth init without --dir', ['auth', 'init'], /auth init: --dir is required/],
+  ['auth init --cluster', ['auth', 'init', '--dir', join(dir, 'x'), '--cluster', 'a b'], /auth init: --cluster: "a b" is not a cluster name/],
 ];
 
 for (const [name, argv, pattern] of cases) {
@@ -88,11 +106,57 @@ test('an unreachable NATS server is one line naming the address, exit 1', async 
   assert.match(viaEnv.err[0], /nats:\/\/127\.0\.0\.1:1/);
 });
 
+test('--version prints the package.json version', async () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  for (const flag of ['--version', '-v', 'version']) {
+    const r = await run([flag]);
+    assert.is(r.code, 0);
+    assert.equal(r.out, [`orrery ${pkg.version}`]);
+  }
+});
+
+test('-h / --help / help CMD print that command\'s usage, with every one of its flags, and exit 0', async () => {
+  const expectations: [string, RegExp[]][] = [
+    ['start', [/orrery start --head/, /--rare-resources/, /--labels-file/, /--num-gpus/, /orrery start --gcs/]],
+    ['explain', [/--options/, /--placement-group/, /--namespace/, /--json/]],
+    ['taint', [/--node-id/, /--add/, /--remove/, /NoExecute/]],
+    ['trace', [/trace record --out/, /trace replay FILE/, /--step/]],
+  ];
+  for (const [command, patterns] of expectations) {
+    for (const argv of [[command, '-h'], [command, '--help'], ['help', command]]) {
+      const r = await run(argv);
+      assert.is(r.code, 0, argv.join(' '));
+      const text = r.out.join('\n');
+      for (const p of patterns) assert.match(text, p, `${argv.join(' ')}: ${p}`);
+      assert.not.match(text, command === 'start' ? /orrery status/ : /orrery start/, 'only that command');
+    }
+  }
+});
+
 test('help prints the usage and exits 0; no command exits 2', async () => {
   const help = await run(['--help']);
   assert.is(help.code, 0);
   assert.match(help.out.join('\n'), /orrery start --head/);
   assert.is((await run([])).code, 2);
+});
+
+test('auth init writes the configuration and each role\'s credentials, prints their paths and never a seed; a second run is AUTH_EXISTS', async () => {
+  const target = join(dir, 'auth');
+  const r = await run(['auth', 'init', '--dir', target, '--cluster', 'prod']);
+  assert.is(r.code, 0, r.err.join('\n'));
+  const text = r.out.join('\n');
+  for (const file of ['nats-server.conf', 'gcs.creds', 'node.creds', 'driver.creds', 'observer.creds', 'admin.creds']) {
+    assert.ok(text.includes(join(target, file)), file);
+    assert.ok(readFileSync(join(target, file), 'utf8').length > 0, file);
+  }
+  assert.match(text, /orrery start --head --auth-dir/);
+  assert.not.match(text, /SU[A-Z2-7]{50,}/, 'no seed printed');
+  assert.match(readFileSync(join(target, 'driver.creds'), 'utf8'), /# orrery-cluster: prod/);
+  const again = await run(['auth', 'init', '--dir', target]);
+  assert.is(again.code, 1);
+  assert.equal(again.err.length, 1);
+  assert.match(again.err[0], /exists: orrery auth init does not replace keys unless --force .* \[AUTH_EXISTS\]$/);
+  assert.is((await run(['auth', 'init', '--dir', target, '--force'])).code, 0);
 });
 
 test.run();

@@ -7,6 +7,7 @@ import { decode, encode } from '../../../protocols/codec.ts';
 import type { RegisterActor } from '../../../protocols/messages/actor.ts';
 import { compileActor } from '../../../runtime/gcs/actor-options.ts';
 import { validateActorOptions, type ActorOptions } from '../../../runtime/client/actor-options.ts';
+import { CodeSourceRefusedError } from '../../../protocols/code-source.ts';
 import { Counter } from '../../fixtures/client/actors.ts';
 
 const ctx = { namespace: 'default', actorId: '0123456789abcdef' };
@@ -96,6 +97,18 @@ test('defineActor records the module URL and export name, and checks its default
   assert.throws(() => defineActor('not a url', Counter), /moduleUrl/);
   assert.throws(() => defineActor(url, (class {}) as never), /named class/);
   assert.throws(() => defineActor(url, Counter, { numCpus: -1 }), /numCpus/);
+});
+
+test('defineActor refuses a module no worker host would load with CODE_SOURCE_REFUSED; a class written in the call is named by its name', () => {
+  for (const url of ['node:child_process', 'data:text/javascript,export class Counter {}', 'https://example.com/actors.js']) {
+    assert.throws(
+      () => defineActor(url, Counter),
+      (err: unknown) => err instanceof CodeSourceRefusedError && err.code === 'CODE_SOURCE_REFUSED' && err.detail.moduleUrl === url,
+      url,
+    );
+  }
+  const Probe = defineActor(import.meta.url, class Probe {});
+  assert.is(Probe.className, 'Probe');
 });
 
 test('calls are typed by the class (checked by npm run typecheck)', () => {

@@ -6,6 +6,7 @@ import { InvalidOptionError, InvalidResourceError, InvalidSelectorError, NodeNot
 import { connectMemoryBus } from '../../../runtime/bus/memory.ts';
 import { lookupMemoryBroker } from '../../../runtime/client/memory-registry.ts';
 import {
+  ActorArgumentError,
   ActorDiedError,
   ActorUnavailableError,
   connect,
@@ -58,6 +59,28 @@ test('bad options are typed errors at the call, and nothing is sent to the GCS',
   for (const [what, opts, type, pattern] of cases) {
     const err = await local.cluster.actor(CounterActor).options(opts as never).remote().catch((e: unknown) => e);
     assert.instance(err, type, what);
+    assert.match((err as Error).message, pattern, what);
+  }
+  await spy.flush();
+  assert.is(sent, 0, 'no register_actor was sent');
+  await spy.close();
+});
+
+test('constructor arguments that cannot be sent are ActorArgumentError at remote(), with the path, and nothing is sent', async () => {
+  const spy = connectMemoryBus(lookupMemoryBroker(local.address)!);
+  let sent = 0;
+  spy.subscribe('orrery.default.gcs.register_actor', () => void sent++);
+  let deep: unknown = 0;
+  for (let i = 0; i < 2000; i++) deep = [deep];
+  const cases: [string, unknown, RegExp][] = [
+    ['nested 2,000 deep', deep, /constructor argument 0 of actor \S+ cannot be sent at (\[0\])+: nested deeper than 512 levels/],
+    ['a Map', { cache: new Map([[1, 2]]) }, /at cache: a Map cannot be sent as it is/],
+    ['a function', { onTick: () => 1 }, /at onTick: a function \(onTick\) cannot be sent/],
+  ];
+  for (const [what, arg, pattern] of cases) {
+    const err = await (local.cluster.actor(CounterActor) as unknown as { remote(...a: unknown[]): Promise<unknown> }).remote(arg).catch((e: unknown) => e);
+    assert.instance(err, ActorArgumentError, what);
+    assert.is((err as ActorArgumentError).code, 'INVALID_ARGUMENT', what);
     assert.match((err as Error).message, pattern, what);
   }
   await spy.flush();
@@ -149,7 +172,7 @@ test('setNodeLabels and setNodeTaints change a node, publish events, and unblock
   const reserved = await local.cluster.setNodeLabels(m1.nodeId, { set: { 'orrery.io/x': 'y' } }).catch((e: unknown) => e);
   assert.match((reserved as Error).message, /orrery\.io/);
   const badTaint = await local.cluster.setNodeTaints(m1.nodeId, { add: { k: 'v:Sometimes' } }).catch((e: unknown) => e);
-  assert.is((badTaint as { code: string }).code, 'INVALID_LABEL');
+  assert.is((badTaint as { code: string }).code, 'INVALID_TAINT');
   const noNode = await local.cluster.setNodeLabels('feedfacefeedface', { set: { a: 'b' } }).catch((e: unknown) => e);
   assert.instance(noNode, NodeNotFoundError);
 });

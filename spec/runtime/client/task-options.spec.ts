@@ -59,4 +59,19 @@ test('defineTask refuses a bad module URL, a class, an anonymous function and ba
   assert.is(codeOf(() => defineTask(import.meta.url, add, { numGpus: -1 })), 'INVALID_OPTION');
 });
 
+test('defineTask refuses a module no worker host would load (node:, data:, https:), before anything is sent', () => {
+  for (const url of ['node:child_process', 'data:text/javascript,export function add(){}', 'https://example.com/tasks.js', 'file://fileserver/tasks.js']) {
+    assert.is(codeOf(() => defineTask(url, add)), 'CODE_SOURCE_REFUSED', url);
+  }
+});
+
+test('defineTask accepts a function written inside the call (the decorated form) and names it by its name', () => {
+  const square = defineTask(import.meta.url, function square(x: number) {
+    return x * x;
+  });
+  assert.is(square.functionName, 'square');
+  assert.is(square.moduleUrl, import.meta.url);
+  assert.is(codeOf(() => defineTask(import.meta.url, (x: number) => x)), 'INVALID_OPTION', 'an arrow written in the call has no name');
+});
+
 test.run();

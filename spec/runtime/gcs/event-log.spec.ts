@@ -1,21 +1,22 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EventLog } from '../../../runtime/gcs/event-log.ts';
+import type { ClusterEventType } from '../../../protocols/messages/cluster.ts';
 import { Harness } from './support.ts';
 
 // The recent-events ring behind `gcs.list_events` (`orrery events`): numbering, filters, limits,
 // the reply's size budget, and what it says about events it no longer has.
 
-const ev = (type: string, i: number) => ({ type, time: 1000 + i, message: `m${i}` });
+const ev = (type: ClusterEventType, i: number) => ({ type, time: 1000 + i, message: `m${i}` });
 
 test('events are numbered in publish order; a query returns the newest matching ones, oldest first', () => {
   const log = new EventLog(100);
-  for (let i = 1; i <= 10; i++) log.append(ev(i % 2 ? 'odd' : 'even', i));
+  for (let i = 1; i <= 10; i++) log.append(ev(i % 2 ? 'actor_state' : 'node_added', i));
   assert.is(log.lastSeq, 10);
   const all = log.query({});
   assert.equal(all.events.map((e) => e.seq), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   assert.equal([all.lastSeq, all.omitted], [10, 0]);
-  const odd = log.query({ types: ['odd'], limit: 3 });
+  const odd = log.query({ types: ['actor_state'], limit: 3 });
   assert.equal(odd.events.map((e) => e.seq), [5, 7, 9], 'the newest three, oldest first');
   assert.is(odd.omitted, 2);
   assert.equal(log.query({ afterSeq: 8 }).events.map((e) => e.seq), [9, 10]);
@@ -24,7 +25,7 @@ test('events are numbered in publish order; a query returns the newest matching 
 
 test('a full ring drops the oldest, and says how many a reader asking from before has missed', () => {
   const log = new EventLog(4);
-  for (let i = 1; i <= 10; i++) log.append(ev('x', i));
+  for (let i = 1; i <= 10; i++) log.append(ev('lease_revoked', i));
   const r = log.query({});
   assert.equal(r.events.map((e) => e.seq), [7, 8, 9, 10]);
   assert.is(r.omitted, 6);
@@ -33,7 +34,7 @@ test('a full ring drops the oldest, and says how many a reader asking from befor
 
 test('a reply stays within its byte budget, keeping the newest events', () => {
   const log = new EventLog(100, { maxReplyBytes: 1000 });
-  for (let i = 1; i <= 50; i++) log.append({ type: 'big', time: i, message: 'x'.repeat(200) });
+  for (let i = 1; i <= 50; i++) log.append({ type: 'schedule_failed', time: i, message: 'x'.repeat(200) });
   const r = log.query({});
   assert.ok(r.events.length >= 3 && r.events.length <= 4, `${r.events.length} events`);
   assert.is(r.events.at(-1)!.seq, 50);
@@ -42,30 +43,30 @@ test('a reply stays within its byte budget, keeping the newest events', () => {
 
 test('fromOldest pages walk the ring oldest first; next is the afterSeq of the following page', () => {
   const log = new EventLog(100);
-  for (let i = 1; i <= 10; i++) log.append(ev(i % 2 ? 'odd' : 'even', i));
+  for (let i = 1; i <= 10; i++) log.append(ev(i % 2 ? 'actor_state' : 'node_added', i));
   const first = log.query({ fromOldest: true, limit: 4 });
   assert.equal([first.events.map((e) => e.seq), first.next, first.lastSeq, first.omitted], [[1, 2, 3, 4], 4, 10, 0]);
   // published between pages: the walk carries on to it, as seq only grows
-  log.append(ev('odd', 11));
+  log.append(ev('actor_state', 11));
   const second = log.query({ fromOldest: true, limit: 4, afterSeq: first.next });
   assert.equal([second.events.map((e) => e.seq), second.next], [[5, 6, 7, 8], 8]);
   const last = log.query({ fromOldest: true, limit: 4, afterSeq: second.next });
   assert.equal([last.events.map((e) => e.seq), last.next, last.lastSeq], [[9, 10, 11], undefined, 11]);
-  const odd = log.query({ fromOldest: true, types: ['odd'], limit: 2, afterSeq: 4 });
+  const odd = log.query({ fromOldest: true, types: ['actor_state'], limit: 2, afterSeq: 4 });
   assert.equal([odd.events.map((e) => e.seq), odd.next], [[5, 7], 7]);
-  const oddLast = log.query({ fromOldest: true, types: ['odd'], limit: 3, afterSeq: 7 });
+  const oddLast = log.query({ fromOldest: true, types: ['actor_state'], limit: 3, afterSeq: 7 });
   assert.equal([oddLast.events.map((e) => e.seq), oddLast.next], [[9, 11], undefined], 'no cursor when the page reached the end');
 });
 
 test('a fromOldest page says how many events after afterSeq the ring has lost, and keeps under its byte budget in encoded bytes', () => {
   const log = new EventLog(4);
-  for (let i = 1; i <= 10; i++) log.append(ev('x', i));
+  for (let i = 1; i <= 10; i++) log.append(ev('lease_revoked', i));
   const r = log.query({ fromOldest: true, afterSeq: 2 });
   assert.equal([r.events.map((e) => e.seq), r.omitted, r.next], [[7, 8, 9, 10], 4, undefined]);
 
   const small = new EventLog(100, { maxReplyBytes: 1000 });
   // '€' is one character of JSON but three bytes on the wire: the budget counts bytes
-  for (let i = 1; i <= 20; i++) small.append({ type: 'big', time: i, message: '€'.repeat(100) });
+  for (let i = 1; i <= 20; i++) small.append({ type: 'schedule_failed', time: i, message: '€'.repeat(96) });
   const seen: number[] = [];
   let after = 0;
   for (;;) {
@@ -102,7 +103,7 @@ test('a restarted GCS numbers on from the seq its store kept, and reports the se
   const log = new EventLog(4, { firstSeq: 100, onSeq: (seq) => told.push(seq) });
   assert.is(log.lastSeq, 100);
   assert.equal(log.query({}).events, []);
-  for (let i = 1; i <= 6; i++) log.append(ev('x', i));
+  for (let i = 1; i <= 6; i++) log.append(ev('lease_revoked', i));
   assert.equal(told, [101, 102, 103, 104, 105, 106]);
   const newest = log.query({});
   assert.equal(newest.events.map((e) => e.seq), [103, 104, 105, 106]);

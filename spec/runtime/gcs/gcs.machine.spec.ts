@@ -82,11 +82,4 @@ test('STOP while recovering goes to stopping and closes the subjects; no reconci
   assert.equal(g.calls, ['close']);
 });
 
-test('nodes register while it recovers: they are spawned as children at once', async () => {
-  const g = gcs({ recover: true, graceMs: 1000 });
-  await g.open();
-  g.actor.send({ type: 'NODE_REGISTERED', node: { nodeId: 'n1', nodeTimeoutMs: 5000 } });
-  assert.ok(g.actor.getSnapshot().children['node-n1'], 'the Node machine runs');
-});
-
 test.run();

@@ -46,6 +46,7 @@ const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown 
   drain_node: { type: 'drain_node', valid: { nodeId: 'n1' }, illTyped: { nodeId: ['n1'] } },
   view_snapshot: { type: 'view_snapshot', valid: {}, illTyped: null },
   list_events: { type: 'list_events', valid: { types: ['node_added'] }, illTyped: { limit: 'all' } },
+  explain: { type: 'explain', valid: { namespace: 'default', options: { numCpus: 1 } }, illTyped: { namespace: 5, options: {} } },
   actor_died: { type: 'actor_died', valid: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'x' }, illTyped: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 'zero' }], cause: 'x' } },
 };
 
@@ -188,6 +189,68 @@ test('a registration whose `running` list (what a raylet still runs, for recover
     assert.equal(tables(h), before);
     assert.equal(h.gcs.wireErrors().byCode, { INVALID_MESSAGE: bad.length });
     assert.is((await h.actor('a1')).state, 'ALIVE', 'the actor a raylet claims is untouched');
+  } finally {
+    await h.close();
+  }
+});
+
+test('a register_actor naming code the cluster does not load (node:, data:, https:, a path) is CODE_SOURCE_REFUSED, counted, logged once, and creates nothing', async () => {
+  const h = await populated();
+  try {
+    const before = tables(h);
+    const urls = ['node:child_process', 'data:text/javascript,process.exit(1)', 'https://example.com/a.js', '/etc/passwd'];
+    for (const moduleUrl of urls) {
+      const bytes = envelope('register_actor', { actorId: 'a9', code: { moduleUrl, className: 'C', args: [] }, namespace: 'default', options: {} });
+      assert.is(await refusedWith(h, 'register_actor', bytes), 'CODE_SOURCE_REFUSED', moduleUrl);
+    }
+    assert.equal(tables(h), before);
+    assert.equal(h.gcs.wireErrors().byCode, { CODE_SOURCE_REFUSED: urls.length });
+    assert.is(h.logs.filter((l) => l.includes('CODE_SOURCE_REFUSED')).length, 1, 'logged once');
+  } finally {
+    await h.close();
+  }
+});
+
+/**
+ * A message whose `code.args[0]` is `levels` arrays deep, packed by hand (msgpack's fixarray of one
+ * element is one byte, 0x91): a hostile peer's encoder need not stop where ours does.
+ */
+function deepRegisterActor(levels: number): Uint8Array {
+  const marker = 'DEEP-PAYLOAD-HERE';
+  const shell = envelope('register_actor', { actorId: 'a9', code: { ...code, args: [marker] }, namespace: 'default', options: {} });
+  const needle = new Uint8Array([0xa0 | marker.length, ...new TextEncoder().encode(marker)]);
+  let at = -1;
+  for (let i = 0; i + needle.length <= shell.length && at < 0; i++) if (needle.every((b, k) => shell[i + k] === b)) at = i;
+  const bottom = [0xa6, ...new TextEncoder().encode('bottom')];
+  return new Uint8Array([...shell.subarray(0, at), ...new Array(levels).fill(0x91), ...bottom, ...shell.subarray(at + needle.length)]);
+}
+
+test('payloads nested deeper than the limit — actor arguments, actor and placement-group options — are refused with the path, and change nothing', async () => {
+  const h = await Harness.start(); // the default 1 MiB limit: the payloads are refused for their depth, not their size
+  try {
+    const before = tables(h);
+    const deep = (levels: number): unknown => {
+      let v: unknown = 'bottom';
+      for (let i = 0; i < levels; i++) v = [v];
+      return v;
+    };
+    // 2,000 levels (the attack of issue 14) and 100,000 (too deep for the decoder itself)
+    assert.is(await refusedWith(h, 'register_actor', deepRegisterActor(2000)), 'INVALID_MESSAGE');
+    assert.is(await refusedWith(h, 'register_actor', deepRegisterActor(100_000)), 'MALFORMED');
+    const bodies: [GcsVerb, string, unknown, RegExp][] = [
+      ['register_actor', 'register_actor', { actorId: 'a9', code: { ...code, args: [deep(600)] }, namespace: 'default', options: {} }, /code\.args\[0\](\[0\])+.*: nested deeper than 512 levels/],
+      ['register_actor', 'register_actor', { actorId: 'a9', code, namespace: 'default', options: { labels: deep(600) } }, /options\.labels(\[0\])+.*: nested deeper than 512 levels/],
+      ['create_pg', 'create_pg', { pgId: 'pg9', namespace: 'default', options: { bundles: [{ CPU: 1 }], name: deep(700) } }, /options\.name(\[0\])+.*: nested deeper/],
+    ];
+    for (const [verb, type, body, message] of bodies) {
+      const refusal = await h.refusal(verb, type as never, body as never);
+      assert.is(refusal.code, 'INVALID_MESSAGE', verb);
+      assert.match(refusal.message, message);
+      assert.ok(refusal.message.length < 600, 'the path is cut short, not 512 levels long');
+    }
+    assert.equal(tables(h), before);
+    // at the limit it is accepted
+    assert.is((await h.request('register_actor', 'register_actor', { actorId: 'a10', code: { ...code, args: [deep(500)] }, namespace: 'default', options: {} })).actorId, 'a10');
   } finally {
     await h.close();
   }

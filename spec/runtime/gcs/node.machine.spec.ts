@@ -1,16 +1,39 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, SimulatedClock } from 'xstate';
+import { Liveness, type LivenessClock } from '../../../runtime/gcs/liveness.ts';
 import { nodeMachine, nodeStateOf } from '../../../runtime/gcs/node.machine.ts';
 
-// The Node machine on xstate's SimulatedClock: time moves only when the spec says so.
+// The Node machine and the heartbeat deadlines that drive it (liveness.ts), wired as the GCS wires
+// them (nodes.ts): a deadline that passes sends the machine TIMEOUT. Time is xstate's
+// SimulatedClock: it moves only when the spec says so. The clock is counted, to show that a heartbeat
+// costs no timer.
 
 function node(timeoutMs = 3000) {
-  const clock = new SimulatedClock();
+  const sim = new SimulatedClock();
+  let timersSet = 0;
+  const clock: LivenessClock = {
+    now: () => sim.now(),
+    setTimeout: (fn, ms) => {
+      timersSet++;
+      return sim.setTimeout(fn, ms);
+    },
+    clearTimeout: (h) => sim.clearTimeout(h as Parameters<SimulatedClock['clearTimeout']>[0]),
+  };
   const unheardTimeouts: string[] = [];
   const logic = nodeMachine.provide({ actions: { timeoutUnheard: ({ context }) => void unheardTimeouts.push(context.nodeId) } });
-  const actor = createActor(logic, { clock, input: { nodeId: 'n1', nodeTimeoutMs: timeoutMs } }).start();
-  return { clock, actor, unheardTimeouts, state: () => nodeStateOf(actor.getSnapshot()) };
+  const actor = createActor(logic, { input: { nodeId: 'n1', nodeTimeoutMs: timeoutMs } }).start();
+  const liveness = new Liveness({ timeoutMs, clock, expired: () => actor.send({ type: 'TIMEOUT' }) });
+  liveness.watch('n1');
+  return {
+    clock: sim,
+    actor,
+    liveness,
+    unheardTimeouts,
+    timersSet: () => timersSet,
+    beat: () => liveness.beat('n1'),
+    state: () => nodeStateOf(actor.getSnapshot()),
+  };
 }
 
 test('a node that never heartbeats is DEAD after the timeout, not before', () => {
@@ -22,17 +45,29 @@ test('a node that never heartbeats is DEAD after the timeout, not before', () =>
   assert.is(n.actor.getSnapshot().status, 'done');
 });
 
-test('each heartbeat restarts the timeout', () => {
+test('each heartbeat restarts the window: DEAD exactly one timeout after the last beat', () => {
   const n = node();
   for (let i = 0; i < 10; i++) {
     n.clock.increment(2500);
-    n.actor.send({ type: 'HEARTBEAT', seq: i });
+    assert.is(n.beat(), true);
   }
   assert.is(n.state(), 'ALIVE');
-  assert.is(n.actor.getSnapshot().context.lastSeq, 9);
-  assert.is(n.actor.getSnapshot().context.heartbeats, 10);
-  n.clock.increment(3000);
+  n.clock.increment(2999);
+  assert.is(n.state(), 'ALIVE');
+  n.clock.increment(1);
   assert.is(n.state(), 'DEAD');
+});
+
+test('heartbeats set no timer: one per timeout period at most, however often the node beats', () => {
+  const n = node(3000);
+  // 60 beats, 100 ms apart: 6 seconds, two timeout periods
+  for (let i = 0; i < 60; i++) {
+    n.clock.increment(100);
+    n.beat();
+  }
+  assert.is(n.state(), 'ALIVE');
+  assert.ok(n.timersSet() <= 3, `${n.timersSet()} timers for 60 heartbeats`);
+  assert.equal(n.actor.getSnapshot().value, 'ALIVE');
 });
 
 test('DRAINING keeps the liveness timeout; UNDRAIN returns to ALIVE', () => {
@@ -40,7 +75,7 @@ test('DRAINING keeps the liveness timeout; UNDRAIN returns to ALIVE', () => {
   n.actor.send({ type: 'DRAIN' });
   assert.is(n.state(), 'DRAINING');
   n.clock.increment(900);
-  n.actor.send({ type: 'HEARTBEAT', seq: 0 });
+  n.beat();
   n.clock.increment(900);
   assert.is(n.state(), 'DRAINING');
   n.actor.send({ type: 'UNDRAIN' });
@@ -53,12 +88,12 @@ test('DRAINING keeps the liveness timeout; UNDRAIN returns to ALIVE', () => {
 test('a dead node takes no more events', () => {
   const n = node(10);
   n.clock.increment(10);
-  n.actor.send({ type: 'HEARTBEAT', seq: 1 });
   n.actor.send({ type: 'DRAIN' });
+  n.actor.send({ type: 'HEARD' });
   assert.is(n.state(), 'DEAD');
 });
 
-test('while the GCS cannot hear (UNHEARD) the timeout does not end the node; HEARD starts a fresh window', () => {
+test('while the GCS cannot hear (UNHEARD) the timeout does not end the node; HEARD and a fresh window follow', () => {
   const n = node(1000);
   n.clock.increment(500);
   n.actor.send({ type: 'UNHEARD' });
@@ -66,34 +101,41 @@ test('while the GCS cannot hear (UNHEARD) the timeout does not end the node; HEA
   assert.is(n.state(), 'ALIVE', 'a silence the GCS could not have heard does not count');
   assert.equal(n.unheardTimeouts, ['n1'], 'reported once, when the timeout passed unheard');
   n.actor.send({ type: 'HEARD' });
+  n.liveness.restartAll();
   n.clock.increment(999);
   assert.is(n.state(), 'ALIVE', 'a whole window after the connection came back');
   n.clock.increment(1);
   assert.is(n.state(), 'DEAD');
 });
 
-test('UNHEARD keeps a DRAINING node DRAINING; heartbeats during it are still recorded', () => {
+test('UNHEARD keeps a DRAINING node DRAINING', () => {
   const n = node(1000);
   n.actor.send({ type: 'DRAIN' });
   n.actor.send({ type: 'UNHEARD' });
-  n.actor.send({ type: 'HEARTBEAT', seq: 4 });
   n.clock.increment(3000);
   assert.is(n.state(), 'DRAINING');
-  assert.is(n.actor.getSnapshot().context.lastSeq, 4);
   n.actor.send({ type: 'HEARD' });
   assert.is(n.actor.getSnapshot().context.unheard, false);
+  n.liveness.restartAll();
   n.clock.increment(1000);
   assert.is(n.state(), 'DEAD');
 });
 
-test('HEARD without UNHEARD just restarts the window; the context survives a JSON round trip', () => {
+test('a forgotten node gets no TIMEOUT; a heartbeat for an unknown node is refused', () => {
   const n = node(1000);
-  n.clock.increment(900);
-  n.actor.send({ type: 'HEARD' });
-  n.clock.increment(900);
+  n.liveness.forget('n1');
+  n.clock.increment(5000);
   assert.is(n.state(), 'ALIVE');
+  assert.is(n.liveness.beat('n1'), false);
+  assert.is(n.liveness.size, 0);
+});
+
+test('the context is plain data: it survives a JSON round trip', () => {
+  const n = node(1000);
+  n.actor.send({ type: 'UNHEARD' });
   const ctx = n.actor.getSnapshot().context;
   assert.equal(JSON.parse(JSON.stringify(ctx)), ctx);
+  assert.equal(ctx, { nodeId: 'n1', nodeTimeoutMs: 1000, unheard: true });
 });
 
 test.run();

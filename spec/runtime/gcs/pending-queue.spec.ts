@@ -133,6 +133,7 @@ test('storm: 1,000 unplaceable actors give 1,000 schedule_failed events, not one
   let onAttemptInPass: (() => void) | undefined;
   const h: Harness = await Harness.start({
     queueSliceMs: 1, // the smallest slice budget the GCS takes
+    explainBackoffMs: { initial: 0, max: 0 }, // every attempt explains: the pass below must send UNSCHEDULABLE
     inspect: (e) => {
       if (onAttemptInPass === undefined || e.type !== '@xstate.event' || e.event.type !== 'UNSCHEDULABLE') return;
       if (!h.gcs.snapshot().pending.passing) return; // an attempt at registration, not in a pass

@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { until } from '../../helpers/until.ts';
 import * as assert from 'uvu/assert';
 import { parseResources } from '../../../lib/resources/resource-set.ts';
 import {
@@ -305,6 +306,37 @@ test('schedule_failed is published once per distinct explanation, not on every r
     assert.equal(h.events.got.filter((e) => e.type === 'schedule_failed').map((e) => e.message), [busy, twoNodes]);
   }));
 
+test('orrery.io/node-id is the id a node registers under, whatever its raylet sent', () =>
+  withGcs({}, async (h) => {
+    await h.addNode({ nodeId: 'n1', labels: { region: 'us' } });
+    await h.addNode({ nodeId: 'n2', labels: { region: 'us', 'orrery.io/node-id': 'n1' } });
+    const labels = Object.fromEntries((await h.nodes()).map((n) => [n.nodeId, n.labels['orrery.io/node-id']]));
+    assert.equal(labels, { n1: 'n1', n2: 'n2' });
+    // a hard node-id affinity to n1 lands on n1, not on the node that claimed its id
+    assert.is((await h.registerActor('pinned', { schedulingStrategy: nodeAffinity(labelIn('orrery.io/node-id', ['n1'])) })).nodeId, 'n1');
+  }));
+
+test('an unplaceable actor is retried on every change but re-explained only after its backoff; the held-back reason still arrives', () =>
+  withGcs({ explainBackoffMs: { initial: 3000, max: 12_000 } }, async (h) => {
+    await h.addNode(us('n1'));
+    await h.registerActor('hog', { numCpus: 4 });
+    await h.registerActor('big', { numCpus: 2 });
+    const one = '0/1 nodes are available: 1 node(s) had insufficient CPU.';
+    assert.is((await h.actor('big')).pendingReason, one);
+    const passes = h.gcs.snapshot().pending.passes;
+    await h.addNode(us('n2', { cpu: 1 }));
+    await until('the retry pass after n2 joined', () => (h.gcs.snapshot().pending.passes > passes && h.gcs.snapshot().pending.idle ? true : undefined));
+    // tried again at once, but inside its backoff the reason is not worked out again
+    assert.is((await h.actor('big')).pendingReason, one);
+    // nothing else changes: the held-back refresh comes on its own when the backoff runs out
+    const two = '0/2 nodes are available: 1 node(s) had insufficient CPU, 1 node(s) had less total CPU than requested.';
+    await h.events.wait((e) => e.type === 'schedule_failed' && e.message === two, 'the refreshed reason', 15_000);
+    assert.is((await h.actor('big')).pendingReason, two);
+    // a change that lets it fit places it at once, backoff or not
+    await h.request('kill_actor', 'kill_actor', { actorId: 'hog', noRestart: true });
+    assert.is((await h.reached('big', 'ALIVE')).nodeId, 'n1');
+  }));
+
 test('labels changed on a node retry the queue (set_node_labels); draining keeps new work away', () =>
   withGcs({}, async (h) => {
     await h.addNode(us('n1'));
@@ -355,6 +387,24 @@ test('a node that stops heartbeating is DEAD: node_dead, its actors restart else
   }));
 
 // ---- the cluster view ----
+
+test('view_snapshot answers pages under the message limit that add up to the whole view; a snapshot no longer kept is SNAPSHOT_MOVED', () =>
+  withGcs({ maxMessageBytes: 16 * 1024 }, async (h) => {
+    for (let i = 1; i <= 4; i++) await h.addNode(us(`n${i}`, { cpu: 64 }));
+    // 300 actors with labels: some 30 KB of view, two pages or more at 16 KB
+    for (let i = 0; i < 300; i += 50) await Promise.all(Array.from({ length: 50 }, (_, k) => h.registerActor(`a${i + k}`, { labels: { app: `service-${(i + k) % 9}`, tier: 'backend' } })));
+    const first: ViewDelta = await h.request('view_snapshot', 'view_snapshot', {});
+    assert.ok(first.next !== undefined, 'more than one page');
+    const pages = [first];
+    while (pages.at(-1)!.next !== undefined) pages.push(await h.request('view_snapshot', 'view_snapshot', { after: pages.at(-1)!.next, version: first.version }));
+    assert.ok(pages.every((p) => p.version === first.version && p.previous === 0), 'one snapshot, one version');
+    assert.equal(pages.flatMap((p) => p.upserts.map((n) => n.nodeId)), ['n1', 'n2', 'n3', 'n4'], 'every node once, in node order');
+    const actors = pages.flatMap((p) => p.upserts.flatMap((n) => (n.actors ?? []).map((a) => a.actorId)));
+    assert.equal(actors.sort(), Array.from({ length: 300 }, (_, i) => `a${i}`).sort(), 'every actor once');
+    assert.ok(pages.every((p) => p.upserts.every((n) => n.resources !== undefined)), 'whole nodes');
+    const err = await h.request('view_snapshot', 'view_snapshot', { after: 'n1', version: first.version + 1000 }).then(() => undefined, (e: { code?: string }) => e);
+    assert.is(err?.code, 'SNAPSHOT_MOVED');
+  }));
 
 test('view deltas come in version order and view_snapshot matches what they add up to', () =>
   withGcs({ viewIntervalMs: 20 }, async (h) => {

@@ -51,6 +51,8 @@ export class Recorder<T> {
 
 export interface NodeSpec {
   nodeId: string;
+  /** The node's secret (runtime/gcs/node-owner.ts), sent with its registration and heartbeats. */
+  secret?: string;
   cpu?: number;
   gpu?: number;
   resources?: Record<string, number>;
@@ -239,11 +241,12 @@ export class StubRaylet {
       taints: spec.taints ?? {},
       resources: { total, available: total },
       address: { ip: '127.0.0.1', hostname: 'spec', pid: process.pid },
+      ...(spec.secret === undefined ? {} : { secret: spec.secret }),
     });
   }
 
   heartbeat(): Promise<{ known: boolean }> {
-    return this.h.request('heartbeat', 'heartbeat', { nodeId: this.spec.nodeId, seq: this.#seq++, available: {} });
+    return this.h.request('heartbeat', 'heartbeat', { nodeId: this.spec.nodeId, seq: this.#seq++, available: {}, ...(this.spec.secret === undefined ? {} : { secret: this.spec.secret }) });
   }
 
   startHeartbeats(everyMs = 20): void {

@@ -18,10 +18,15 @@ const VIEW = { view_delta: messages.view_delta } as const;
 const wire = (delta: ViewDelta): ViewDelta => decode(encode('view_delta', delta), { registry: VIEW }).body;
 
 /** A broadcaster over `state` whose published deltas are kept (decoded, as raylets read them); deltas go out on `flush()`. */
-function broadcaster(state: ClusterState): { view: ViewBroadcaster; published: ViewDelta[]; next(...changed: string[]): ViewDelta } {
+function broadcaster(state: ClusterState, maxBytes?: number): { view: ViewBroadcaster; published: ViewDelta[]; next(...changed: string[]): ViewDelta } {
   const published: ViewDelta[] = [];
-  const bus = { publish: (_subject: string, data: Uint8Array) => published.push(decode(data, { registry: VIEW }).body) } as unknown as Bus;
-  const view = new ViewBroadcaster({ bus, subjects: subjects('spec'), state, intervalMs: 60_000, log: () => {} });
+  const bus = {
+    publish: (_subject: string, data: Uint8Array) => {
+      if (maxBytes !== undefined && data.byteLength > maxBytes) throw new Error(`a ${data.byteLength}-byte delta over the ${maxBytes}-byte limit`);
+      published.push(decode(data, { registry: VIEW }).body);
+    },
+  } as unknown as Bus;
+  const view = new ViewBroadcaster({ bus, subjects: subjects('spec'), state, intervalMs: 60_000, log: (line) => { throw new Error(line); }, ...(maxBytes === undefined ? {} : { maxBytes }) });
   return {
     view,
     published,
@@ -113,6 +118,27 @@ test('a node that left and came back is sent whole again; snapshots are always w
     ['n2', { CPU: 4 * CPU, CPU_group_pg: CPU, CPU_group_0_pg: CPU }],
   ]);
   assert.ok(snapshot.upserts.every((n) => n.resourcesChanged === undefined));
+  b.view.stop();
+});
+
+test('a delta over the message limit goes as consecutive parts under it; a raylet folding them has every actor', () => {
+  const state = new ClusterState();
+  for (const id of ['n1', 'n2', 'n3']) state.addNode({ nodeId: id, labels: { zone: id }, total: { CPU: 8 * CPU } });
+  const b = broadcaster(state, 16 * 1024);
+  const follower = raylet();
+  b.next('n1', 'n2', 'n3');
+  follower.receive(b.published[0]);
+  // 3,000 actors placed within one interval: about 200 KB of placements in one delta
+  for (let i = 0; i < 3000; i++) state.addActor(`n${1 + (i % 3)}`, { actorId: `actor-${i}`, namespace: 'sim', labels: { app: `web-${i % 7}`, 'orrery.io/actor-id': `actor-${i}` } });
+  const before = b.published.length;
+  b.next('n1', 'n2', 'n3');
+  const parts = b.published.slice(before);
+  assert.ok(parts.length > 5, `${parts.length} parts`);
+  parts.forEach((p, i) => assert.equal([p.previous, p.version], [1 + i, 2 + i], 'consecutive versions'));
+  assert.is(b.view.version, 1 + parts.length);
+  for (const p of parts) follower.receive(p);
+  for (const id of ['n1', 'n2', 'n3']) assert.equal([...follower.state.node(id)!.actors.keys()].sort(), [...state.node(id)!.actors.keys()].sort(), id);
+  assert.is(follower.state.node('n1')!.actors.size, 1000);
   b.view.stop();
 });
 

@@ -1,6 +1,6 @@
 import type { CreateActor } from '../../../protocols/messages/actor.ts';
 import type { WorkerHost } from '../../../runtime/raylet/worker-host.ts';
-import type { HostLease } from '../../../runtime/worker/ipc.ts';
+import type { HostLease } from '../../../protocols/ipc.ts';
 import type { RunTask } from '../../../runtime/worker/task-runner.ts';
 
 /** A scripted worker host: records what it was asked, dies when the spec says so. */

@@ -1,6 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join, relative } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_ADDRESS, FlagError, parseRayletFlags } from '../../../runtime/raylet/flags.ts';
@@ -8,6 +8,8 @@ import { DEFAULT_ADDRESS, FlagError, parseRayletFlags } from '../../../runtime/r
 const dir = mkdtempSync(join(tmpdir(), 'orrery-flags-'));
 const labelsFile = join(dir, 'labels.yaml');
 writeFileSync(labelsFile, 'zone: file\nrack: "007"\nversion: 1.10\n');
+const codeDir = join(dir, 'code');
+mkdirSync(codeDir);
 
 const ok: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<ReturnType<typeof parseRayletFlags>> }[] = [
   { name: 'defaults', argv: [], want: { address: DEFAULT_ADDRESS, cluster: 'default', labels: {}, taints: {}, resources: {} } },
@@ -24,6 +26,10 @@ const ok: { name: string; argv: string[]; env?: Record<string, string>; want: Pa
   { name: 'resources', argv: ['--resources', '{"GPU":1,"my_res":2.5}', '--num-cpus', '4'], want: { resources: { GPU: 1, my_res: 2.5, CPU: 4 } } },
   { name: 'cpus and gpus', argv: ['--num-cpus', '0.5', '--num-gpus', '2'], want: { resources: { CPU: 0.5, GPU: 2 } } },
   { name: 'help', argv: ['--help'], want: { help: true } },
+  { name: 'no code roots by default', argv: [], want: { codeRoots: [] } },
+  { name: 'code roots, made absolute', argv: ['--code-root', `${dir}${delimiter}${relative(process.cwd(), codeDir)}`], want: { codeRoots: [dir, codeDir] } },
+  { name: 'code roots from env', argv: [], env: { ORRERY_CODE_ROOTS: codeDir }, want: { codeRoots: [codeDir] } },
+  { name: 'code roots: flag beats env', argv: ['--code-root', dir], env: { ORRERY_CODE_ROOTS: codeDir }, want: { codeRoots: [dir] } },
 ];
 
 for (const c of ok) {
@@ -55,6 +61,10 @@ const bad: { argv: string[]; env?: Record<string, string>; flag: string; problem
   { argv: ['--num-cpus', 'x'], flag: '--num-cpus', problem: /expected a number/ },
   { argv: ['--num-gpus', '-1'], flag: '--num-gpus', problem: /negative/ },
   { argv: ['--resources', '{"CPU":1}', '--num-cpus', '2'], flag: '--num-cpus', problem: /--resources also sets CPU/ },
+  { argv: ['--code-root', join(dir, 'missing')], flag: '--code-root', problem: /no such directory/ },
+  { argv: ['--code-root', labelsFile], flag: '--code-root', problem: /not a directory/ },
+  { argv: ['--code-root'], flag: '--code-root', problem: /needs a value/ },
+  { argv: [], env: { ORRERY_CODE_ROOTS: join(dir, 'missing') }, flag: 'ORRERY_CODE_ROOTS', problem: /no such directory/ },
 ];
 
 for (const c of bad) {

@@ -1,16 +1,23 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Packr } from 'msgpackr';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OrreryError } from '../../../lib/errors.ts';
-import { encode } from '../../../protocols/codec.ts';
+import { encode, PROTOCOL_VERSION } from '../../../protocols/codec.ts';
 import { decodeReply } from '../../../protocols/reply.ts';
 import { RayletVerb, subjects } from '../../../protocols/subjects.ts';
 import { unknown } from '../../../protocols/validate.ts';
 import type { Bus } from '../../../runtime/bus/bus.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
-import { CodeLoadError, RemoteError, specializeError } from '../../../runtime/errors.ts';
+import { CodeLoadError, CodeSourceRefusedError, RemoteError, specializeError } from '../../../runtime/errors.ts';
 import { startRaylet, type RayletHandle, type RayletOptions } from '../../../runtime/raylet/index.ts';
 import { call, createSpec, rejection } from '../worker/support.ts';
+import { FIXTURES_URL } from '../../fixtures/actors.ts';
 import { StubGcs } from './stub-gcs.ts';
+
+/** Raw msgpack, as a peer that skips the codec's encode would send it. */
+const packr = new Packr({ useRecords: false, moreTypes: false });
 
 const s = subjects('default');
 
@@ -98,7 +105,7 @@ test('bad labels, taints or resources are refused before anything is sent', asyn
   const cases: [Partial<RayletOptions>, string][] = [
     [{ labels: { 'orrery.io/node-id': 'x' } }, 'INVALID_LABEL'],
     [{ labels: { 'bad key': 'x' } }, 'INVALID_LABEL'],
-    [{ taints: { t: 'v:Sometimes' } }, 'INVALID_LABEL'],
+    [{ taints: { t: 'v:Sometimes' } }, 'INVALID_TAINT'],
     [{ resources: { CPU: -1 } }, 'INVALID_RESOURCE'],
     [{ resources: { 'no spaces': 1 } }, 'INVALID_RESOURCE'],
     [{ nodeName: 'not a label value!' }, 'INVALID_LABEL'],
@@ -397,6 +404,29 @@ test('fence: while heartbeats meet only NO_RESPONDERS (no GCS at all) its actors
     assert.is(await call(w.bus, w.actorId, 'increment'), 2);
   } finally {
     await w.raylet.stop();
+  }
+});
+
+test('create_actor naming a module the node does not load is CODE_SOURCE_REFUSED and starts nothing', async () => {
+  const fixtures = dirname(fileURLToPath(FIXTURES_URL));
+  const open = await world();
+  const rooted = await world({ codeRoots: [join(fixtures, 'client')] });
+  try {
+    const raw = (spec: ReturnType<typeof createSpec>) => packr.pack({ v: PROTOCOL_VERSION, t: 'create_actor', b: spec });
+    for (const moduleUrl of ['node:child_process', 'data:text/javascript,export class Counter {}', 'https://example.com/a.js']) {
+      const err = await rejection(ask(open.bus, open.raylet.nodeId, 'create_actor', raw(createSpec('Counter', { moduleUrl }))));
+      assert.instance(err, CodeSourceRefusedError, moduleUrl);
+    }
+    // spec/fixtures/actors.ts is outside the rooted node's code root (spec/fixtures/client)
+    const outside = await rejection(create(rooted, createSpec('Counter')));
+    assert.instance(outside, CodeSourceRefusedError);
+    assert.is(outside.detail.reason, 'outside the code roots of this node');
+    assert.is(open.raylet.stats().actors, 0);
+    assert.is(rooted.raylet.stats().actors, 0);
+    assert.is(open.raylet.stats().hosts, 0, 'no worker host started for it');
+  } finally {
+    await open.raylet.stop();
+    await rooted.raylet.stop();
   }
 });
 

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encode } from '../../../protocols/codec.ts';
@@ -5,9 +9,10 @@ import { decodeReply } from '../../../protocols/reply.ts';
 import { subjects } from '../../../protocols/subjects.ts';
 import { unknown } from '../../../protocols/validate.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
-import { ActorDiedError, CodeLoadError, RemoteError } from '../../../runtime/errors.ts';
+import { ActorDiedError, CodeLoadError, CodeSourceRefusedError, RemoteError } from '../../../runtime/errors.ts';
 import { ActorHost } from '../../../runtime/worker/host.ts';
 import { FIXTURES_URL } from '../../fixtures/actors.ts';
+import { DECORATED_URL } from '../../fixtures/decorated.ts';
 import { call, createSpec, rejection } from './support.ts';
 
 const node = { nodeId: 'aaaaaaaaaaaaaaaa', nodeName: 'node-a', labels: { 'orrery.io/node-id': 'aaaaaaaaaaaaaaaa', zone: 'z1' } };
@@ -132,8 +137,8 @@ test('a module that cannot be loaded is CODE_LOAD_FAILED', async () => {
     { moduleUrl: missing, className: 'Counter', reason: /cannot find|not find|ERR_MODULE_NOT_FOUND/i },
     { moduleUrl: throwing, className: 'Counter', reason: /refuses to load/ },
     { moduleUrl: FIXTURES_URL, className: 'Missing', reason: /no export named "Missing"/ },
-    { moduleUrl: FIXTURES_URL, className: 'notAClass', reason: /is not a class \(it is a function\)/ },
-    { moduleUrl: FIXTURES_URL, className: 'notAClassValue', reason: /is not a class \(it is a number\)/ },
+    { moduleUrl: FIXTURES_URL, className: 'notAClass', reason: /is neither a class nor an actor class from defineActor\(\) \(it is a function\)/ },
+    { moduleUrl: FIXTURES_URL, className: 'notAClassValue', reason: /is neither a class nor an actor class from defineActor\(\) \(it is a number\)/ },
   ];
   for (const c of cases) {
     const spec = createSpec(c.className, { moduleUrl: c.moduleUrl });
@@ -147,9 +152,13 @@ test('a module that cannot be loaded is CODE_LOAD_FAILED', async () => {
   }
 });
 
-test('a module given as an absolute path loads like its file URL', async () => {
-  const id = await spawn('Counter', { moduleUrl: new URL(FIXTURES_URL).pathname, args: [3] });
-  assert.is(await call(bus, id, 'get'), 3);
+test('a module given as a path rather than a file: URL is CODE_SOURCE_REFUSED and leaves no actor', async () => {
+  const spec = createSpec('Counter', { moduleUrl: new URL(FIXTURES_URL).pathname, args: [3] });
+  const err = (await rejection(host.create(spec))) as CodeSourceRefusedError;
+  assert.instance(err, CodeSourceRefusedError);
+  assert.is(err.code, 'CODE_SOURCE_REFUSED');
+  assert.is(err.detail.reason, 'not an absolute URL');
+  assert.not.ok(host.has(spec.actorId));
 });
 
 test('a constructor that throws is a REMOTE_ERROR and leaves no actor', async () => {
@@ -258,6 +267,69 @@ test('fenced, the host answers no call (callers see NO_RESPONDERS) and keeps its
   assert.is(await call(bus, before.actorId, 'increment'), 7);
   assert.is(await call(bus, during.actorId, 'get'), 0);
   fenced.stop();
+});
+
+test('an actor class exported only as what defineActor returned (the decorated form) is created and called', async () => {
+  const id = await spawn('Probe', { moduleUrl: DECORATED_URL, args: ['first'] });
+  assert.equal(await call(bus, id, 'note', 'a'), { label: 'first', seen: ['a'] });
+  assert.equal(await call(bus, id, 'note', 'b'), { label: 'first', seen: ['a', 'b'] });
+  assert.equal(await call(bus, id, 'where'), { nodeId: node.nodeId, actorId: id });
+});
+
+test('a definition exported under another name than its class is CODE_LOAD_FAILED naming the export to rename', async () => {
+  const spec = createSpec('Hidden', { moduleUrl: DECORATED_URL });
+  const err = (await rejection(host.create(spec))) as CodeLoadError;
+  assert.instance(err, CodeLoadError);
+  assert.match(String(err.detail.reason), /the export "Renamed" defines the class "Hidden"/);
+  assert.not.ok(host.has(spec.actorId));
+});
+
+test('node:, data: and https: modules are CODE_SOURCE_REFUSED and never imported', async () => {
+  const flag = '__orreryHostSpecImported';
+  const cases = [
+    { moduleUrl: 'node:child_process', className: 'ChildProcess', scheme: 'node:' },
+    { moduleUrl: `data:text/javascript,globalThis.${flag}=true;export class X {}`, className: 'X', scheme: 'data:' },
+    { moduleUrl: 'https://example.com/actors.js', className: 'X', scheme: 'https:' },
+  ];
+  for (const c of cases) {
+    const spec = createSpec(c.className, { moduleUrl: c.moduleUrl });
+    const err = (await rejection(host.create(spec))) as CodeSourceRefusedError;
+    assert.instance(err, CodeSourceRefusedError, c.moduleUrl);
+    assert.is(err.code, 'CODE_SOURCE_REFUSED');
+    assert.is(err.detail.scheme, c.scheme);
+    assert.not.ok(host.has(spec.actorId));
+  }
+  assert.is((globalThis as Record<string, unknown>)[flag], undefined, 'the data: module never ran');
+});
+
+test('with code roots a host loads files under them only, following symbolic links as the loader does', async () => {
+  const fixtures = dirname(fileURLToPath(FIXTURES_URL));
+  const outside = mkdtempSync(join(tmpdir(), 'orrery-roots-'));
+  const rooted = new ActorHost({ bus, node, codeSources: { roots: [fixtures] } });
+  const elsewhere = new ActorHost({ bus, node, codeSources: { roots: [outside] } });
+  try {
+    const inside = createSpec('Counter', { args: [4] });
+    await rooted.create(inside);
+    assert.is(await call(bus, inside.actorId, 'get'), 4);
+
+    const refused = createSpec('Counter');
+    const err = (await rejection(elsewhere.create(refused))) as CodeSourceRefusedError;
+    assert.instance(err, CodeSourceRefusedError);
+    assert.is(err.detail.reason, 'outside the code roots of this node');
+    assert.not.ok(elsewhere.has(refused.actorId));
+
+    // a link inside the root to a module outside it names a path under the root, but is refused
+    const link = join(outside, 'actors-link.ts');
+    symlinkSync(fileURLToPath(FIXTURES_URL), link);
+    const linked = createSpec('Counter', { moduleUrl: pathToFileURL(link).href });
+    const viaLink = (await rejection(elsewhere.create(linked))) as CodeSourceRefusedError;
+    assert.instance(viaLink, CodeSourceRefusedError);
+    assert.is(viaLink.detail.reason, 'outside the code roots of this node');
+  } finally {
+    rooted.stop();
+    elsewhere.stop();
+    rmSync(outside, { recursive: true, force: true });
+  }
 });
 
 test.run();

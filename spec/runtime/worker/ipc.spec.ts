@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isHostToRaylet, isRayletToHost, TurnBatch } from '../../../runtime/worker/ipc.ts';
+import { isHostToRaylet, isRayletToHost, parseRayletToHost } from '../../../protocols/ipc.ts';
+import { TurnBatch } from '../../../runtime/worker/turn-batch.ts';
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -70,7 +71,7 @@ test('the IPC checks accept request and result lists and refuse malformed entrie
   assert.not.ok(isHostToRaylet({ type: 'result', id: 1, ok: true }));
 });
 
-test('table: the fence messages (renew, fence, and the lease of init) are checked', () => {
+test('table: the fence messages (renew, fence, and the lease of init) and the code roots of init are checked', () => {
   const node = { nodeId: 'a', nodeName: 'n', labels: {} };
   const cases: { message: unknown; ok: boolean }[] = [
     { message: { type: 'renew', remainingMs: 500, sentAt: 1 }, ok: true },
@@ -81,8 +82,39 @@ test('table: the fence messages (renew, fence, and the lease of init) are checke
     { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, lease: { type: 'fence' } }, ok: true },
     { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, lease: { type: 'renew', remainingMs: 1, sentAt: 2 } }, ok: true },
     { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, lease: { type: 'renew' } }, ok: false },
+    { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, codeRoots: ['/srv/app'] }, ok: true },
+    { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, codeRoots: '/srv/app' }, ok: false },
+    { message: { type: 'init', cluster: 'c', natsAddress: 'x', node, codeRoots: [7] }, ok: false },
   ];
   for (const c of cases) assert.is(isRayletToHost(c.message), c.ok, JSON.stringify(c.message));
+});
+
+test('tasks on IPC follow the plain-data rule of every intake: too deep, a function or a class instance is refused with its path', () => {
+  const task = (args: unknown[]) => ({ type: 'tasks', tasks: [{ id: 1, task: { taskId: 't1', code: { moduleUrl: 'file:///x.mjs', functionName: 'f', args }, reply: '_INBOX.x.1' } }] });
+  assert.ok(isRayletToHost(task([1, 'two', { three: [3] }, new Uint8Array(2), new Date(0)])));
+  let deep: unknown = 1;
+  for (let i = 0; i < 600; i++) deep = [deep];
+  for (const [args, where] of [[[deep], /tasks\[0\]\.task\.code\.args\[0\]/], [[() => 1], /tasks\[0\]\.task\.code\.args\[0\]/], [[new (class Foo {})()], /args\[0\]/]] as const) {
+    try {
+      parseRayletToHost(task(args as unknown as unknown[]));
+      assert.unreachable('refused');
+    } catch (err) {
+      assert.is((err as { code: string }).code, 'INVALID_MESSAGE');
+      assert.match((err as Error).message, where);
+    }
+  }
+});
+
+test('an unknown type names what is expected; a create keeps its body for its own validator', () => {
+  try {
+    parseRayletToHost({ type: 'explode' });
+    assert.unreachable('refused');
+  } catch (err) {
+    assert.match((err as Error).message, /type: expected one of init, renew, fence, requests, tasks, revoke, exit/);
+  }
+  const actor = { actorId: 'a', extra: 'kept for the createActor validator' };
+  const parsed = parseRayletToHost({ type: 'requests', requests: [{ type: 'create', id: 1, actor }] });
+  assert.is((parsed as unknown as { requests: { actor: unknown }[] }).requests[0].actor, actor);
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // What task arguments and results may hold: what msgpack carries without losing anything.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { plainDataProblem } from '../../../runtime/worker/plain-data.ts';
+import { plainDataProblem } from '../../../protocols/plain-data.ts';
 
 const cyclic = (): object => {
   const o: Record<string, unknown> = { a: 1 };

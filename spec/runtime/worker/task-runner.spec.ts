@@ -8,7 +8,8 @@ import { LEASE_DEPTH, taskOutcome } from '../../../protocols/messages/task.ts';
 import { decodeReply } from '../../../protocols/reply.ts';
 import { subjects } from '../../../protocols/subjects.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
-import { CodeLoadError, RemoteError, specializeError } from '../../../runtime/errors.ts';
+import { CodeLoadError, CodeSourceRefusedError, RemoteError, specializeError } from '../../../runtime/errors.ts';
+import { DECORATED_URL } from '../../fixtures/decorated.ts';
 import { OrreryError } from '../../../lib/errors.ts';
 import { TaskRunner, type RunTask } from '../../../runtime/worker/task-runner.ts';
 
@@ -69,8 +70,8 @@ test('a function not exported, a class, a non-function or a missing module is CO
   const { answerOf, fails } = setup();
   for (const [fn, moduleUrl, reason] of [
     ['hidden', FIXTURES, 'no export named "hidden"'],
-    ['NotAFunction', FIXTURES, 'is not a function (it is a class)'],
-    ['notAFunction', FIXTURES, 'is not a function (it is a number)'],
+    ['NotAFunction', FIXTURES, 'is neither a function nor a task from defineTask() (it is a class)'],
+    ['notAFunction', FIXTURES, 'is neither a function nor a task from defineTask() (it is a number)'],
     ['f', new URL('./no-such-module.ts', import.meta.url).href, ''],
   ] as const) {
     const err = await fails(answerOf({ taskId: 't', code: { moduleUrl, functionName: fn, args: [] } }));
@@ -174,6 +175,23 @@ test('malformed pushes are answered with their wire error; the lease goes on', a
   assert.is(runner.leases.size, 1);
   runner.stop();
   assert.is(runner.leases.size, 0);
+});
+
+test('a function exported only as what defineTask returned (the decorated form) runs', async () => {
+  const { answerOf } = setup();
+  assert.equal(await answerOf({ taskId: 't1', code: { moduleUrl: DECORATED_URL, functionName: 'square', args: [9] } }), { kind: 'done', value: 81 });
+  assert.equal(await answerOf({ taskId: 't2', code: { moduleUrl: DECORATED_URL, functionName: 'whereTask', args: [] } }), { kind: 'done', value: { nodeId: node.nodeId, taskId: 't2' } });
+});
+
+test('a node: or data: module is answered CODE_SOURCE_REFUSED and never imported', async () => {
+  const { answerOf, fails } = setup();
+  const flag = '__orreryTaskSpecImported';
+  for (const moduleUrl of ['node:child_process', `data:text/javascript,globalThis.${flag}=true;export function f(){}`]) {
+    const err = await fails(answerOf({ taskId: 't', code: { moduleUrl, functionName: moduleUrl.startsWith('node:') ? 'execSync' : 'f', args: ['true'] } }));
+    assert.instance(err, CodeSourceRefusedError, moduleUrl);
+    assert.is(err.code, 'CODE_SOURCE_REFUSED');
+  }
+  assert.is((globalThis as Record<string, unknown>)[flag], undefined, 'the data: module never ran');
 });
 
 test.run();
