@@ -17,6 +17,7 @@ export const actorInfo = object({
   state: actorState,
   nodeId: optional(id),
   numRestarts: num({ int: true, min: 0 }),
+  incarnation: optional(num({ int: true, min: 1 })),
   labels,
   deathCause: optional(str({ max: 4096 })),
   pendingReason: optional(str({ max: 65_536 })),

@@ -15,6 +15,7 @@ import { specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
+import { actorRank } from './actor-rank.ts';
 
 /** Options of the calls made through `handle.options(opts)`. */
 export interface CallOptions {
@@ -62,20 +63,11 @@ export interface HandleContext {
   watchActor(actorId: string, watcher: ActorWatcher): () => void;
 }
 
-/**
- * Where an ActorInfo sits in its actor's life. The GCS's transitions only move forward in this order
- * (a restart raises numRestarts on entering RESTARTING, then PENDING, SCHEDULED, ALIVE again; DEAD
- * is final), so of two infos the one with the higher rank is the newer — whatever order they arrive
- * in. That matters: a get_actor answer computed before a transition can arrive after its event.
- */
-const ORDER: Record<ActorState, number> = { RESTARTING: 0, DEPENDENCIES_UNREADY: 1, PENDING: 2, SCHEDULED: 3, ALIVE: 4, DEAD: 5 };
-const rank = (info: ActorInfo): number => (info.state === 'DEAD' ? Number.POSITIVE_INFINITY : info.numRestarts * 10 + ORDER[info.state]);
-
 /** Whether `next` is news after `last`: a later state, or the same state with other details. */
 export function isNewer(last: ActorInfo | undefined, next: ActorInfo): boolean {
   if (last === undefined) return true;
-  const a = rank(last);
-  const b = rank(next);
+  const a = actorRank(last);
+  const b = actorRank(next);
   if (b !== a) return b > a;
   return last.state !== 'DEAD' && (last.nodeId !== next.nodeId || last.pendingReason !== next.pendingReason || last.deathCause !== next.deathCause);
 }

@@ -14,6 +14,12 @@ export interface ActorInfo {
   state: ActorState;
   nodeId?: string;
   numRestarts: number;
+  /**
+   * How many times the GCS has asked a raylet again to create this actor: each restart, and each
+   * create that reached no raylet (the actor went back to PENDING without spending a restart).
+   * Absent while 0.
+   */
+  incarnation?: number;
   labels: Record<string, string>;
   deathCause?: string;
   /** The last schedule-failed message while PENDING. */

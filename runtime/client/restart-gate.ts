@@ -1,7 +1,8 @@
 import { BusClosedError } from '../bus/errors.ts';
 import { ActorDiedError, ActorUnavailableError } from '../errors.ts';
 import type { ActorWatcher } from './actor-handle.ts';
-import type { ActorInfo, ActorState } from './cluster-info.types.ts';
+import type { ActorInfo } from './cluster-info.types.ts';
+import { actorRank } from './actor-rank.ts';
 
 /**
  * Calls with `maxTaskRetries` ≠ 0 that meet an actor which cannot take them (restarting, or its
@@ -28,8 +29,7 @@ export interface GateDeps {
   info(): Promise<ActorInfo>;
 }
 
-const ORDER: Record<ActorState, number> = { RESTARTING: 0, DEPENDENCIES_UNREADY: 1, PENDING: 2, SCHEDULED: 3, ALIVE: 4, DEAD: 5 };
-const rankOf = (info: ActorInfo): number => (info.state === 'DEAD' ? Number.POSITIVE_INFINITY : info.numRestarts * 10 + ORDER[info.state]);
+const rankOf = actorRank;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 4000;
 

@@ -11,6 +11,7 @@ import type { ActorState as WireActorState } from '../../protocols/messages/acto
  *    │  │   (reported when    │  FAILED / KILL / EVICT, restarts left ──▶ RESTARTING
  *    │  │    it changes)      │  FAILED / KILL / EVICT, none left ──────▶ DEAD
  *    │  │                     │  CREATE_FAILED (SCHEDULED) ─────▶ DEAD
+ *    │  │                     │  UNDELIVERED (SCHEDULED) ──▶ PENDING (no restart counted)
  *    │  └── REJECTED / KILL ──▶ DEAD (final)
  *    └── UNSCHEDULABLE ── RESTARTING ── PLACED ──▶ onNode.SCHEDULED
  *                              └── REJECTED / KILL ──▶ DEAD
@@ -30,6 +31,12 @@ import type { ActorState as WireActorState } from '../../protocols/messages/acto
  * holds — docs/failover.md): like a failure it counts a restart, and with none left the actor dies
  * with the eviction's cause; unlike a failure its instance is still running, so it is killed
  * (`requestKill`).
+ *
+ * UNDELIVERED says the create_actor never reached a raylet (NO_RESPONDERS: nothing subscribes the
+ * node's subject — its raylet is reconnecting after a NATS outage, or gone). The constructor did not
+ * run, so nothing failed: the actor goes back to PENDING as if it had never been placed, with no
+ * restart counted (Ray keeps such an actor pending creation too). `incarnation` still rises, so a
+ * stray answer about the undelivered attempt can never be taken for the next one.
  *
  * RESTARTING is a waiting state like PENDING: the pending queue tries to place it at once and sends
  * PLACED (straight to SCHEDULED) or UNSCHEDULABLE (to PENDING, with its explanation). A restart
@@ -72,8 +79,10 @@ export type ActorEvent =
   | { type: 'CREATED'; incarnation: number }
   /** The raylet answered create_actor with an error (constructor threw, code not loadable). */
   | { type: 'CREATE_FAILED'; incarnation: number; cause: string }
-  /** The worker or the node died, or the raylet could not be reached. */
+  /** The worker or the node died, or the raylet did not answer create_actor in time. */
   | { type: 'FAILED'; incarnation: number; cause: string }
+  /** create_actor reached no raylet (NO_RESPONDERS): the constructor never ran. */
+  | { type: 'UNDELIVERED'; incarnation: number; cause: string }
   /** `cause`: the death cause when it dies of it (default KILLED). */
   | { type: 'KILL'; noRestart: boolean; cause?: string }
   /** The actor may no longer run where it is (NoExecute taint, a required constraint broke). */
@@ -110,6 +119,11 @@ export const actorMachine = setup({
       numRestarts: ({ context }) => context.numRestarts + 1,
       incarnation: ({ context }) => context.incarnation + 1,
       pendingReason: undefined,
+    }),
+    /** An undelivered create: a new attempt number, no restart counted, the cause kept as why it waits. */
+    retryCreate: assign({
+      incarnation: ({ context }) => context.incarnation + 1,
+      pendingReason: (_, params: { cause: string }) => params.cause,
     }),
     setDeathCause: assign({ deathCause: (_, params: { cause: string }) => params.cause, pendingReason: undefined }),
   },
@@ -156,6 +170,11 @@ export const actorMachine = setup({
               guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) },
               target: '#actor.DEAD',
               actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) },
+            },
+            UNDELIVERED: {
+              guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) },
+              target: '#actor.PENDING',
+              actions: ['clearNode', { type: 'retryCreate', params: ({ event }) => ({ cause: event.cause }) }],
             },
           },
         },

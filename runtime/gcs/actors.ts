@@ -444,8 +444,12 @@ export class ActorDirectory {
     if (outcome.kind === 'created') entry.ref!.send({ type: 'CREATED', incarnation });
     else if (outcome.kind === 'failed') entry.ref!.send({ type: 'CREATE_FAILED', incarnation, cause: outcome.cause });
     else {
-      if (outcome.noResponders) this.deps.nodeUnreachable(sent.nodeId);
-      entry.ref!.send({ type: 'FAILED', incarnation, cause: outcome.cause });
+      // no raylet heard it: the constructor never ran, so the actor waits again (keeping off that
+      // node until it heartbeats) rather than spending a restart; a timeout may have created it
+      if (outcome.noResponders) {
+        this.deps.nodeUnreachable(sent.nodeId);
+        entry.ref!.send({ type: 'UNDELIVERED', incarnation, cause: outcome.cause });
+      } else entry.ref!.send({ type: 'FAILED', incarnation, cause: outcome.cause });
     }
   }
 
@@ -460,7 +464,7 @@ export class ActorDirectory {
     if (!initial && info.state === previous) return;
     this.deps.events.actorState(info);
     if (info.state === 'SCHEDULED') queue.kick('actor_placed');
-    else if (info.state === 'RESTARTING') queue.kick('actor_waiting');
+    else if (info.state === 'RESTARTING' || (info.state === 'PENDING' && previous === 'SCHEDULED')) queue.kick('actor_waiting');
     else if (info.state === 'DEAD') {
       entry.ref = undefined;
       if (entry.compiled.requiredDuringExecution) this.deps.eviction().requiredActors(-1);
@@ -488,6 +492,7 @@ export class ActorDirectory {
       state,
       ...((state === 'SCHEDULED' || state === 'ALIVE') && c.nodeId !== undefined ? { nodeId: c.nodeId } : {}),
       numRestarts: c.numRestarts,
+      ...(c.incarnation > 0 ? { incarnation: c.incarnation } : {}),
       labels: { ...c.labels },
       ...(c.deathCause === undefined ? {} : { deathCause: c.deathCause }),
       ...(state === 'PENDING' && c.pendingReason !== undefined ? { pendingReason: c.pendingReason } : {}),

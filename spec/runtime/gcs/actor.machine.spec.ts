@@ -101,6 +101,32 @@ const lifecycles: { name: string; over?: Partial<ActorMachineInput>; steps: Step
     want: { numRestarts: 1, incarnation: 1 },
   },
   {
+    name: 'a create that reached no raylet (NO_RESPONDERS) waits again without spending a restart, even with none to spend',
+    steps: [
+      { event: { type: 'PLACED', nodeId: 'n1' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'UNDELIVERED', incarnation: 0, cause: 'create_actor on node n1: NO_RESPONDERS' }, state: 'PENDING', actions: REMOVE },
+      { event: { type: 'PLACED', nodeId: 'n2' }, state: 'SCHEDULED', actions: PLACE },
+      // an answer about the undelivered attempt cannot be taken for this one
+      { event: { type: 'CREATED', incarnation: 0 }, state: 'SCHEDULED', actions: [] },
+      { event: { type: 'CREATED', incarnation: 1 }, state: 'ALIVE', actions: [] },
+    ],
+    want: { numRestarts: 0, incarnation: 1 },
+  },
+  {
+    name: 'an undelivered create after a restart keeps the restart count it had',
+    over: { maxRestarts: 1 },
+    steps: [
+      { event: { type: 'PLACED', nodeId: 'n1' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'CREATED', incarnation: 0 }, state: 'ALIVE', actions: [] },
+      { event: { type: 'FAILED', incarnation: 0, cause: 'node n1 died' }, state: 'RESTARTING', actions: REMOVE },
+      { event: { type: 'PLACED', nodeId: 'n2' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'UNDELIVERED', incarnation: 1, cause: 'create_actor on node n2: NO_RESPONDERS' }, state: 'PENDING', actions: REMOVE },
+      { event: { type: 'PLACED', nodeId: 'n3' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'FAILED', incarnation: 2, cause: 'node n3 died' }, state: 'DEAD', actions: REMOVE },
+    ],
+    want: { numRestarts: 1, incarnation: 2, deathCause: 'node n3 died' },
+  },
+  {
     name: 'kill with noRestart asks the raylet and dies, killed',
     over: { maxRestarts: 5 },
     steps: [
@@ -169,7 +195,7 @@ for (const c of lifecycles) {
     assert.is(s.context.deathCause, c.want.deathCause);
     if (c.want.incarnation !== undefined) assert.is(s.context.incarnation, c.want.incarnation);
     if (actorStateOf(s) === 'DEAD') assert.is(s.status, 'done');
-    if (actorStateOf(s) === 'DEAD' || actorStateOf(s) === 'RESTARTING') assert.is(s.context.nodeId, undefined);
+    if (actorStateOf(s) === 'DEAD' || actorStateOf(s) === 'RESTARTING' || actorStateOf(s) === 'PENDING') assert.is(s.context.nodeId, undefined);
   });
 }
 

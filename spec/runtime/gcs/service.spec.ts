@@ -242,11 +242,25 @@ test('a raylet that does not answer create_actor in time fails the attempt; the 
     const alive = await h.reached('a1', 'ALIVE');
     assert.is(alive.numRestarts, 1);
     assert.equal(raylet.created.map((c) => c.incarnation), [0, 1]);
+  }));
 
+test('a create_actor that reaches no raylet (NO_RESPONDERS) sends the actor back to PENDING without spending a restart; it lands on the next node', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode(us('n1'));
     raylet.close();
-    await h.registerActor('a2', {});
-    const dead = await h.reached('a2', 'DEAD');
-    assert.match(dead.deathCause!, /^create_actor on node n1: (NO_RESPONDERS|TIMEOUT): /);
+    const info = await h.registerActor('a2', {});
+    assert.is(info.numRestarts, 0);
+    const waiting = await h.events.wait((e) => e.actor?.actorId === 'a2' && e.actor.state === 'PENDING' && e.actor.incarnation === 1, 'a2 back to PENDING');
+    assert.is(waiting.actor!.numRestarts, 0, 'no restart spent: the constructor never ran');
+    assert.is(waiting.actor!.nodeId, undefined);
+    assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(4) }, 'what it held on n1 is released');
+    // n1 answered nothing: the next placement keeps off it until it heartbeats
+    const n2 = await h.addNode(us('n2'));
+    const alive = await h.reached('a2', 'ALIVE');
+    assert.is(alive.nodeId, 'n2');
+    assert.is(alive.numRestarts, 0);
+    assert.is(alive.incarnation, 1);
+    assert.equal(n2.created.map((c) => c.incarnation), [1]);
   }));
 
 test('a late create_actor answer for an older incarnation is an orphan: the GCS kills it', () =>
