@@ -212,6 +212,7 @@ async function simulate(opts: SimOptions, rng: Rng, clock: SimClock, log: (line:
   const joinUs = (gcsMs(joinFrom) * 1000) / Math.max(1, opts.nodes);
   await run(1000);
   const heapNodes = heap();
+  if (process.env.ORRERY_SIM_HEAPSNAPSHOT) (await import('node:v8')).writeHeapSnapshot(`${process.env.ORRERY_SIM_HEAPSNAPSHOT}-nodes.heapsnapshot`);
 
   // ── beats ──
   log('beats: 5 simulated seconds of heartbeats');
@@ -295,6 +296,7 @@ async function simulate(opts: SimOptions, rng: Rng, clock: SimClock, log: (line:
   // the placements' view deltas go out now, so the churn below measures churn only
   await run(200);
   const heapActors = heap();
+  if (process.env.ORRERY_SIM_HEAPSNAPSHOT) (await import('node:v8')).writeHeapSnapshot(`${process.env.ORRERY_SIM_HEAPSNAPSHOT}-actors.heapsnapshot`);
 
   // ── churn ──
   const churnSeconds = opts.churnSeconds ?? 10;

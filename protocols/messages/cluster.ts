@@ -36,7 +36,16 @@ export const scheduleFailed = object({
   reason: literal('constraints', 'resources', 'constraints_and_resources'),
   message: str({ max: 65_536 }),
   nodes: array(object({ nodeId: id, reasons: array(str({ max: 1024 }), { max: 64 }) }), { max: 100_000 }),
+  /** How many more nodes the failure judged than `nodes` lists (the GCS lists at most MAX_EVENT_NODES). */
+  nodesOmitted: optional(num({ int: true, min: 1 })),
 });
+
+/**
+ * The most nodes a schedule_failed event lists with their reasons; `message` counts every node, and
+ * `explain` gives every node's reason. Without the bound one event at 5,000 nodes carried 5,000
+ * entries (hundreds of KB on the wire), and the GCS's recent-events ring held thousands of them.
+ */
+export const MAX_EVENT_NODES = 100;
 
 /**
  * Everything on `events.<type>`: `type` says which; schedule_failed has the API.md shape.
@@ -76,6 +85,7 @@ const eventShape = object({
   reason: optional(str({ max: 64 })),
   message: optional(str({ max: 65_536 })),
   nodes: optional(array(unknown(), { max: 100_000 })),
+  nodesOmitted: optional(num({ int: true, min: 1 })),
 });
 
 /** One event: its type from the list above, and the payload that type carries. */

@@ -79,7 +79,10 @@ export interface ScheduleFailedEvent {
   reason: 'constraints' | 'resources' | 'constraints_and_resources';
   /** "0/3 nodes are available: 2 node(s) …, 1 node(s) …." */
   message: string;
+  /** Each node's reasons, for at most the first 100 nodes (`cluster.explain` gives every node). */
   nodes: { nodeId: string; reasons: string[] }[];
+  /** How many more nodes were judged than `nodes` lists; absent when it lists them all. */
+  nodesOmitted?: number;
 }
 
 /** node_draining: the node takes no new work; node_alive: it stopped draining. */

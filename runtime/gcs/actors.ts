@@ -12,7 +12,7 @@ import { compileActor, type CompiledActor } from './actor-options.ts';
 import type { DeadActors } from './dead-actors.ts';
 import type { EventPublisher, EvictionReason } from './events.ts';
 import type { EvictionGuard, RunningActor } from './eviction.ts';
-import type { ActorRef } from './gcs.machine.ts';
+import { stopMachine, type ActorRef } from './gcs.machine.ts';
 import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
 import { Placement } from './placement.ts';
 import { PlacementGroupDirectory } from './placement-groups.ts';
@@ -40,6 +40,8 @@ export interface ActorDirectoryDeps {
   readonly unreachableNodes: () => ReadonlySet<string>;
   readonly nodeUnreachable: (nodeId: string) => void;
   readonly spawn: (input: ActorMachineInput) => ActorRef;
+  /** Starts the Actor machine of a sleeping actor again, ALIVE with this context (see ActorEntry). */
+  readonly wake: (context: ActorContext) => ActorRef;
   readonly rng: Rng;
   readonly rareResources: readonly string[];
   readonly log: (line: string) => void;
@@ -65,11 +67,22 @@ const EXPLAIN_ACTOR_ID = 'dry-run';
 
 export const EXPLAIN_BACKOFF_MS = { initial: 1_000, max: 30_000 } as const;
 
+/**
+ * One actor. Its Actor machine runs while the actor is PENDING, SCHEDULED or RESTARTING; once ALIVE
+ * it waits, often for the rest of its life, for an event that may never come — so an ALIVE actor's
+ * machine is stopped and the actor *sleeps* (`asleep`): everything its context held is in
+ * `registration`, `compiled` and `info` (nodeId, numRestarts, incarnation), and the first event for
+ * it (a failure, kill, eviction) starts the machine again from that ALIVE snapshot (#awake). An
+ * xstate actor with its mailbox, observers and snapshot is about 3 KB; a GCS holding 100,000 idle
+ * actors keeps 300 MB less (docs/benchmarks.md, "The simulator").
+ */
 interface ActorEntry {
   readonly registration: RegisterActor;
   readonly compiled: CompiledActor;
-  /** Undefined once the actor is DEAD (its machine has stopped). */
+  /** The running machine; undefined while the actor sleeps (ALIVE) and once it is DEAD. */
   ref: ActorRef | undefined;
+  /** ALIVE with its machine stopped, to be woken by its next event. */
+  asleep: boolean;
   info: ActorInfoWire;
   /** The placement group whose bundles it runs in, if any. */
   readonly placementGroupId: string | undefined;
@@ -140,7 +153,7 @@ export class ActorDirectory {
       compiled = undefined as unknown as CompiledActor;
     }
     if (how.kind === 'dead') {
-      this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, info: record.info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
+      this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, asleep: false, info: record.info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
       return;
     }
     if (how.kind === 'lost') {
@@ -148,7 +161,7 @@ export class ActorDirectory {
       if (!restartable) {
         const info: ActorInfoWire = { ...record.info, state: 'DEAD', deathCause: how.cause };
         delete (info as { nodeId?: string }).nodeId;
-        this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
+        this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, asleep: false, info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
         this.deps.store.putActor({ registration: reg, info, incarnation });
         this.deps.events.actorState(info);
         return;
@@ -169,7 +182,7 @@ export class ActorDirectory {
   reconcileNode(nodeId: string, running: readonly { actorId: string; incarnation: number }[]): number {
     let killed = 0;
     for (const { actorId, incarnation } of running) {
-      const context = this.#entries.get(actorId)?.ref?.getSnapshot().context;
+      const context = this.#context(this.#entries.get(actorId));
       if (context?.nodeId === nodeId && context.incarnation === incarnation) continue;
       void this.deps.raylets.kill(nodeId, actorId, incarnation);
       killed++;
@@ -189,14 +202,64 @@ export class ActorDirectory {
       ...counts,
     });
     const snapshot = ref.getSnapshot();
-    const entry: ActorEntry = { registration: reg, compiled, ref, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
+    const entry: ActorEntry = { registration: reg, compiled, ref, asleep: false, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
     this.#entries.set(reg.actorId, entry);
     this.#order.changed();
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
     if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
     this.#observe(entry, snapshot, true, entry.info);
-    ref.subscribe({ next: (snapshot) => this.#observe(entry, snapshot, false), error: (err) => this.deps.log(`actor ${reg.actorId} machine failed: ${String(err)}`) });
+    this.#follow(entry, ref);
     return ref;
+  }
+
+  #follow(entry: ActorEntry, ref: ActorRef): void {
+    ref.subscribe({ next: (snapshot) => this.#observe(entry, snapshot, false), error: (err) => this.deps.log(`actor ${entry.registration.actorId} machine failed: ${String(err)}`) });
+  }
+
+  /** The machine's context, read without waking a sleeping actor; undefined once DEAD. */
+  #context(entry: ActorEntry | undefined): ActorContext | undefined {
+    if (entry === undefined) return undefined;
+    if (entry.ref !== undefined) return entry.ref.getSnapshot().context;
+    return entry.asleep ? this.#sleepingContext(entry) : undefined;
+  }
+
+  #sleepingContext(entry: ActorEntry): ActorContext {
+    const { registration: reg, compiled, info } = entry;
+    return {
+      actorId: reg.actorId,
+      namespace: reg.namespace,
+      ...(reg.name === undefined ? {} : { name: reg.name }),
+      className: reg.code.className,
+      labels: compiled.labels,
+      resources: { ...compiled.held },
+      maxRestarts: compiled.maxRestarts,
+      numRestarts: info.numRestarts,
+      incarnation: info.incarnation ?? 0,
+      nodeId: info.nodeId,
+    };
+  }
+
+  /** The running machine, started again if the actor sleeps; undefined once DEAD. */
+  #awake(entry: ActorEntry | undefined): ActorRef | undefined {
+    if (entry === undefined || entry.ref !== undefined || !entry.asleep) return entry?.ref;
+    const ref = this.deps.wake(this.#sleepingContext(entry));
+    entry.ref = ref;
+    entry.asleep = false;
+    this.#follow(entry, ref);
+    return ref;
+  }
+
+  /**
+   * Puts an actor that reached ALIVE to sleep once the event that got it there is done (a microtask:
+   * never inside its machine's own step), if nothing moved it on in between.
+   */
+  #sleepSoon(entry: ActorEntry, ref: ActorRef): void {
+    queueMicrotask(() => {
+      if (entry.ref !== ref || actorStateOf(ref.getSnapshot()) !== 'ALIVE') return;
+      entry.ref = undefined;
+      entry.asleep = true;
+      stopMachine(ref);
+    });
   }
 
   get(query: MessageBody<'get_actor'>): ActorInfoWire {
@@ -228,14 +291,25 @@ export class ActorDirectory {
 
   /** Stops every Actor machine still running (the GCS is stopping); their actors stay as they are. */
   stopAll(): void {
-    for (const entry of this.#entries.values()) entry.ref?.stop();
+    for (const entry of this.#entries.values()) if (entry.ref !== undefined) stopMachine(entry.ref);
+  }
+
+  /** How many Actor machines run now, and how many actors sleep (ALIVE, machine stopped). */
+  get machines(): { running: number; asleep: number } {
+    let running = 0;
+    let asleep = 0;
+    for (const entry of this.#entries.values()) {
+      if (entry.ref !== undefined) running++;
+      else if (entry.asleep) asleep++;
+    }
+    return { running, asleep };
   }
 
   /** kill_actor: moves the actor on at once, then waits for its raylet to drop the instance. */
   async kill(body: MessageBody<'kill_actor'>): Promise<ActorInfoWire> {
     const entry = this.#entries.get(body.actorId);
     if (!entry) throw new ActorNotFoundError({ actorId: body.actorId });
-    entry.ref?.send({ type: 'KILL', noRestart: body.noRestart });
+    this.#awake(entry)?.send({ type: 'KILL', noRestart: body.noRestart });
     await this.#kills.get(body.actorId);
     return entry.info;
   }
@@ -244,10 +318,10 @@ export class ActorDirectory {
   died(body: MessageBody<'actor_died'>): { failed: number } {
     let failed = 0;
     for (const { actorId, incarnation } of body.actors) {
-      const ref = this.#entries.get(actorId)?.ref;
-      const context = ref?.getSnapshot().context;
-      if (!ref || context?.nodeId !== body.nodeId || context.incarnation !== incarnation) continue;
-      ref.send({ type: 'FAILED', incarnation, cause: body.cause });
+      const entry = this.#entries.get(actorId);
+      const context = this.#context(entry);
+      if (context?.nodeId !== body.nodeId || context.incarnation !== incarnation) continue;
+      this.#awake(entry)!.send({ type: 'FAILED', incarnation, cause: body.cause });
       failed++;
     }
     return { failed };
@@ -261,8 +335,10 @@ export class ActorDirectory {
   killInGroup(pgId: string, cause: string): Promise<void> {
     const kills: Promise<void>[] = [];
     for (const entry of this.#entries.values()) {
-      if (!entry.ref || entry.placementGroupId !== pgId) continue;
-      entry.ref.send({ type: 'KILL', noRestart: true, cause });
+      if (entry.placementGroupId !== pgId) continue;
+      const ref = this.#awake(entry);
+      if (!ref) continue;
+      ref.send({ type: 'KILL', noRestart: true, cause });
       const kill = this.#kills.get(entry.registration.actorId);
       if (kill) kills.push(kill);
     }
@@ -272,8 +348,8 @@ export class ActorDirectory {
   /** Every actor placed on a node that died fails (and restarts elsewhere when it may). */
   failOnNode(nodeId: string): void {
     for (const entry of this.#entries.values()) {
-      const context = entry.ref?.getSnapshot().context;
-      if (context?.nodeId === nodeId) entry.ref!.send({ type: 'FAILED', incarnation: context.incarnation, cause: `node ${nodeId} died` });
+      const context = this.#context(entry);
+      if (context?.nodeId === nodeId) this.#awake(entry)!.send({ type: 'FAILED', incarnation: context.incarnation, cause: `node ${nodeId} died` });
     }
   }
 
@@ -283,9 +359,9 @@ export class ActorDirectory {
    */
   evict(actorId: string, reason: EvictionReason, cause: string): void {
     const entry = this.#entries.get(actorId);
-    const from = entry?.ref?.getSnapshot().context.nodeId;
-    if (!entry?.ref || from === undefined) return;
-    entry.ref.send({ type: 'EVICT', cause });
+    const from = this.#context(entry)?.nodeId;
+    if (entry === undefined || from === undefined) return;
+    this.#awake(entry)!.send({ type: 'EVICT', cause });
     this.deps.log(`actor ${actorId} left node ${from}: ${cause}`);
     this.deps.events.actorEvicted(entry.info, reason, cause);
   }
@@ -293,7 +369,7 @@ export class ActorDirectory {
   /** A placed actor's request, for the eviction guard. */
   running(actorId: string): RunningActor | undefined {
     const entry = this.#entries.get(actorId);
-    if (!entry?.ref) return undefined;
+    if (entry === undefined || (entry.ref === undefined && !entry.asleep)) return undefined;
     return { request: entry.compiled.request, namespace: entry.registration.namespace, required: entry.compiled.requiredDuringExecution };
   }
 
@@ -463,7 +539,8 @@ export class ActorDirectory {
     else queue.delete(info.actorId);
     if (!initial && info.state === previous) return;
     this.deps.events.actorState(info);
-    if (info.state === 'SCHEDULED') queue.kick('actor_placed');
+    if (info.state === 'ALIVE' && entry.ref !== undefined) this.#sleepSoon(entry, entry.ref);
+    else if (info.state === 'SCHEDULED') queue.kick('actor_placed');
     else if (info.state === 'RESTARTING' || (info.state === 'PENDING' && previous === 'SCHEDULED')) queue.kick('actor_waiting');
     else if (info.state === 'DEAD') {
       entry.ref = undefined;
@@ -493,7 +570,9 @@ export class ActorDirectory {
       ...((state === 'SCHEDULED' || state === 'ALIVE') && c.nodeId !== undefined ? { nodeId: c.nodeId } : {}),
       numRestarts: c.numRestarts,
       ...(c.incarnation > 0 ? { incarnation: c.incarnation } : {}),
-      labels: { ...c.labels },
+      // the compiled labels, never changed after registration: shared, not copied, by every info
+      // (the actor table's and the event log's) — a copy per transition was ~200 B each
+      labels: c.labels,
       ...(c.deathCause === undefined ? {} : { deathCause: c.deathCause }),
       ...(state === 'PENDING' && c.pendingReason !== undefined ? { pendingReason: c.pendingReason } : {}),
     };

@@ -2,7 +2,7 @@ import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
 import type { NODE_EVENT_TYPES } from '../../protocols/messages/cluster.ts';
 import { encode } from '../../protocols/codec.ts';
 import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
-import type { ClusterEventWire, NodeInfoWire } from '../../protocols/messages/cluster.ts';
+import { MAX_EVENT_NODES, type ClusterEventWire, type NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
@@ -53,7 +53,9 @@ export class EventPublisher {
       target: { ...target },
       reason: failure.reason,
       message: failure.message,
-      nodes: failure.nodes.map((n) => ({ nodeId: n.nodeId, reasons: [...n.reasons] })),
+      // the first MAX_EVENT_NODES nodes; the reasons arrays are the failure's own, never changed
+      nodes: failure.nodes.slice(0, MAX_EVENT_NODES).map((n) => ({ nodeId: n.nodeId, reasons: n.reasons as string[] })),
+      ...(failure.nodes.length > MAX_EVENT_NODES ? { nodesOmitted: failure.nodes.length - MAX_EVENT_NODES } : {}),
     });
   }
 

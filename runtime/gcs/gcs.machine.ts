@@ -1,4 +1,4 @@
-import { fromPromise, setup, stopChild, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+import { fromPromise, setup, stopChild, type ActorRefFrom, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import { actorMachine } from './actor.machine.ts';
 import { nodeMachine } from './node.machine.ts';
 
@@ -139,3 +139,14 @@ export type GcsMachine = typeof gcsMachine;
 export type GcsSnapshot = SnapshotFrom<GcsMachine>;
 export type NodeRef = ActorRefFrom<typeof nodeMachine>;
 export type ActorRef = ActorRefFrom<typeof actorMachine>;
+
+/**
+ * Stops a Node, Actor or PlacementGroup machine. They are started with the Gcs actor as their parent
+ * but are not its spawned children (see above), so no stopChild action of the Gcs machine reaches
+ * them, and xstate refuses stop() on any actor that has a parent ("A non-root actor cannot be stopped
+ * directly"). `_stop` is what a parent's stopChild calls: it ends the machine at once (or after the
+ * step it is in) and unregisters it from the system.
+ */
+export function stopMachine(ref: AnyActorRef): void {
+  (ref as unknown as { _stop(): void })._stop();
+}

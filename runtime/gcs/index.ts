@@ -25,6 +25,8 @@ export interface GcsTables {
   /** The cluster view's current version. */
   readonly viewVersion: number;
   readonly pending: PendingQueueStats;
+  /** Actor machines running now, and actors asleep (ALIVE, machine stopped until their next event). */
+  readonly actorMachines: { readonly running: number; readonly asleep: number };
 }
 
 export interface GcsHandle {
@@ -51,6 +53,7 @@ export async function startGcs(opts: GcsOptions): Promise<GcsHandle> {
       placementGroups: service.groups.list(),
       viewVersion: service.view.version,
       pending: service.queue.stats(),
+      actorMachines: service.actors.machines,
     }),
     wireErrors: () => service.intake.counts(),
   };

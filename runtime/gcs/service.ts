@@ -6,7 +6,8 @@ import type { Rng } from '../../lib/random.ts';
 import { DEFAULT_MAX_BYTES } from '../../protocols/codec.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
-import type { ActorMachine, ActorMachineInput } from './actor.machine.ts';
+import { RESUMED_INPUT } from '../inspect/mapper.ts';
+import type { ActorContext, ActorMachine, ActorMachineInput } from './actor.machine.ts';
 import type { PlacementGroupMachine, PlacementGroupMachineInput } from './placement-group.machine.ts';
 import { provideActorEffects } from './actor-effects.ts';
 import { ActorDirectory } from './actors.ts';
@@ -15,7 +16,7 @@ import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
 import { EventPublisher } from './events.ts';
 import { EvictionGuard } from './eviction.ts';
 import { IntakeQueue } from './intake-queue.ts';
-import { actorChildId, gcsMachine, nodeChildId, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
+import { actorChildId, gcsMachine, nodeChildId, stopMachine, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
 import { NodeDirectory } from './nodes.ts';
 import { nodeMachine, type NodeMachine, type NodeMachineInput } from './node.machine.ts';
 import { PendingQueue } from './pending-queue.ts';
@@ -172,6 +173,7 @@ export class GcsService {
       unreachableNodes: () => this.nodes.unreachableNodes,
       nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
       spawn: (input) => this.#startActor(input),
+      wake: (context) => this.#wakeActor(context),
       explainBackoffMs: opts.explainBackoffMs,
     });
     this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log, epoch, staleEpoch });
@@ -296,6 +298,16 @@ export class GcsService {
     return this.#startChild(this.#actorLogic, actorChildId(input.actorId), input, false) as ActorRef;
   }
 
+  /**
+   * Starts the Actor machine of a sleeping actor (actors.ts, ActorEntry) again from its ALIVE
+   * snapshot: no entry action runs again, and the inspection mapper does not record the restart of
+   * the machine as a transition (RESUMED_INPUT).
+   */
+  #wakeActor(context: ActorContext): ActorRef {
+    const snapshot = this.#actorLogic.resolveState({ value: { onNode: 'ALIVE' }, context });
+    return this.#startChild(this.#actorLogic, actorChildId(context.actorId), RESUMED_INPUT as never, false, snapshot) as ActorRef;
+  }
+
   /** Starts an Actor or PlacementGroup machine with the Gcs actor as its parent (not a spawned child). */
   #startChild(logic: ActorMachine | PlacementGroupMachine | NodeMachine, id: string, input: ActorMachineInput | PlacementGroupMachineInput | NodeMachineInput, track = true, snapshot?: Snapshot<unknown>): AnyActorRef {
     const value = this.actor.getSnapshot().value;
@@ -326,7 +338,7 @@ export class GcsService {
     this.view.stop();
     this.nodes.stop();
     this.actors.stopRefreshes();
-    for (const ref of this.#actorRefs) ref.stop();
+    for (const ref of this.#actorRefs) stopMachine(ref);
     this.#actorRefs.clear();
     this.actors.stopAll();
   }

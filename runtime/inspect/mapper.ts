@@ -29,6 +29,13 @@ export const MACHINE_IDS: Readonly<Record<string, { kind: MachineKind; idField: 
   'placement-group': { kind: 'placement_group', idField: 'pgId' },
 };
 
+/**
+ * The input of a machine started again from a snapshot it had before (a sleeping GCS actor woken,
+ * runtime/gcs/actors.ts): xstate announces the start as an `xstate.init` step with this input, which
+ * is not a transition, so no record is made of it.
+ */
+export const RESUMED_INPUT: Readonly<{ resumed: true }> = Object.freeze({ resumed: true });
+
 export type UnsequencedRecord = Omit<InspectRecord, 'seq'>;
 
 export interface MapperOptions {
@@ -110,6 +117,7 @@ export class InspectionMapper {
     const init = event.event.type === 'xstate.init';
     const step = this.#before.get(ref);
     this.#before.delete(ref);
+    if (init && (event.event as { input?: unknown }).input === RESUMED_INPUT) return; // resumed, not a transition
     if (!init && step?.moved !== true) return; // no transition was taken
     const from = init ? null : step!.from;
     const snapshot = event.snapshot as { value?: unknown; context?: Record<string, unknown> };

@@ -6,7 +6,7 @@ import { inspectRecord, type InspectRecord } from '../../protocols/messages/insp
 import { actorMachine } from '../../runtime/gcs/actor.machine.ts';
 import { nodeMachine } from '../../runtime/gcs/node.machine.ts';
 import { gcsMachine } from '../../runtime/gcs/gcs.machine.ts';
-import { InspectionMapper, statePath, type UnsequencedRecord } from '../../runtime/inspect/mapper.ts';
+import { InspectionMapper, RESUMED_INPUT, statePath, type UnsequencedRecord } from '../../runtime/inspect/mapper.ts';
 import { TRUNCATED, toPlain, toPlainObject } from '../../runtime/inspect/plain.ts';
 
 const input = { actorId: 'a1', namespace: 'default', className: 'Counter', labels: { 'orrery.io/actor-id': 'a1' }, resources: { CPU: 10_000 }, maxRestarts: 1 };
@@ -50,6 +50,17 @@ test('an actor failover maps to one record per transition, with from, to, event 
   assert.equal(records[3].event, { type: 'FAILED', incarnation: 0, cause: 'node died' });
   assert.is(records[3].context.numRestarts, 1);
   assert.is(records[4].context.pendingReason, 'no node has 1 CPU free');
+});
+
+test('a machine started again from its snapshot (a sleeping GCS actor woken) makes no record for the restart; its next step is recorded from where it was', () => {
+  const { records, mapper } = recorder();
+  const context = { ...input, numRestarts: 0, incarnation: 0, nodeId: 'n1' };
+  const snapshot = actorMachine.resolveState({ value: { onNode: 'ALIVE' }, context });
+  const actor = createActor(actorMachine, { input: RESUMED_INPUT as never, snapshot, inspect: mapper.observe }).start();
+  assert.equal(records, []);
+  actor.send({ type: 'FAILED', incarnation: 0, cause: 'node died' });
+  assert.equal(records.map((r) => [r.event.type, r.from, r.to]), [['FAILED', 'onNode.ALIVE', 'RESTARTING']]);
+  assert.is(records[0].context.numRestarts, 1);
 });
 
 test('a targetless transition that changes the context is a record from a state to itself', () => {

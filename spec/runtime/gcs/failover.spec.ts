@@ -234,14 +234,15 @@ test('hard anti-affinity over a topology key holds both ways: no actor it exclud
     assert.ok(['a1', 'a2'].includes((await h.registerActor('calm', { labels: { app: 'calm' }, labelSelector: { zone: 'a' } })).nodeId!), 'other labels are welcome');
   }));
 
-test('a node whose raylet does not answer create_actor is avoided until it heartbeats again, so a restart is not burnt on it', () =>
+test('a node whose raylet does not answer create_actor is avoided until it heartbeats again; the actor lands elsewhere without spending a restart', () =>
   withGcs({}, async (h) => {
     const gone = await h.addNode(node('n1'));
     await h.addNode(node('n2'));
     gone.close(); // its subjects are gone, its heartbeat has not timed out (60 s here)
-    await h.registerActor('a', { schedulingStrategy: nodeIdAffinity('n1', { soft: true }), maxRestarts: 1 });
-    const restarted = await aliveAfter(h, 'a', 1);
-    assert.is(restarted.nodeId, 'n2', 'the restart kept off the node that did not answer');
+    await h.registerActor('a', { schedulingStrategy: nodeIdAffinity('n1', { soft: true }), maxRestarts: 0 });
+    const landed = await aliveAfter(h, 'a', 0);
+    assert.is(landed.nodeId, 'n2', 'the second attempt kept off the node that did not answer');
+    assert.is(landed.incarnation, 1, 'one create went nowhere; it was not counted as a restart');
     // another actor that prefers n1 keeps off it too, until n1 heartbeats again
     assert.is((await h.registerActor('b', { schedulingStrategy: nodeIdAffinity('n1', { soft: true }) })).nodeId, 'n2');
     const waiting = await h.registerActor('c', { schedulingStrategy: nodeIdAffinity('n1') });

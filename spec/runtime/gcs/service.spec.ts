@@ -1,6 +1,6 @@
 import { test } from 'uvu';
-import { until } from '../../helpers/until.ts';
 import * as assert from 'uvu/assert';
+import { until } from '../../helpers/until.ts';
 import { parseResources } from '../../../lib/resources/resource-set.ts';
 import {
   actorAffinity, affinity, antiAffinity, In, labelIn, nodeAffinity, nodeIdAffinity,
@@ -263,6 +263,38 @@ test('a create_actor that reaches no raylet (NO_RESPONDERS) sends the actor back
     assert.equal(n2.created.map((c) => c.incarnation), [1]);
   }));
 
+test('an ALIVE actor sleeps (its machine stopped); a kill wakes it and it dies killed, its raylet told', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode(us('n1'));
+    await h.registerActor('a1', {});
+    await h.reached('a1', 'ALIVE');
+    assert.equal(h.gcs.snapshot().actorMachines, { running: 0, asleep: 1 });
+    // read while asleep: nothing wakes it
+    assert.is((await h.actor('a1')).nodeId, 'n1');
+    assert.equal(h.gcs.snapshot().actorMachines, { running: 0, asleep: 1 });
+    const dead = await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true });
+    assert.is(dead.state, 'DEAD');
+    assert.is(dead.deathCause, 'killed');
+    assert.equal(raylet.killed, [{ actorId: 'a1', incarnation: 0 }]);
+    assert.equal(h.gcs.snapshot().actorMachines, { running: 0, asleep: 0 });
+    assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(4) });
+  }));
+
+test('a sleeping actor woken by a failure restarts with its counts and sleeps again; a stale report leaves it asleep', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1'));
+    await h.registerActor('a1', { maxRestarts: 2 });
+    await h.reached('a1', 'ALIVE');
+    assert.equal(await h.request('actor_died', 'actor_died', { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'host exited' }), { failed: 1 });
+    await h.events.wait((e) => e.actor?.actorId === 'a1' && e.actor.state === 'ALIVE' && e.actor.numRestarts === 1, 'a1 restarted');
+    await until('a1 asleep again', () => (h.gcs.snapshot().actorMachines.asleep === 1 ? true : undefined));
+    assert.equal(await h.request('actor_died', 'actor_died', { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'late' }), { failed: 0 });
+    assert.equal(h.gcs.snapshot().actorMachines, { running: 0, asleep: 1 });
+    assert.equal(await h.request('actor_died', 'actor_died', { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 1 }], cause: 'host exited again' }), { failed: 1 });
+    const again = await h.events.wait((e) => e.actor?.actorId === 'a1' && e.actor.state === 'ALIVE' && e.actor.numRestarts === 2, 'a1 restarted twice');
+    assert.is(again.actor!.incarnation, 2);
+  }));
+
 test('a late create_actor answer for an older incarnation is an orphan: the GCS kills it', () =>
   withGcs({}, async (h) => {
     const raylet = await h.addNode(us('n1'));
@@ -291,6 +323,17 @@ test('a pending actor is placed when a matching node registers', () =>
     await h.addNode(us('n1'));
     assert.is((await h.reached('a1', 'ALIVE')).nodeId, 'n1');
     assert.is((await h.actor('a1')).pendingReason, undefined);
+  }));
+
+test('a schedule_failed event lists at most 100 nodes with their reasons, counts the rest, and its message counts them all', () =>
+  withGcs({}, async (h) => {
+    for (let i = 0; i < 102; i++) await h.addNode(us(`n${i}`, { cpu: 1 }));
+    await h.registerActor('big', { numCpus: 2 });
+    const e = await h.events.wait((e) => e.type === 'schedule_failed', 'schedule_failed');
+    assert.is(e.nodes!.length, 100);
+    assert.is(e.nodesOmitted, 2);
+    assert.is(e.message, '0/102 nodes are available: 102 node(s) had less total CPU than requested.');
+    assert.equal((e.nodes as { reasons: string[] }[])[0].reasons, ['had less total CPU than requested']);
   }));
 
 test('schedule_failed is published once per distinct explanation, not on every retry', () =>
