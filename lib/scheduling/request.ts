@@ -24,6 +24,12 @@ export interface PlacementOptions {
   schedulingStrategy?: SchedulingStrategy;
 }
 
+/**
+ * Every key of PlacementOptions, in a canonical order: the one list the client's actor and task
+ * options, the GCS's placement shape and the raylet read (issue 14: one set of placement keys).
+ */
+export const PLACEMENT_KEYS = ['numCpus', 'numGpus', 'memory', 'resources', 'labelSelector', 'fallbackStrategy', 'tolerations', 'schedulingStrategy'] as const satisfies readonly (keyof PlacementOptions)[];
+
 export interface CompileContext {
   readonly namespace: string;
   readonly target?: { readonly kind: TargetKind; readonly id: string; readonly name?: string };

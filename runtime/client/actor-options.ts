@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '../../lib/errors.ts';
 import { validateLabels } from '../../lib/labels/validate.ts';
-import { compileRequest, type PlacementOptions } from '../../lib/scheduling/request.ts';
+import { compileRequest, PLACEMENT_KEYS, type PlacementOptions } from '../../lib/scheduling/request.ts';
 
 /** Placement options shared by actors, tasks and placement groups (API.md). */
 export type TaskOptions = PlacementOptions;
@@ -27,7 +27,6 @@ export type ActorOptions = TaskOptions & {
   affinityDuringExecution?: 'required' | 'ignored';
 };
 
-const PLACEMENT_KEYS = ['numCpus', 'numGpus', 'memory', 'resources', 'labelSelector', 'fallbackStrategy', 'tolerations', 'schedulingStrategy'] as const;
 const ACTOR_KEYS = ['name', 'namespace', 'labels', 'maxRestarts', 'maxTaskRetries', 'maxConcurrency', 'isolation', 'affinityDuringExecution'] as const;
 const KNOWN = new Set<string>([...PLACEMENT_KEYS, ...ACTOR_KEYS]);
 const MAX_NAME = 256;

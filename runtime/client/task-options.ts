@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../../lib/errors.ts';
-import { compileRequest } from '../../lib/scheduling/request.ts';
+import { compileRequest, PLACEMENT_KEYS } from '../../lib/scheduling/request.ts';
 import type { TaskOptions } from './actor-options.ts';
 
 /**
@@ -12,7 +12,6 @@ export type TaskRunOptions = TaskOptions & { maxRetries?: number };
 
 export const DEFAULT_MAX_RETRIES = 3;
 
-const PLACEMENT_KEYS = ['numCpus', 'numGpus', 'memory', 'resources', 'labelSelector', 'fallbackStrategy', 'tolerations', 'schedulingStrategy'] as const;
 const KNOWN = new Set<string>([...PLACEMENT_KEYS, 'maxRetries']);
 
 /** Task options after validation. */

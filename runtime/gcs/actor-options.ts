@@ -2,7 +2,7 @@ import { InvalidOptionError } from '../../lib/errors.ts';
 import { ACTOR_ID_LABEL } from '../../lib/labels/builtin.ts';
 import { validateLabels } from '../../lib/labels/validate.ts';
 import type { ResourceSet } from '../../lib/resources/resource-set.ts';
-import { compileRequest, type PlacementOptions } from '../../lib/scheduling/request.ts';
+import { compileRequest, PLACEMENT_KEYS, type PlacementOptions } from '../../lib/scheduling/request.ts';
 import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
 import type { RegisterActor } from '../../protocols/messages/actor.ts';
 
@@ -98,7 +98,6 @@ class Compiled implements CompiledActor {
 }
 
 /** The options a decision reads (not the actor's name, labels, restarts, …), in a canonical order. */
-const PLACEMENT_KEYS = ['numCpus', 'numGpus', 'memory', 'resources', 'labelSelector', 'fallbackStrategy', 'tolerations', 'schedulingStrategy'] as const;
 function placementShape(namespace: string, options: Record<string, unknown>): string {
   return JSON.stringify([namespace, ...PLACEMENT_KEYS.map((k) => options[k] ?? null)]);
 }
