@@ -36,6 +36,37 @@ const NODE_VERBS: readonly GcsVerb[] = ['register_node', 'heartbeat', 'actor_die
 /** Raylet verbs only the GCS sends. */
 const CONTROL_VERBS: readonly RayletVerb[] = ['create_actor', 'kill_actor', 'prepare_bundle', 'commit_bundle', 'cancel_bundle'];
 
+/** The GCS verbs a role may request — what its permissions let it publish on `gcs.<verb>`. */
+export function gcsVerbsOf(role: Role): readonly GcsVerb[] {
+  switch (role) {
+    case 'gcs':
+      return [];
+    case 'node':
+      return NODE_VERBS;
+    case 'driver':
+      return DRIVER_VERBS;
+    case 'observer':
+      return READ_VERBS;
+    case 'admin':
+      return ADMIN_VERBS;
+  }
+}
+
+/**
+ * The role whose inbox a reply subject is in (`_INBOX.<cluster>.<role>.…`), or undefined for any
+ * other reply subject (an unsecured cluster's connections use plain `_INBOX.`). On a secured cluster
+ * a connection can subscribe only under its own role's inbox, so a request that names another
+ * role's inbox could never read its answer: the inbox says who sent it.
+ */
+export function inboxRole(cluster: string, reply: string | undefined): Role | undefined {
+  if (reply === undefined) return undefined;
+  const head = `_INBOX.${cluster}.`;
+  if (!reply.startsWith(head)) return undefined;
+  const end = reply.indexOf('.', head.length);
+  const role = reply.slice(head.length, end === -1 ? undefined : end);
+  return isRole(role) ? role : undefined;
+}
+
 export function inboxPrefix(cluster: string, role: Role): string {
   return `_INBOX.${assertToken('cluster', cluster)}.${role}`;
 }

@@ -6,6 +6,7 @@ import type { Rng } from '../../lib/random.ts';
 import { DEFAULT_MAX_BYTES } from '../../protocols/codec.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
+import { gcsVerbsOf, inboxRole } from '../auth/roles.ts';
 import { RESUMED_INPUT } from '../inspect/mapper.ts';
 import type { ActorContext, ActorMachine, ActorMachineInput } from './actor.machine.ts';
 import type { PlacementGroupMachine, PlacementGroupMachineInput } from './placement-group.machine.ts';
@@ -133,7 +134,15 @@ export class GcsService {
       opts.onStaleEpoch?.();
     };
     this.store = opts.store ?? new MemoryStore();
-    this.intake = new WireIntake({ log, maxBytes: positiveInt('maxMessageBytes', opts.maxMessageBytes, DEFAULT_MAX_BYTES, 1) });
+    const cluster = this.cluster;
+    this.intake = new WireIntake({
+      log,
+      maxBytes: positiveInt('maxMessageBytes', opts.maxMessageBytes, DEFAULT_MAX_BYTES, 1),
+      mayRequest: (verb, reply) => {
+        const role = inboxRole(cluster, reply);
+        return role === undefined || role === 'gcs' || (gcsVerbsOf(role) as readonly string[]).includes(verb);
+      },
+    });
     this.history = new EventLog(positiveInt('eventHistory', opts.eventHistory, DEFAULT_EVENT_HISTORY, 1), {
       // event seqs go on from where an earlier GCS left them, so readers never see one twice
       firstSeq: this.store.getMeta('eventSeq') ?? 0,

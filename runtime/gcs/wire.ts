@@ -20,8 +20,9 @@ import { RejectionLog } from '../process/rejection-log.ts';
  *     subject token, a query naming nothing), is a wire error: counted by code and by verb, logged
  *     once per code and then summed up once a minute while more come (RejectionLog), and it
  *     changes no state — the handler never ran, or threw before changing any;
- *     so is code the cluster does not load (CODE_SOURCE_REFUSED, protocols/code-source.ts), and a
- *     message about a node that does not carry that node's secret (NODE_NOT_OWNED, node-owner.ts);
+ *     so is code the cluster does not load (CODE_SOURCE_REFUSED, protocols/code-source.ts), a
+ *     message about a node that does not carry that node's secret (NODE_NOT_OWNED, node-owner.ts),
+ *     and a verb asked from a role's inbox that the role may not ask (PERMISSION_DENIED);
  *   - a domain error (OrreryError: NODE_NOT_FOUND, ACTOR_NAME_TAKEN, INVALID_OPTION, …) is answered
  *     with its code and is not counted;
  *   - anything else is answered INTERNAL and logged.
@@ -37,13 +38,28 @@ export interface WireErrorCounts {
 
 export type Handler<K extends MessageType> = (body: MessageBody<K>, msg: BusMsg) => unknown;
 
+/** A verb asked from the inbox of a role that may not ask it (PERMISSION_DENIED, as the NATS server's own refusals). */
+export class RoleRefusedError extends OrreryError {
+  override name = 'RoleRefusedError';
+  constructor(verb: string, reply: string | undefined) {
+    const role = reply?.split('.')[2] ?? '?';
+    super('PERMISSION_DENIED', `the ${role} role may not ask the GCS to ${verb} (docs/security.md, "Roles")`, { detail: { verb, role } });
+  }
+}
+
 export class WireIntake {
   readonly #byCode = new Map<string, number>();
   readonly #byVerb = new Map<string, number>();
   readonly #rejections: RejectionLog;
   #total = 0;
 
-  constructor(private readonly opts: { log: (line: string) => void; maxBytes: number }) {
+  /**
+   * `mayRequest`: whether a request whose reply inbox belongs to a role (runtime/auth/roles.ts,
+   * `inboxRole`) may ask this verb; refused as PERMISSION_DENIED, counted, before it is decoded.
+   * The NATS server enforces the same lists on a secured cluster; this holds when its configuration
+   * was loosened or a role's credentials are used beyond their role.
+   */
+  constructor(private readonly opts: { log: (line: string) => void; maxBytes: number; mayRequest?: (verb: string, reply: string | undefined) => boolean }) {
     this.#rejections = new RejectionLog('refused a message', opts.log);
   }
 
@@ -68,10 +84,11 @@ export class WireIntake {
   async #handle(verb: string, registry: MessageRegistry, handler: Handler<MessageType>, msg: BusMsg): Promise<void> {
     let value: unknown;
     try {
+      if (this.opts.mayRequest && !this.opts.mayRequest(verb, msg.reply)) throw new RoleRefusedError(verb, msg.reply);
       const { body } = decode(msg.data, { registry, maxBytes: this.opts.maxBytes });
       value = await handler(body as MessageBody<MessageType>, msg);
     } catch (err) {
-      if (err instanceof ProtocolError || err instanceof CodeSourceRefusedError || err instanceof NodeNotOwnedError) this.#refused(verb, msg, err);
+      if (err instanceof ProtocolError || err instanceof CodeSourceRefusedError || err instanceof NodeNotOwnedError || err instanceof RoleRefusedError) this.#refused(verb, msg, err);
       else if (!(err instanceof OrreryError)) this.opts.log(`${verb} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       this.#respond(verb, msg, () => this.#encodeError(err));
       return;
@@ -79,7 +96,7 @@ export class WireIntake {
     this.#respond(verb, msg, () => encodeOk(value ?? null));
   }
 
-  #refused(verb: string, msg: BusMsg, err: ProtocolError | CodeSourceRefusedError | NodeNotOwnedError): void {
+  #refused(verb: string, msg: BusMsg, err: ProtocolError | CodeSourceRefusedError | NodeNotOwnedError | RoleRefusedError): void {
     this.#total++;
     this.#byCode.set(err.code, (this.#byCode.get(err.code) ?? 0) + 1);
     this.#byVerb.set(verb, (this.#byVerb.get(verb) ?? 0) + 1);

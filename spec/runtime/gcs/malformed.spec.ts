@@ -256,6 +256,56 @@ test('payloads nested deeper than the limit — actor arguments, actor and place
   }
 });
 
+/** Sends `verb` with its valid body, asking for the answer in `inbox`; the answer's error code, or 'ok'. */
+async function askFrom(h: Harness, verb: GcsVerb, inbox: string): Promise<string> {
+  const answer = new Promise<Uint8Array>((resolve) => {
+    const sub = h.bus.subscribe(inbox, (m) => {
+      sub.unsubscribe();
+      resolve(m.data);
+    });
+  });
+  h.bus.publish(h.s.gcs(verb), envelope(verbs[verb].type, verbs[verb].valid), { reply: inbox });
+  try {
+    decodeReply(await answer, { value: unknown() });
+    return 'ok';
+  } catch (err) {
+    return (err as OrreryError).code;
+  }
+}
+
+// What each role may ask the GCS (docs/security.md), written out here rather than read from roles.ts.
+const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain'];
+const MAY_ASK: Record<'node' | 'driver' | 'observer' | 'admin', GcsVerb[]> = {
+  node: ['register_node', 'heartbeat', 'actor_died', 'view_snapshot'],
+  observer: READS,
+  driver: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'],
+  admin: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', 'set_node_labels', 'set_node_taints', 'drain_node'],
+};
+
+test('a verb asked from the inbox of a role that may not ask it is PERMISSION_DENIED, counted, and changes nothing; a role\'s own verbs and plain inboxes go through', async () => {
+  const h = await populated();
+  try {
+    const before = tables(h);
+    let refused = 0;
+    for (const [role, allowed] of Object.entries(MAY_ASK)) {
+      for (const verb of allVerbs) {
+        if (allowed.includes(verb)) continue;
+        assert.is(await askFrom(h, verb, `_INBOX.spec.${role}.r${refused}`), 'PERMISSION_DENIED', `${role} asking ${verb}`);
+        refused++;
+      }
+    }
+    assert.equal(tables(h), before);
+    assert.equal(h.gcs.wireErrors().byCode, { PERMISSION_DENIED: refused });
+    assert.is(await askFrom(h, 'set_node_labels', '_INBOX.spec.admin.ok'), 'ok', 'an admin labels a node');
+    assert.is(await askFrom(h, 'list_nodes', '_INBOX.spec.observer.ok'), 'ok', 'an observer lists nodes');
+    assert.is(await askFrom(h, 'heartbeat', '_INBOX.spec.node.ok'), 'ok', 'a node heartbeats (the stub registered n1 without a secret)');
+    assert.is(await askFrom(h, 'drain_node', '_INBOX.plain.1'), 'ok', 'an unsecured cluster\'s inbox says no role: not checked');
+    assert.is(h.gcs.wireErrors().byCode.PERMISSION_DENIED, refused);
+  } finally {
+    await h.close();
+  }
+});
+
 test('the default limit is nats-server\'s 1 MiB: a larger register_node is TOO_LARGE', async () => {
   const h = await Harness.start();
   try {
