@@ -11,6 +11,7 @@ import type { ActorState as WireActorState } from '../../protocols/messages/acto
  *    │  │   (reported when    │  FAILED / KILL / EVICT, restarts left ──▶ RESTARTING
  *    │  │    it changes)      │  FAILED / KILL / EVICT, none left ──────▶ DEAD
  *    │  │                     │  CREATE_FAILED (SCHEDULED) ─────▶ DEAD
+ *    │  │                     │  FAILED (SCHEDULED), the 2nd creation in a row ──▶ DEAD
  *    │  │                     │  UNDELIVERED (SCHEDULED) ──▶ PENDING (no restart counted)
  *    │  └── REJECTED / KILL ──▶ DEAD (final)
  *    └── UNSCHEDULABLE ── RESTARTING ── PLACED ──▶ onNode.SCHEDULED
@@ -66,6 +67,13 @@ export interface ActorMachineInput {
 export interface ActorContext extends ActorMachineInput {
   numRestarts: number;
   incarnation: number;
+  /**
+   * Creations in a row that failed with the process hosting them gone (FAILED while SCHEDULED:
+   * the node died, the raylet never answered); back to 0 once one succeeds. The second such
+   * failure is fatal (CREATION_CRASHES): an actor whose constructor or arguments bring down their
+   * host must not hop from node to node taking each one down, restarts left or not.
+   */
+  creationFailures: number;
   nodeId?: string;
   deathCause?: string;
   pendingReason?: string;
@@ -87,6 +95,9 @@ export type ActorEvent =
   | { type: 'KILL'; noRestart: boolean; cause?: string }
   /** The actor may no longer run where it is (NoExecute taint, a required constraint broke). */
   | { type: 'EVICT'; cause: string };
+
+/** Creations in a row that may fail with their host gone before the actor dies of it. */
+export const CREATION_CRASHES = 2;
 
 /** The death cause of an actor killed through kill_actor. */
 export const KILLED = 'killed';
@@ -125,6 +136,8 @@ export const actorMachine = setup({
       incarnation: ({ context }) => context.incarnation + 1,
       pendingReason: (_, params: { cause: string }) => params.cause,
     }),
+    countCreationFailure: assign({ creationFailures: ({ context }) => context.creationFailures + 1 }),
+    resetCreationFailures: assign({ creationFailures: 0 }),
     setDeathCause: assign({ deathCause: (_, params: { cause: string }) => params.cause, pendingReason: undefined }),
   },
   guards: {
@@ -132,13 +145,15 @@ export const actorMachine = setup({
     /** KILL with noRestart false, and restarts remain. */
     restartAfterKill: ({ context }, params: { noRestart: boolean }) => !params.noRestart && restartsLeft({ context }),
     currentIncarnation: ({ context }, params: { incarnation: number }) => params.incarnation === context.incarnation,
+    /** A failure of the current incarnation while it was being created, after one such before. */
+    secondCreationFailure: ({ context }, params: { incarnation: number }) => params.incarnation === context.incarnation && context.creationFailures + 1 >= CREATION_CRASHES,
     /** A failure of the current incarnation, and restarts remain. */
     restartableFailure: ({ context }, params: { incarnation: number }) => params.incarnation === context.incarnation && restartsLeft({ context }),
     explanationChanged: ({ context }, params: { message: string }) => params.message !== context.pendingReason,
   },
 }).createMachine({
   id: 'actor',
-  context: ({ input }) => ({ ...input, numRestarts: input.numRestarts ?? 0, incarnation: input.incarnation ?? 0 }),
+  context: ({ input }) => ({ ...input, numRestarts: input.numRestarts ?? 0, incarnation: input.incarnation ?? 0, creationFailures: 0 }),
   initial: 'PENDING',
   states: {
     PENDING: {
@@ -165,7 +180,24 @@ export const actorMachine = setup({
         SCHEDULED: {
           entry: ['placeOnNode', 'requestCreate'],
           on: {
-            CREATED: { guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) }, target: 'ALIVE' },
+            CREATED: { guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) }, target: 'ALIVE', actions: 'resetCreationFailures' },
+            FAILED: [
+              {
+                guard: { type: 'secondCreationFailure', params: ({ event }) => ({ incarnation: event.incarnation }) },
+                target: '#actor.DEAD',
+                actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: `${CREATION_CRASHES} creations in a row failed with their host gone; the last: ${event.cause}` }) },
+              },
+              {
+                guard: { type: 'restartableFailure', params: ({ event }) => ({ incarnation: event.incarnation }) },
+                target: '#actor.RESTARTING',
+                actions: 'countCreationFailure',
+              },
+              {
+                guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) },
+                target: '#actor.DEAD',
+                actions: { type: 'setDeathCause', params: ({ event }) => ({ cause: event.cause }) },
+              },
+            ],
             CREATE_FAILED: {
               guard: { type: 'currentIncarnation', params: ({ event }) => ({ incarnation: event.incarnation }) },
               target: '#actor.DEAD',

@@ -235,6 +235,7 @@ export class ActorDirectory {
       maxRestarts: compiled.maxRestarts,
       numRestarts: info.numRestarts,
       incarnation: info.incarnation ?? 0,
+      creationFailures: 0, // reset on reaching ALIVE
       nodeId: info.nodeId,
     };
   }

@@ -54,7 +54,7 @@ test('an actor failover maps to one record per transition, with from, to, event 
 
 test('a machine started again from its snapshot (a sleeping GCS actor woken) makes no record for the restart; its next step is recorded from where it was', () => {
   const { records, mapper } = recorder();
-  const context = { ...input, numRestarts: 0, incarnation: 0, nodeId: 'n1' };
+  const context = { ...input, numRestarts: 0, incarnation: 0, creationFailures: 0, nodeId: 'n1' };
   const snapshot = actorMachine.resolveState({ value: { onNode: 'ALIVE' }, context });
   const actor = createActor(actorMachine, { input: RESUMED_INPUT as never, snapshot, inspect: mapper.observe }).start();
   assert.equal(records, []);

@@ -127,6 +127,42 @@ const lifecycles: { name: string; over?: Partial<ActorMachineInput>; steps: Step
     want: { numRestarts: 1, incarnation: 2, deathCause: 'node n3 died' },
   },
   {
+    name: 'a second creation in a row that fails with its host gone is fatal, restarts left or not',
+    over: { maxRestarts: -1 },
+    steps: [
+      { event: { type: 'PLACED', nodeId: 'n1' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'FAILED', incarnation: 0, cause: 'node n1 died' }, state: 'RESTARTING', actions: REMOVE },
+      { event: { type: 'PLACED', nodeId: 'n2' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'FAILED', incarnation: 1, cause: 'node n2 died' }, state: 'DEAD', actions: REMOVE },
+    ],
+    want: { numRestarts: 1, incarnation: 1, deathCause: '2 creations in a row failed with their host gone; the last: node n2 died' },
+  },
+  {
+    name: 'a creation that succeeds clears the count: failures of a running actor are restarts as before',
+    over: { maxRestarts: -1 },
+    steps: [
+      { event: { type: 'PLACED', nodeId: 'n1' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'FAILED', incarnation: 0, cause: 'node n1 died' }, state: 'RESTARTING', actions: REMOVE },
+      { event: { type: 'PLACED', nodeId: 'n2' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'CREATED', incarnation: 1 }, state: 'ALIVE', actions: [] },
+      { event: { type: 'FAILED', incarnation: 1, cause: 'node n2 died' }, state: 'RESTARTING', actions: REMOVE },
+      { event: { type: 'PLACED', nodeId: 'n3' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'FAILED', incarnation: 2, cause: 'node n3 died' }, state: 'RESTARTING', actions: REMOVE },
+    ],
+    want: { numRestarts: 3, incarnation: 3 },
+  },
+  {
+    name: 'a create that reached no raylet is not a creation failure',
+    over: { maxRestarts: -1 },
+    steps: [
+      { event: { type: 'PLACED', nodeId: 'n1' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'UNDELIVERED', incarnation: 0, cause: 'create_actor on node n1: NO_RESPONDERS' }, state: 'PENDING', actions: REMOVE },
+      { event: { type: 'PLACED', nodeId: 'n2' }, state: 'SCHEDULED', actions: PLACE },
+      { event: { type: 'FAILED', incarnation: 1, cause: 'node n2 died' }, state: 'RESTARTING', actions: REMOVE },
+    ],
+    want: { numRestarts: 1, incarnation: 2 },
+  },
+  {
     name: 'kill with noRestart asks the raylet and dies, killed',
     over: { maxRestarts: 5 },
     steps: [
@@ -214,6 +250,7 @@ test('restart counting: maxRestarts -1 restarts without limit', () => {
   const steps: Step[] = [];
   for (let inc = 0; inc < 50; inc++) {
     steps.push({ event: { type: 'PLACED', nodeId: 'n1' }, state: 'SCHEDULED', actions: PLACE });
+    steps.push({ event: { type: 'CREATED', incarnation: inc }, state: 'ALIVE', actions: [] });
     steps.push({ event: { type: 'FAILED', incarnation: inc, cause: 'crash' }, state: 'RESTARTING', actions: REMOVE });
   }
   const s = walk({ maxRestarts: -1 }, steps);
