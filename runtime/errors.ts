@@ -53,6 +53,14 @@ export class ActorNameTakenError extends OrreryError {
   }
 }
 
+/** Another live node holds this node name (register_node; names are unique among live nodes). */
+export class NodeNameTakenError extends OrreryError {
+  override name = 'NodeNameTakenError';
+  constructor(readonly nodeName: string, readonly holder: string) {
+    super('NODE_NAME_TAKEN', `the node name ${JSON.stringify(nodeName)} belongs to live node ${holder}; a name is free again once its node is dead`, { detail: { name: nodeName, holder } });
+  }
+}
+
 /** No placement group with this id, or with this name in this namespace. */
 export class PlacementGroupNotFoundError extends OrreryError {
   override name = 'PlacementGroupNotFoundError';
@@ -100,6 +108,7 @@ const byCode: Record<string, (detail: Record<string, unknown>, message: string) 
   ACTOR_UNAVAILABLE: (d) => new ActorUnavailableError(String(d.actorId), d.state as string | undefined),
   ACTOR_NOT_FOUND: (d) => new ActorNotFoundError(d as { actorId?: string; name?: string; namespace?: string }),
   ACTOR_NAME_TAKEN: (d) => new ActorNameTakenError(String(d.name), String(d.namespace)),
+  NODE_NAME_TAKEN: (d) => new NodeNameTakenError(String(d.name), String(d.holder)),
   PLACEMENT_GROUP_NOT_FOUND: (d) => new PlacementGroupNotFoundError(d as { pgId?: string; name?: string; namespace?: string }),
   PLACEMENT_GROUP_NAME_TAKEN: (d) => new PlacementGroupNameTakenError(String(d.name), String(d.namespace)),
   PLACEMENT_GROUP_REMOVED: (d) => new PlacementGroupRemovedError(String(d.pgId), d.removedCause as string | undefined),

@@ -1,4 +1,5 @@
 import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import { NodeNameTakenError } from '../errors.ts';
 import { NodeOwners } from './node-owner.ts';
 import { NodeNotFoundError } from '../../lib/errors.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
@@ -65,6 +66,8 @@ export class NodeDirectory {
   readonly #liveness: Liveness;
   /** Which secret speaks for which node (node-owner.ts). */
   readonly owners = new NodeOwners();
+  /** The name of every live node, to its id: a name is one node's while it lives. */
+  readonly #names = new Map<string, string>();
 
   constructor(private readonly deps: NodeDirectoryDeps) {
     this.#liveness = new Liveness({
@@ -76,7 +79,10 @@ export class NodeDirectory {
 
   /**
    * register_node. A node already ALIVE or DRAINING under this id is answered as registered and
-   * left as it is (a raylet retrying a lost answer); a DEAD one comes back as a new node.
+   * left as it is (a raylet retrying a lost answer); a DEAD one comes back as a new node. A name
+   * another live node holds is refused (NODE_NAME_TAKEN, as Kubernetes' node names): the raylet
+   * tries again until that node is declared dead (a restart on the same host) or, when its name was
+   * only the host's default, takes a name of its own (raylet/service.ts).
    */
   register(reg: MessageBody<'register_node'>): Infer<typeof registered> {
     tokenField('nodeId', reg.nodeId);
@@ -86,7 +92,10 @@ export class NodeDirectory {
       this.owners.check(reg.nodeId, reg.secret, 'register_node');
       return answer;
     }
+    const holder = this.#names.get(reg.name);
+    if (holder !== undefined && holder !== reg.nodeId) throw new NodeNameTakenError(reg.name, holder);
     this.owners.set(reg.nodeId, reg.secret);
+    this.#names.set(reg.name, reg.nodeId);
     // A node the table still holds as live comes back to a restarted GCS: it keeps the labels and
     // taints it had (changed at run time, perhaps), not only those its raylet started with.
     const previous = this.deps.store.getNode(reg.nodeId);
@@ -260,6 +269,8 @@ export class NodeDirectory {
     }
     this.#refs.delete(nodeId);
     this.owners.forget(nodeId);
+    const name = this.deps.state.node(nodeId)?.name;
+    if (name !== undefined && this.#names.get(name) === nodeId) this.#names.delete(name);
     this.#liveness.forget(nodeId);
     this.#unreachable.delete(nodeId);
     this.deps.state.setNodeState(nodeId, 'DEAD');

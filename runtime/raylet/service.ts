@@ -10,7 +10,7 @@ import { registered } from '../../protocols/messages/cluster.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { decodeReply, encodeError, encodeOk } from '../../protocols/reply.ts';
 import { RayletVerb, subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
-import { bool, num, object, optional } from '../../protocols/validate.ts';
+import { bool, num, object, optional, type Infer } from '../../protocols/validate.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import type { HostNode } from '../worker/host.ts';
 import type { HostLease } from '../../protocols/ipc.ts';
@@ -291,6 +291,8 @@ export class RayletService {
    * (runtime/gcs/node-owner.ts). It never leaves the bus's GCS verbs, and is never logged.
    */
   private readonly secret = randomBytes(24).toString('base64url');
+  /** NODE_NAME_TAKEN was logged for the current wait (said once, not per retry). */
+  private nameTakenSaid = false;
 
   private async register(): Promise<{ heartbeatMs: number }> {
     const { config } = this.opts;
@@ -307,7 +309,20 @@ export class RayletService {
     });
     const sentAt = performance.now();
     const msg = await this.opts.bus.request(this.s.gcs('register_node'), body, { timeoutMs: this.timeoutMs });
-    const reply = decodeReply(msg.data, { value: registered });
+    let reply: Infer<typeof registered>;
+    try {
+      reply = decodeReply(msg.data, { value: registered });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'NODE_NAME_TAKEN' && !this.nameTakenSaid) {
+        this.nameTakenSaid = true;
+        const holder = String(((err as OrreryError).detail as { holder?: unknown } | undefined)?.holder ?? '?');
+        this.opts.log(
+          `raylet ${config.nodeId}: the node name ${JSON.stringify(config.nodeName)} belongs to live node ${holder}; registering again until it is free (its node declared dead). To run several raylets on one host, give each its own --node-name.`,
+        );
+      }
+      throw err;
+    }
+    this.nameTakenSaid = false;
     this.checkEpoch(reply.epoch);
     this.tasks.setRareResources(reply.rareResources);
     if (reply.nodeTimeoutMs !== undefined) this.fence.setLease(leaseFromNodeTimeout(reply.nodeTimeoutMs, this.opts.fenceLeaseFraction));

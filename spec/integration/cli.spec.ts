@@ -3,7 +3,8 @@
 // nats-server this spec starts, `list` and `status` report them, `stop` ends them.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { labelValueProblem } from '../../lib/labels/validate.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -191,6 +192,20 @@ test('start --head and start --address run a cluster in the background; list, st
   const after = await orrery(['list', 'nodes', '--address', server.url]);
   assert.is(after.code, 1);
   assert.match(after.stderr, /no GCS answers for cluster "default"/);
+});
+
+test('two nodes started on one host without --node-name get distinct names: the host\'s, then <host>-2', async () => {
+  const cluster = ['--cluster', 'samehost'];
+  const head = await orrery(['start', '--head', '--address', server.url, ...cluster, '--num-cpus', '1']);
+  assert.is(head.code, 0, head.stderr);
+  const second = await orrery(['start', '--address', server.url, ...cluster, '--num-cpus', '1']);
+  assert.is(second.code, 0, second.stderr);
+  const list = await orrery(['list', 'nodes', '--json', '--address', server.url, ...cluster]);
+  const names = (JSON.parse(list.stdout) as NodeInfo[]).map((n) => n.name).sort();
+  if (labelValueProblem(hostname()) === undefined) assert.equal(names, [hostname(), `${hostname()}-2`].sort());
+  else assert.ok(names.length === 2 && names[0] !== names[1] && names.every((n) => n.startsWith('node-')), `a host name that is no label value names nodes by id: ${names}`);
+  const stopped = await orrery(['stop']);
+  assert.is(stopped.code, 0, stopped.stderr);
 });
 
 test('start --head --block runs in the foreground until SIGTERM, then stops what it started', async () => {

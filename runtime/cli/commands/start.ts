@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { OrreryError } from '../../../lib/errors.ts';
 import { GcsUnavailableError } from '../../client/errors.ts';
@@ -11,7 +11,7 @@ import { clusterOf, withCluster } from '../connection.ts';
 import type { CliIo } from '../io.ts';
 import { NODE_FLAGS, nodeFlagArgs } from '../node-flags.ts';
 import { AttachedSession, DetachedSession, type Session } from '../sessions.ts';
-import { runDir } from '../run-dir.ts';
+import { readRecords, runDir } from '../run-dir.ts';
 import { readCredentials } from '../../auth/credentials.ts';
 import { CONFIG_FILE, authInit, credsFile } from '../../auth/init.ts';
 import type { Role } from '../../auth/roles.ts';
@@ -91,7 +91,7 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
     const common = ['--address', address, '--cluster', cluster];
     const meta = { cluster, address };
     const gcs = head ? await session.start('gcs', [...common, ...accessArgs(accessOf('gcs')), ...rare], meta) : undefined;
-    const raylet = await session.start('raylet', [...common, ...accessArgs(accessOf('node')), ...nodeArgs], meta);
+    const raylet = await session.start('raylet', [...common, ...accessArgs(accessOf('node')), ...nodeArgs, ...nameOfAnotherRaylet(nodeArgs, detached)], meta);
     const node = `node ${String(raylet.ready.nodeName)} (${String(raylet.ready.nodeId)})`;
     if (head) {
       // a server orrery started listens on loopback only: its address is not one to share
@@ -209,4 +209,29 @@ function authFiles(dir: string, cluster: string, io: CliIo): { dir: string; conf
     }
   }
   return { dir, config, creds: (role) => credsFile(dir, role) };
+}
+
+/**
+ * A node name is one live node's (NODE_NAME_TAKEN), and a raylet is named after its host unless
+ * told otherwise: a second `orrery start` on a host whose run dir already runs a raylet under the
+ * host's name gets `--node-name <host>-2` (then -3, …), so the common case of several nodes on one
+ * machine just works. An explicit --node-name is left as it is.
+ */
+function nameOfAnotherRaylet(nodeArgs: readonly string[], session: DetachedSession | undefined): string[] {
+  if (session === undefined || nodeArgs.includes('--node-name')) return [];
+  const host = hostname();
+  const taken = new Set(readRecords(session.runDir).filter((r) => r.role === 'raylet' && alive(r.pid)).map((r) => r.nodeName));
+  if (!taken.has(host)) return [];
+  let k = 2;
+  while (taken.has(`${host}-${k}`)) k++;
+  return ['--node-name', `${host}-${k}`];
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

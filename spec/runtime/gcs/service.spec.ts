@@ -415,6 +415,27 @@ test('labels changed on a node retry the queue (set_node_labels); draining keeps
     assert.is((await h.reached('a3', 'ALIVE')).nodeId, 'n2');
   }));
 
+test('a node name is one live node\'s: a second registration under it is NODE_NAME_TAKEN and changes nothing, until that node is dead', () =>
+  withGcs({ heartbeatMs: 20, nodeTimeoutMs: 200 }, async (h) => {
+    const first = await h.addNode(us('n1', { name: 'web' }), { heartbeat: true });
+    const err = await h.refusal('register_node', 'register_node', {
+      nodeId: 'n2',
+      name: 'web',
+      labels: {},
+      taints: {},
+      resources: { total: { CPU: CPU(4) }, available: { CPU: CPU(4) } },
+      address: { ip: '127.0.0.1', hostname: 'spec', pid: 2 },
+    });
+    assert.is(err.code, 'NODE_NAME_TAKEN');
+    assert.equal(err.detail, { name: 'web', holder: 'n1' });
+    assert.equal((await h.nodes()).map((n) => n.nodeId), ['n1']);
+    assert.equal(await first.register(), { nodeId: 'n1', heartbeatMs: 20, nodeTimeoutMs: 200, rareResources: [] }, 'its own raylet registering again keeps it');
+    first.stopHeartbeats();
+    await h.events.wait((e) => e.type === 'node_dead' && e.node?.nodeId === 'n1', 'n1 dead', 3000);
+    await h.addNode(us('n2', { name: 'web' }));
+    assert.equal((await h.nodes()).map((n) => `${n.nodeId}:${n.name}:${n.state}`), ['n1:web:DEAD', 'n2:web:ALIVE']);
+  }));
+
 // ---- node death ----
 
 test('a node that stops heartbeating is DEAD: node_dead, its actors restart elsewhere or die', () =>

@@ -51,6 +51,8 @@ export class Recorder<T> {
 
 export interface NodeSpec {
   nodeId: string;
+  /** Its node name; default its id. */
+  name?: string;
   /** The node's secret (runtime/gcs/node-owner.ts), sent with its registration and heartbeats. */
   secret?: string;
   cpu?: number;
@@ -236,7 +238,7 @@ export class StubRaylet {
     const total = parseResources({ CPU: spec.cpu ?? 4, ...(spec.gpu ? { GPU: spec.gpu } : {}), ...spec.resources });
     return this.h.request('register_node', 'register_node', {
       nodeId: spec.nodeId,
-      name: spec.nodeId,
+      name: spec.name ?? spec.nodeId,
       labels: { 'orrery.io/node-id': spec.nodeId, ...spec.labels },
       taints: spec.taints ?? {},
       resources: { total, available: total },

@@ -304,6 +304,24 @@ test('a registration the GCS refuses rejects startRaylet with its code and stops
   await waitUntil(() => !broker.hasInterest(s.raylet(nodeId, 'create_actor')));
 });
 
+test('a node name a live node holds (NODE_NAME_TAKEN) is tried again until it is free, said once in the log', async () => {
+  const broker = new MemoryBroker();
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  gcs.refuse = new OrreryError('NODE_NAME_TAKEN', 'taken', { detail: { name: 'web', holder: 'old0000000000001' } });
+  let attempts = 0;
+  gcs.onRegister = () => {
+    if (++attempts === 3) gcs.refuse = undefined; // the holder was declared dead
+  };
+  const logs: string[] = [];
+  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, nodeName: 'web', retryMs: 5, log: (l) => logs.push(l) });
+  assert.is(attempts, 3);
+  assert.is(raylet.stats().registrations, 1);
+  const said = logs.filter((l) => l.includes('NODE_NAME_TAKEN') || l.includes('belongs to live node'));
+  assert.is(said.length, 1, 'said once, not per attempt');
+  assert.match(said[0], /the node name "web" belongs to live node old0000000000001; .*--node-name/);
+  await raylet.stop();
+});
+
 test('unanswered heartbeats move to reconnecting; the GCS answering again moves back to running', async () => {
   const broker = new MemoryBroker();
   let gcs = new StubGcs(connectMemoryBus(broker));
