@@ -53,6 +53,9 @@ export interface ActorWatcher {
 }
 
 /** What a handle needs from its cluster connection. */
+/** How long a wait for an actor state goes on events alone before it asks the GCS (waitFor). */
+export const RESYNC_MS = { first: 3_000, max: 15_000 } as const;
+
 export interface HandleContext {
   readonly bus: Bus;
   readonly gcs: GcsClient;
@@ -312,31 +315,65 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
     if (info.state === 'DEAD') this.death = { cause: info.deathCause };
   }
 
-  /** Resolves with the first state that passes; a DEAD that does not is an ActorDiedError. */
+  /**
+   * Resolves with the first state that passes; a DEAD that does not is an ActorDiedError.
+   *
+   * It follows the actor's actor_state events, and while it waits it also asks the GCS now and then
+   * (get_actor after RESYNC_MS.first, doubling up to RESYNC_MS.max): events travel on core NATS and
+   * one can be lost — published while the GCS's leader lease had lapsed after a NATS outage, or
+   * while this connection was reconnecting — and a wait must not hang on it (the relist of a
+   * Kubernetes informer, for the same reason).
+   */
   private waitFor(pass: (info: ActorInfo) => boolean, opts: { what: string; timeoutMs?: number }): Promise<ActorInfo> {
     return new Promise<ActorInfo>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      let resync: NodeJS.Timeout | undefined;
       let sub: Subscription | undefined;
       let settled = false;
       const settle = (done: () => void): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        clearTimeout(resync);
         sub?.unsubscribe();
         done();
       };
+      const judge = (info: ActorInfo): void => {
+        if (pass(info)) settle(() => resolve(info));
+        else if (info.state === 'DEAD') settle(() => reject(new ActorDiedError(this.actorId, info.deathCause)));
+      };
       sub = this.state$.subscribe({
-        next: (info) => {
-          if (pass(info)) settle(() => resolve(info));
-          else if (info.state === 'DEAD') settle(() => reject(new ActorDiedError(this.actorId, info.deathCause)));
-        },
+        next: judge,
         error: (err: unknown) => settle(() => reject(err)),
         complete: () => settle(() => reject(new BusClosedError())),
       });
-      if (settled) sub.unsubscribe();
-      else if (opts.timeoutMs !== undefined) {
+      if (settled) {
+        sub.unsubscribe();
+        return;
+      }
+      if (opts.timeoutMs !== undefined) {
         timer = setTimeout(() => settle(() => reject(new WaitTimeoutError(opts.what, opts.timeoutMs!))), opts.timeoutMs);
       }
+      let backoffMs: number = RESYNC_MS.first;
+      const askLater = (): void => {
+        resync = setTimeout(() => {
+          this.info().then(
+            (info) => {
+              if (settled) return;
+              judge(info);
+              if (!settled) askLater();
+            },
+            (err: unknown) => {
+              if (settled) return;
+              if (err instanceof BusClosedError) settle(() => reject(err));
+              else askLater(); // the GCS is not answering now: ask again later
+            },
+          );
+          backoffMs = Math.min(backoffMs * 2, RESYNC_MS.max);
+        }, backoffMs);
+        resync.unref?.();
+      };
+      askLater();
     });
   }
 
