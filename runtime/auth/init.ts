@@ -1,9 +1,9 @@
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createUser } from '@nats-io/nkeys';
 import { OrreryError } from '../../lib/errors.ts';
 import { assertToken } from '../../protocols/subjects.ts';
-import { ROLES, ROLE_SUMMARY, inboxPrefix, rolePermissions, type Role } from './roles.ts';
+import { CLIENT_ROLES, MAIN_USER, ROLES, ROLE_SUMMARY, inboxPrefix, isClientRole, isRole, rolePermissions, type ClientRole, type Role } from './roles.ts';
 
 /**
  * `orrery auth init`: one nkey user per role, a nats-server configuration that knows them with
@@ -30,6 +30,14 @@ export interface AuthFiles {
 }
 
 export const CONFIG_FILE = 'nats-server.conf';
+/** The users the configuration is written from: role, user name and public key each (no secret). */
+export const USERS_FILE = 'users.json';
+
+interface UserEntry {
+  readonly role: Role;
+  readonly user: string;
+  readonly publicKey: string;
+}
 
 export function credsFile(dir: string, role: Role): string {
   return join(dir, `${role}.creds`);
@@ -50,17 +58,75 @@ export function authInit(opts: AuthInitOptions): AuthFiles {
   chmodSync(dir, 0o700);
   const creds = {} as Record<Role, string>;
   const publicKeys = {} as Record<Role, string>;
-  const users: string[] = [];
+  const users: UserEntry[] = [];
   for (const role of ROLES) {
     const kp = createUser();
     publicKeys[role] = kp.getPublicKey();
     const seed = new TextDecoder().decode(kp.getSeed());
     creds[role] = credsFile(dir, role);
-    writeSecret(creds[role], credsText(cluster, role, seed));
-    users.push(userEntry(cluster, role, publicKeys[role]));
+    writeSecret(creds[role], credsText(cluster, role, MAIN_USER, seed));
+    users.push({ role, user: MAIN_USER, publicKey: publicKeys[role] });
   }
-  writeSecret(config, configText(cluster, dir, users));
+  writeUsers(dir, cluster, users);
   return { dir, cluster, config, creds, publicKeys };
+}
+
+export interface AuthAddOptions {
+  /** A directory `orrery auth init` wrote. */
+  dir: string;
+  role: ClientRole;
+  /** The user's name: its credentials file is DIR/<role>-<name>.creds, its inbox `_INBOX.<cluster>.<role>.<name>`. */
+  name: string;
+  /** Replace this user's keys. */
+  force?: boolean;
+}
+
+/**
+ * `orrery auth add`: one more client user — a driver, observer or admin of its own, with its own
+ * inbox, so it cannot read the answers other clients of its role get. Rewrites the configuration;
+ * the NATS server takes it on a reload (`nats-server --signal reload`, or SIGHUP).
+ */
+export function authAdd(opts: AuthAddOptions): { creds: string; config: string; publicKey: string } {
+  const dir = resolve(opts.dir);
+  if (!isRole(opts.role) || !isClientRole(opts.role)) {
+    throw new OrreryError('INVALID_OPTION', `a user of its own is for a client role (${CLIENT_ROLES.join(', ')}), not ${JSON.stringify(opts.role)}`, { detail: { option: 'role', value: opts.role } });
+  }
+  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(opts.name) || opts.name === MAIN_USER) {
+    throw new OrreryError('INVALID_OPTION', `a user name is 1-64 of a-z, 0-9, _ and -, starting with a letter or digit, and not ${JSON.stringify(MAIN_USER)}: ${JSON.stringify(opts.name)}`, {
+      detail: { option: 'name', value: opts.name },
+    });
+  }
+  const { cluster, users } = readUsers(dir);
+  const path = join(dir, `${opts.role}-${opts.name}.creds`);
+  const known = users.find((u) => u.role === opts.role && u.user === opts.name);
+  if ((known || existsSync(path)) && !opts.force) {
+    throw new OrreryError('AUTH_EXISTS', `${path} exists: orrery auth add does not replace keys unless --force is given`, { detail: { path } });
+  }
+  const kp = createUser();
+  const publicKey = kp.getPublicKey();
+  writeSecret(path, credsText(cluster, opts.role, opts.name, new TextDecoder().decode(kp.getSeed())));
+  writeUsers(dir, cluster, [...users.filter((u) => u !== known), { role: opts.role, user: opts.name, publicKey }]);
+  return { creds: path, config: join(dir, CONFIG_FILE), publicKey };
+}
+
+function writeUsers(dir: string, cluster: string, users: readonly UserEntry[]): void {
+  writeSecret(join(dir, USERS_FILE), `${JSON.stringify({ cluster, users }, null, 2)}\n`);
+  writeSecret(join(dir, CONFIG_FILE), configText(cluster, dir, users.map((u) => userEntry(cluster, u))));
+}
+
+function readUsers(dir: string): { cluster: string; users: UserEntry[] } {
+  const path = join(dir, USERS_FILE);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new OrreryError('AUTH_MISSING', `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): run orrery auth init --dir ${dir} first`, { detail: { path } });
+  }
+  const p = parsed as { cluster?: unknown; users?: unknown };
+  const users = Array.isArray(p.users) ? p.users : [];
+  const ok = typeof p.cluster === 'string' && users.every((u: UserEntry) => u && isRole(u.role) && typeof u.user === 'string' && typeof u.publicKey === 'string');
+  if (!ok) throw new OrreryError('AUTH_MISSING', `${path} is not a users file orrery auth init wrote`, { detail: { path } });
+  return { cluster: p.cluster as string, users: users as UserEntry[] };
 }
 
 function writeSecret(path: string, text: string): void {
@@ -68,13 +134,13 @@ function writeSecret(path: string, text: string): void {
   chmodSync(path, 0o600); // a file that existed (--force) keeps its old mode through writeFileSync
 }
 
-function credsText(cluster: string, role: Role, seed: string): string {
+function credsText(cluster: string, role: Role, user: string, seed: string): string {
   return [
-    `# orrery credentials: role "${role}" of cluster "${cluster}" (${ROLE_SUMMARY[role]}).`,
+    `# orrery credentials: role "${role}"${user === MAIN_USER ? '' : `, user "${user}"`} of cluster "${cluster}" (${ROLE_SUMMARY[role]}).`,
     '# Secret: keep this file mode 0600 and give it only to the processes of this role.',
     `# orrery-cluster: ${cluster}`,
     `# orrery-role: ${role}`,
-    `# orrery-inbox: ${inboxPrefix(cluster, role)}`,
+    `# orrery-inbox: ${inboxPrefix(cluster, role, user)}`,
     '',
     '-----BEGIN USER NKEY SEED-----',
     seed,
@@ -85,11 +151,11 @@ function credsText(cluster: string, role: Role, seed: string): string {
 
 const quote = (s: string): string => JSON.stringify(s);
 
-function userEntry(cluster: string, role: Role, publicKey: string): string {
-  const p = rolePermissions(cluster, role);
+function userEntry(cluster: string, { role, user, publicKey }: UserEntry): string {
+  const p = rolePermissions(cluster, role, user);
   const list = (items: readonly string[]) => `[${items.map(quote).join(', ')}]`;
   return [
-    `    # ${role}: ${ROLE_SUMMARY[role]}`,
+    `    # ${role}${user === MAIN_USER ? '' : ` (${user})`}: ${ROLE_SUMMARY[role]}`,
     '    {',
     `      nkey: ${quote(publicKey)}`,
     '      permissions: {',

@@ -6,8 +6,11 @@ import { batchSubject, watchSubject } from '../../protocols/inspect-subjects.ts'
  * enforces these lists (nats-server.conf written by `orrery auth init`); this module is their one
  * source, and docs/security.md's table is printed from it (`rolePermissions`).
  *
- * Each role has its own inbox prefix, `_INBOX.<cluster>.<role>`, and may subscribe only under it:
- * no role can read the answers sent to another role. A role that answers requests may publish to
+ * Each role has its own inbox space, `_INBOX.<cluster>.<role>`, and each client user (driver,
+ * observer, admin) its own prefix in it, `_INBOX.<cluster>.<role>.<user>` — `main` for the user
+ * `orrery auth init` makes, a name of its own for each one `orrery auth add` makes. A connection may
+ * subscribe only under its own prefix: no role can read the answers sent to another role, and no
+ * client the answers sent to another client. A role that answers requests may publish to
  * the inboxes of the roles that send them, by name — not through NATS's `allow_responses`, which
  * makes the server record the reply subject of every message it delivers to the answering
  * connection: measured, that halved actor-call throughput (docs/benchmarks.md, "Authentication").
@@ -67,14 +70,33 @@ export function inboxRole(cluster: string, reply: string | undefined): Role | un
   return isRole(role) ? role : undefined;
 }
 
-export function inboxPrefix(cluster: string, role: Role): string {
+/** The roles whose users are clients, each with an inbox of its own (`orrery auth add`). */
+export const CLIENT_ROLES = ['driver', 'observer', 'admin'] as const satisfies readonly Role[];
+export type ClientRole = (typeof CLIENT_ROLES)[number];
+/** The client user `orrery auth init` makes for each client role. */
+export const MAIN_USER = 'main';
+
+export function isClientRole(role: Role): role is ClientRole {
+  return (CLIENT_ROLES as readonly Role[]).includes(role);
+}
+
+/** Every inbox of a role's users: what the roles that answer it may publish to. */
+export function roleInboxes(cluster: string, role: Role): string {
   return `_INBOX.${assertToken('cluster', cluster)}.${role}`;
 }
 
-export function rolePermissions(cluster: string, role: Role): RolePermissions {
+/**
+ * Where one user's answers arrive: `_INBOX.<cluster>.<role>` for the gcs and node roles (their
+ * processes are one trust domain), `_INBOX.<cluster>.<role>.<user>` for a client user.
+ */
+export function inboxPrefix(cluster: string, role: Role, user: string = MAIN_USER): string {
+  return isClientRole(role) ? `${roleInboxes(cluster, role)}.${assertToken('user', user)}` : roleInboxes(cluster, role);
+}
+
+export function rolePermissions(cluster: string, role: Role, user: string = MAIN_USER): RolePermissions {
   const p = `${ROOT}.${assertToken('cluster', cluster)}`;
   const gcs = (verbs: readonly GcsVerb[]) => verbs.map((v) => `${p}.gcs.${v}`);
-  const inbox = `${inboxPrefix(cluster, role)}.>`;
+  const inbox = `${inboxPrefix(cluster, role, user)}.>`;
   const inspectRead = [`${p}.inspect.>`, batchSubject(cluster), `${watchSubject(cluster)}.*`];
   switch (role) {
     case 'gcs':
@@ -108,9 +130,9 @@ export function rolePermissions(cluster: string, role: Role): RolePermissions {
           batchSubject(cluster),
           // its answers: actor calls and tasks (drivers, admins), raylet verbs (the GCS), and
           // inspection acknowledgements to watchers; never an observer's inbox
-          `${inboxPrefix(cluster, 'driver')}.>`,
-          `${inboxPrefix(cluster, 'admin')}.>`,
-          `${inboxPrefix(cluster, 'gcs')}.>`,
+          `${roleInboxes(cluster, 'driver')}.>`,
+          `${roleInboxes(cluster, 'admin')}.>`,
+          `${roleInboxes(cluster, 'gcs')}.>`,
           `${watchSubject(cluster)}.*`,
         ],
         subscribe: [`${p}.raylet.*.*`, `${p}.gcs.view`, `${p}.actor.*.call`, watchSubject(cluster), inbox],

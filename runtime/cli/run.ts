@@ -48,6 +48,8 @@ export const USAGE = `usage:
       with a token (--token-file FILE, or ORRERY_DASHBOARD_TOKEN) every request needs it; never put it on the command line
   orrery auth init --dir DIR [--cluster NAME] [--force]
       a nats-server configuration with one user per role, and gcs/node/driver/observer/admin.creds
+  orrery auth add --dir DIR --role driver|observer|admin --name NAME [--force]
+      a client user of its own (DIR/<role>-<name>.creds, its own inbox); reload nats-server after
   orrery start --head --auth-dir DIR [--listen HOST]   a head on an authenticated server
       (--listen beyond loopback without --auth-dir writes the keys into the run dir)
   orrery CMD --help (or -h, or orrery help CMD)              one command's usage; orrery --version

@@ -68,6 +68,11 @@ export interface LocalCluster {
   startGcs?(): Promise<void>;
   killLeaderGcs?(): Promise<void>;
   restartNats?(opts?: { downMs?: number }): Promise<void>;
+  /**
+   * nats-server the cluster started takes its configuration again (SIGHUP): after `authAdd` on
+   * `authDir`. The server applies it shortly after; wait for what it allows.
+   */
+  reloadNats?(): void;
   /** Stops everything it started: client, raylets, GCS, and nats-server when it spawned one. */
   stop(): Promise<void>;
 }

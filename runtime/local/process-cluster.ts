@@ -107,6 +107,10 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
       gcses.splice(gcses.indexOf(leader), 1);
       await leader.crash();
     },
+    reloadNats: (): void => {
+      if (!nats) throw new Error('this cluster did not start its nats-server');
+      process.kill(nats.pid, 'SIGHUP');
+    },
     restartNats: async (o: { downMs?: number } = {}): Promise<void> => {
       if (!nats) throw new Error('this cluster did not start its nats-server');
       await nats.restart(o);

@@ -14,7 +14,7 @@ import { decodeReply } from '../../protocols/reply.ts';
 import { unknown } from '../../protocols/validate.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { readCredentials } from '../../runtime/auth/credentials.ts';
-import { credsFile } from '../../runtime/auth/init.ts';
+import { authAdd, credsFile } from '../../runtime/auth/init.ts';
 import { inboxPrefix, type Role } from '../../runtime/auth/roles.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
@@ -307,6 +307,26 @@ s('node: a peer with node credentials cannot keep a SIGKILLed raylet ALIVE with 
   assert.ok(answers.length > 0);
   assert.ok(answers.every((a) => a === 'NODE_NOT_OWNED' || a === 'ok'), answers.join(','));
   assert.ok(answers.includes('NODE_NOT_OWNED'), `forged beats were refused while the node was registered: ${answers.join(',')}`);
+});
+
+s('a driver of its own (orrery auth add) works once the server reloads, and it and the main driver cannot read each other\'s answers', async () => {
+  const added = authAdd({ dir, role: 'driver', name: 'billing' });
+  local.reloadNats!();
+  const billing = await until('the reloaded server knows the new user', () => connect({ address: local.address, creds: added.creds }).catch(() => undefined), 30_000);
+  clients.push(billing);
+  const counter = await billing.actor(CounterActor).remote(5);
+  await counter.ready({ timeoutMs: 30_000 });
+  assert.is(await counter.call('add', 1), 6);
+  const c = readCredentials(added.creds);
+  assert.is(c.role, 'driver');
+  assert.is(c.inboxPrefix, '_INBOX.default.driver.billing');
+  const main = await rawAs('driver');
+  assert.ok(await subscriptionRefused(main, `${c.inboxPrefix}.>`), "the main driver cannot read billing's answers");
+  const own = await natsConnect({ servers: local.address, authenticator: nkeyAuthenticator(c.secret), inboxPrefix: c.inboxPrefix });
+  raw.push(own);
+  assert.ok(await subscriptionRefused(own, `${inboxPrefix('default', 'driver')}.>`), "nor billing the main driver's");
+  assert.not.ok(await subscriptionRefused(own, `${c.inboxPrefix}.x`), 'its own inbox is allowed');
+  await counter.kill();
 });
 
 s('the nats-server crashes and comes back after 1 s: every process presents its credentials again, and the roles hold as before', async () => {

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { fromSeed } from '@nats-io/nkeys';
 import { readCredentials, readableByOthers, redactAddress } from '../../../runtime/auth/credentials.ts';
-import { authInit, CONFIG_FILE } from '../../../runtime/auth/init.ts';
+import { authAdd, authInit, CONFIG_FILE, USERS_FILE } from '../../../runtime/auth/init.ts';
 import { ROLES, inboxPrefix } from '../../../runtime/auth/roles.ts';
 import { findNatsServer } from '../../../runtime/local/nats-server.ts';
 
@@ -66,6 +66,36 @@ test('nats-server accepts the configuration (nats-server -t)', () => {
   authInit({ dir: d, cluster: 'c1' });
   const r = spawnSync(bin!, ['-t', '-c', join(d, CONFIG_FILE)], { encoding: 'utf8' });
   assert.is(r.status, 0, r.stderr);
+});
+
+test('auth add: a client user of its own, with its own inbox, in a configuration nats-server accepts; bad roles, names and repeats refused', () => {
+  const d = join(dir, 'added');
+  const base = authInit({ dir: d, cluster: 'c1' });
+  const added = authAdd({ dir: d, role: 'driver', name: 'billing' });
+  assert.is(added.creds, join(d, 'driver-billing.creds'));
+  assert.is(statSync(added.creds).mode & 0o777, 0o600);
+  const c = readCredentials(added.creds);
+  assert.is(c.role, 'driver');
+  assert.is(c.inboxPrefix, '_INBOX.c1.driver.billing');
+  assert.is(fromSeed(c.secret).getPublicKey(), added.publicKey);
+  const config = readFileSync(base.config, 'utf8');
+  for (const role of ROLES) assert.ok(config.includes(`nkey: "${base.publicKeys[role]}"`), `${role} kept`);
+  assert.ok(config.includes(`nkey: "${added.publicKey}"`), 'the new user is in the configuration');
+  assert.ok(config.includes('"_INBOX.c1.driver.billing.>"'), 'subscribing its own inbox');
+  assert.is(statSync(join(d, USERS_FILE)).mode & 0o777, 0o600);
+  const bin = findNatsServer();
+  const r = spawnSync(bin!, ['-t', '-c', base.config], { encoding: 'utf8' });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(codeOf(() => authAdd({ dir: d, role: 'driver', name: 'billing' })), 'AUTH_EXISTS');
+  assert.is(codeOf(() => authAdd({ dir: d, role: 'node' as never, name: 'x' })), 'INVALID_OPTION');
+  assert.is(codeOf(() => authAdd({ dir: d, role: 'driver', name: 'main' })), 'INVALID_OPTION');
+  assert.is(codeOf(() => authAdd({ dir: d, role: 'driver', name: 'a.b' })), 'INVALID_OPTION');
+  assert.is(codeOf(() => authAdd({ dir: join(dir, 'nothing-here'), role: 'driver', name: 'x' })), 'AUTH_MISSING');
+  const again = authAdd({ dir: d, role: 'driver', name: 'billing', force: true });
+  assert.is.not(again.publicKey, added.publicKey);
+  const after = readFileSync(base.config, 'utf8');
+  assert.not.ok(after.includes(added.publicKey), 'the replaced key is gone');
+  assert.ok(after.includes(again.publicKey));
 });
 
 test('readCredentials: a missing file, no seed, an unknown role and a JWT without its seed are INVALID_CREDENTIALS naming the file', () => {

@@ -114,4 +114,17 @@ test('answers: the GCS may answer every role; a node drivers, admins and the GCS
   }
 });
 
+test('client users of one role: each subscribes only its own inbox; the roles that answer that role reach all of them', () => {
+  const mayAs = (user: string, op: 'publish' | 'subscribe', subject: string, role: Role = 'driver'): boolean =>
+    rolePermissions(c, role, user)[op].some((pattern) => matches(pattern, subject));
+  assert.ok(mayAs('billing', 'subscribe', '_INBOX.prod.driver.billing.tok.1'));
+  assert.not.ok(mayAs('billing', 'subscribe', '_INBOX.prod.driver.main.tok.1'), "billing on the main driver's inbox");
+  assert.not.ok(mayAs('main', 'subscribe', '_INBOX.prod.driver.billing.tok.1'), "the main driver on billing's inbox");
+  assert.not.ok(mayAs('billing', 'subscribe', '_INBOX.prod.driver.>'), 'every driver inbox at once');
+  assert.ok(may('node', 'publish', '_INBOX.prod.driver.billing.tok.1'), 'a node answers billing');
+  assert.ok(may('gcs', 'publish', '_INBOX.prod.driver.billing.tok.1'), 'the GCS answers billing');
+  assert.ok(mayAs('ops', 'subscribe', '_INBOX.prod.observer.ops.x', 'observer'));
+  assert.not.ok(may('node', 'publish', '_INBOX.prod.observer.ops.x'), 'a node answers no observer');
+});
+
 test.run();
