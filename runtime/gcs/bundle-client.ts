@@ -5,6 +5,7 @@ import { messages } from '../../protocols/messages/registry.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Validator } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
+import { answerSecret, NodeNotOwnedError } from './node-owner.ts';
 import { describe } from './raylets.ts';
 
 /**
@@ -51,6 +52,10 @@ export class BundleClient {
       epoch: number;
       /** A raylet refused a request as STALE_EPOCH: a newer leader exists. */
       staleEpoch: () => void;
+      /** Whether an answer carrying `secret` is from `nodeId`'s own raylet (node-owner.ts); default: any answer is. */
+      answeredBy?: (nodeId: string, secret: string | undefined) => boolean;
+      /** An answer without the node's secret was not taken. */
+      forged?: (nodeId: string, verb: string) => void;
     },
   ) {}
 
@@ -102,6 +107,10 @@ export class BundleClient {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, op), encode(op, (this.deps.epoch > 0 ? { bundles, epoch: this.deps.epoch } : { bundles }) as never), { timeoutMs: this.deps.timeoutMs });
       answered = true;
       const { body } = decode(msg.data, { registry: replyOnly });
+      if (this.deps.answeredBy && !this.deps.answeredBy(nodeId, answerSecret(body))) {
+        this.deps.forged?.(nodeId, op);
+        throw new NodeNotOwnedError(nodeId, `an answer to ${op}`);
+      }
       if (!body.ok) throw fromWireError(body.error);
       const value = VALUE[op](body.value, 'value') as { refused?: { pgId: string; index: number; reason: string }[]; missing?: BundleRef[] };
       failed = new Map();

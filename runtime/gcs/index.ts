@@ -27,6 +27,8 @@ export interface GcsTables {
   readonly pending: PendingQueueStats;
   /** Actor machines running now, and actors asleep (ALIVE, machine stopped until their next event). */
   readonly actorMachines: { readonly running: number; readonly asleep: number };
+  /** Answers from raylets refused because they did not carry their node's secret. */
+  readonly forgedAnswers: number;
 }
 
 export interface GcsHandle {
@@ -54,6 +56,7 @@ export async function startGcs(opts: GcsOptions): Promise<GcsHandle> {
       viewVersion: service.view.version,
       pending: service.queue.stats(),
       actorMachines: service.actors.machines,
+      forgedAnswers: service.forgedAnswers,
     }),
     wireErrors: () => service.intake.counts(),
   };

@@ -19,6 +19,18 @@ export class NodeNotOwnedError extends OrreryError {
   }
 }
 
+/**
+ * The secret a raylet's answer carries (raylet/service.ts, `signed`): beside the value of an ok
+ * answer, in the detail of an error. The GCS acts on an answer to create_actor or a bundle verb only
+ * when it carries the node's secret, so another connection subscribed to that node's subjects
+ * cannot answer for it (it could only make the request fail, never succeed or die in its name).
+ */
+export function answerSecret(body: { ok: boolean; value?: unknown; error?: { detail?: unknown } }): string | undefined {
+  const holder = body.ok ? body.value : body.error?.detail;
+  const secret = holder !== null && typeof holder === 'object' ? (holder as { secret?: unknown }).secret : undefined;
+  return typeof secret === 'string' ? secret : undefined;
+}
+
 export class NodeOwners {
   readonly #secrets = new Map<string, Buffer>();
 

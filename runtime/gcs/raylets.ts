@@ -8,6 +8,7 @@ import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
+import { answerSecret } from './node-owner.ts';
 
 /**
  * The GCS's requests to raylets. create_actor has three outcomes the Actor machine tells apart:
@@ -40,6 +41,10 @@ export class RayletClient {
       epoch: number;
       /** A raylet refused a request as STALE_EPOCH: a newer leader exists. */
       staleEpoch: () => void;
+      /** Whether an answer carrying `secret` is from `nodeId`'s own raylet (node-owner.ts); default: any answer is. */
+      answeredBy?: (nodeId: string, secret: string | undefined) => boolean;
+      /** An answer without the node's secret was not taken. */
+      forged?: (nodeId: string, verb: string) => void;
     },
   ) {}
 
@@ -49,6 +54,10 @@ export class RayletClient {
         timeoutMs: this.deps.createTimeoutMs,
       });
       const { body } = decode(msg.data, { registry: replyOnly });
+      if (this.deps.answeredBy && !this.deps.answeredBy(nodeId, answerSecret(body))) {
+        this.deps.forged?.(nodeId, 'create_actor');
+        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: NODE_NOT_OWNED: answered without that node's secret`, noResponders: false };
+      }
       if (!body.ok && body.error.code === 'STALE_EPOCH') {
         this.deps.staleEpoch();
         return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(fromWireError(body.error))}`, noResponders: false };

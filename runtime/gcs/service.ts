@@ -7,6 +7,7 @@ import { DEFAULT_MAX_BYTES } from '../../protocols/codec.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
 import { gcsVerbsOf, inboxRole } from '../auth/roles.ts';
+import { RejectionLog } from '../process/rejection-log.ts';
 import { RESUMED_INPUT } from '../inspect/mapper.ts';
 import type { ActorContext, ActorMachine, ActorMachineInput } from './actor.machine.ts';
 import type { PlacementGroupMachine, PlacementGroupMachineInput } from './placement-group.machine.ts';
@@ -113,6 +114,8 @@ export class GcsService {
   #subscriptions: Subscription[] = [];
   #stopWatchingBus: (() => void) | undefined;
   #actorLogic: ActorMachine;
+  /** Answers from raylets refused for want of their node's secret (node-owner.ts, answerSecret). */
+  forgedAnswers = 0;
   #nodeLogic!: NodeMachine;
   readonly #actorRefs = new Set<AnyActorRef>();
 
@@ -151,6 +154,13 @@ export class GcsService {
     this.serving = new Promise((resolve) => (this.#markServing = resolve));
     const events = new EventPublisher({ bus, subjects: this.subjects, log, history: this.history });
     this.view = new ViewBroadcaster({ bus, subjects: this.subjects, state: this.state, intervalMs: positiveInt('viewIntervalMs', opts.viewIntervalMs, DEFAULT_VIEW_INTERVAL_MS, 1), log, maxBytes: positiveInt('maxMessageBytes', opts.maxMessageBytes, DEFAULT_MAX_BYTES, 1) });
+    // answers to create_actor and the bundle verbs count only with the node's own secret
+    const forgedAnswers = new RejectionLog('refused an answer', log);
+    const answeredBy = (nodeId: string, secret: string | undefined): boolean => this.nodes.owners.owns(nodeId, secret);
+    const forged = (nodeId: string, verb: string): void => {
+      this.forgedAnswers++;
+      forgedAnswers.note('NODE_NOT_OWNED', `refused an answer to ${verb} for node ${nodeId}: it does not carry that node's secret`);
+    };
     const raylets = new RayletClient({
       bus,
       subjects: this.subjects,
@@ -159,6 +169,8 @@ export class GcsService {
       log,
       epoch,
       staleEpoch,
+      answeredBy,
+      forged,
     });
     this.queue = new PendingQueue({
       tryPlace: (id) => (id.startsWith(PG_QUEUE_PREFIX) ? this.groups.tryPlace(id) : this.actors.tryPlace(id)),
@@ -185,7 +197,7 @@ export class GcsService {
       wake: (context) => this.#wakeActor(context),
       explainBackoffMs: opts.explainBackoffMs,
     });
-    this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log, epoch, staleEpoch });
+    this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log, epoch, staleEpoch, answeredBy, forged });
     this.groups = new PlacementGroupDirectory({
       state: this.state, events, bundles: this.bundles, rng, rareResources, log,
       queue: () => this.queue,

@@ -236,15 +236,15 @@ export class RayletService {
     const on = (verb: RayletVerb, handler: (msg: BusMsg) => void) => this.subs.push(this.opts.bus.subscribe(this.s.raylet(this.nodeId, verb), handler));
     on(
       RayletVerb.create_actor,
-      this.handler('create_actor', async (body) => {
+      this.signed('create_actor', async (body) => {
         checkCodeSource(body.code.moduleUrl, this.codeSources);
         return this.actors.create(body);
       }),
     );
     on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
-    on(RayletVerb.prepare_bundle, this.handler('prepare_bundle', async (body) => this.bundles.prepare(body)));
-    on(RayletVerb.commit_bundle, this.handler('commit_bundle', async (body) => this.bundles.commit(body.bundles)));
-    on(RayletVerb.cancel_bundle, this.handler('cancel_bundle', async (body) => this.bundles.cancel(body.bundles)));
+    on(RayletVerb.prepare_bundle, this.signed('prepare_bundle', async (body) => this.bundles.prepare(body)));
+    on(RayletVerb.commit_bundle, this.signed('commit_bundle', async (body) => this.bundles.commit(body.bundles)));
+    on(RayletVerb.cancel_bundle, this.signed('cancel_bundle', async (body) => this.bundles.cancel(body.bundles)));
     this.subs.push(...this.tasks.subscribe());
     // load is published by a raylet, not requested of it
     const served = new Set<string>([
@@ -267,8 +267,19 @@ export class RayletService {
   }
 
   /** Decodes with the one message type a subject takes; anything else is refused with its wire error. */
-  private handler<K extends Served>(type: K, run: (body: ReturnType<(typeof messages)[K]>) => Promise<unknown>) {
+  /**
+   * Answers that the GCS acts on — a create's outcome, a bundle's — carry this node's secret (in
+   * the value, or in the error's detail), so that no other node-role connection subscribed to this
+   * node's subjects can answer for it (runtime/gcs/node-owner.ts, `answeredBy`).
+   */
+  private signed<K extends Served>(type: K, run: (body: ReturnType<(typeof messages)[K]>) => Promise<unknown>) {
+    return this.handler(type, run, this.secret);
+  }
+
+  private handler<K extends Served>(type: K, run: (body: ReturnType<(typeof messages)[K]>) => Promise<unknown>, secret?: string) {
     const registry = { [type]: messages[type] } as Record<K, (typeof messages)[K]>;
+    const ok = (value: unknown): Uint8Array => encodeOk(secret === undefined ? value : withSecret(value, secret));
+    const error = (err: unknown): Uint8Array => encodeError(secret === undefined ? err : errorWithSecret(err, secret));
     return (msg: BusMsg): void => {
       let body: ReturnType<(typeof messages)[K]>;
       try {
@@ -276,12 +287,12 @@ export class RayletService {
         this.checkEpoch((body as { epoch?: number }).epoch);
       } catch (err) {
         this.malformed.count(err);
-        respond(msg, () => encodeError(err));
+        respond(msg, () => error(err));
         return;
       }
       run(body).then(
-        (value) => respond(msg, () => encodeOk(value)),
-        (err: unknown) => respond(msg, () => encodeError(err)),
+        (value) => respond(msg, () => ok(value)),
+        (err: unknown) => respond(msg, () => error(err)),
       );
     };
   }
@@ -410,4 +421,18 @@ export class RayletService {
 /** Task hosts: one per whole CPU of the node, no more than the machine has cores, at least one. */
 function defaultTaskHosts(cpuUnits: number): number {
   return Math.max(1, Math.min(Math.floor(fromUnits('CPU', cpuUnits)), availableParallelism()));
+}
+
+
+/** An answer's value with the node's secret beside it (answers are objects; anything else is wrapped). */
+function withSecret(value: unknown, secret: string): object {
+  const plain = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { value };
+  return { ...plain, secret };
+}
+
+/** An error answer with the node's secret in its detail. */
+function errorWithSecret(err: unknown, secret: string): OrreryError {
+  const e = err instanceof OrreryError ? err : new OrreryError('INTERNAL', err instanceof Error ? err.message : String(err));
+  const detail = e.detail !== null && typeof e.detail === 'object' ? (e.detail as Record<string, unknown>) : {};
+  return new OrreryError(e.code, e.message, { detail: { ...detail, secret } });
 }

@@ -3,6 +3,8 @@
 // Everything else is refused NODE_NOT_OWNED, counted, and changes nothing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { encodeOk } from '../../../protocols/reply.ts';
+import { until } from '../../helpers/until.ts';
 import { Harness } from './support.ts';
 
 const address = { ip: '127.0.0.1', hostname: 'spec', pid: 1 };
@@ -62,6 +64,31 @@ test('actor_died from anyone but the node is refused: the actor stays ALIVE', as
     assert.is(err.code, 'NODE_NOT_OWNED');
     assert.is((await h.actor('a1')).state, 'ALIVE');
     raylet.close();
+  } finally {
+    await h.close();
+  }
+});
+
+test('an answer to create_actor or prepare_bundle without the node\'s secret is not taken: nothing is created or prepared in its name', async () => {
+  const h = await Harness.start();
+  try {
+    const raylet = await h.addNode({ nodeId: 'n1', cpu: 2, secret: SECRET });
+    raylet.hold = () => true; // the node's own answers wait; a peer on its subjects answers first
+    const forger = [
+      h.bus.subscribe(h.s.raylet('n1', 'create_actor'), (m) => m.respond(encodeOk({ secret: FORGED }))),
+      h.bus.subscribe(h.s.raylet('n1', 'prepare_bundle'), (m) => m.respond(encodeOk({ refused: [] }))),
+    ];
+    await h.registerActor('a1', {});
+    const dead = await h.reached('a1', 'DEAD');
+    assert.match(dead.deathCause!, /^create_actor on node n1: NODE_NOT_OWNED/);
+    assert.is(h.gcs.snapshot().forgedAnswers, 1);
+    raylet.close(); // now only the peer answers on n1's subjects
+    const pg = await h.request('create_pg', 'create_pg', { pgId: 'pg1', namespace: 'default', options: { bundles: [{ CPU: 1 }] } });
+    assert.is.not(pg.state, 'CREATED');
+    await until('the forged prepare answer refused', () => (h.gcs.snapshot().forgedAnswers >= 2 ? true : undefined), 5000);
+    assert.is.not((await h.request('get_pg', 'get_pg', { pgId: 'pg1' })).state, 'CREATED', 'a forged prepare creates no group');
+    assert.ok(h.logs.some((l) => /refused an answer to create_actor for node n1: it does not carry that node's secret/.test(l)));
+    for (const f of forger) f.unsubscribe();
   } finally {
     await h.close();
   }

@@ -206,18 +206,18 @@ export class StubRaylet {
         if (why) refused.push({ pgId: b.pgId, index: b.index, reason: why });
         else this.bundles.set(key(b), { resources: b.resources!, committed: false });
       }
-      m.respond(encodeOk({ refused }));
+      m.respond(encodeOk(this.#signed({ refused })));
     } else if (op === 'commit_bundle') {
       const missing = bundles.filter((b) => !this.bundles.has(key(b))).map((b) => ({ pgId: b.pgId, index: b.index }));
       for (const b of bundles) {
         const held = this.bundles.get(key(b));
         if (held) held.committed = true;
       }
-      m.respond(encodeOk({ missing }));
+      m.respond(encodeOk(this.#signed({ missing })));
     } else {
       let returned = 0;
       for (const b of bundles) if (this.bundles.delete(key(b))) returned++;
-      m.respond(encodeOk({ returned }));
+      m.respond(encodeOk(this.#signed({ returned })));
     }
   }
 
@@ -264,11 +264,16 @@ export class StubRaylet {
     for (const s of this.#subs) s.unsubscribe();
   }
 
+  /** An answer the GCS acts on carries the node's secret, as a raylet's does (raylet/service.ts). */
+  #signed<T extends object>(value: T): T {
+    return this.spec.secret === undefined ? value : { ...value, secret: this.spec.secret };
+  }
+
   #create(m: BusMsg): void {
     const req = decode(m.data, { registry: { create_actor: messages.create_actor } }).body;
     this.creates.push(req);
     const error = this.failCreate(req);
-    const answer = () => m.respond(error ? encodeError(new OrreryError(error.code, error.message, { detail: { ...error.detail } })) : encodeOk(null));
+    const answer = () => m.respond(error ? encodeError(new OrreryError(error.code, error.message, { detail: this.#signed({ ...error.detail }) })) : encodeOk(this.#signed({})));
     if (this.hold(req)) this.held.push({ req, answer });
     else answer();
   }

@@ -168,8 +168,9 @@ test('a create or kill carrying an older leader epoch than one heard of is refus
 test('create_actor starts the actor, answers once it is constructed, and leases its resources', async () => {
   const w = await world({ resources: { CPU: 4, GPU: 1 } });
   const spec = createSpec('Counter', { args: [41], resources: { CPU: 15_000, GPU: 10_000 } });
-  const value = (await create(w, spec)) as { actorId: string; incarnation: number; pid: number };
+  const { secret, ...value } = (await create(w, spec)) as { actorId: string; incarnation: number; pid: number; secret: string };
   assert.equal(value, { actorId: spec.actorId, incarnation: 0, pid: process.pid });
+  assert.is(secret, w.gcs.registrations[0].secret, 'the answer carries the secret the node registered with: no other peer can answer for it');
   assert.is(await call(w.bus, spec.actorId, 'increment'), 42);
   assert.equal(w.raylet.stats().available, { CPU: 25_000, GPU: 0 });
   const n = w.gcs.heartbeats.length;
