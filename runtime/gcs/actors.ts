@@ -90,6 +90,20 @@ interface ActorEntry {
 
 const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
 
+/** What an Actor machine starts from: the registration and compiled options, and where its counts stand. */
+function machineInput(reg: RegisterActor, compiled: CompiledActor, counts: { numRestarts: number; incarnation: number }): ActorMachineInput & { numRestarts: number; incarnation: number } {
+  return {
+    actorId: reg.actorId,
+    namespace: reg.namespace,
+    ...(reg.name === undefined ? {} : { name: reg.name }),
+    className: reg.code.className,
+    labels: compiled.labels,
+    resources: { ...compiled.held },
+    maxRestarts: compiled.maxRestarts,
+    ...counts,
+  };
+}
+
 export class ActorDirectory {
   readonly #entries = new Map<string, ActorEntry>();
   readonly #names = new Map<string, string>();
@@ -191,16 +205,7 @@ export class ActorDirectory {
   }
 
   #start(reg: RegisterActor, compiled: CompiledActor, counts: { numRestarts: number; incarnation: number }): ActorRef {
-    const ref = this.deps.spawn({
-      actorId: reg.actorId,
-      namespace: reg.namespace,
-      ...(reg.name === undefined ? {} : { name: reg.name }),
-      className: reg.code.className,
-      labels: compiled.labels,
-      resources: { ...compiled.held },
-      maxRestarts: compiled.maxRestarts,
-      ...counts,
-    });
+    const ref = this.deps.spawn(machineInput(reg, compiled, counts));
     const snapshot = ref.getSnapshot();
     const entry: ActorEntry = { registration: reg, compiled, ref, asleep: false, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
     this.#entries.set(reg.actorId, entry);
@@ -226,15 +231,7 @@ export class ActorDirectory {
   #sleepingContext(entry: ActorEntry): ActorContext {
     const { registration: reg, compiled, info } = entry;
     return {
-      actorId: reg.actorId,
-      namespace: reg.namespace,
-      ...(reg.name === undefined ? {} : { name: reg.name }),
-      className: reg.code.className,
-      labels: compiled.labels,
-      resources: { ...compiled.held },
-      maxRestarts: compiled.maxRestarts,
-      numRestarts: info.numRestarts,
-      incarnation: info.incarnation ?? 0,
+      ...machineInput(reg, compiled, { numRestarts: info.numRestarts, incarnation: info.incarnation ?? 0 }),
       creationFailures: 0, // reset on reaching ALIVE
       nodeId: info.nodeId,
     };
