@@ -2,39 +2,21 @@
 // --auth-dir runs its GCS and raylet with gcs.creds and node.creds on a nats-server that runs the
 // configuration `orrery auth init` wrote; a node joins with --creds node.creds; an observer reads;
 // a command without credentials is refused in one line; `orrery stop` ends it all.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { authInit, CONFIG_FILE, credsFile } from '../../runtime/auth/init.ts';
 import type { NodeInfo } from '../../runtime/index.ts';
+import { runOrrery, type CliResult } from '../helpers/orrery-cli.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 
-const MAIN = fileURLToPath(new URL('../../runtime/cli/main.ts', import.meta.url));
 const runDir = mkdtempSync(join(tmpdir(), 'orrery-cli-auth-run-'));
 const authDir = join(mkdtempSync(join(tmpdir(), 'orrery-cli-auth-')), 'keys');
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function orrery(args: string[]): Promise<Result> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...process.execArgv, MAIN, ...args], {
-      env: { ...process.env, ORRERY_ADDRESS: '', ORRERY_CREDS: '', ORRERY_RUN_DIR: runDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function orrery(args: string[]): Promise<CliResult> {
+  return runOrrery(args, { ORRERY_ADDRESS: '', ORRERY_CREDS: '', ORRERY_RUN_DIR: runDir });
 }
 
 let server: NatsServerHandle | undefined;

@@ -6,36 +6,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { labelValueProblem } from '../../lib/labels/validate.ts';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isRunning } from '../../runtime/local/process-tree.ts';
 import { connect, type Cluster, type NodeInfo } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
+import { ORRERY_MAIN, runOrrery, type CliResult } from '../helpers/orrery-cli.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 
-const MAIN = fileURLToPath(new URL('../../runtime/cli/main.ts', import.meta.url));
 const runDir = mkdtempSync(join(tmpdir(), 'orrery-cli-run-'));
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function orrery(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...process.execArgv, MAIN, ...args], {
-      env: { ...process.env, ORRERY_ADDRESS: '', ORRERY_RUN_DIR: runDir, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function orrery(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runOrrery(args, { ORRERY_ADDRESS: '', ORRERY_RUN_DIR: runDir, ...env });
 }
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l.length > 0);
@@ -159,7 +142,7 @@ test('start --head and start --address run a cluster in the background; list, st
   assert.equal((JSON.parse(list.stdout) as (NodeInfo & { taintList: unknown })[]).find((n) => n.name === 'worker')!.taintList, [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]);
 
   // --watch prints a change another process makes, and Ctrl-C ends it with 0
-  const watcher = spawn(process.execPath, [...process.execArgv, MAIN, 'list', 'actors', '--watch', '--filter', 'name=watched', '--address', server.url], {
+  const watcher = spawn(process.execPath, [...process.execArgv, ORRERY_MAIN, 'list', 'actors', '--watch', '--filter', 'name=watched', '--address', server.url], {
     env: { ...process.env, ORRERY_RUN_DIR: runDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -209,7 +192,7 @@ test('two nodes started on one host without --node-name get distinct names: the 
 });
 
 test('start --head --block runs in the foreground until SIGTERM, then stops what it started', async () => {
-  const child = spawn(process.execPath, [...process.execArgv, MAIN, 'start', '--head', '--block', '--cluster', 'blocking', '--node-name', 'fg'], {
+  const child = spawn(process.execPath, [...process.execArgv, ORRERY_MAIN, 'start', '--head', '--block', '--cluster', 'blocking', '--node-name', 'fg'], {
     env: { ...process.env, ORRERY_ADDRESS: server.url, ORRERY_RUN_DIR: runDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
