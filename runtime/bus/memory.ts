@@ -13,7 +13,8 @@ interface PendingRequest {
 /**
  * One connection to a MemoryBroker, with the semantics of a NATS connection (see memory-broker.ts
  * for delivery). Each published payload is copied once, so a sender reusing its buffer cannot change
- * a message in flight. Requests share one inbox subscription, `_INBOX.<connection>.*`, as on NATS (nats.ts).
+ * a message in flight. Requests share one inbox subscription, `_INBOX.<connection>.*`, and use a
+ * reply subject again only after its answer arrived, as on NATS (nats.ts).
  */
 export class MemoryBus implements Bus {
   readonly closed: Promise<void>;
@@ -24,6 +25,8 @@ export class MemoryBus implements Bus {
   private readonly inboxPrefix: string;
   private inbox: Subscription | undefined;
   private nextRequest = 1;
+  /** Tokens whose request was answered, free to be used again (never one that timed out). */
+  private readonly reusable: string[] = [];
   private markClosed!: () => void;
   private readonly onError: (err: unknown, msg: BusMsg) => void;
 
@@ -92,7 +95,7 @@ export class MemoryBus implements Bus {
       queueMicrotask(() => done(err as Error, undefined));
       return;
     }
-    const token = String(this.nextRequest++);
+    const token = this.reusable.pop() ?? String(this.nextRequest++);
     const timer = setTimeout(() => {
       if (this.requests.delete(token)) done(new TimeoutError(subject, opts.timeoutMs), undefined);
     }, opts.timeoutMs);
@@ -144,6 +147,7 @@ export class MemoryBus implements Bus {
     if (!pending) return;
     this.requests.delete(token);
     clearTimeout(pending.timer);
+    this.reusable.push(token);
     pending.done(undefined, msg);
   }
 }

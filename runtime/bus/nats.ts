@@ -63,6 +63,9 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   }
 }
 
+/** Tokens kept for reuse: more than the server's subject cache (1,024) would gain nothing. */
+const MAX_REUSABLE_TOKENS = 1024;
+
 /** A request waiting for its answer on the connection's inbox. */
 interface PendingRequest {
   readonly subject: string;
@@ -90,13 +93,19 @@ class NatsBus implements Bus {
   private readonly onError: (err: unknown, msg: BusMsg) => void;
   /**
    * Requests share one subscription, `<inbox>.*`, opened by the first request; each gets the reply
-   * subject `<inbox>.<token>` with a token never reused on this connection, so an answer that comes
-   * after its request timed out finds nothing in `pending` and is dropped.
+   * subject `<inbox>.<token>`. A token is used again only after its request's one answer arrived
+   * (`reusable`, last freed first): a request that timed out, failed at a dropped connection, was
+   * refused or met no responders retires its token for good, so an answer that comes late finds
+   * nothing in `pending` and is dropped. Reuse keeps the set of reply subjects as small as the
+   * number of requests in flight, and the server then finds each one in its caches (the account's
+   * subject cache and, under permissions, the responder's publish-permission cache of 128
+   * subjects) instead of matching a subject it has never seen on every answer.
    */
   private inbox: NatsSubscription | undefined;
   private inboxPrefix = '';
   private readonly pending = new Map<string, PendingRequest>();
   private nextToken = 0;
+  private readonly reusable: string[] = [];
   private readonly statusListeners = new Set<(status: BusStatus) => void>();
   /** Between a 'disconnect' and the next 'reconnect' of the connection's status stream. */
   private down = false;
@@ -172,7 +181,7 @@ class NatsBus implements Bus {
       queueMicrotask(() => done(error, undefined));
       return;
     }
-    const token = (this.nextToken++).toString(36);
+    const token = this.reusable.pop() ?? (this.nextToken++).toString(36);
     const { timeoutMs } = opts;
     const timer = setTimeout(() => {
       if (this.pending.delete(token)) done(new TimeoutError(subject, timeoutMs), undefined);
@@ -250,7 +259,10 @@ class NatsBus implements Bus {
     // NATS 2.2+ answers a request nobody subscribes to with an empty 503 status message.
     try {
       if (msg.data.length === 0 && msg.headers?.code === 503) pending.done(new NoRespondersError(pending.subject), undefined);
-      else pending.done(undefined, wrap(msg));
+      else {
+        if (this.reusable.length < MAX_REUSABLE_TOKENS) this.reusable.push(token);
+        pending.done(undefined, wrap(msg));
+      }
     } catch (err) {
       rethrowLater(err); // a callback's bug, not the inbox's: the inbox goes on
     }

@@ -283,6 +283,28 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
     assert.is(read(await within(second, 'answer to two')), 'answer to two');
   });
 
+  test('a reply subject is used again once its answer arrived, and never again after its request timed out', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    const silent = collector();
+    server.subscribe(`${ctx.prefix}.echo`, (m) => m.respond(text(`re:${read(m)}`)));
+    server.subscribe(`${ctx.prefix}.silent`, silent.handler);
+    await server.flush();
+    const ask = (body: string) => within(client.request(`${ctx.prefix}.echo`, text(body), { timeoutMs: 5000 }), `answer to ${body}`);
+    const first = await ask('one');
+    const second = await ask('two');
+    assert.is(read(second), 're:two');
+    assert.is(second.subject, first.subject, 'an answered request frees its reply subject for the next');
+    // the freed subject goes to the next request, which times out: from then on it is retired
+    assert.is((await rejection(client.request(`${ctx.prefix}.silent`, text('?'), { timeoutMs: 50 })) as OrreryError).code, 'TIMEOUT');
+    assert.is(silent.got[0].reply, first.subject);
+    const third = client.request(`${ctx.prefix}.echo`, text('three'), { timeoutMs: 5000 });
+    silent.got[0].respond(text('late answer to the silent request'));
+    await server.flush();
+    const answer = await within(third, 'answer to three');
+    assert.is(read(answer), 're:three', 'the late answer settled nothing');
+    assert.is.not(answer.subject, first.subject, 'a timed-out reply subject is not used again');
+  });
+
   test('close() fails pending requests with BUS_CLOSED, as it does requests made while closing or after', async (ctx) => {
     const [client, server] = [await connect(ctx), await connect(ctx)];
     const c = collector();
