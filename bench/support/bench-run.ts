@@ -68,14 +68,15 @@ const benchUrl = (path: string): string => new URL(`../${path}`, import.meta.url
 /**
  * Starts a raw NATS responder of the mode with the mode's node flags — by default `mode.responder`
  * (a plain process answering every request on `subject` with the request's bytes); bench/tasks.ts
- * passes `mode.tasksResponder` — and resolves once it printed READY (is subscribed).
+ * passes `mode.tasksResponder`, bench/peers.ts Moleculer's — and resolves once it printed READY (is
+ * subscribed).
  */
 export async function startResponder(mode: Mode, address: string, subject: string, module: string = mode.responder): Promise<ChildProcess> {
   const entry = fileURLToPath(benchUrl(module));
   const child = spawn(process.execPath, [...mode.nodeFlags, entry, address, subject], { stdio: ['pipe', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the raw NATS responder did not start within 30 s')), 30_000);
-    child.once('exit', (code, sig) => reject(new Error(`the raw NATS responder exited (${sig ?? code}) before it was ready`)));
+    const timer = setTimeout(() => reject(new Error(`the responder ${module} did not start within 30 s`)), 30_000);
+    child.once('exit', (code, sig) => reject(new Error(`the responder ${module} exited (${sig ?? code}) before it was ready`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line === 'READY') {
         clearTimeout(timer);
