@@ -111,6 +111,15 @@ async function until(pass: () => boolean): Promise<void> {
   }
 }
 
+/** Waits until the asynchronous `pass()` holds, checking every 100 ms, for at most WAIT_MS. */
+async function untilAsync(pass: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!(await pass())) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** A tiny web server on another port, serving one HTML page at every path. */
 async function serveHtml(html: string): Promise<Server> {
   const server = createServer((_req, res) => {
@@ -323,6 +332,46 @@ if (missing) {
     assert.ok(names.includes('done(running.beating)'), names.slice(0, 5).join(', '));
     assert.not.ok(names.some((n) => n.startsWith('xstate.')), 'readable names, as orrery trace replay prints them');
     await page.close();
+  });
+
+  test('the charts over time draw every series, and move when actors are created: counts and CPU as the cluster reports them', async () => {
+    const page = await open(dash.url);
+    const expected = { pending: ['pending'], actors: ['ALIVE', 'PENDING', 'RESTARTING', 'DEAD'], cpu: ['cpuUsed', 'cpuTotal'], gpu: ['gpuUsed', 'gpuTotal'], creations: ['creations'], failures: ['failures'] };
+    // the structure, not the pixels: six figures, each an svg with one polyline per series
+    const structure = await page.$$eval('#charts figure.tchart', (figs) =>
+      Object.fromEntries(figs.map((f) => [f.getAttribute('data-chart'), [...f.querySelectorAll('svg polyline')].map((l) => l.getAttribute('data-series'))])));
+    assert.equal(structure, expected);
+    /** The newest value of a series, and how many points its line has. */
+    const series = (chart: string, key: string): Promise<{ last: number; points: number[] }> =>
+      page.$eval(`#charts figure[data-chart="${chart}"] polyline[data-series="${key}"]`, (l) => ({
+        last: Number(l.getAttribute('data-last')),
+        points: (l.getAttribute('points') ?? '').split(' ').filter(Boolean).map((p: string) => Number(p.split(',')[1])),
+      }));
+    await untilAsync(async () => (await series('actors', 'ALIVE')).points.length >= 2);
+    const before = await series('creations', 'creations');
+    const handles = await Promise.all(Array.from({ length: 3 }, () => local.cluster.actor(JournalActor).options({ numCpus: 1, schedulingStrategy: nodeIdAffinity(ids.alpha) }).remote()));
+    await Promise.all(handles.map((h) => h.ready({ timeoutMs: WAIT_MS })));
+    try {
+      // the page's newest sample agrees with what the cluster reports, once both have settled
+      const agrees = async (): Promise<boolean> => {
+        const [nodes, actors] = await Promise.all([local.cluster.nodes(), local.cluster.actors()]);
+        const live = nodes.filter((n) => n.state !== 'DEAD');
+        const cpuTotal = live.reduce((sum, n) => sum + (n.resources.total.CPU ?? 0), 0);
+        const cpuUsed = live.reduce((sum, n) => sum + (n.resources.total.CPU ?? 0) - (n.resources.available.CPU ?? 0), 0);
+        const alive = actors.filter((a) => a.state === 'ALIVE').length;
+        const [a, u, t] = await Promise.all([series('actors', 'ALIVE'), series('cpu', 'cpuUsed'), series('cpu', 'cpuTotal')]);
+        return a.last === alive && u.last === cpuUsed && t.last === cpuTotal && cpuUsed >= 3;
+      };
+      await untilAsync(agrees);
+      // the three first starts show as a rate above zero in some sample (y above the baseline, 80)
+      await untilAsync(async () => (await series('creations', 'creations')).points.some((y) => y < 80));
+      const after = await series('creations', 'creations');
+      assert.ok(after.points.length > before.points.length, 'new samples were added while the actors started');
+      await screenshot(page, 'charts');
+    } finally {
+      await Promise.all(handles.map((h) => h.kill()));
+      await page.close();
+    }
   });
 
   test('a taint added on a node card shows on the card and keeps the next actor off that node; removing it from the card lets work back', async () => {

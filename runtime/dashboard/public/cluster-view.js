@@ -1,6 +1,7 @@
 // The cluster view: node cards (labels, taints, resource bars, their actors, taint and label
 // controls), the actor and placement-group tables, and the live event feed.
 import { api, follow } from './api.js';
+import { timeCharts } from './charts.js';
 import { BUILTIN_PREFIX, amount, clock, describeEvent, h, shortId, stateClass } from './format.js';
 
 const FEED_MAX = 300;
@@ -13,6 +14,7 @@ export function clusterView({ toast, onConnection, openActor, readOnly = () => f
   const PAGE_SIZE = 50;
   const table = { state: 'live', node: '', namespace: '', page: 0 };
   const $ = (id) => document.getElementById(id);
+  let charts;
   let refreshTimer;
   let refreshing = false;
   let again = false;
@@ -245,6 +247,7 @@ export function clusterView({ toast, onConnection, openActor, readOnly = () => f
     }
     state.events.push(e);
     if (state.events.length > FEED_MAX) state.events.shift();
+    if (fresh) charts?.record(e);
     const item = h('li', { class: `${e.type} ${fresh ? 'fresh' : ''}`, 'data-type': e.type },
       h('span', { class: 'time', title: new Date(e.time).toISOString() }, clock(e.time)),
       h('span', { class: 'kind' }, e.type.replace(/_/g, ' ')),
@@ -256,6 +259,7 @@ export function clusterView({ toast, onConnection, openActor, readOnly = () => f
 
   async function start() {
     wireActorFilters();
+    charts = timeCharts($('charts'), () => state);
     const pending = [];
     let joined = false;
     follow('/api/events/stream', 'cluster', (e) => {
@@ -281,6 +285,7 @@ export function clusterView({ toast, onConnection, openActor, readOnly = () => f
     joined = true;
     for (const e of pending.splice(0)) pushEvent(e, true);
     renderSummary();
+    charts.start();
     setInterval(refresh, POLL_MS);
   }
 
