@@ -44,7 +44,7 @@ export const USAGE = `usage:
   orrery trace replay FILE [--step] [--machine gcs|node|raylet|actor|placement_group] [--id ID] [--context]
   orrery statechart gcs|node|raylet|actor|placement_group [--out FILE.svg]
   orrery dashboard [--port 8265] [--host 127.0.0.1] [--address URL] [--cluster NAME] [--trace FILE]
-                   [--host-name NAME]… [--token-file FILE] [--read-only]
+                   [--host-name NAME]… [--token-file FILE] [--read-only] [--no-history]
       with a token (--token-file FILE, or ORRERY_DASHBOARD_TOKEN) every request needs it; never put it on the command line
   orrery auth init --dir DIR [--cluster NAME] [--force]
       a nats-server configuration with one user per role, and gcs/node/driver/observer/admin.creds

@@ -45,6 +45,14 @@ export interface DashboardOptions {
   readOnly?: boolean;
   /** A trace file (`orrery trace`) to step through in the page. */
   trace?: string;
+  /**
+   * Default true: follow the cluster's machine transitions from the start, so the step-through of a
+   * machine that changed before its page opened shows those transitions (the newest 1,000 of each of
+   * the 5,000 machines that changed last). The cluster publishes inspection records while the
+   * dashboard runs — about a tenth of actor-creation throughput (docs/benchmarks.md, bench:trace).
+   * false: only while a page shows the step-through.
+   */
+  history?: boolean;
 }
 
 /**
@@ -119,10 +127,13 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       cluster: cluster?.name ?? null,
       address: cluster?.address ?? null,
       inspection: feed !== undefined,
+      // since when the step-through's live records are complete, and which processes send them
+      history: feed === undefined ? null : { retained: opts.history !== false, ...feed.status() },
       readOnly,
       trace: trace ? { path: trace.path, cluster: trace.header.cluster, startedAt: trace.header.startedAt, records: trace.records.length } : null,
     }),
   );
+  if (opts.history !== false) feed?.retain();
   clusterRoutes(router, cluster, streams);
   inspectRoutes(router, { feed, trace, statechart, streams });
 

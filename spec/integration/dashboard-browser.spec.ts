@@ -231,6 +231,24 @@ if (missing) {
     await handle.kill();
   });
 
+  test('the step-through of an actor created while no page was open shows its transitions from PENDING on (the dashboard keeps history)', async () => {
+    // the dashboard follows the cluster's transitions from its start: wait until the GCS has attached
+    await untilAsync(async () => {
+      const info = (await (await fetch(`${dash.url}api/info`)).json()) as { history: { retained: boolean; since: number; attached: string[] } };
+      return info.history.retained && info.history.attached.some((p) => p.startsWith('gcs:'));
+    });
+    const handle = await local.cluster.actor(JournalActor).options({ name: 'before-the-page' }).remote();
+    await handle.ready({ timeoutMs: WAIT_MS });
+    const page = await open(`${dash.url}#step/live/actor/${handle.actorId}`);
+    await page.waitForSelector('#chart [data-state="onNode.ALIVE"].is-current');
+    assert.is(await page.textContent('#step-position'), '3 / 3');
+    assert.equal(await page.$$eval('#timeline li', (lis) => lis.map((li) => li.getAttribute('data-to'))), ['PENDING', 'onNode.SCHEDULED', 'onNode.ALIVE']);
+    assert.is(await page.textContent('#step-title'), 'before-the-page');
+    assert.match((await page.textContent('#source-note'))!, /since \d\d:\d\d:\d\d, when the dashboard began following them/);
+    await page.close();
+    await handle.kill();
+  });
+
   test('a long pending reason is shown whole in the actors table, at 1440 px and at 375 px wide; at 375 px nothing runs off the page', async () => {
     const selector = { zone: 'in(nowhere-at-all-region-1,nowhere-at-all-region-2,nowhere-at-all-region-3,nowhere-at-all-region-4)' };
     const waiting = await local.cluster.actor(JournalActor).options({ name: 'long-reason', labelSelector: selector }).remote();

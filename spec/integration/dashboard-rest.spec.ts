@@ -264,8 +264,13 @@ test('unknown routes are 404 NOT_FOUND, a wrong method 405 METHOD_NOT_ALLOWED; G
   isError(await call('GET', '/api/nope'), 404, 'NOT_FOUND', /GET \/api\/nope/);
   isError(await call('PUT', '/api/nodes'), 405, 'METHOD_NOT_ALLOWED', /allowed: GET/);
   isError(await call('GET', `/api/nodes/${ids.a}/taints`), 405, 'METHOD_NOT_ALLOWED', /allowed: POST/);
-  const info = await call<Record<string, unknown>>('GET', '/api/info');
-  assert.equal(info.body, { cluster: 'default', address: local.address, inspection: true, readOnly: false, trace: null });
+  const info = await call<Record<string, unknown> & { history: { retained: boolean; since: number; attached: string[] } }>('GET', '/api/info');
+  const { history, ...rest } = info.body;
+  assert.equal(rest, { cluster: 'default', address: local.address, inspection: true, readOnly: false, trace: null });
+  // the dashboard follows the cluster's transitions from its start (history, on by default)
+  assert.is(history.retained, true);
+  assert.ok(history.since > 0 && history.since <= Date.now(), `since ${history.since}`);
+  assert.ok(history.attached.every((p) => /^(gcs|raylet):/.test(p)), history.attached.join(' '));
 });
 
 test('the page and its files are served from the dashboard itself; nothing outside them', async () => {
@@ -380,7 +385,7 @@ test('GET /api/trace is 404 NO_TRACE without --trace; with a trace file it answe
     // each record as the page takes it: with its readable event name and whether it is a heartbeat
     assert.equal(await res.json(), { path: file, header, records: [{ ...record, eventName: 'xstate.init', heartbeat: false }] });
     const info = (await (await fetch(new URL('/api/info', traced.url))).json()) as Record<string, unknown>;
-    assert.equal(info, { cluster: null, address: null, inspection: false, readOnly: false, trace: { path: file, cluster: 'default', startedAt: header.startedAt, records: 1 } });
+    assert.equal(info, { cluster: null, address: null, inspection: false, history: null, readOnly: false, trace: { path: file, cluster: 'default', startedAt: header.startedAt, records: 1 } });
     const nodes = await fetch(new URL('/api/nodes', traced.url));
     assert.is(nodes.status, 503);
     assert.is(((await nodes.json()) as { code: string }).code, 'NO_CLUSTER');

@@ -8,14 +8,14 @@ import { addressOf } from '../address.ts';
 import { clusterOf, connectForCommand } from '../connection.ts';
 import type { CliIo } from '../io.ts';
 
-const FLAGS = { port: 'string', host: 'string', address: 'string', cluster: 'string', trace: 'string', 'token-file': 'string', 'read-only': 'boolean' } as const;
+const FLAGS = { port: 'string', host: 'string', address: 'string', cluster: 'string', trace: 'string', 'token-file': 'string', 'read-only': 'boolean', 'no-history': 'boolean' } as const;
 
 /** The environment variable a token may come from (never a flag: a command line shows in `ps`). */
 export const TOKEN_ENV = 'ORRERY_DASHBOARD_TOKEN';
 
 /**
  * `orrery dashboard [--port 8265] [--host 127.0.0.1] [--host-name NAME]… [--token-file FILE]
- * [--read-only] [--address URL] [--cluster NAME] [--trace FILE]`: serves the dashboard page and its
+ * [--read-only] [--no-history] [--address URL] [--cluster NAME] [--trace FILE]`: serves the dashboard page and its
  * REST API (docs/dashboard.md) until SIGINT/SIGTERM. With --trace the page also steps through a
  * recorded trace; if then no cluster answers, it shows the trace alone. With a token (--token-file,
  * or ORRERY_DASHBOARD_TOKEN) every request needs it; the token is never printed.
@@ -27,6 +27,8 @@ export async function dashboard(argv: readonly string[], io: CliIo): Promise<num
   const host = stringFlag(args, 'host') ?? '127.0.0.1';
   const trace = stringFlag(args, 'trace');
   const readOnly = args.flags['read-only'] === true;
+  // history (on by default): the step-through shows what machines did before their page opened
+  const history = args.flags['no-history'] !== true;
   const token = tokenOf(stringFlag(args, 'token-file'), io.env);
   try {
     allowedHostNames(host, hostNames);
@@ -51,6 +53,7 @@ export async function dashboard(argv: readonly string[], io: CliIo): Promise<num
       host,
       hostNames,
       readOnly,
+      history,
       ...(token === undefined ? {} : { token: token.value }),
       ...(trace === undefined ? {} : { trace }),
     }).catch((err: unknown) => {

@@ -2,7 +2,7 @@
 // loaded trace file), see its statechart with the current state highlighted and its context, and
 // move through its transitions with back / forward / play and a scrubber.
 import { api, follow } from './api.js';
-import { clockMs, h, shortId } from './format.js';
+import { clock, clockMs, h, shortId } from './format.js';
 
 const PLAY_MS = 700;
 const TIMELINE_WINDOW = 150;
@@ -128,7 +128,7 @@ export function stepView({ toast, describeActor, describeNode }) {
         ? []
         : folded > 0
           ? [h('li', { class: 'empty' }, `${folded} heartbeat transition(s), folded away: tick "Show heartbeats" to step through them.`)]
-          : [h('li', { class: 'empty' }, 'No transitions of this machine since this page began following: it has not changed state since. Its next transition appears here.')];
+          : [h('li', { class: 'empty' }, `No transitions of this machine since ${followingSince()}: it has not changed state since then. Its next transition appears here.`)];
       $('timeline').replaceChildren(...why);
       return;
     }
@@ -196,7 +196,7 @@ export function stepView({ toast, describeActor, describeNode }) {
     view.source = source;
     view.key = undefined;
     for (const b of document.querySelectorAll('#source-switch .seg')) b.classList.toggle('active', b.dataset.source === source);
-    $('source-note').textContent = source === 'trace' ? traceNote : 'Transitions of the running cluster since this dashboard started following them.';
+    $('source-note').textContent = source === 'trace' ? traceNote : `Transitions of the running cluster since ${followingSince()}.`;
     $('chart').replaceChildren(h('p', { class: 'empty' }, 'Pick a machine on the left to see its statechart.'));
     delete $('chart').dataset.key;
     $('step-title').textContent = 'Choose a machine instance';
@@ -209,9 +209,17 @@ export function stepView({ toast, describeActor, describeNode }) {
 
   let traceNote = '';
   let liveTimer;
+  let touched = false;
+  /** /api/info's history: since when the dashboard has kept transitions, or null. */
+  let kept = null;
+  const followingSince = () =>
+    kept?.retained && kept.since
+      ? `${clock(kept.since)}, when the dashboard began following them`
+      : 'this page began following them (the dashboard runs with --no-history)';
 
   async function start(info) {
     view.available.live = info.inspection;
+    kept = info.history ?? null;
     view.available.trace = info.trace !== null;
     for (const b of document.querySelectorAll('#source-switch .seg')) b.disabled = !view.available[b.dataset.source];
     $('step-first').onclick = () => go(0);
@@ -249,10 +257,14 @@ export function stepView({ toast, describeActor, describeNode }) {
       const source = follow('/api/inspect/stream', 'inspect', (r) => {
         if (!add('live', r)) return;
         if (view.source !== 'live') return;
+        // records come in bursts (a page that opens gets the kept ones at once): render once per
+        // burst, and the open machine's view if any record of the burst was its
+        if (view.key === keyOf(r)) touched = true;
         clearTimeout(liveTimer);
         liveTimer = setTimeout(() => {
           renderInstances();
-          if (view.key === keyOf(r) || !view.key) render();
+          if (touched || !view.key) render();
+          touched = false;
         }, 50);
       });
       // which processes send their machines' transitions to this page (gcs:…, raylet:…): shown on
