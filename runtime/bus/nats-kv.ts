@@ -10,10 +10,7 @@ import { KvConflictError, type KeyValue, type KvBucket, type KvValue } from './k
  * Buckets keep one value per key (history 1) in file storage with one replica; `open` fails with
  * JETSTREAM_UNAVAILABLE when the server runs without JetStream.
  */
-/** A request on the bus's own multiplexer: the answer's bytes (NatsBus.request). */
-export type RawRequest = (subject: string, data: Uint8Array, timeoutMs: number) => Promise<Uint8Array>;
-
-export async function openJetStreamKv(nc: NatsConnection, request?: RawRequest): Promise<KeyValue> {
+export async function openJetStreamKv(nc: NatsConnection): Promise<KeyValue> {
   try {
     await jetstreamManager(nc, { timeout: 5000 });
   } catch (err) {
@@ -22,7 +19,7 @@ export async function openJetStreamKv(nc: NatsConnection, request?: RawRequest):
   const kvm = new Kvm(nc);
   return {
     async bucket(name: string): Promise<KvBucket> {
-      return new JetStreamBucket(name, await kvm.create(name, { history: 1 }), request);
+      return new JetStreamBucket(name, await kvm.create(name, { history: 1 }));
     },
   };
 }
@@ -33,41 +30,11 @@ function isConflict(err: unknown): boolean {
   return e?.api_error?.err_code === 10071 || /wrong last sequence|key exists/i.test(e?.message ?? '');
 }
 
-/** How long a put waits for JetStream's acknowledgement (nats.js's own default for a publish). */
-const PUT_TIMEOUT_MS = 5000;
-/** A key JetStream takes as it is, as one or more subject tokens (nats.js validates the same). */
-const PLAIN_KEY = /^[-/=\w]+(\.[-/=\w]+)*$/;
-const utf8 = new TextDecoder();
-
 class JetStreamBucket implements KvBucket {
-  /** Where a put of a plain key is published: `$KV.<bucket>.` (no mirror, no JetStream domain). */
-  readonly #putPrefix: string | undefined;
+  constructor(readonly name: string, private readonly kv: KV) {}
 
-  constructor(readonly name: string, private readonly kv: KV, private readonly request?: RawRequest) {
-    const prefix = (kv as unknown as { editPrefix?: unknown }).editPrefix;
-    this.#putPrefix = prefix === `$KV.${name}` ? `${prefix}.` : undefined;
-  }
-
-  /**
-   * A plain key is put as the JetStream publish it is — the value to `$KV.<bucket>.<key>`, the
-   * acknowledgement `{stream, seq}` or `{error}` as JSON — on the bus's request multiplexer: nats.js's
-   * request() builds an Error with a stack for every request it completes, a GCS's largest single
-   * cost while it stores thousands of actors a second. Anything else goes through nats.js's KV.
-   */
-  async put(key: string, value: Uint8Array): Promise<number> {
-    if (this.request === undefined || this.#putPrefix === undefined || !PLAIN_KEY.test(key)) return this.kv.put(key, value);
-    const answer = await this.request(this.#putPrefix + key, value, PUT_TIMEOUT_MS);
-    let ack: { seq?: unknown; error?: { code?: number; err_code?: number; description?: string } };
-    try {
-      ack = JSON.parse(utf8.decode(answer)) as typeof ack;
-    } catch {
-      throw new OrreryError('KV_WRITE_FAILED', `put ${key} in ${this.name}: JetStream answered with something that is not JSON`);
-    }
-    if (ack.error !== undefined) {
-      throw new OrreryError('KV_WRITE_FAILED', `put ${key} in ${this.name}: ${ack.error.description ?? 'JetStream refused it'} (${ack.error.err_code ?? ack.error.code ?? '?'})`);
-    }
-    if (typeof ack.seq !== 'number') throw new OrreryError('KV_WRITE_FAILED', `put ${key} in ${this.name}: JetStream's acknowledgement has no sequence`);
-    return ack.seq;
+  put(key: string, value: Uint8Array): Promise<number> {
+    return this.kv.put(key, value);
   }
 
   async create(key: string, value: Uint8Array): Promise<number> {

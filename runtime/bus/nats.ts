@@ -201,7 +201,7 @@ class NatsBus implements Bus {
   async keyValue(): Promise<KeyValue | undefined> {
     const { openJetStreamKv } = await import('./nats-kv.ts');
     try {
-      return await openJetStreamKv(this.nc, (subject, data, timeoutMs) => this.request(subject, data, { timeoutMs }).then((m) => m.data));
+      return await openJetStreamKv(this.nc);
     } catch (err) {
       if (err instanceof OrreryError && err.code === 'JETSTREAM_UNAVAILABLE') return undefined;
       throw err;

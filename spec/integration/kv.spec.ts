@@ -25,22 +25,6 @@ test.after(async () => {
   await nats?.stop();
 });
 
-test("a put's revision is the one JetStream stored: get() reports it and compare-and-set takes it (puts go on the bus's multiplexer)", async () => {
-  const bucket = await (await bus.keyValue!())!.bucket('orrery_spec_revisions');
-  const first = await bucket.put('rev', bytes('1'));
-  const second = await bucket.put('rev', bytes('2'));
-  assert.ok(second > first, `${second} after ${first}`);
-  assert.is((await bucket.get('rev'))?.revision, second);
-  assert.instance(await bucket.update('rev', bytes('stale'), first).then(() => undefined, (err: unknown) => err), KvConflictError);
-  const third = await bucket.update('rev', bytes('3'), second);
-  assert.is(text((await bucket.get('rev'))?.value), '3');
-  assert.is((await bucket.get('rev'))?.revision, third);
-  // many at once, as the GCS writes its tables: each answered with its own revision
-  const revisions = await Promise.all(Array.from({ length: 200 }, (_, i) => bucket.put(`many.${i}`, bytes(String(i)))));
-  assert.is(new Set(revisions).size, 200);
-  for (const i of [0, 99, 199]) assert.is((await bucket.get(`many.${i}`))?.revision, revisions[i]);
-});
-
 test('an empty bucket has no entries; puts are read back, latest value per key, deletes left out', async () => {
   assert.equal(await bucket.entries(), new Map());
   await bucket.put('a', bytes('1'));
