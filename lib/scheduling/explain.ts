@@ -7,7 +7,9 @@ import type { SchedulingRequest } from './request.types.ts';
  * Why a request cannot be placed, Kubernetes style:
  *
  *   message  "0/5 nodes are available: 3 node(s) didn't match label selector region in (us),
- *             2 node(s) had insufficient CPU."   (each reason counted once per node, sorted)
+ *             2 node(s) had insufficient CPU."   (each reason counted once per node, sorted; a
+ *             node counts under every reason it fails, and when the counts add up to more than the
+ *             nodes the message ends "(a node is counted under each reason it fails).")
  *   reason   seed 000's three cases —
  *            'constraints'               resources would fit somewhere, but rules reject every such node
  *            'resources'                 some node passes every rule, but none of those has the resources
@@ -55,7 +57,10 @@ export function explain(
   }
   const parts = [...tally.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, n]) => `${n} node(s) ${r}`);
   const head = `0/${counted.length} nodes are available${subject ? ` for ${subject}` : ''}:`;
-  const message = counted.length === 0 ? `${head} the cluster has no nodes.` : `${head} ${parts.join(', ')}.`;
+  // a node counts under every reason it fails (as in Kubernetes); when that makes the counts add up
+  // to more than the nodes, the message says so, so nobody reads it as one reason per node
+  const overlap = [...tally.values()].reduce((a, b) => a + b, 0) > counted.length;
+  const message = counted.length === 0 ? `${head} the cluster has no nodes.` : `${head} ${parts.join(', ')}${overlap ? ' (a node is counted under each reason it fails)' : ''}.`;
   return {
     code: anyLater ? 'unschedulable' : 'infeasible',
     reason: anyRulesPass ? 'resources' : anyResourcesFit ? 'constraints' : 'constraints_and_resources',

@@ -110,7 +110,7 @@ export function scenarioSuite(name: string, start: () => Promise<LocalCluster>):
     const fallback = await placed({ labelSelector: { instance: 'm5.16xlarge' }, fallbackStrategy: [{ labelSelector: { region: 'eu' } }] });
     assert.is(fallback.node, 'eu');
     const none = await pending({ labelSelector: { instance: 'm5.16xlarge' } });
-    assert.is(none.reason, "0/3 nodes are available: 3 node(s) didn't match label selector instance in (m5.16xlarge), 1 node(s) had untolerated taint {gpu_node: true}.");
+    assert.is(none.reason, "0/3 nodes are available: 3 node(s) didn't match label selector instance in (m5.16xlarge), 1 node(s) had untolerated taint {gpu_node: true} (a node is counted under each reason it fails).");
     await none.handle.kill();
   });
 

@@ -265,7 +265,7 @@ const strategyCases: { name: string; nodes: NodeSpec[]; pg: PlacementGroupOption
       failure: {
         code: 'infeasible',
         reason: 'constraints_and_resources',
-        message: "0/2 nodes are available for bundle 0: 2 node(s) didn't match label selector zone in (a), 2 node(s) had less total CPU than requested.",
+        message: "0/2 nodes are available for bundle 0: 2 node(s) didn't match label selector zone in (a), 2 node(s) had less total CPU than requested (a node is counted under each reason it fails).",
       },
     },
   },
@@ -344,7 +344,7 @@ const strategyCases: { name: string; nodes: NodeSpec[]; pg: PlacementGroupOption
         code: 'infeasible',
         reason: 'resources',
         message:
-          "0/4 nodes are available for bundle 1: 2 node(s) didn't match label selector zone in (b), 1 node(s) had insufficient CPU, 1 node(s) had less total CPU than requested, 1 node(s) had untolerated taint {gpu_node: true}.",
+          "0/4 nodes are available for bundle 1: 2 node(s) didn't match label selector zone in (b), 1 node(s) had insufficient CPU, 1 node(s) had less total CPU than requested, 1 node(s) had untolerated taint {gpu_node: true} (a node is counted under each reason it fails).",
       },
     },
   },
@@ -503,7 +503,7 @@ test('fallbackStrategy, seed 002: prefer 2 H100s, else 4 A100s, else 8 V100s —
   const none = failureOf(decide(state, req));
   assert.is(none.code, 'infeasible');
   assert.is(none.reason, 'constraints_and_resources');
-  assert.is(none.message, "0/1 nodes are available for bundle 0: 1 node(s) didn't match label selector orrery.io/accelerator-type in (nvidia-h100), 1 node(s) had less total GPU than requested.");
+  assert.is(none.message, "0/1 nodes are available for bundle 0: 1 node(s) didn't match label selector orrery.io/accelerator-type in (nvidia-h100), 1 node(s) had less total GPU than requested (a node is counted under each reason it fails).");
 
   addNode(state, { id: 'v100', res: { CPU: 16, GPU: 8 }, labels: { [ACC]: 'nvidia-v100' } });
   assert.equal(decide(state, req), { status: 'placed', nodeIds: times(8, 'v100'), tier: 2 });

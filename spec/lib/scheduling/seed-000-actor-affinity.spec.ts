@@ -59,7 +59,8 @@ test('failure 3: neither affinity nor resources → constraints_and_resources', 
   assert.is(
     f.message,
     "0/2 nodes are available: 1 node(s) didn't match actor anti-affinity orrery.io/actor-id notin (a0), " +
-      "1 node(s) didn't match actor anti-affinity orrery.io/actor-id notin (a1), 2 node(s) had less total CPU than requested.",
+      "1 node(s) didn't match actor anti-affinity orrery.io/actor-id notin (a1), 2 node(s) had less total CPU than requested" +
+      ' (a node is counted under each reason it fails).',
   );
   assert.is(f.code, 'infeasible');
 });

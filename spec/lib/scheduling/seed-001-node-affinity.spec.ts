@@ -90,7 +90,7 @@ test('cannot be satisfied 4: neither → constraints_and_resources', () => {
   const f = failureOf(decide(fleet(), { numCpus: 16, schedulingStrategy: nodeAffinity(labelIn('instance', ['c7g'])) }));
   assert.is(f.reason, 'constraints_and_resources');
   assert.is(f.code, 'infeasible');
-  assert.is(f.message, "0/4 nodes are available: 4 node(s) didn't match node affinity instance in (c7g), 4 node(s) had less total CPU than requested.");
+  assert.is(f.message, "0/4 nodes are available: 4 node(s) didn't match node affinity instance in (c7g), 4 node(s) had less total CPU than requested (a node is counted under each reason it fails).");
 });
 
 test('node_ip and node_name style built-in labels select nodes like any other', () => {

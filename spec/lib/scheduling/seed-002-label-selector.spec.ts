@@ -76,7 +76,7 @@ test('fallback: when every tier fails, each node reports the reasons of every ti
   const s = cluster([{ id: 'x', labels: { gpu: 't4' } }]);
   const f = failureOf(decide(s, { labelSelector: { gpu: 'h100' }, fallbackStrategy: [{ labelSelector: { gpu: 'a100' } }] }));
   assert.equal(f.nodes, [{ nodeId: 'x', reasons: ["didn't match label selector gpu in (a100)", "didn't match label selector gpu in (h100)"] }]);
-  assert.is(f.message, "0/1 nodes are available: 1 node(s) didn't match label selector gpu in (a100), 1 node(s) didn't match label selector gpu in (h100).");
+  assert.is(f.message, "0/1 nodes are available: 1 node(s) didn't match label selector gpu in (a100), 1 node(s) didn't match label selector gpu in (h100) (a node is counted under each reason it fails).");
 });
 
 test('landings of an unconstrained request never include a node a selector excludes', () => {

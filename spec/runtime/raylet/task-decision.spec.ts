@@ -63,7 +63,7 @@ test('actor affinity follows the actor labels of the view', () => {
 test('a wait explains itself', () => {
   const d = decide(world(), { labelSelector: { region: 'ap' } });
   assert.is(d.kind, 'wait');
-  if (d.kind === 'wait') assert.is(d.failure.message, "0/3 nodes are available: 3 node(s) didn't match label selector region in (ap), 1 node(s) had untolerated taint {gpu: true}.");
+  if (d.kind === 'wait') assert.is(d.failure.message, "0/3 nodes are available: 3 node(s) didn't match label selector region in (ap), 1 node(s) had untolerated taint {gpu: true} (a node is counted under each reason it fails).");
 });
 
 test('feasibleHere and passesHere: could ever run here, and could run here now', () => {
