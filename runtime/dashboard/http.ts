@@ -1,4 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { OrreryError } from '../../lib/errors.ts';
 
 /** What every failed API request answers: an HTTP status and `{ code, message }` as JSON. */
@@ -15,19 +17,15 @@ export class HttpError extends OrreryError {
 /** The largest request body the API reads (label and taint changes are a few hundred bytes). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify(value);
-  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
-  res.end(body);
+/** A JSON answer, never cached: the API's answers change as the cluster does. */
+export function jsonReply(c: Context, status: number, value: unknown, headers: Record<string, string> = {}): Response {
+  return c.body(JSON.stringify(value), status as ContentfulStatusCode, { ...headers, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
 }
 
-export function sendError(res: ServerResponse, err: unknown): void {
+/** The app's error handler: `{ code, message }` with the status errorReply() gives, and the error's own headers. */
+export function errorResponse(err: unknown, c: Context): Response {
   const { status, code, message } = errorReply(err);
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  sendJson(res, status, { code, message }, err instanceof HttpError ? { ...err.headers } : {});
+  return jsonReply(c, status, { code, message }, err instanceof HttpError ? { ...err.headers } : {});
 }
 
 /** Statuses by the client's stable error codes; anything else from the cluster is a 502. */
@@ -58,27 +56,22 @@ function firstLine(text: string): string {
 }
 
 /**
- * The request body as text; 413 BODY_TOO_LARGE (and the connection closed after the answer) when
- * it is over `limit` bytes — at once when its Content-Length says so, else as soon as it has sent
- * more.
+ * Hono's bodyLimit with our refusal: 413 BODY_TOO_LARGE (and the connection closed after the
+ * answer) when the body is over `limit` bytes — at once when its Content-Length says so, else as
+ * soon as it has sent more.
  */
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
-  const tooLarge = (): HttpError => new HttpError(413, 'BODY_TOO_LARGE', `the request body is over ${limit} bytes`, { connection: 'close' });
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+export function bodyUpTo(limit = MAX_BODY_BYTES): MiddlewareHandler {
+  return bodyLimit({
+    maxSize: limit,
+    onError: () => {
+      throw new HttpError(413, 'BODY_TOO_LARGE', `the request body is over ${limit} bytes`, { connection: 'close' });
+    },
+  });
 }
 
-/** The request body as JSON; 400 BAD_BODY when it is not JSON, 413 when it is too large. */
-export async function readJson(req: IncomingMessage): Promise<unknown> {
-  const text = await readBody(req);
+/** The request body as JSON; 400 BAD_BODY when it is empty or not JSON (the size is bodyUpTo()'s). */
+export async function readJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
   if (text.trim() === '') throw new HttpError(400, 'BAD_BODY', 'the request has no body; expected a JSON object such as {"key": "value"}');
   try {
     return JSON.parse(text);

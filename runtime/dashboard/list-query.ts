@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { ACTOR_STATES as WIRE_ACTOR_STATES } from '../../protocols/messages/actor.ts';
 import type { ActorState } from '../client/cluster-info.types.ts';
 import { HttpError } from './http.ts';
@@ -10,28 +11,36 @@ import { HttpError } from './http.ts';
  * `{ items, next? }`. `?state=ALIVE,PENDING` filters /api/actors (in the GCS).
  */
 export const MAX_LIMIT = 10_000;
+
+/** A query parameter's first value, decoded (Hono's `c.req.query`), or undefined when absent. */
+export type Query = (name: string) => string | undefined;
+
+export const queryOf =
+  (c: Context): Query =>
+  (name) =>
+    c.req.query(name);
 const ACTOR_STATES: readonly ActorState[] = WIRE_ACTOR_STATES;
 
-export function pagedList<T>(list: readonly T[], key: (item: T) => string, url: URL): T[] | { items: T[]; next?: string } {
-  const limitText = url.searchParams.get('limit');
-  const after = url.searchParams.get('after');
-  if (limitText === null && after === null) return [...list];
+export function pagedList<T>(list: readonly T[], key: (item: T) => string, query: Query): T[] | { items: T[]; next?: string } {
+  const limitText = query('limit');
+  const after = query('after');
+  if (limitText === undefined && after === undefined) return [...list];
   let limit = 1000;
-  if (limitText !== null) {
+  if (limitText !== undefined) {
     limit = Number(limitText);
     if (limitText.trim() === '' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
       throw new HttpError(400, 'BAD_QUERY', `limit: expected a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limitText)}`);
     }
   }
-  const sorted = list.filter((item) => after === null || key(item) > after).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const sorted = list.filter((item) => after === undefined || key(item) > after).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   const items = sorted.slice(0, limit);
   return sorted.length > limit ? { items, next: key(items.at(-1)!) } : { items };
 }
 
 /** `?state=ALIVE,pending` → actor states; an unknown one is 400 BAD_QUERY. */
-export function actorStates(url: URL): { states?: ActorState[] } {
-  const text = url.searchParams.get('state');
-  if (text === null) return {};
+export function actorStates(query: Query): { states?: ActorState[] } {
+  const text = query('state');
+  if (text === undefined) return {};
   const states = text.split(',').map((s) => s.trim().toUpperCase() as ActorState);
   const unknown = states.find((s) => !ACTOR_STATES.includes(s));
   if (unknown !== undefined) throw new HttpError(400, 'BAD_QUERY', `state: unknown actor state ${JSON.stringify(unknown)} (expected ${ACTOR_STATES.join(', ')})`);

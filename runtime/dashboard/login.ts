@@ -1,6 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context, Hono } from 'hono';
+import type { DashboardEnv } from './checks.ts';
 import { checkJsonBody, checkSameOrigin, sessionCookie, tokenMatches } from './guard.ts';
-import { HttpError, readBody, sendJson } from './http.ts';
+import { HttpError, bodyUpTo, jsonReply } from './http.ts';
 
 /** A token is a few dozen characters; a login body is never larger than this. */
 const MAX_LOGIN_BYTES = 4096;
@@ -12,37 +13,40 @@ const FORM = 'application/x-www-form-urlencoded';
  * GET /login is a form; POST /login with the right token — form-encoded or `{"token": "…"}`, from
  * the dashboard's own origin — sets an HttpOnly, SameSite=Strict session cookie and sends the
  * browser to `/` (303); a wrong one is 401 UNAUTHORIZED (the form again, with the code, for a form).
+ * The cookie is named by the port the request came in on (cookies are not kept apart by port).
  */
-export async function login(req: IncomingMessage, res: ServerResponse, ctx: { token: string; host: string; port: number }): Promise<void> {
-  const method = req.method ?? 'GET';
-  if (method === 'GET' || method === 'HEAD') return sendPage(res, 200, loginPage(), method === 'HEAD');
-  if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on /login (allowed: GET, POST)`);
-  checkSameOrigin(req.headers, ctx.host);
-  const type = checkJsonBody(req.headers, [FORM, 'application/json']);
-  const text = await readBody(req, MAX_LOGIN_BYTES);
-  let presented: unknown;
-  if (type === 'application/json') {
-    try {
-      presented = (JSON.parse(text) as { token?: unknown } | null)?.token;
-    } catch {
-      throw new HttpError(400, 'BAD_BODY', 'the request body is not JSON; expected {"token": "…"}');
-    }
-  } else {
-    presented = new URLSearchParams(text).get('token') ?? undefined;
-  }
-  if (typeof presented === 'string' && tokenMatches(presented, ctx.token)) {
-    res.writeHead(303, { location: '/', 'set-cookie': sessionCookie(ctx.token, ctx.port), 'cache-control': 'no-store', 'content-length': 0 });
-    res.end();
-    return;
-  }
-  const message = 'wrong token';
-  if (type === FORM) return sendPage(res, 401, loginPage(message), false);
-  sendJson(res, 401, { code: 'UNAUTHORIZED', message });
-}
-
-function sendPage(res: ServerResponse, status: number, html: string, head: boolean): void {
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html), 'cache-control': 'no-store' });
-  res.end(head ? undefined : html);
+export function loginRoutes(app: Hono<DashboardEnv>, token: string): void {
+  const page = (c: Context, status: 200 | 401, html: string): Response => c.body(html, status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  app.get('/login', (c) => page(c, 200, loginPage()));
+  app.post(
+    '/login',
+    async function loginChecks(c, next) {
+      checkSameOrigin(c.env.incoming.headers, c.get('host'));
+      checkJsonBody(c.env.incoming.headers, [FORM, 'application/json']);
+      await next();
+    },
+    bodyUpTo(MAX_LOGIN_BYTES),
+    async (c) => {
+      const type = checkJsonBody(c.env.incoming.headers, [FORM, 'application/json']);
+      const text = await c.req.text();
+      let presented: unknown;
+      if (type === 'application/json') {
+        try {
+          presented = (JSON.parse(text) as { token?: unknown } | null)?.token;
+        } catch {
+          throw new HttpError(400, 'BAD_BODY', 'the request body is not JSON; expected {"token": "…"}');
+        }
+      } else {
+        presented = new URLSearchParams(text).get('token') ?? undefined;
+      }
+      if (typeof presented === 'string' && tokenMatches(presented, token)) {
+        return c.body(null, 303, { location: '/', 'set-cookie': sessionCookie(token, c.env.incoming.socket.localPort ?? 0), 'cache-control': 'no-store' });
+      }
+      const message = 'wrong token';
+      if (type === FORM) return page(c, 401, loginPage(message));
+      return jsonReply(c, 401, { code: 'UNAUTHORIZED', message });
+    },
+  );
 }
 
 /** The sign-in form: one password field, no script, nothing loaded from anywhere. */

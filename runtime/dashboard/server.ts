@@ -1,5 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { getRequestListener, RequestError } from '@hono/node-server';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { Hono } from 'hono';
+import { secureHeaders } from 'hono/secure-headers';
 import { OrreryError } from '../../lib/errors.ts';
 import type { Cluster } from '../client/cluster.ts';
 import { ClusterClient } from '../client/cluster.ts';
@@ -7,16 +12,15 @@ import { readTrace, type Trace } from '../inspect/trace-file.ts';
 import { watchInspection } from '../inspect/watch.ts';
 import { MACHINE_KINDS, type MachineKind } from '../../protocols/messages/inspect.ts';
 import { renderStatechart } from '../inspect/statechart.ts';
+import { answerOtherMethods, changeChecks, requestLine, sameSiteApi, tokenGate, unrouted, type DashboardEnv } from './checks.ts';
 import { clusterRoutes } from './cluster-routes.ts';
-import { allowedHostNames, authorized, checkHost, checkJsonBody, checkNotCrossSiteSubresource, checkSameOrigin, checkToken } from './guard.ts';
-import { HttpError, sendError, sendJson } from './http.ts';
+import { allowedHostNames, checkToken } from './guard.ts';
+import { HttpError, errorResponse, jsonReply } from './http.ts';
 import { inspectRoutes } from './inspect-routes.ts';
 import { InspectionFeed } from './inspection.ts';
-import { login } from './login.ts';
+import { loginRoutes } from './login.ts';
 import { dashboardMetrics } from './metrics.ts';
-import { Router } from './router.ts';
 import type { EventStreamWriter } from './sse.ts';
-import { serveStatic } from './static-files.ts';
 
 export const DEFAULT_DASHBOARD_PORT = 8265;
 
@@ -56,17 +60,29 @@ export interface DashboardOptions {
 }
 
 /**
- * Sent with every answer: no page on another origin may frame the dashboard (its buttons change
- * taints) or read its answers as a subresource; the page loads only its own files.
+ * Sent with every answer (Hono's secureHeaders): no page on another origin may frame the dashboard
+ * (its buttons change taints) or read its answers as a subresource; the page loads only its own
+ * files. Not HSTS: the dashboard serves plain HTTP (TLS is a proxy's, which sets its own).
  */
-const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'cross-origin-resource-policy': 'same-origin',
+const securityHeaders = secureHeaders({
+  contentSecurityPolicy: {
+    defaultSrc: ["'self'"],
+    styleSrc: ["'self'", "'unsafe-inline'"],
+    imgSrc: ["'self'"],
+    objectSrc: ["'none'"],
+    baseUri: ["'none'"],
+    formAction: ["'self'"],
+    frameAncestors: ["'none'"],
+  },
+  xFrameOptions: 'DENY',
+  crossOriginResourcePolicy: 'same-origin',
   // not no-referrer: with it a browser sends `Origin: null` on the page's own form posts (POST /login)
-  'referrer-policy': 'same-origin',
-};
+  referrerPolicy: 'same-origin',
+  strictTransportSecurity: false,
+});
+
+/** The page's files: runtime/dashboard/public in the source tree, dist/runtime/dashboard/public when built. */
+export const PUBLIC_DIR = fileURLToPath(new URL('./public/', import.meta.url));
 
 export interface Dashboard {
   /** `http://host:port/` */
@@ -84,29 +100,6 @@ export class PortInUseError extends OrreryError {
   }
 }
 
-/**
- * The request's path and query; 400 BAD_REQUEST for a target that is not a path (`http://…`,
- * `*`) or holds a percent-escape that does not decode (`/%zz`, `/%E0%A4%A`).
- */
-export function requestUrl(target: string | undefined): URL {
-  const bad = (why: string): HttpError => new HttpError(400, 'BAD_REQUEST', `bad request path ${JSON.stringify((target ?? '').slice(0, 100))}: ${why}`);
-  if (target === undefined || !target.startsWith('/')) throw bad('expected a path starting with /');
-  let url: URL;
-  try {
-    url = new URL(`http://dashboard${target}`);
-  } catch {
-    throw bad('not a URL path');
-  }
-  for (const segment of url.pathname.split('/')) {
-    try {
-      decodeURIComponent(segment);
-    } catch {
-      throw bad('a percent-escape does not decode (write % as %25)');
-    }
-  }
-  return url;
-}
-
 /** Serves the dashboard page and its REST API (docs/dashboard.md) until close(). */
 export async function startDashboard(opts: DashboardOptions): Promise<Dashboard> {
   const host = opts.host ?? '127.0.0.1';
@@ -121,9 +114,15 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   const metrics = cluster === undefined ? undefined : dashboardMetrics(cluster);
   const feed = cluster instanceof ClusterClient ? new InspectionFeed((onAck) => watchInspection(cluster.bus, cluster.name, { onAck })) : undefined;
 
-  const router = new Router();
-  router.on('GET', '/api/info', (_req, res) =>
-    sendJson(res, 200, {
+  const app = new Hono<DashboardEnv>();
+  app.onError(errorResponse);
+  app.notFound((c) => errorResponse(unrouted(c), c));
+  app.use(securityHeaders, requestLine(hostNames));
+  if (token !== undefined) app.use(tokenGate(token));
+  app.use('/api/*', sameSiteApi);
+
+  app.get('/api/info', (c) =>
+    jsonReply(c, 200, {
       cluster: cluster?.name ?? null,
       address: cluster?.address ?? null,
       inspection: feed !== undefined,
@@ -134,54 +133,42 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     }),
   );
   if (opts.history !== false) feed?.retain();
-  clusterRoutes(router, cluster, streams);
-  inspectRoutes(router, { feed, trace, statechart, streams });
+  clusterRoutes(app, { cluster, streams, change: changeChecks(readOnly) });
+  inspectRoutes(app, { feed, trace, statechart, streams });
+  // Prometheus scrapes here (with `authorization: Bearer` when the dashboard has a token)
+  app.get('/metrics', async (c) => {
+    if (!metrics) throw new HttpError(503, 'NO_CLUSTER', 'this dashboard shows a trace only: it has no cluster to measure');
+    return c.body(await metrics.text(), 200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' });
+  });
+  if (token !== undefined) loginRoutes(app, token);
+  answerOtherMethods(app);
+  const pageFiles = serveStatic<DashboardEnv>({ root: PUBLIC_DIR });
+  app.get('*', async function page(c, next) {
+    if (c.req.path.startsWith('/api/')) return next();
+    c.header('cache-control', 'no-cache');
+    return pageFiles(c, next);
+  });
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-    try {
-      const method = req.method ?? 'GET';
-      const requestHost = checkHost(req.headersDistinct.host, hostNames);
-      const url = requestUrl(req.url);
-      if (token !== undefined) {
-        if (url.pathname === '/login') return await login(req, res, { token, host: requestHost, port: req.socket.localPort ?? 0 });
-        if (!authorized(req.headers, token, req.socket.localPort ?? 0)) {
-          if (!url.pathname.startsWith('/api/') && url.pathname !== '/metrics' && (method === 'GET' || method === 'HEAD')) {
-            res.writeHead(303, { location: '/login', 'cache-control': 'no-store', 'content-length': 0 });
-            res.end();
-            return;
-          }
-          throw new HttpError(401, 'UNAUTHORIZED', 'this dashboard needs its token: send Authorization: Bearer <token>, or sign in at /login', {
-            'www-authenticate': 'Bearer realm="orrery dashboard"',
-          });
-        }
-      }
-      if (url.pathname.startsWith('/api/')) {
-        const changes = method !== 'GET' && method !== 'HEAD';
-        if (changes) checkSameOrigin(req.headers, requestHost);
-        else checkNotCrossSiteSubresource(req.headers);
-        const { handler, params, read } = router.match(method, url.pathname);
-        if (readOnly && !read) throw new HttpError(403, 'READ_ONLY', `this dashboard is read-only (--read-only): ${method} ${url.pathname} is refused`);
-        if (changes) checkJsonBody(req.headers);
-        await handler(req, res, params, url);
-      } else if (url.pathname === '/metrics') {
-        // Prometheus scrapes here (with `authorization: Bearer` when the dashboard has a token)
-        if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on /metrics (allowed: GET)`);
-        if (!metrics) throw new HttpError(503, 'NO_CLUSTER', 'this dashboard shows a trace only: it has no cluster to measure');
-        const body = await metrics.text();
-        res.writeHead(200, { 'content-type': metrics.contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
-        res.end(method === 'HEAD' ? undefined : body);
-      } else if (method === 'GET' || method === 'HEAD') {
-        await serveStatic(url.pathname, res, method === 'HEAD');
-      } else {
-        throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${url.pathname}`);
-      }
-    } catch (err) {
-      sendError(res, err);
-    }
-  };
-  // a request without a Host is answered by checkHost (421 HOST_NOT_ALLOWED, as JSON), not by node:http (a bare 400)
-  const server = createServer({ requireHostHeader: false }, (req, res) => void handle(req, res));
+  /** A request the adapter cannot make a Request of (a Host no URL can hold, a backslash in the path): 400, with every answer's headers. */
+  const refusals = new Hono<{ Bindings: { error: HttpError } }>();
+  refusals.onError(errorResponse);
+  refusals.use(securityHeaders).all('*', (c) => {
+    throw c.env.error;
+  });
+  const listener = getRequestListener(app.fetch, {
+    overrideGlobalObjects: false,
+    // a request without a Host is answered by requestLine (421 HOST_NOT_ALLOWED), not by the adapter
+    hostname: 'dashboard.invalid',
+    errorHandler: (err) =>
+      refusals.fetch(new Request('http://dashboard.invalid/'), {
+        error:
+          err instanceof RequestError
+            ? new HttpError(400, 'BAD_REQUEST', `bad request: ${err.message}`)
+            : new HttpError(500, 'INTERNAL', err instanceof Error ? err.message.split('\n')[0] : String(err)),
+      }),
+  });
+  // a request without a Host is answered by requestLine (421 HOST_NOT_ALLOWED, as JSON), not by node:http (a bare 400)
+  const server = createServer({ requireHostHeader: false }, (req, res) => void listener(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(port, host) : err));
     server.listen(port, host, () => resolve());
