@@ -9,3 +9,4 @@ export * from './resources/index.ts';
 export * from './label-index/index.ts';
 export * from './cluster/index.ts';
 export * from './scheduling/index.ts';
+export * from './autoscaling/index.ts';

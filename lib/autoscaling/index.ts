@@ -1,0 +1,2 @@
+export type * from './types.ts';
+export { decide, unitsIn } from './decide.ts';
