@@ -42,6 +42,10 @@ export const GcsVerb = {
   actor_died: 'actor_died',
   list_events: 'list_events',
   explain: 'explain',
+  /** The autoscaler's verbs (protocols/messages/autoscaling.ts). */
+  resource_demands: 'resource_demands',
+  autoscaler_report: 'autoscaler_report',
+  autoscaler_status: 'autoscaler_status',
 } as const;
 export type GcsVerb = (typeof GcsVerb)[keyof typeof GcsVerb];
 

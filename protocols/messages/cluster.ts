@@ -2,6 +2,7 @@ import { array, bool, invalid, literal, num, object, optional, record, str, unkn
 import { actorInfo } from './actor.ts';
 import { placementGroupInfo } from './placement-group.ts';
 import { id, labels, resourceSet, taints } from './common.ts';
+import { AUTOSCALER_EVENT_TYPES } from './autoscaling.ts';
 
 /** NodeInfo of API.md; resources in fixed-point units. */
 export const nodeInfo = object({
@@ -59,9 +60,10 @@ export const NODE_EVENT_TYPES = ['node_added', 'node_dead', 'node_labels_changed
 /**
  * Every event type published on `events.<type>`, the one list the GCS, the raylets, the client, the
  * CLI's --type and the dashboard's ?types use. lease_revoked is a raylet's (a task host that held
- * leases died); the rest are the GCS's.
+ * leases died); the autoscaler's (AUTOSCALER_EVENT_TYPES: node_launch_requested … demand_infeasible)
+ * are published by the GCS from its autoscaler_report; the rest are the GCS's.
  */
-export const CLUSTER_EVENT_TYPES = [...NODE_EVENT_TYPES, 'actor_state', 'actor_evicted', 'schedule_failed', 'placement_group_state', 'lease_revoked'] as const;
+export const CLUSTER_EVENT_TYPES = [...NODE_EVENT_TYPES, 'actor_state', 'actor_evicted', 'schedule_failed', 'placement_group_state', 'lease_revoked', ...AUTOSCALER_EVENT_TYPES] as const;
 export type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
 
 /** What each type of event must carry besides `type` and `time`. */
@@ -72,6 +74,7 @@ const PAYLOAD: Readonly<Record<ClusterEventType, readonly string[]>> = {
   schedule_failed: ['target', 'reason', 'message', 'nodes'],
   placement_group_state: ['placementGroup'],
   lease_revoked: ['target', 'reason', 'message'],
+  ...(Object.fromEntries(AUTOSCALER_EVENT_TYPES.map((t) => [t, ['nodeType', 'message']])) as unknown as Record<(typeof AUTOSCALER_EVENT_TYPES)[number], readonly string[]>),
 };
 
 const eventShape = object({
@@ -86,6 +89,10 @@ const eventShape = object({
   message: optional(str({ max: 65_536 })),
   nodes: optional(array(unknown(), { max: 100_000 })),
   nodesOmitted: optional(num({ int: true, min: 1 })),
+  /** The autoscaler's events: the node type, and the node once it has a name or an id. */
+  nodeType: optional(str({ min: 1, max: 256 })),
+  nodeName: optional(str({ min: 1, max: 256 })),
+  nodeId: optional(id),
 });
 
 /** One event: its type from the list above, and the payload that type carries. */

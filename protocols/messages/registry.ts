@@ -8,6 +8,7 @@ import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } 
 import { cancelBundle, commitBundle, createPg, getPg, prepareBundle, removePg } from './placement-group.ts';
 import { leasedTask, rayletLoad, submitTask } from './task.ts';
 import { inspectMessages } from './inspect.ts';
+import { autoscalerReport, autoscalerStatusQuery, resourceDemands } from './autoscaling.ts';
 
 /** A registry maps each message type (the envelope's `t`) to the validator of its body. */
 export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
@@ -43,6 +44,9 @@ export const messages = {
   commit_bundle: commitBundle,
   cancel_bundle: cancelBundle,
   event: clusterEvent,
+  resource_demands: resourceDemands,
+  autoscaler_report: autoscalerReport,
+  autoscaler_status: autoscalerStatusQuery,
   ...inspectMessages,
   reply,
 } as const satisfies MessageRegistry;

@@ -28,13 +28,14 @@ export const ROLE_SUMMARY: Readonly<Record<Role, string>> = {
   node: 'raylets and their worker hosts: register, heartbeat, serve actor calls and tasks',
   driver: 'creates and calls actors, tasks and placement groups; reads state and events',
   observer: 'read-only: status, list, events, inspection, the dashboard’s reads',
-  admin: 'a driver that may also label, taint and drain nodes',
+  admin: 'a driver that may also label, taint and drain nodes; the autoscaler',
 };
 
 /** GCS verbs a role may request (the GCS serves them all). */
-const READ_VERBS: readonly GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain'];
+const READ_VERBS: readonly GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status'];
 const DRIVER_VERBS: readonly GcsVerb[] = [...READ_VERBS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'];
-const ADMIN_VERBS: readonly GcsVerb[] = [...DRIVER_VERBS, 'set_node_labels', 'set_node_taints', 'drain_node'];
+/** The autoscaler runs as admin: it reads the demands, reports, and drains the nodes it terminates. */
+const ADMIN_VERBS: readonly GcsVerb[] = [...DRIVER_VERBS, 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'];
 const NODE_VERBS: readonly GcsVerb[] = ['register_node', 'heartbeat', 'actor_died', 'view_snapshot'];
 /** Raylet verbs only the GCS sends. */
 const CONTROL_VERBS: readonly RayletVerb[] = ['create_actor', 'kill_actor', 'prepare_bundle', 'commit_bundle', 'cancel_bundle'];

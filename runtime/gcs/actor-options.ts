@@ -43,10 +43,13 @@ export interface CompiledActor {
 
 const MAX_CONCURRENCY = 100_000;
 
+/** CPUs an actor without `numCpus` needs free to be placed (Ray: 1); it holds none (see above). */
+export const SCHEDULING_DEFAULT_CPUS = 1;
+
 export function compileActor(reg: RegisterActor, ctx: { rareResources: readonly string[] }): CompiledActor {
   const options = reg.options as PlacementOptions & Record<string, unknown>;
   const target = { kind: 'actor' as const, id: reg.actorId, ...(reg.name === undefined ? {} : { name: reg.name }) };
-  const request = compileRequest(options, { namespace: reg.namespace, target, rareResources: ctx.rareResources });
+  const request = compileRequest(options, { namespace: reg.namespace, target, rareResources: ctx.rareResources, defaultCpus: SCHEDULING_DEFAULT_CPUS });
   // Only the default CPU differs between what it needs and what it holds: with numCpus set, the
   // same compile would give the same resources again.
   const held = options.numCpus !== undefined && options.numCpus !== null

@@ -8,7 +8,8 @@ import type { ActorInfoWire, RegisterActor } from '../../protocols/messages/acto
 import type { MessageBody } from '../../protocols/messages/registry.ts';
 import { ActorNameTakenError, ActorNotFoundError } from '../errors.ts';
 import { actorStateOf, type ActorContext, type ActorMachineInput, type ActorSnapshot } from './actor.machine.ts';
-import { compileActor, type CompiledActor } from './actor-options.ts';
+import { compileActor, SCHEDULING_DEFAULT_CPUS, type CompiledActor } from './actor-options.ts';
+import type { WaitingActor } from './demands.ts';
 import type { DeadActors } from './dead-actors.ts';
 import type { EventPublisher, EvictionReason } from './events.ts';
 import type { EvictionGuard, RunningActor } from './eviction.ts';
@@ -111,8 +112,8 @@ export class ActorDirectory {
   /** Actor ids in list_actors order, re-sorted after an actor is added or forgotten. */
   readonly #order = new SortedKeys(() => this.#entries.keys());
   readonly #placement: Placement;
-  /** Unplaceable actors: when their reason was last refreshed, the backoff until the next, the reason. */
-  readonly #explained = new Map<string, { at: number; backoffMs: number; reason: string }>();
+  /** Unplaceable actors: when their reason was last refreshed, the backoff until the next, the reason and its code. */
+  readonly #explained = new Map<string, { at: number; backoffMs: number; reason: string; code: 'unschedulable' | 'infeasible' }>();
   /** Actors whose refresh was held back, and when it is due; one timer for the earliest. */
   readonly #refreshDue = new Map<string, number>();
   #refreshTimer: { at: number; handle: NodeJS.Timeout } | undefined;
@@ -141,7 +142,7 @@ export class ActorDirectory {
     // decided against the cluster as it is: the queue need not try it again until something changes
     if (decision.status === 'unschedulable') {
       this.deps.queue().tried(reg.actorId);
-      this.#explainedNow(reg.actorId, decision.failure.message, this.#now(), undefined);
+      this.#explainedNow(reg.actorId, decision.failure, this.#now(), undefined);
     }
     return this.#entries.get(reg.actorId)!.info;
   }
@@ -371,6 +372,26 @@ export class ActorDirectory {
     return { request: entry.compiled.request, namespace: entry.registration.namespace, required: entry.compiled.requiredDuringExecution };
   }
 
+  /**
+   * A PENDING or RESTARTING actor as resource_demands groups it (demands.ts): its options as sent,
+   * and whether its last explanation found it infeasible rather than waiting for resources.
+   */
+  waiting(actorId: string): WaitingActor | undefined {
+    const entry = this.#entries.get(actorId);
+    if (entry === undefined || (entry.info.state !== 'PENDING' && entry.info.state !== 'RESTARTING')) return undefined;
+    const explained = this.#explained.get(actorId);
+    // one object of one shape per actor: resource_demands asks for ten thousand at a time
+    return {
+      actorId,
+      namespace: entry.registration.namespace,
+      options: entry.registration.options,
+      defaultCpus: SCHEDULING_DEFAULT_CPUS,
+      infeasible: explained?.code === 'infeasible',
+      reason: entry.info.pendingReason ?? explained?.reason,
+      explainedAt: explained?.at,
+    };
+  }
+
   /** Whether another actor's placement can let this one fit (the pending queue's filter). */
   waitsOnPeers(actorId: string): boolean {
     return this.#entries.get(actorId)?.compiled.waitsOnPeers ?? false;
@@ -395,7 +416,7 @@ export class ActorDirectory {
         return 'waiting';
       }
       this.#apply(entry.ref, decision);
-      this.#explainedNow(actorId, decision.failure.message, now, last);
+      this.#explainedNow(actorId, decision.failure, now, last);
       return 'waiting';
     }
     this.#explained.delete(actorId);
@@ -471,10 +492,11 @@ export class ActorDirectory {
     return (this.deps.now ?? (() => performance.now()))();
   }
 
-  #explainedNow(actorId: string, reason: string, now: number, last: { backoffMs: number; reason: string } | undefined): void {
+  #explainedNow(actorId: string, failure: ScheduleFailure, now: number, last: { backoffMs: number; reason: string } | undefined): void {
     const { initial, max } = this.deps.explainBackoffMs ?? EXPLAIN_BACKOFF_MS;
+    const reason = failure.message;
     const backoffMs = last && last.reason === reason ? Math.min(last.backoffMs * 2, max) : initial;
-    this.#explained.set(actorId, { at: now, backoffMs, reason });
+    this.#explained.set(actorId, { at: now, backoffMs, reason, code: failure.code });
     this.#refreshDue.delete(actorId);
   }
 

@@ -4,6 +4,7 @@ import { encode } from '../../protocols/codec.ts';
 import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import { MAX_EVENT_NODES, type ClusterEventWire, type NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
+import type { AutoscalerEvent } from '../../protocols/messages/autoscaling.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { EventLog } from './event-log.ts';
@@ -14,7 +15,9 @@ import type { EventLog } from './event-log.ts';
  * (with `node`; node_alive is a node that stopped draining), actor_state
  * (with `actor`), actor_evicted (with `actor`, `reason` and `message`: a running actor moved off
  * its node because a NoExecute taint or a constraint it requires during execution stopped holding —
- * docs/failover.md), placement_group_state (with `placementGroup`, on every state change) and schedule_failed (the ScheduleFailedEvent fields of API.md). Each event is
+ * docs/failover.md), placement_group_state (with `placementGroup`, on every state change), schedule_failed (the ScheduleFailedEvent fields of API.md)
+ * and the autoscaler's events (node_launch_requested … demand_infeasible, with `nodeType` and
+ * `message`: autoscaler-reports.ts publishes what the autoscaler reports). Each event is
  * numbered and kept in the recent-events ring (event-log.ts) before it is published. Publishing is
  * fire-and-forget: a failure is logged, never thrown into the GCS's state changes.
  */
@@ -56,6 +59,18 @@ export class EventPublisher {
       // the first MAX_EVENT_NODES nodes; the reasons arrays are the failure's own, never changed
       nodes: failure.nodes.slice(0, MAX_EVENT_NODES).map((n) => ({ nodeId: n.nodeId, reasons: n.reasons as string[] })),
       ...(failure.nodes.length > MAX_EVENT_NODES ? { nodesOmitted: failure.nodes.length - MAX_EVENT_NODES } : {}),
+    });
+  }
+
+  /** One of the autoscaler's events, with the time the autoscaler gave it. */
+  autoscaler(event: AutoscalerEvent): void {
+    this.#publish({
+      type: event.type,
+      time: event.time,
+      nodeType: event.nodeType,
+      message: event.message,
+      ...(event.nodeName === undefined ? {} : { nodeName: event.nodeName }),
+      ...(event.nodeId === undefined ? {} : { nodeId: event.nodeId }),
     });
   }
 

@@ -112,6 +112,11 @@ export class PendingQueue {
     return this.#tried.size;
   }
 
+  /** The waiting ids, oldest first (not copied: read it before the queue changes). */
+  ids(): IterableIterator<string> {
+    return this.#tried.keys();
+  }
+
   /** Raised by every kick: two decisions in the same generation saw the same cluster state. */
   get generation(): number {
     return this.#gen;

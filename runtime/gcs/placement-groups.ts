@@ -25,6 +25,7 @@ import {
 } from './placement-group.machine.ts';
 import type { GcsStore, GroupRecord } from './store.ts';
 import { tokenField } from './wire.ts';
+import type { WaitingGroup } from './demands.ts';
 import type { ActorRefFrom } from 'xstate';
 
 export type PlacementGroupRef = ActorRefFrom<PlacementGroupMachine>;
@@ -104,6 +105,8 @@ export class PlacementGroupDirectory {
   readonly #touched = new Set<string>();
   /** REMOVED groups recovered from the store after a restart: reported, no machine. */
   readonly #removed = new Map<string, PlacementGroupInfoWire>();
+  /** Waiting groups: the code of their last failure (infeasible, or unschedulable: waiting for resources). */
+  readonly #failureCodes = new Map<string, 'unschedulable' | 'infeasible'>();
 
   constructor(private readonly deps: PlacementGroupDirectoryDeps) {
     this.#logic = this.#provide();
@@ -290,14 +293,64 @@ export class PlacementGroupDirectory {
         const nodeIds: string[] = c.bundles.map((b) => b.nodeId ?? '');
         c.placing.forEach((i, k) => (nodeIds[i] = decision.nodeIds[k]));
         entry.ref.send({ type: 'PLACED', tier: c.tier, nodeIds });
-      } else entry.ref.send({ type: 'UNSCHEDULABLE', tier: c.tier, failure: decision.failure });
+      } else {
+        this.#failureCodes.set(c.pgId, decision.failure.code);
+        entry.ref.send({ type: 'UNSCHEDULABLE', tier: c.tier, failure: decision.failure });
+      }
     }
     return awaitsPlacement(entry.ref.getSnapshot()) ? 'waiting' : 'placed';
   }
 
   #apply(entry: Entry, decision: BundleDecision, nodeIds: (d: Extract<BundleDecision, { status: 'placed' }>) => string[]): void {
     if (decision.status === 'placed') entry.ref.send({ type: 'PLACED', tier: decision.tier, nodeIds: nodeIds(decision) });
-    else entry.ref.send({ type: 'UNSCHEDULABLE', tier: entry.ref.getSnapshot().context.tier, failure: decision.failure });
+    else {
+      this.#failureCodes.set(entry.registration.pgId, decision.failure.code);
+      entry.ref.send({ type: 'UNSCHEDULABLE', tier: entry.ref.getSnapshot().context.tier, failure: decision.failure });
+    }
+  }
+
+  /**
+   * A waiting group as resource_demands groups it (demands.ts): a PENDING group's options as sent
+   * (without its name; strategy filled in), a RESCHEDULING group's bundles still to place again, of
+   * the tier in use, with their selectors and the group's tolerations (no fallbacks: the tier is
+   * chosen). Undefined when the group does not wait.
+   */
+  waiting(queueId: string): WaitingGroup | undefined {
+    const entry = this.#entries.get(queueId.slice(PG_QUEUE_PREFIX.length));
+    const snapshot = entry?.ref.getSnapshot();
+    if (entry === undefined || snapshot === undefined || snapshot.status !== 'active' || !awaitsPlacement(snapshot)) return undefined;
+    const opts = entry.registration.options as unknown as PlacementGroupOptions;
+    const strategy = entry.request.strategy;
+    const tolerations = opts.tolerations === undefined ? {} : { tolerations: opts.tolerations };
+    let options: WaitingGroup['options'];
+    if (snapshot.matches('RESCHEDULING')) {
+      const c = snapshot.context;
+      const tier = c.tier === 0 ? opts : opts.fallbackStrategy![c.tier - 1];
+      const selectors = tier.bundleLabelSelector;
+      options = {
+        bundles: c.placing.map((i) => tier.bundles[i]),
+        strategy,
+        ...(selectors === undefined ? {} : { bundleLabelSelector: c.placing.map((i) => selectors[i]) }),
+        ...tolerations,
+      };
+    } else {
+      options = {
+        bundles: opts.bundles,
+        strategy,
+        ...(opts.bundleLabelSelector === undefined ? {} : { bundleLabelSelector: opts.bundleLabelSelector }),
+        ...(opts.fallbackStrategy === undefined ? {} : { fallbackStrategy: opts.fallbackStrategy }),
+        ...tolerations,
+      };
+    }
+    const reason = entry.info.pendingReason;
+    return { pgId: entry.registration.pgId, namespace: entry.registration.namespace, options, infeasible: this.#failureCodes.get(entry.registration.pgId) === 'infeasible', ...(reason === undefined ? {} : { reason }) };
+  }
+
+  /** Bundles reserved or committed on each node, as the GCS's cluster state holds them. */
+  bundleCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const held of this.#held.values()) for (const h of held.values()) counts.set(h.nodeId, (counts.get(h.nodeId) ?? 0) + 1);
+    return counts;
   }
 
   // ---- the machine's effects ----
@@ -475,7 +528,10 @@ export class PlacementGroupDirectory {
         // back from a backoff or a lost node: a pass tries it (a newcomer is news to nobody else)
         if (!initial) queue.kick('actor_waiting');
       }
-    } else queue.delete(queueId);
+    } else {
+      queue.delete(queueId);
+      this.#failureCodes.delete(info.id);
+    }
     if (info.state === 'REMOVED' && info.name !== undefined && this.#names.get(nameKey(info.namespace, info.name)) === info.id) {
       this.#names.delete(nameKey(info.namespace, info.name));
     }

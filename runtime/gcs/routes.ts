@@ -60,6 +60,9 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
       }
       return body.options !== undefined ? gcs.actors.explain(body.namespace, body.options) : gcs.groups.explain(body.namespace, body.placementGroup!);
     }),
+    resource_demands: route('resource_demands', (body) => gcs.demands.resourceDemands(body)),
+    autoscaler_report: route('autoscaler_report', (body) => gcs.autoscaler.report(body)),
+    autoscaler_status: route('autoscaler_status', () => gcs.autoscaler.status()),
   };
 }
 

@@ -30,6 +30,8 @@ import { serveVerbs } from './routes.ts';
 import { MemoryStore, type GcsStore } from './store.ts';
 import { Recovery } from './recovery.ts';
 import { DEFAULT_VIEW_INTERVAL_MS, ViewBroadcaster } from './view.ts';
+import { AutoscalerReports } from './autoscaler-reports.ts';
+import { Demands } from './demands.ts';
 import { WireIntake } from './wire.ts';
 
 export interface GcsOptions {
@@ -105,6 +107,10 @@ export class GcsService {
   readonly groups: PlacementGroupDirectory;
   readonly bundles: BundleClient;
   readonly recovery: Recovery;
+  /** resource_demands: what waits, grouped, and the nodes (demands.ts). */
+  readonly demands: Demands;
+  /** The autoscaler's latest status and its events (autoscaler-reports.ts). */
+  readonly autoscaler: AutoscalerReports;
   readonly actor: Actor<GcsMachine>;
   /** Resolves when the Gcs machine serves: mutating requests that arrive earlier wait for it. */
   readonly serving: Promise<void>;
@@ -231,6 +237,17 @@ export class GcsService {
         this.actor.send({ type: 'NODES_BACK' });
       },
     });
+    this.demands = new Demands({
+      state: this.state,
+      rareResources,
+      waiting: () => this.queue.ids(),
+      isGroup: (id) => id.startsWith(PG_QUEUE_PREFIX),
+      actor: (id) => this.actors.waiting(id),
+      group: (id) => this.groups.waiting(id),
+      bundleCounts: () => this.groups.bundleCounts(),
+      maxBytes: this.intake.maxBytes,
+    });
+    this.autoscaler = new AutoscalerReports({ events });
     const actorLogic = provideActorEffects({
       state: this.state,
       log,

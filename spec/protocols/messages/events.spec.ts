@@ -14,8 +14,9 @@ const refused = (value: unknown): string | undefined => {
 };
 
 test('an event type outside the list is refused, naming the list', () => {
-  assert.match(refused({ type: 'node_exploded', time: 1 })!, /^type: expected "node_added" or .* or "lease_revoked"$/);
+  assert.match(refused({ type: 'node_exploded', time: 1 })!, /^type: expected "node_added" or .* or "lease_revoked" or .* or "demand_infeasible"$/);
   assert.ok(CLUSTER_EVENT_TYPES.includes('lease_revoked'), 'the raylets\' event is in the list too');
+  assert.ok(CLUSTER_EVENT_TYPES.includes('node_launch_requested'), 'and the autoscaler\'s');
 });
 
 test('each type carries its payload: a node event its node, an eviction its actor, reason and message', () => {
@@ -23,6 +24,15 @@ test('each type carries its payload: a node event its node, an eviction its acto
   assert.match(refused({ type: 'actor_state', time: 1 })!, /^actor: /);
   assert.match(refused({ type: 'lease_revoked', time: 1, target: { kind: 'lease', id: 'l1' }, reason: 'worker_died' })!, /^message: a lease_revoked event carries its message/);
   assert.is(refused({ type: 'lease_revoked', time: 1, target: { kind: 'lease', id: 'l1' }, reason: 'worker_died', message: 'host died' }), undefined);
+});
+
+test("the autoscaler's events carry their node type and message; node name and id are optional", () => {
+  const ok = { type: 'node_launch_requested', time: 1, nodeType: 'gpu', message: 'launching gpu-1a2b (1 of 2) for 1 pending actor' };
+  assert.is(refused(ok), undefined);
+  assert.is(refused({ ...ok, type: 'node_launched', nodeName: 'gpu-1a2b', nodeId: 'n1' }), undefined);
+  assert.match(refused({ ...ok, nodeType: undefined })!, /^nodeType: a node_launch_requested event carries its nodeType/);
+  assert.match(refused({ ...ok, type: 'node_terminated', message: undefined })!, /^message: a node_terminated event carries its message/);
+  assert.match(refused({ ...ok, nodeId: 'no spaces allowed? yes' + 'x'.repeat(300) })!, /^nodeId: /);
 });
 
 test.run();

@@ -66,6 +66,17 @@ const table: [Role, 'publish' | 'subscribe', string, boolean][] = [
   ['admin', 'publish', `${P}.gcs.set_node_labels`, true],
   ['admin', 'publish', `${P}.gcs.drain_node`, true],
   ['admin', 'publish', `${P}.gcs.heartbeat`, false],
+  // the autoscaler runs as admin: it reads the demands and reports (issue 16); anyone who reads nodes reads its status
+  ['admin', 'publish', `${P}.gcs.resource_demands`, true],
+  ['admin', 'publish', `${P}.gcs.autoscaler_report`, true],
+  ['driver', 'publish', `${P}.gcs.resource_demands`, false],
+  ['driver', 'publish', `${P}.gcs.autoscaler_report`, false],
+  ['observer', 'publish', `${P}.gcs.autoscaler_report`, false],
+  ['node', 'publish', `${P}.gcs.autoscaler_report`, false],
+  ['observer', 'publish', `${P}.gcs.autoscaler_status`, true],
+  ['driver', 'publish', `${P}.gcs.autoscaler_status`, true],
+  ['admin', 'publish', `${P}.gcs.autoscaler_status`, true],
+  ['node', 'publish', `${P}.gcs.autoscaler_status`, false],
   ['admin', 'publish', `${P}.raylet.n1.kill_actor`, false],
   // a node registers, beats and serves; it does not act as the GCS nor read drivers' answers
   ['node', 'publish', `${P}.gcs.heartbeat`, true],

@@ -47,6 +47,13 @@ const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown 
   view_snapshot: { type: 'view_snapshot', valid: {}, illTyped: null },
   list_events: { type: 'list_events', valid: { types: ['node_added'] }, illTyped: { limit: 'all' } },
   explain: { type: 'explain', valid: { namespace: 'default', options: { numCpus: 1 } }, illTyped: { namespace: 5, options: {} } },
+  resource_demands: { type: 'resource_demands', valid: { limit: 10 }, illTyped: { limit: 0 } },
+  autoscaler_report: {
+    type: 'autoscaler_report',
+    valid: { status: { time: 1, nodeTypes: [], launching: [], demands: [], infeasible: [], failures: [] }, events: [{ type: 'node_launched', time: 1, nodeType: 'cpu', message: 'up' }] },
+    illTyped: { status: { time: 1, nodeTypes: [], launching: [], demands: [], infeasible: [], failures: [] }, events: [{ type: 'node_exploded', time: 1, nodeType: 'cpu', message: 'x' }] },
+  },
+  autoscaler_status: { type: 'autoscaler_status', valid: {}, illTyped: 'now' },
   actor_died: { type: 'actor_died', valid: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'x' }, illTyped: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 'zero' }], cause: 'x' } },
 };
 
@@ -274,12 +281,12 @@ async function askFrom(h: Harness, verb: GcsVerb, inbox: string): Promise<string
 }
 
 // What each role may ask the GCS (docs/security.md), written out here rather than read from roles.ts.
-const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain'];
+const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status'];
 const MAY_ASK: Record<'node' | 'driver' | 'observer' | 'admin', GcsVerb[]> = {
   node: ['register_node', 'heartbeat', 'actor_died', 'view_snapshot'],
   observer: READS,
   driver: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'],
-  admin: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', 'set_node_labels', 'set_node_taints', 'drain_node'],
+  admin: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'],
 };
 
 test('a verb asked from the inbox of a role that may not ask it is PERMISSION_DENIED, counted, and changes nothing; a role\'s own verbs and plain inboxes go through', async () => {
