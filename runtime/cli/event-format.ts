@@ -1,4 +1,5 @@
-import type { ClusterEvent } from '../client/cluster-info.types.ts';
+import type { AutoscalerClusterEvent, ClusterEvent } from '../client/cluster-info.types.ts';
+import { AUTOSCALER_EVENT_TYPES } from '../../protocols/messages/autoscaling.ts';
 import { pairs } from './format.ts';
 
 /**
@@ -6,13 +7,24 @@ import { pairs } from './format.ts';
  *
  *   2026-05-01T10:00:00.000Z  schedule_failed  actor 3f2a9c0d1e2b4a5f (web)  constraints: 0/3 nodes are available: …
  *   2026-05-01T10:00:01.250Z  actor_state      actor 3f2a9c0d1e2b4a5f (web)  ALIVE on 8c1d… (restarts 1)
+ *   2026-05-01T10:00:02.000Z  node_launch_requested  gpu:  launching gpu-1a2b (1 of 2) for 1 pending actor …
+ *
+ * The autoscaler's events (node_launch_requested … demand_infeasible) read as its node type, then
+ * its own message, and the node's id when the message does not name it.
  */
 export function describeEvent(event: ClusterEvent): string {
   const when = new Date(event.time).toISOString();
   return `${when}  ${event.type.padEnd(19)}  ${subjectOf(event)}  ${detailOf(event)}`.trimEnd();
 }
 
+const AUTOSCALER_EVENTS = new Set<string>(AUTOSCALER_EVENT_TYPES);
+
+function isAutoscalerEvent(event: ClusterEvent): event is AutoscalerClusterEvent {
+  return AUTOSCALER_EVENTS.has(event.type);
+}
+
 function subjectOf(event: ClusterEvent): string {
+  if (isAutoscalerEvent(event)) return `${event.nodeType}:`;
   switch (event.type) {
     case 'schedule_failed':
       return `${event.target.kind} ${event.target.id}${event.target.name ? ` (${event.target.name})` : ''}`;
@@ -27,6 +39,7 @@ function subjectOf(event: ClusterEvent): string {
 }
 
 function detailOf(event: ClusterEvent): string {
+  if (isAutoscalerEvent(event)) return event.nodeId !== undefined && !event.message.includes(event.nodeId) ? `${event.message} (node ${event.nodeId})` : event.message;
   switch (event.type) {
     case 'schedule_failed':
       return `${event.reason}: ${event.message}`;

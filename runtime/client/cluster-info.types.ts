@@ -1,4 +1,5 @@
 import type { NODE_EVENT_TYPES } from '../../protocols/messages/cluster.ts';
+import type { AutoscalerEventType } from '../../protocols/messages/autoscaling.ts';
 /**
  * What a client sees of the cluster (API.md): actors, nodes and the events about them. Resource
  * quantities are user quantities ({ CPU: 0.5 }), not the wire's fixed-point units.
@@ -122,8 +123,24 @@ export interface PlacementGroupStateEvent {
   placementGroup: PlacementGroupInfo;
 }
 
+/**
+ * What the autoscaler did or decided (issue 16), published by the GCS from its reports:
+ * node_launch_requested, node_launched, node_launch_failed, node_drained, node_terminated and
+ * demand_infeasible. `nodeType` is the node type; `nodeName` / `nodeId` once the node has them;
+ * `message` says what and why in one line. `time` is the autoscaler's.
+ */
+export interface AutoscalerClusterEvent {
+  type: AutoscalerEventType;
+  time: number;
+  seq?: number;
+  nodeType: string;
+  nodeName?: string;
+  nodeId?: string;
+  message: string;
+}
+
 /** Every lifecycle event the GCS publishes, discriminated by `type`. */
-export type ClusterEvent = NodeEvent | ActorStateEvent | ActorEvictedEvent | PlacementGroupStateEvent | ScheduleFailedEvent;
+export type ClusterEvent = NodeEvent | ActorStateEvent | ActorEvictedEvent | PlacementGroupStateEvent | ScheduleFailedEvent | AutoscalerClusterEvent;
 
 /** What `cluster.recentEvents()` answers: the GCS's recent events, oldest first. */
 export interface RecentEvents {

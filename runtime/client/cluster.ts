@@ -5,6 +5,7 @@ import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import { nodeInfo, recentEvents, type ClusterEventWire } from '../../protocols/messages/cluster.ts';
 import { placementGroupInfo } from '../../protocols/messages/placement-group.ts';
+import type { AutoscalerStatusReply } from '../../protocols/messages/autoscaling.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { DryRun, PlacementGroupDryRun } from '../../lib/scheduling/dry-run.ts';
 import { validateActorOptions, type ActorOptions } from './actor-options.ts';
@@ -65,6 +66,11 @@ export interface Cluster {
    * (all when absent), newer than `afterSeq`, at most the newest `limit` (default 1,000).
    */
   recentEvents(opts?: { types?: string[]; afterSeq?: number; limit?: number }): Promise<RecentEvents>;
+  /**
+   * The autoscaler's latest status as it reported it to the GCS, and how long ago (`status: null`:
+   * no autoscaler has reported since the GCS started). What `orrery status` shows.
+   */
+  autoscalerStatus(): Promise<AutoscalerStatusReply>;
   close(): Promise<void>;
 }
 
@@ -216,6 +222,10 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
       if (event) events.push(event);
     }
     return { events, lastSeq, omitted };
+  }
+
+  autoscalerStatus(): Promise<AutoscalerStatusReply> {
+    return this.gcs.autoscalerStatus();
   }
 
   watchActor(actorId: string, watcher: ActorWatcher): () => void {

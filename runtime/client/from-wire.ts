@@ -2,6 +2,7 @@ import { formatResources } from '../../lib/resources/resource-set.ts';
 import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import { scheduleFailed, type ClusterEventWire, type NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
+import { AUTOSCALER_EVENT_TYPES, type AutoscalerEventType } from '../../protocols/messages/autoscaling.ts';
 import type { ActorInfo, ClusterEvent, NodeInfo, PlacementGroupInfo } from './cluster-info.types.ts';
 
 /**
@@ -33,6 +34,7 @@ export function placementGroupFromWire(wire: PlacementGroupInfoWire): PlacementG
 
 const NODE_EVENTS = new Set(['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed', 'node_draining', 'node_alive']);
 const EVICTION_REASONS = new Set(['no_execute_taint', 'affinity_lost']);
+const AUTOSCALER_EVENTS = new Set<string>(AUTOSCALER_EVENT_TYPES);
 
 /**
  * One event as the API types it, or undefined for an event this client does not know (a newer GCS)
@@ -49,6 +51,17 @@ export function eventFromWire(wire: ClusterEventWire): ClusterEvent | undefined 
   }
   if (type === 'placement_group_state' && wire.placementGroup) {
     return { type, time, ...seq, placementGroup: placementGroupFromWire(wire.placementGroup) };
+  }
+  if (AUTOSCALER_EVENTS.has(type) && wire.nodeType !== undefined && wire.message !== undefined) {
+    return {
+      type: type as AutoscalerEventType,
+      time,
+      ...seq,
+      nodeType: wire.nodeType,
+      ...(wire.nodeName === undefined ? {} : { nodeName: wire.nodeName }),
+      ...(wire.nodeId === undefined ? {} : { nodeId: wire.nodeId }),
+      message: wire.message,
+    };
   }
   if (type === 'schedule_failed') {
     try {

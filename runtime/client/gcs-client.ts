@@ -1,10 +1,18 @@
 import { encode } from '../../protocols/codec.ts';
+import {
+  autoscalerStatusReply,
+  resourceDemandsReply,
+  type AutoscalerEvent,
+  type AutoscalerStatus,
+  type AutoscalerStatusReply,
+  type ResourceDemandsReply,
+} from '../../protocols/messages/autoscaling.ts';
 import { MAX_PAGE_LIMIT, page } from '../../protocols/messages/page.ts';
 import type { MessageBody, MessageType } from '../../protocols/messages/registry.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects, GcsVerb } from '../../protocols/subjects.ts';
-import type { Validator } from '../../protocols/validate.ts';
+import { object, type Validator } from '../../protocols/validate.ts';
 import type { Bus, BusMsg } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
 import { GcsUnavailableError, specializeWireError } from './errors.ts';
@@ -24,8 +32,14 @@ const MESSAGE_OF = {
   get_pg: 'get_pg',
   list_placement_groups: 'list_placement_groups',
   explain: 'explain',
+  drain_node: 'drain_node',
+  resource_demands: 'resource_demands',
+  autoscaler_report: 'autoscaler_report',
+  autoscaler_status: 'autoscaler_status',
 } as const satisfies Partial<Record<GcsVerb, MessageType>>;
 type ClientVerb = keyof typeof MESSAGE_OF;
+/** A reply that carries nothing (`{}`). */
+const ANY_OBJECT = object({});
 /** The verbs whose reply is a page (protocols/messages/page.ts). */
 type PagedVerb = 'list_actors' | 'list_nodes' | 'list_placement_groups';
 
@@ -59,6 +73,25 @@ export class GcsClient {
     } catch (err) {
       throw specializeWireError(err);
     }
+  }
+
+  /**
+   * What waits in the pending queue, grouped by everything that changes where it can go, and the
+   * live nodes as the GCS's scheduler holds them (protocols/messages/autoscaling.ts). At most `limit`
+   * groups of actors and of placement groups each (default 1,000). The admin role's.
+   */
+  resourceDemands(limit?: number): Promise<ResourceDemandsReply> {
+    return this.request('resource_demands', limit === undefined ? {} : { limit }, resourceDemandsReply);
+  }
+
+  /** The autoscaler's status (kept by the GCS for `orrery status`) and its events (published as cluster events). The admin role's. */
+  async autoscalerReport(status: AutoscalerStatus, events: readonly AutoscalerEvent[]): Promise<void> {
+    await this.request('autoscaler_report', { status, events: [...events] }, ANY_OBJECT);
+  }
+
+  /** The latest status an autoscaler reported; `status: null` when none has since the GCS started. */
+  autoscalerStatus(): Promise<AutoscalerStatusReply> {
+    return this.request('autoscaler_status', {}, autoscalerStatusReply);
   }
 
   async #send(subject: string, data: Uint8Array): Promise<BusMsg> {

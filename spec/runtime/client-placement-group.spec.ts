@@ -113,7 +113,7 @@ class FakeGcs {
     for (const s of this.subs) s.unsubscribe();
   }
 
-  serve(verb: 'create_pg' | 'get_pg' | 'remove_pg' | 'list_placement_groups' | 'list_nodes' | 'list_actors', answer: (body: unknown) => unknown): void {
+  serve(verb: 'create_pg' | 'get_pg' | 'remove_pg' | 'list_placement_groups' | 'list_nodes' | 'list_actors' | 'autoscaler_status', answer: (body: unknown) => unknown): void {
     this.subs.push(
       this.bus.subscribe(subj.gcs(verb), async (msg) => {
         const { body } = decode(msg.data);
@@ -427,6 +427,7 @@ test('CLI: `list placement-groups [--json]` and `status` against a NATS server a
     const node = (nodeId: string, name: string) => ({ nodeId, name, state: 'ALIVE', labels: {}, taints: {}, resources: { total: parseResources({ CPU: 2 }), available: parseResources({ CPU: 1 }) } });
     fake.serve('list_nodes', () => ({ items: [node('n-aaa', 'node-a'), node('n-bbb', 'node-b')] }));
     fake.serve('list_actors', () => ({ items: [] }));
+    fake.serve('autoscaler_status', () => ({ status: null }));
     await bus.flush();
     const run = async (argv: string[]) => {
       const out: string[] = [];
@@ -444,7 +445,7 @@ test('CLI: `list placement-groups [--json]` and `status` against a NATS server a
     const status = await run(['status']);
     assert.is(status.code, 0, status.err.join('\n'));
     const text = status.out.join('\n');
-    assert.ok(text.endsWith(placementGroupStatus(groups).join('\n')), text);
+    assert.ok(text.endsWith([...placementGroupStatus(groups), 'Autoscaler: not running'].join('\n')), text);
     assert.match(text, /Nodes: 2 \(2 ALIVE\)/);
   } finally {
     fake.stop();
@@ -460,6 +461,7 @@ test('CLI: `status` against a GCS that does not serve placement groups says so a
     const unknownType = (subject: string) =>
       bus.subscribe(subject, (msg) => msg.respond(encodeError(new OrreryError('UNKNOWN_TYPE', 'unknown message type "list_placement_groups"'))));
     unknownType(subj.gcs('list_placement_groups'));
+    unknownType(subj.gcs('autoscaler_status'));
     bus.subscribe(subj.gcs('list_nodes'), (msg) => msg.respond(encodeOk({ items: [] })));
     bus.subscribe(subj.gcs('list_actors'), (msg) => msg.respond(encodeOk({ items: [] })));
     await bus.flush();
@@ -467,7 +469,7 @@ test('CLI: `status` against a GCS that does not serve placement groups says so a
     const err: string[] = [];
     const code = await runCli(['status', '--address', server.url, '--cluster', CLUSTER], { out: (l) => out.push(l), err: (l) => err.push(l), env: {} });
     assert.is(code, 0, err.join('\n'));
-    assert.is(out.at(-1), 'Placement groups: not supported by this GCS');
+    assert.equal(out.slice(-2), ['Placement groups: not supported by this GCS', 'Autoscaler: not supported by this GCS']);
   } finally {
     await bus.close();
     await server.stop();

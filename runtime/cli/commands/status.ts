@@ -5,20 +5,23 @@ import type { PlacementGroupInfo } from '../../client/cluster-info.types.ts';
 import type { Cluster } from '../../client/cluster.ts';
 import { clusterUse, extraLabels, pairs, placementGroupStatus, resourceUse, stateColour } from '../format.ts';
 import type { CliIo } from '../io.ts';
+import { autoscalerLines } from '../autoscaler-format.ts';
+import type { AutoscalerStatusReply } from '../../../protocols/messages/autoscaling.ts';
 
 const FLAGS = { address: 'string', cluster: 'string' } as const;
 
 /**
  * `orrery status`: the cluster's resource use (used/total over live nodes), nodes by state with
  * labels, taints and resource use; actors by state, pending ones and why they wait; placement
- * groups per state, and why those not created wait.
+ * groups per state, and why those not created wait; then the autoscaler's last report
+ * (autoscaler-format.ts), or "Autoscaler: not running".
  */
 export async function status(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('status', argv, FLAGS);
   const address = addressOf('status', args, io.env)!;
   const cluster = clusterOf('status', args, io.env);
   await withCluster(address, cluster, async (client) => {
-    const [nodes, actors, groups] = await Promise.all([client.nodes(), client.actors(), placementGroupsOf(client)]);
+    const [nodes, actors, groups, autoscaler] = await Promise.all([client.nodes(), client.actors(), placementGroupsOf(client), autoscalerOf(client)]);
     const live = nodes.filter((n) => n.state !== 'DEAD');
     io.out(`cluster ${JSON.stringify(cluster)} at ${address}`);
     // the cluster at a glance, as `ray status` opens: used of total over the live nodes
@@ -41,6 +44,8 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
     }
     if (groups === undefined) io.out('Placement groups: not supported by this GCS');
     else for (const line of placementGroupStatus(groups)) io.out(line);
+    if (autoscaler === undefined) io.out('Autoscaler: not supported by this GCS');
+    else for (const line of autoscalerLines(autoscaler)) io.out(line);
   }, io.access);
   return 0;
 }
@@ -49,6 +54,16 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
 async function placementGroupsOf(client: Cluster): Promise<PlacementGroupInfo[] | undefined> {
   try {
     return await client.placementGroups();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'UNKNOWN_TYPE') return undefined;
+    throw err;
+  }
+}
+
+/** The autoscaler's last report; undefined from a GCS that does not serve autoscaler_status (UNKNOWN_TYPE). */
+async function autoscalerOf(client: Cluster): Promise<AutoscalerStatusReply | undefined> {
+  try {
+    return await client.autoscalerStatus();
   } catch (err) {
     if ((err as { code?: unknown }).code === 'UNKNOWN_TYPE') return undefined;
     throw err;
