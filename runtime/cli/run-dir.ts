@@ -7,7 +7,7 @@ import { join } from 'node:path';
  * machine can stop them: ORRERY_RUN_DIR, else <tmpdir>/orrery. Logs of those processes go there too.
  */
 export interface ProcessRecord {
-  role: 'nats-server' | 'gcs' | 'raylet';
+  role: 'nats-server' | 'gcs' | 'raylet' | 'autoscaler';
   pid: number;
   cluster: string;
   address: string;
@@ -17,6 +17,8 @@ export interface ProcessRecord {
   startedAt: string;
   nodeId?: string;
   nodeName?: string;
+  /** A raylet the autoscaler's local provider launched: the cluster whose autoscaler owns it. */
+  autoscaler?: string;
 }
 
 export function runDir(env: NodeJS.ProcessEnv): string {
