@@ -385,6 +385,7 @@ export class ActorDirectory {
       actorId,
       namespace: entry.registration.namespace,
       options: entry.registration.options,
+      compiled: entry.compiled,
       defaultCpus: SCHEDULING_DEFAULT_CPUS,
       infeasible: explained?.code === 'infeasible',
       reason: entry.info.pendingReason ?? explained?.reason,

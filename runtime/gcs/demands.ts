@@ -39,6 +39,8 @@ export interface WaitingActor {
    * The same object for the actor's whole life (its group key is kept against it).
    */
   readonly options: Readonly<Record<string, unknown>>;
+  /** Its compiled options: `shape` is its placement options as plain JSON (made once, kept). */
+  readonly compiled: { readonly shape: string };
   /** CompileContext.defaultCpus its request was compiled with. */
   readonly defaultCpus: number;
   /** Its last explanation said no node will ever take it ('infeasible'). */
@@ -114,11 +116,10 @@ export class Demands {
       if (a === undefined) continue;
       let key = this.#actorKeys.get(a.options);
       if (key === undefined) {
-        // actors registered with equal options share a canonical key, made once
-        const placement = placementOf(a.options);
-        const labels = a.options.labels ?? {};
-        const plain = JSON.stringify([a.namespace, placement, labels, a.defaultCpus]);
-        key = canonical.get(plain) ?? this.#canonical.get(plain) ?? demandKey(a.namespace, placement, labels, a.defaultCpus);
+        // actors registered with equal options share a canonical key, made once; the plain one is
+        // the compiled shape (namespace and placement options), usually made already, and the labels
+        const plain = `${a.compiled.shape}\u0000${a.defaultCpus}\u0000${JSON.stringify(a.options.labels ?? null)}`;
+        key = canonical.get(plain) ?? this.#canonical.get(plain) ?? demandKey(a.namespace, placementOf(a.options), a.options.labels ?? {}, a.defaultCpus);
         canonical.set(plain, key);
         this.#actorKeys.set(a.options, key);
       }

@@ -158,6 +158,43 @@ test('placement groups: pending ones grouped by options (name left out, strategy
   }
 });
 
+test('a RESCHEDULING group is a demand for the bundles it must place again: that tier\'s bundles and selectors, its strategy and tolerations', async () => {
+  const h = await Harness.start({ heartbeatMs: 20, nodeTimeoutMs: 300 });
+  try {
+    const n1 = await h.addNode({ nodeId: 'n1', cpu: 2, labels: { disk: 'ssd' } }, { heartbeat: true });
+    await h.addNode({ nodeId: 'n2', cpu: 2, labels: { disk: 'ssd' } }, { heartbeat: true });
+    const options = { bundles: [{ CPU: 1 }, { CPU: 2 }], strategy: 'STRICT_SPREAD', bundleLabelSelector: [{ disk: 'ssd' }, { disk: 'in(ssd,nvme)' }], tolerations: { spot: exists } };
+    await h.request('create_pg', 'create_pg', { pgId: 'pair', namespace: 'default', options });
+    const created = await h.events.wait((e) => e.type === 'placement_group_state' && e.placementGroup?.state === 'CREATED', 'pair CREATED');
+    const lost = created.placementGroup!.bundles.find((b) => b.nodeId === 'n1')!.index;
+    n1.stopHeartbeats();
+    await h.events.wait((e) => e.type === 'placement_group_state' && e.placementGroup?.state === 'RESCHEDULING', 'pair RESCHEDULING', 3000);
+    const [group] = (await demands(h)).placementGroups;
+    assert.equal(group.ids, ['pair']);
+    assert.equal(group.options, { bundles: [options.bundles[lost]], strategy: 'STRICT_SPREAD', bundleLabelSelector: [options.bundleLabelSelector[lost]], tolerations: { spot: exists } });
+    assert.is(group.count, 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a reply past the message size keeps five actor ids per node group, counts the rest, and is truncated', async () => {
+  const h = await Harness.start({ maxMessageBytes: 4096 });
+  try {
+    await h.addNode({ nodeId: 'n1', cpu: 100 });
+    const ids = Array.from({ length: 400 }, (_, i) => `actor${String(i).padStart(3, '0')}`);
+    for (const id of ids) await h.registerActor(id, { numCpus: 0.1 });
+    await h.reached(ids.at(-1)!, 'ALIVE');
+    const reply = await demands(h);
+    const [group] = reply.nodes[0].actors;
+    assert.is(group.actorIds.length, 5);
+    assert.is(group.actorIdsOmitted, 395);
+    assert.is(reply.truncated, true);
+  } finally {
+    await h.close();
+  }
+});
+
 test('limit bounds each list and says the reply is truncated; rareResources are the GCS\'s', async () => {
   const h = await Harness.start({ rareResources: ['GPU'] });
   try {
