@@ -170,7 +170,12 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   // a request without a Host is answered by requestLine (421 HOST_NOT_ALLOWED, as JSON), not by node:http (a bare 400)
   const server = createServer({ requireHostHeader: false }, (req, res) => void listener(req, res));
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(port, host) : err));
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      // nothing is served: the inspection subscription and the metrics' event stream end with it
+      feed?.stop();
+      metrics?.stop();
+      reject(err.code === 'EADDRINUSE' ? new PortInUseError(port, host) : err);
+    });
     server.listen(port, host, () => resolve());
   });
   const bound = (server.address() as AddressInfo).port;
