@@ -10,7 +10,7 @@ import { id } from './common.ts';
  * (inspect_watch, every second); each publisher that hears one attaches an inspector and answers on
  * the watch's reply subject (inspect_ack).
  */
-export const MACHINE_KINDS = ['gcs', 'node', 'raylet', 'actor', 'placement_group'] as const;
+export const MACHINE_KINDS = ['gcs', 'node', 'raylet', 'actor', 'placement_group', 'autoscaler'] as const;
 export type MachineKind = (typeof MACHINE_KINDS)[number];
 
 /** Largest encoded `context` a publisher sends; bigger contexts are cut (see runtime/inspect/plain.ts). */

@@ -14,11 +14,12 @@ import { stop } from './commands/stop.ts';
 import { taint } from './commands/taint.ts';
 import { statechart } from './commands/statechart.ts';
 import { trace } from './commands/trace.ts';
+import { down, up } from './commands/up.ts';
 import type { CliIo } from './io.ts';
 
-const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, status, list, explain, label, taint, events, dashboard, trace, statechart, auth };
+const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, up, down, status, list, explain, label, taint, events, dashboard, trace, statechart, auth };
 /** Commands that connect to NATS, so take --creds and --tls-* (taken out before their own flags are read). */
-const CONNECTING = new Set(['start', 'status', 'list', 'explain', 'label', 'taint', 'events', 'dashboard', 'trace']);
+const CONNECTING = new Set(['start', 'up', 'down', 'status', 'list', 'explain', 'label', 'taint', 'events', 'dashboard', 'trace']);
 
 export const USAGE = `usage:
   orrery start --head [--address URL] [node flags] [--rare-resources GPU,my_rare] [--cluster NAME] [--block]
@@ -27,6 +28,11 @@ export const USAGE = `usage:
       node flags: --labels "k=v,k2=v2"  --labels-file FILE.yaml  --taints "k=v[:Effect],…"
                   --resources '{"my_res":2}'  --num-cpus N  --num-gpus N  --node-name NAME
   orrery stop
+  orrery up CLUSTER.yaml [--address URL] [--wait S]   the cluster a config describes: nats-server and
+      GCS when none runs, then the autoscaler, which launches each node type's minWorkers (waits up to
+      --wait S, default the config's launchTimeoutSeconds); docs/autoscaling.md
+  orrery down CLUSTER.yaml [--address URL]   stops the autoscaler, terminates the nodes it launched,
+      and the GCS and nats-server if \`orrery up\` started them
   orrery status [--address URL] [--cluster NAME]
   orrery list nodes|actors|placement-groups [--json | --detail] [--address URL] [--cluster NAME]
       [--filter key=value[,key=value…]] [--limit N] [--watch]
@@ -41,8 +47,8 @@ export const USAGE = `usage:
       effects: NoSchedule (default), PreferNoSchedule, NoExecute (moves running actors that do not tolerate it)
   orrery events [--follow] [--type T[,T2]] [--json] [--limit N]
   orrery trace record --out FILE [--address URL] [--cluster NAME] [--duration S]
-  orrery trace replay FILE [--step] [--machine gcs|node|raylet|actor|placement_group] [--id ID] [--context]
-  orrery statechart gcs|node|raylet|actor|placement_group [--out FILE.svg]
+  orrery trace replay FILE [--step] [--machine gcs|node|raylet|actor|placement_group|autoscaler] [--id ID] [--context]
+  orrery statechart gcs|node|raylet|actor|placement_group|autoscaler [--out FILE.svg]
   orrery dashboard [--port 8265] [--host 127.0.0.1] [--address URL] [--cluster NAME] [--trace FILE]
                    [--host-name NAME]… [--token-file FILE] [--read-only] [--no-history]
       with a token (--token-file FILE, or ORRERY_DASHBOARD_TOKEN) every request needs it; never put it on the command line

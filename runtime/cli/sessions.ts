@@ -30,8 +30,8 @@ export interface Started {
 export interface Session {
   /** nats-server on 127.0.0.1 at port 4222: this machine only (no authentication yet: docs/security.md). */
   /** nats-server on port 4222 of `host` (default 127.0.0.1), with `config` (auth) when given. */
-  startNats(opts?: { host?: string; config?: string }): Promise<string>;
-  start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string }): Promise<Started>;
+  startNats(opts?: { host?: string; config?: string; autoscaler?: string }): Promise<string>;
+  start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string; autoscaler?: string }): Promise<Started>;
   /** Stops what this session started (a later step failed). */
   abort(): Promise<void>;
 }
@@ -48,15 +48,15 @@ export class DetachedSession implements Session {
     return this.dir;
   }
 
-  async startNats(opts: { host?: string; config?: string } = {}): Promise<string> {
+  async startNats(opts: { host?: string; config?: string; autoscaler?: string } = {}): Promise<string> {
     const logFile = logFileFor(this.dir, 'nats-server');
     // JetStream keeps the GCS's tables (a restarted GCS recovers them); its store lives in the run dir
     const nats = await startNatsServer({ host: opts.host ?? LOOPBACK, port: NATS_DEFAULT_PORT, storeDir: join(this.dir, 'jetstream'), detached: { logFile }, ...(opts.config ? { config: opts.config } : {}) });
-    this.record({ role: 'nats-server', pid: nats.pid, cluster: '', address: nats.url, command: 'nats-server', logFile, startedAt: new Date().toISOString() });
+    this.record({ role: 'nats-server', pid: nats.pid, cluster: '', address: nats.url, command: 'nats-server', logFile, startedAt: new Date().toISOString(), ...(opts.autoscaler ? { autoscaler: opts.autoscaler } : {}) });
     return nats.url;
   }
 
-  async start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string }): Promise<Started> {
+  async start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string; autoscaler?: string }): Promise<Started> {
     const logFile = logFileFor(this.dir, role);
     const started = await spawnDetachedRuntimeProcess(role, args, { logFile });
     this.record({

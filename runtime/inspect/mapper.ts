@@ -27,6 +27,7 @@ export const MACHINE_IDS: Readonly<Record<string, { kind: MachineKind; idField: 
   actor: { kind: 'actor', idField: 'actorId' },
   raylet: { kind: 'raylet', idField: 'nodeId' },
   'placement-group': { kind: 'placement_group', idField: 'pgId' },
+  autoscaler: { kind: 'autoscaler', idField: 'cluster' },
 };
 
 /**

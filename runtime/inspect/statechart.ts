@@ -6,6 +6,7 @@ import { gcsMachine } from '../gcs/gcs.machine.ts';
 import { nodeMachine } from '../gcs/node.machine.ts';
 import { placementGroupMachine } from '../gcs/placement-group.machine.ts';
 import { rayletMachine } from '../raylet/raylet.machine.ts';
+import { autoscalerMachine } from '../autoscaler/autoscaler.machine.ts';
 
 /**
  * Statecharts of the runtime's machines as standalone SVG, drawn offline (docs/inspection.md,
@@ -32,6 +33,7 @@ const MACHINES: Record<MachineType, AnyStateMachine> = {
   raylet: rayletMachine as unknown as AnyStateMachine,
   actor: actorMachine as unknown as AnyStateMachine,
   placement_group: placementGroupMachine as unknown as AnyStateMachine,
+  autoscaler: autoscalerMachine as unknown as AnyStateMachine,
 };
 
 const TITLES: Record<MachineType, string> = {
@@ -40,6 +42,7 @@ const TITLES: Record<MachineType, string> = {
   raylet: 'Raylet machine (runtime/raylet/raylet.machine.ts)',
   actor: 'Actor machine (runtime/gcs/actor.machine.ts)',
   placement_group: 'PlacementGroup machine (runtime/gcs/placement-group.machine.ts)',
+  autoscaler: 'Autoscaler machine (runtime/autoscaler/autoscaler.machine.ts)',
 };
 
 /** The xstate definition of a machine type. */

@@ -11,7 +11,7 @@ import { descendants, isRunning, signal } from './process-tree.ts';
  * process.execArgv (so they inherit tsx and --conditions=source in the source tree) and an entry
  * resolved from this module's URL (`.ts` in the source tree, `.js` in dist/).
  */
-export type RuntimeRole = 'gcs' | 'raylet';
+export type RuntimeRole = 'gcs' | 'raylet' | 'autoscaler';
 
 export interface ReadyInfo {
   readonly role: string;

@@ -43,7 +43,7 @@ const bad: [string, string[], RegExp][] = [
   ['record bad --cluster', ['trace', 'record', '--out', join(dir, 'x'), '--cluster', 'a.b'], /--cluster: "a\.b" is not a cluster name/],
   ['record unknown flag', ['trace', 'record', '--out', join(dir, 'x'), '--follow'], /trace record: unknown flag --follow/],
   ['replay without a file', ['trace', 'replay'], /trace replay: missing FILE/],
-  ['replay bad --machine', ['trace', 'replay', file, '--machine', 'robot'], /--machine: unknown machine "robot" \(expected gcs, node, raylet, actor, placement_group\)/],
+  ['replay bad --machine', ['trace', 'replay', file, '--machine', 'robot'], /--machine: unknown machine "robot" \(expected gcs, node, raylet, actor, placement_group, autoscaler\)/],
   ['replay --id without a value', ['trace', 'replay', file, '--id'], /--id needs a value/],
   ['replay two files', ['trace', 'replay', file, file], /unexpected argument/],
   ['statechart without machine', ['statechart'], /statechart: missing machine/],

@@ -7,7 +7,7 @@ import { MACHINE_TYPES, machineDefinition, renderStatechart, statePaths } from '
 const count = (text: string, needle: string): number => text.split(needle).length - 1;
 
 test('the machine types are the inspection stream\'s', () => {
-  assert.equal([...MACHINE_TYPES], ['gcs', 'node', 'raylet', 'actor', 'placement_group']);
+  assert.equal([...MACHINE_TYPES], ['gcs', 'node', 'raylet', 'actor', 'placement_group', 'autoscaler']);
 });
 
 for (const machine of MACHINE_TYPES) {
@@ -43,7 +43,7 @@ test('the actor chart shows the lifecycle with readable labels', () => {
 });
 
 test('an unknown machine is a RangeError naming the choices', () => {
-  assert.throws(() => renderStatechart('robot' as never), /unknown machine "robot" \(expected gcs, node, raylet, actor, placement_group\)/);
+  assert.throws(() => renderStatechart('robot' as never), /unknown machine "robot" \(expected gcs, node, raylet, actor, placement_group, autoscaler\)/);
 });
 
 test.run();

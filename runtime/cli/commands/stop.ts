@@ -5,7 +5,8 @@ import { readRecords, runDir, writeRecords, type ProcessRecord } from '../run-di
 import { isRunning, signal } from '../../local/process-tree.ts';
 
 const GRACE_MS = 10_000;
-const ORDER: ProcessRecord['role'][] = ['raylet', 'gcs', 'nats-server'];
+// the autoscaler first: stopped later, it would launch nodes for the work the stopped raylets leave
+const ORDER: ProcessRecord['role'][] = ['autoscaler', 'raylet', 'gcs', 'nats-server'];
 
 /**
  * `orrery stop`: stops the background processes `orrery start` recorded on this machine — raylets

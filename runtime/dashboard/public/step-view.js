@@ -10,7 +10,7 @@ const TIMELINE_WINDOW = 150;
 const LIVE_KEEP = 2000;
 const PLAY_ICON = '<svg viewBox="0 0 16 16" width="13" height="13" aria-hidden="true"><path d="M4 3v10l8-5z" fill="currentColor"/></svg>';
 const PAUSE_ICON = '<svg viewBox="0 0 16 16" width="13" height="13" aria-hidden="true"><path d="M4 3h3v10H4zM9 3h3v10H9z" fill="currentColor"/></svg>';
-const MACHINE_ORDER = ['gcs', 'node', 'raylet', 'actor', 'placement_group'];
+const MACHINE_ORDER = ['gcs', 'node', 'raylet', 'actor', 'placement_group', 'autoscaler'];
 const MACHINE_TITLE = { gcs: 'GCS', node: 'Nodes', raylet: 'Raylets', actor: 'Actors', placement_group: 'Placement groups' };
 
 export function stepView({ toast, describeActor, describeNode }) {
