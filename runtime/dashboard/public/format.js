@@ -65,6 +65,9 @@ export function describeEvent(e, nodeName) {
     case 'actor_evicted': return `${e.actor.name ?? e.actor.className} ${shortId(e.actor.actorId)} evicted: ${e.message}`;
     case 'schedule_failed': return `${e.target.kind} ${e.target.name ?? shortId(e.target.id)} cannot be placed: ${e.message}`;
     case 'placement_group_state': return `placement group ${e.placementGroup.name ?? shortId(e.placementGroup.id)} → ${e.placementGroup.state}`;
+    // the autoscaler's events (issue 16): its node type and its own one-line message
+    case 'node_launch_requested': case 'node_launched': case 'node_launch_failed':
+    case 'node_drained': case 'node_terminated': case 'demand_infeasible': return `autoscaler ${e.nodeType}: ${e.message}`;
     default: return e.type;
   }
 }
