@@ -1,5 +1,5 @@
 import { ClusterState, type SchedNode } from '../cluster/cluster-state.ts';
-import { NODE_GROUP_LABEL, NODE_ID_LABEL, NODE_NAME_LABEL } from '../labels/builtin.ts';
+import { ACTOR_ID_LABEL, NODE_GROUP_LABEL, NODE_ID_LABEL, NODE_NAME_LABEL } from '../labels/builtin.ts';
 import { seededRng, type Rng } from '../random.ts';
 import { fits, type ResourceSet } from '../resources/resource-set.ts';
 import { attemptLevels, baseAttempt } from '../scheduling/attempts.ts';
@@ -92,11 +92,15 @@ class Round {
   readonly maxAvailable: Record<string, number> = {};
   /** The distinct resource shapes of the demands (actors, and every bundle). */
   readonly shapes: readonly ResourceSet[];
+  /** Some demand has actor terms over topology domains: then every node's actors can matter. */
+  readonly domains: boolean;
   #seq = 0;
   #units = 0;
   #ideal: ClusterState | undefined;
   #whole: ClusterState | undefined;
   readonly #probes = new Map<PreparedType, { state: ClusterState; node: SchedNode }>();
+  /** Per label key, the values some demand's actor term asks about ('any': every value matters). */
+  readonly #terms: ReadonlyMap<string, ReadonlySet<string> | 'any'>;
 
   constructor(readonly input: AutoscalingInput) {
     this.rng = seededRng(input.seed ?? 1);
@@ -108,6 +112,8 @@ class Round {
       size: Object.values(type.resources).reduce((a, b) => a + b, 0),
     }));
     this.shapes = shapesOf(input.demands);
+    this.domains = input.demands.some((d) => d.kind === 'actor' && d.request.actorAffinity.some((e) => e.topologyKey !== undefined));
+    this.#terms = actorTermsOf(input.demands);
     for (const t of this.types) this.count.set(t.type.name, 0);
     for (const n of input.nodes) {
       if (n.state === 'DEAD') continue;
@@ -117,7 +123,7 @@ class Round {
       if (n.state === 'DRAINING' || !this.shapes.some((shape) => fits(n.available ?? n.total, shape))) continue;
       const node = this.state.addNode(n);
       this.#noteAvailable(node);
-      for (const a of n.actors ?? []) this.state.addActor(node.id, a);
+      for (const a of n.actors ?? []) if (this.#matters(a.actorId, a.labels)) this.state.addActor(node.id, a);
     }
     for (const t of this.types) {
       const inFlight = input.launching?.[t.type.name] ?? 0;
@@ -137,7 +143,7 @@ class Round {
       for (const n of this.input.nodes) {
         if (n.state === 'DEAD') continue;
         this.#whole.addNode(n);
-        for (const a of n.actors ?? []) this.#whole.addActor(n.nodeId, a);
+        for (const a of n.actors ?? []) if (this.#matters(a.actorId, a.labels)) this.#whole.addActor(n.nodeId, a);
       }
     }
     return this.#whole;
@@ -224,6 +230,22 @@ class Round {
           chosen = pick.t;
           chosenTier = pick.tier;
         }
+        if (bulk && !this.domains) {
+          // Nodes this demand fills to the brim, with nothing left that any demand's shape fits, would
+          // be closed as soon as added: count them without adding them (no other demand can use them,
+          // and without topology domains nothing reads their actors).
+          const fit = unitsIn(chosen.type.resources, req.resources);
+          if (fit !== Infinity && remaining >= fit && !this.#roomLeft(chosen, req.resources, fit)) {
+            const n = Math.min(Math.floor(remaining / fit), chosen.type.maxWorkers - this.count.get(chosen.type.name)!);
+            if (n > 0) {
+              this.#planUnseen(chosen, n);
+              launch[chosen.type.name] = (launch[chosen.type.name] ?? 0) + n;
+              onNew += n * fit;
+              remaining -= n * fit;
+              continue;
+            }
+          }
+        }
         const node = this.#plan(chosen);
         // a fresh node passes as the type's probe did, unless topology domains are involved
         const tier = domains ? this.#passesUpTo(node, free, free.selectorTiers.length - 1) : chosenTier;
@@ -249,7 +271,7 @@ class Round {
       this.state.allocate(at.node.id, scaled(req.resources, k));
       // actor terms ask whether a node (or domain) holds some matching actor, never how many: one
       // stands for the k placed together
-      this.state.addActor(at.node.id, { actorId: `~${++this.#units}`, namespace: req.namespace, labels: d.labels });
+      if (this.#matters(undefined, d.labels)) this.state.addActor(at.node.id, { actorId: `~${++this.#units}`, namespace: req.namespace, labels: d.labels });
       if (this.plannedIds.has(at.node.id)) onNew += k;
       else onExisting += k;
       remaining -= k;
@@ -379,11 +401,19 @@ class Round {
     if (this.types.length === 0) return 'no node types are configured';
     this.#ideal ??= this.#idealState();
     const message = explain(this.#ideal, req, POLICY.filters).message;
-    const untolerated = this.types.filter((t) => !this.#tolerated(t, req.tolerations));
-    const taints = untolerated.length
-      ? `; ${untolerated.map((t) => `${t.type.name} has untolerated taint ${t.taints.filter((x) => !tolerates(req.tolerations, x)).map(describeTaint).join(', ')}`).join('; ')}`
-      : '';
-    return message.replace(/^0\/(\d+) nodes are available:/, (_, n: string) => `no node type can take it: 0/${n} node types fit:`).replace(/\.$/, '') + taints;
+    // the scheduler explains NoSchedule taints; a PreferNoSchedule one only lowers a node's rank there,
+    // but keeps a type out of the autoscaler's choice, so it is named here
+    const preferring = this.types
+      .map((t) => ({ t, taints: t.taints.filter((x) => x.effect === 'PreferNoSchedule' && !tolerates(req.tolerations, x)) }))
+      .filter((x) => x.taints.length > 0);
+    const taints = preferring.length ? `; ${preferring.map((x) => `${x.t.type.name} has untolerated taint ${x.taints.map(describeTaint).join(', ')} (PreferNoSchedule)`).join('; ')}` : '';
+    return (
+      message
+        .replace(/^0\/(\d+) nodes are available:/, (_, n: string) => `no node type can take it: 0/${n} node types fit:`)
+        .replace(/ node\(s\) /g, ' type(s) ')
+        .replace('(a node is counted under each reason it fails)', '(a type is counted under each reason it fails)')
+        .replace(/\.$/, '') + taints
+    );
   }
 
   #idealState(): ClusterState {
@@ -577,6 +607,36 @@ class Round {
     return node;
   }
 
+  /** Launches `n` nodes of the type that are full from the start: counted, never added to the state. */
+  #planUnseen(t: PreparedType, n: number): void {
+    this.count.set(t.type.name, this.count.get(t.type.name)! + n);
+    this.planned.set(t.type.name, (this.planned.get(t.type.name) ?? 0) + n);
+  }
+
+  /** Does a node of the type holding `fit` units of `need` have room left for any demand's shape? */
+  #roomLeft(t: PreparedType, need: ResourceSet, fit: number): boolean {
+    const left: Record<string, number> = { ...t.type.resources };
+    for (const name in need) left[name] = (left[name] ?? 0) - need[name] * fit;
+    return this.shapes.some((shape) => fits(left, shape));
+  }
+
+  /**
+   * Could an actor with these labels (and id) change any demand's actor term? Only a label whose key
+   * some term names, with a value it names (any value for Exists and the like): an actor no term can
+   * see is left out of the round's label index, which every placement would otherwise update.
+   */
+  #matters(actorId: string | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
+    if (this.#terms.size === 0) return false;
+    if (actorId !== undefined && this.#hit(ACTOR_ID_LABEL, actorId)) return true;
+    for (const key in labels) if (this.#hit(key, labels[key])) return true;
+    return false;
+  }
+
+  #hit(key: string, value: string): boolean {
+    const values = this.#terms.get(key);
+    return values !== undefined && (values === 'any' || values.has(value));
+  }
+
   /** Takes back the last planned node of the type (or the one given). */
   #unplan(t: PreparedType, id?: string): void {
     const nodeId = id ?? [...this.plannedIds].reverse().find((n) => n.startsWith(`new:${t.type.name}:`))!;
@@ -591,6 +651,24 @@ class Round {
       if ((this.maxAvailable[name] ?? 0) < node.available[name]) this.maxAvailable[name] = node.available[name];
     }
   }
+}
+
+/** Per label key, the values the demands' actor terms ask about; 'any' for operators that read every value. */
+function actorTermsOf(demands: AutoscalingInput['demands']): Map<string, Set<string> | 'any'> {
+  const out = new Map<string, Set<string> | 'any'>();
+  for (const d of demands) {
+    if (d.kind !== 'actor') continue;
+    for (const e of d.request.actorAffinity) {
+      const seen = out.get(e.key);
+      if (seen === 'any') continue;
+      if (e.operator === 'IN' || e.operator === 'NOT_IN') {
+        const set = seen ?? new Set<string>();
+        for (const v of e.values) set.add(v);
+        out.set(e.key, set);
+      } else out.set(e.key, 'any');
+    }
+  }
+  return out;
 }
 
 function shapesOf(demands: AutoscalingInput['demands']): ResourceSet[] {

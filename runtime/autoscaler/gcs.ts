@@ -1,6 +1,8 @@
 import { nodeInfo } from '../../protocols/messages/cluster.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
+import { connectNatsBus } from '../bus/nats.ts';
+import type { NatsAccess } from '../process/flags.ts';
 import { GcsClient } from '../client/gcs-client.ts';
 import type { AutoscalerGcs } from './autoscaler.ts';
 
@@ -12,4 +14,10 @@ export function autoscalerGcs(bus: Bus, opts: { cluster: string; address: string
     autoscalerReport: (status, events) => client.autoscalerReport(status, events),
     drainNode: async (nodeId) => void (await client.request('drain_node', { nodeId }, nodeInfo)),
   };
+}
+
+/** A NATS connection of its own and the autoscaler's GCS verbs over it; `close` ends the connection. */
+export async function connectAutoscalerGcs(opts: { address: string; cluster: string; access?: NatsAccess }): Promise<AutoscalerGcs & { close(): Promise<void> }> {
+  const bus = await connectNatsBus({ servers: opts.address, name: `orrery-autoscaler-${opts.cluster}`, ...opts.access });
+  return { ...autoscalerGcs(bus, opts), close: () => bus.close() };
 }
