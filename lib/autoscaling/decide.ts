@@ -15,7 +15,7 @@ import { pickHybrid } from '../scheduling/pick/hybrid.ts';
 import { pickSpread } from '../scheduling/pick/spread.ts';
 import { anyFeasible } from '../scheduling/schedule.ts';
 import { describeTaint, rareResourceTaints, tolerates, type Taint, type Tolerations } from '../scheduling/taints.ts';
-import type { ActorDemand, AutoscalingDecision, AutoscalingInput, DemandOutcome, GroupDemand, NodeType } from './types.ts';
+import type { ActorDemand, AutoscalingDecision, AutoscalingInput, DemandOutcome, GroupDemand, LiveNode, NodeType } from './types.ts';
 
 const POLICY = DEFAULT_POLICY;
 
@@ -90,14 +90,16 @@ class Round {
   readonly plannedIds = new Set<string>();
   /** An upper bound of every node's available resources (allocations only lower them). */
   readonly maxAvailable: Record<string, number> = {};
-  /** The distinct resource shapes of the demands (actors, and every bundle). */
-  readonly shapes: readonly ResourceSet[];
+  /** The distinct resource shapes of the demands (actors, and every bundle), with the tolerations they come with. */
+  readonly shapes: readonly Shape[];
   /** Some demand has actor terms over topology domains: then every node's actors can matter. */
   readonly domains: boolean;
   #seq = 0;
   #units = 0;
   #ideal: ClusterState | undefined;
   #whole: ClusterState | undefined;
+  /** Nodes out of the round's state (nothing fits on them now), for feasibility questions. */
+  readonly #closed: SchedNode[] = [];
   readonly #probes = new Map<PreparedType, { state: ClusterState; node: SchedNode }>();
   /** Per label key, the values some demand's actor term asks about ('any': every value matters). */
   readonly #terms: ReadonlyMap<string, ReadonlySet<string> | 'any'>;
@@ -120,7 +122,10 @@ class Round {
       const group = n.labels?.[NODE_GROUP_LABEL];
       if (group !== undefined && this.count.has(group)) this.count.set(group, this.count.get(group)! + 1);
       // a node no demand fits on (full, or draining) only matters to explanations: see `whole`
-      if (n.state === 'DRAINING' || !this.shapes.some((shape) => fits(n.available ?? n.total, shape))) continue;
+      if (n.state === 'DRAINING' || !this.#roomFor(n.available ?? n.total, n.taints ?? [])) {
+        this.#closed.push(sketch(n));
+        continue;
+      }
       const node = this.state.addNode(n);
       this.#noteAvailable(node);
       for (const a of n.actors ?? []) if (this.#matters(a.actorId, a.labels)) this.state.addActor(node.id, a);
@@ -151,12 +156,19 @@ class Round {
 
   /** Could a node of the cluster, or one planned, take the tier once it has room? */
   #anyFeasible(req: SchedulingRequest, tier: number): boolean {
-    return anyFeasible(this.state, req, tier, POLICY) || anyFeasible(this.whole, req, tier, POLICY);
+    if (anyFeasible(this.state, req, tier, POLICY)) return true;
+    // only actor terms read more than the node itself: without them the closed nodes are judged as
+    // they are, with no state of their own
+    if (req.actorAffinity.length > 0) return anyFeasible(this.whole, req, tier, POLICY);
+    const attempt = baseAttempt(req, tier);
+    return this.#closed.some((node) => feasible(node, attempt, this.state, POLICY.filters));
   }
 
   /** Takes a node out of the round's state once no demand's shape fits on it any more. */
   #closeIfFull(node: SchedNode): void {
-    if (!this.shapes.some((shape) => fits(node.available, shape))) this.state.removeNode(node.id);
+    if (this.#roomFor(node.available, node.taints)) return;
+    this.state.removeNode(node.id);
+    this.#closed.push(node);
   }
 
   run(): AutoscalingDecision {
@@ -617,7 +629,16 @@ class Round {
   #roomLeft(t: PreparedType, need: ResourceSet, fit: number): boolean {
     const left: Record<string, number> = { ...t.type.resources };
     for (const name in need) left[name] = (left[name] ?? 0) - need[name] * fit;
-    return this.shapes.some((shape) => fits(left, shape));
+    return this.#roomFor(left, t.taints);
+  }
+
+  /**
+   * Could some demand's shape still go on a node with these free resources and taints? A shape counts
+   * only where its tolerations cover the node's taints: the CPUs a GPU node has left over are no room
+   * for work that does not tolerate its taint.
+   */
+  #roomFor(available: ResourceSet, taints: readonly Taint[]): boolean {
+    return this.shapes.some((shape) => fits(available, shape.resources) && taints.every((t) => tolerates(shape.tolerations, t)));
   }
 
   /**
@@ -653,6 +674,21 @@ class Round {
   }
 }
 
+/** A node as the filters read it, outside any ClusterState (no actors: see Round.whole for those). */
+function sketch(n: LiveNode): SchedNode {
+  return {
+    id: n.nodeId,
+    name: n.name ?? n.nodeId,
+    state: n.state ?? 'ALIVE',
+    labels: n.labels ?? {},
+    taints: n.taints ?? [],
+    total: n.total,
+    available: n.available ?? n.total,
+    score: 0,
+    actors: new Map(),
+  };
+}
+
 /** Per label key, the values the demands' actor terms ask about; 'any' for operators that read every value. */
 function actorTermsOf(demands: AutoscalingInput['demands']): Map<string, Set<string> | 'any'> {
   const out = new Map<string, Set<string> | 'any'>();
@@ -671,12 +707,18 @@ function actorTermsOf(demands: AutoscalingInput['demands']): Map<string, Set<str
   return out;
 }
 
-function shapesOf(demands: AutoscalingInput['demands']): ResourceSet[] {
-  const seen = new Map<string, ResourceSet>();
-  const add = (r: ResourceSet) => seen.set(JSON.stringify(Object.entries(r).sort()), r);
+interface Shape {
+  readonly resources: ResourceSet;
+  readonly tolerations: Tolerations;
+}
+
+function shapesOf(demands: AutoscalingInput['demands']): Shape[] {
+  const seen = new Map<string, Shape>();
+  const add = (resources: ResourceSet, tolerations: Tolerations) =>
+    seen.set(JSON.stringify([Object.entries(resources).sort(), Object.entries(tolerations).sort()]), { resources, tolerations });
   for (const d of demands) {
-    if (d.kind === 'actor') add(d.request.resources);
-    else for (const tier of d.request.tiers) for (const b of tier) add(b.resources);
+    if (d.kind === 'actor') add(d.request.resources, d.request.tolerations);
+    else for (const tier of d.request.tiers) for (const b of tier) add(b.resources, d.request.tolerations);
   }
   return [...seen.values()];
 }
