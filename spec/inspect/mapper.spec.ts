@@ -6,6 +6,7 @@ import { inspectRecord, type InspectRecord } from '../../protocols/messages/insp
 import { actorMachine } from '../../runtime/gcs/actor.machine.ts';
 import { nodeMachine } from '../../runtime/gcs/node.machine.ts';
 import { gcsMachine } from '../../runtime/gcs/gcs.machine.ts';
+import { autoscalerMachine } from '../../runtime/autoscaler/autoscaler.machine.ts';
 import { InspectionMapper, RESUMED_INPUT, statePath, type UnsequencedRecord } from '../../runtime/inspect/mapper.ts';
 import { TRUNCATED, toPlain, toPlainObject } from '../../runtime/inspect/plain.ts';
 
@@ -61,6 +62,26 @@ test('a machine started again from its snapshot (a sleeping GCS actor woken) mak
   actor.send({ type: 'FAILED', incarnation: 0, cause: 'node died' });
   assert.equal(records.map((r) => [r.event.type, r.from, r.to]), [['FAILED', 'onNode.ALIVE', 'RESTARTING']]);
   assert.is(records[0].context.numRestarts, 1);
+});
+
+test('the autoscaler is named by its cluster; a round is a record out of waiting and one back, with its counts', () => {
+  const { records, mapper } = recorder();
+  const scaler = createActor(autoscalerMachine, { input: { cluster: 'c1' }, inspect: mapper.observe }).start();
+  scaler.send({ type: 'TICK' });
+  scaler.send({ type: 'LAUNCH_FAILED', error: 'no capacity' });
+  scaler.send({ type: 'UPDATED' });
+  scaler.send({ type: 'STOP' });
+  assert.equal(records.map((r) => `${r.machine}:${r.id} ${r.event.type} ${r.from ?? '-'}→${r.to}`), [
+    'autoscaler:c1 xstate.init -→waiting',
+    'autoscaler:c1 TICK waiting→updating',
+    'autoscaler:c1 LAUNCH_FAILED updating→updating',
+    'autoscaler:c1 UPDATED updating→waiting',
+    'autoscaler:c1 STOP waiting→stopped',
+  ]);
+  assert.is(records[3].context.rounds, 1);
+  assert.is(records[3].context.launchFailures, 1);
+  assert.is(records[3].context.lastError, 'no capacity');
+  for (const r of records) inspectRecord({ ...r, seq: 0 }, '');
 });
 
 test('a targetless transition that changes the context is a record from a state to itself', () => {
