@@ -46,6 +46,11 @@ export const GcsVerb = {
   resource_demands: 'resource_demands',
   autoscaler_report: 'autoscaler_report',
   autoscaler_status: 'autoscaler_status',
+  /** Jobs (protocols/messages/job.ts). */
+  register_job: 'register_job',
+  job_heartbeat: 'job_heartbeat',
+  finish_job: 'finish_job',
+  list_jobs: 'list_jobs',
 } as const;
 export type GcsVerb = (typeof GcsVerb)[keyof typeof GcsVerb];
 

@@ -86,6 +86,33 @@ export class PlacementGroupRemovedError extends OrreryError {
   }
 }
 
+/** No job with this id (jobs are a driver connection each: docs/jobs.md). */
+export class JobNotFoundError extends OrreryError {
+  override name = 'JobNotFoundError';
+  constructor(readonly jobId: string) {
+    super('JOB_NOT_FOUND', `no job ${jobId}`, { detail: { jobId } });
+  }
+}
+
+/**
+ * The job has finished — closed, or the GCS stopped hearing its heartbeats — so its connection may
+ * create nothing more, and the actors and placement groups it owned are gone. `reason` says why.
+ */
+export class JobFinishedError extends OrreryError {
+  override name = 'JobFinishedError';
+  constructor(readonly jobId: string, readonly reason?: string, readonly endMessage?: string) {
+    super('JOB_FINISHED', `job ${jobId} has finished${endMessage ? `: ${endMessage}` : reason ? ` (${reason})` : ''}`, { detail: { jobId, reason, endMessage } });
+  }
+}
+
+/** A request about a job that does not carry the secret the job registered with. */
+export class JobNotOwnedError extends OrreryError {
+  override name = 'JobNotOwnedError';
+  constructor(readonly jobId: string, readonly verb: string) {
+    super('JOB_NOT_OWNED', `${verb} for job ${jobId} refused: it does not carry the secret that job registered with`, { detail: { jobId, verb } });
+  }
+}
+
 /** Waiting (ready(), a call) took longer than allowed. */
 export class WaitTimeoutError extends OrreryError {
   override name = 'TimeoutError';
@@ -112,6 +139,9 @@ const byCode: Record<string, (detail: Record<string, unknown>, message: string) 
   PLACEMENT_GROUP_NOT_FOUND: (d) => new PlacementGroupNotFoundError(d as { pgId?: string; name?: string; namespace?: string }),
   PLACEMENT_GROUP_NAME_TAKEN: (d) => new PlacementGroupNameTakenError(String(d.name), String(d.namespace)),
   PLACEMENT_GROUP_REMOVED: (d) => new PlacementGroupRemovedError(String(d.pgId), d.removedCause as string | undefined),
+  JOB_NOT_FOUND: (d) => new JobNotFoundError(String(d.jobId)),
+  JOB_FINISHED: (d) => new JobFinishedError(String(d.jobId), d.reason as string | undefined, d.endMessage as string | undefined),
+  JOB_NOT_OWNED: (d) => new JobNotOwnedError(String(d.jobId), String(d.verb)),
   CODE_LOAD_FAILED: (d) => new CodeLoadError(String(d.moduleUrl), String(d.exportName), String(d.reason)),
   CODE_SOURCE_REFUSED: (d) => new CodeSourceRefusedError(String(d.moduleUrl), String(d.reason), typeof d.scheme === 'string' ? { scheme: d.scheme } : {}),
 };

@@ -21,6 +21,10 @@ export const actorInfo = object({
   labels,
   deathCause: optional(str({ max: 4096 })),
   pendingReason: optional(str({ max: 65_536 })),
+  /** The job that created it (docs/jobs.md); absent for an actor created outside a job. */
+  jobId: optional(id),
+  /** 'detached': it outlives its job; absent: owned by `jobId` (killed when that job finishes). */
+  lifetime: optional(literal('detached')),
 });
 export type ActorInfoWire = Infer<typeof actorInfo>;
 
@@ -45,6 +49,11 @@ export const registerActor = object({
   namespace: str({ min: 1, max: 256 }),
   name: optional(str({ min: 1, max: 256 })),
   options: record(plainData(), { maxKeys: 64 }),
+  /**
+   * The job that creates it (messages/job.ts): the actor is owned by it unless `options.lifetime` is
+   * 'detached'. Absent: created outside a job (the CLI, an old client), owned by nobody.
+   */
+  jobId: optional(id),
 });
 export type RegisterActor = Infer<typeof registerActor>;
 

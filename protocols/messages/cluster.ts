@@ -3,6 +3,7 @@ import { actorInfo } from './actor.ts';
 import { placementGroupInfo } from './placement-group.ts';
 import { id, labels, resourceSet, taints } from './common.ts';
 import { AUTOSCALER_EVENT_TYPES } from './autoscaling.ts';
+import { jobInfo } from './job.ts';
 
 /** NodeInfo of API.md; resources in fixed-point units. */
 export const nodeInfo = object({
@@ -54,6 +55,7 @@ export const MAX_EVENT_NODES = 100;
  * order, so a reader of `list_events` and of the live stream can tell which it has seen.
  * actor_evicted carries `actor`, `reason` (`no_execute_taint` | `affinity_lost`) and `message`.
  * placement_group_state carries `placementGroup` (its PlacementGroupInfo after the change).
+ * job_started and job_finished carry `job` (its JobInfo after the change).
  */
 /** Node events: the node after the change. */
 export const NODE_EVENT_TYPES = ['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed', 'node_draining', 'node_alive'] as const;
@@ -63,7 +65,7 @@ export const NODE_EVENT_TYPES = ['node_added', 'node_dead', 'node_labels_changed
  * leases died); the autoscaler's (AUTOSCALER_EVENT_TYPES: node_launch_requested … demand_infeasible)
  * are published by the GCS from its autoscaler_report; the rest are the GCS's.
  */
-export const CLUSTER_EVENT_TYPES = [...NODE_EVENT_TYPES, 'actor_state', 'actor_evicted', 'schedule_failed', 'placement_group_state', 'lease_revoked', ...AUTOSCALER_EVENT_TYPES] as const;
+export const CLUSTER_EVENT_TYPES = [...NODE_EVENT_TYPES, 'actor_state', 'actor_evicted', 'schedule_failed', 'placement_group_state', 'lease_revoked', 'job_started', 'job_finished', ...AUTOSCALER_EVENT_TYPES] as const;
 export type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
 
 /** What each type of event must carry besides `type` and `time`. */
@@ -74,6 +76,8 @@ const PAYLOAD: Readonly<Record<ClusterEventType, readonly string[]>> = {
   schedule_failed: ['target', 'reason', 'message', 'nodes'],
   placement_group_state: ['placementGroup'],
   lease_revoked: ['target', 'reason', 'message'],
+  job_started: ['job'],
+  job_finished: ['job'],
   ...(Object.fromEntries(AUTOSCALER_EVENT_TYPES.map((t) => [t, ['nodeType', 'message']])) as unknown as Record<(typeof AUTOSCALER_EVENT_TYPES)[number], readonly string[]>),
 };
 
@@ -84,6 +88,8 @@ const eventShape = object({
   node: optional(nodeInfo),
   actor: optional(actorInfo),
   placementGroup: optional(placementGroupInfo),
+  /** job_started, job_finished: the job after the change. */
+  job: optional(jobInfo),
   target: optional(record(unknown())),
   reason: optional(str({ max: 64 })),
   message: optional(str({ max: 65_536 })),

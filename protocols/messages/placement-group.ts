@@ -41,6 +41,8 @@ export const createPg = object({
   namespace: str({ min: 1, max: 256 }),
   name: optional(str({ min: 1, max: 256 })),
   options: record(plainData(), { maxKeys: 64 }),
+  /** The job that creates it: owned by it (removed when it finishes) unless `options.lifetime` is 'detached'. */
+  jobId: optional(id),
 });
 export type CreatePg = Infer<typeof createPg>;
 

@@ -8,6 +8,7 @@ import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } 
 import { cancelBundle, commitBundle, createPg, getPg, prepareBundle, removePg } from './placement-group.ts';
 import { leasedTask, rayletLoad, submitTask } from './task.ts';
 import { inspectMessages } from './inspect.ts';
+import { finishJob, jobHeartbeat, listJobs, registerJob } from './job.ts';
 import { autoscalerReport, autoscalerStatusQuery, resourceDemands } from './autoscaling.ts';
 
 /** A registry maps each message type (the envelope's `t`) to the validator of its body. */
@@ -47,6 +48,10 @@ export const messages = {
   resource_demands: resourceDemands,
   autoscaler_report: autoscalerReport,
   autoscaler_status: autoscalerStatusQuery,
+  register_job: registerJob,
+  job_heartbeat: jobHeartbeat,
+  finish_job: finishJob,
+  list_jobs: listJobs,
   ...inspectMessages,
   reply,
 } as const satisfies MessageRegistry;

@@ -3,6 +3,7 @@ import { actorInfo, registerActor } from './actor.ts';
 import { nodeInfo } from './cluster.ts';
 import { registerNode } from './node.ts';
 import { createPg, placementGroupInfo } from './placement-group.ts';
+import { jobInfo } from './job.ts';
 
 /**
  * The GCS's records as they are kept in its store (JetStream KV, runtime/gcs/kv-store.ts): the
@@ -27,6 +28,12 @@ export const storedGroup = object({
   info: placementGroupInfo,
 });
 
+/** A job (messages/job.ts) and the SHA-256 of its secret, hex: who may heartbeat or finish it. */
+export const storedJob = object({
+  info: jobInfo,
+  secretHash: str({ min: 64, max: 64, pattern: /^[0-9a-f]{64}$/ }),
+});
+
 /** Small facts of the GCS (the event sequence, the leader epoch), one key each. */
 export const storedMeta = object({
   value: num({ int: true, min: 0 }),
@@ -46,6 +53,7 @@ export const storedRecords = {
   stored_actor: storedActor,
   stored_group: storedGroup,
   stored_meta: storedMeta,
+  stored_job: storedJob,
 } as const;
 export type StoredNode = Infer<typeof storedNode>;
 export type StoredActor = Infer<typeof storedActor>;

@@ -32,8 +32,9 @@ export const ROLE_SUMMARY: Readonly<Record<Role, string>> = {
 };
 
 /** GCS verbs a role may request (the GCS serves them all). */
-const READ_VERBS: readonly GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status'];
-const DRIVER_VERBS: readonly GcsVerb[] = [...READ_VERBS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'];
+const READ_VERBS: readonly GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status', 'list_jobs'];
+/** A driver's connection is a job (docs/jobs.md): it registers, heartbeats and finishes it (the GCS checks the job's secret). */
+const DRIVER_VERBS: readonly GcsVerb[] = [...READ_VERBS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', 'register_job', 'job_heartbeat', 'finish_job'];
 /** The autoscaler runs as admin: it reads the demands, reports, and drains the nodes it terminates. */
 const ADMIN_VERBS: readonly GcsVerb[] = [...DRIVER_VERBS, 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'];
 const NODE_VERBS: readonly GcsVerb[] = ['register_node', 'heartbeat', 'actor_died', 'view_snapshot'];

@@ -22,7 +22,8 @@ export function clusterOf(command: string, args: ParsedArgs, env: NodeJS.Process
 
 /** A client for one command; an unreachable server is a ConnectionFailedError naming the address. */
 export function connectForCommand(address: string, cluster: string, access: NatsAccess = {}): Promise<Cluster> {
-  return connect({ address, cluster, connectTimeoutMs: CONNECT_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, ...access });
+  // a command is not a job: it owns nothing, and `orrery list jobs` does not list itself
+  return connect({ address, cluster, connectTimeoutMs: CONNECT_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, job: false, ...access });
 }
 
 /** Runs `use` with a client and closes it whatever happens. */

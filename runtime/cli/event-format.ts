@@ -33,6 +33,9 @@ function subjectOf(event: ClusterEvent): string {
       return `actor ${event.actor.actorId}${event.actor.name ? ` (${event.actor.namespace}/${event.actor.name})` : ''}`;
     case 'placement_group_state':
       return `placement group ${event.placementGroup.id}`;
+    case 'job_started':
+    case 'job_finished':
+      return `job ${event.job.jobId}${event.job.name ? ` (${event.job.name})` : ''}`;
     default:
       return `node ${event.node.nodeId} (${event.node.name})`;
   }
@@ -53,6 +56,10 @@ function detailOf(event: ClusterEvent): string {
       return `${event.reason}: ${event.message} → ${event.actor.state}`;
     case 'placement_group_state':
       return event.placementGroup.state;
+    case 'job_started':
+      return `RUNNING: pid ${event.job.pid} on ${event.job.host}${event.job.entrypoint ? `: ${event.job.entrypoint}` : ''}`;
+    case 'job_finished':
+      return `FINISHED (${event.job.endReason ?? 'ended'})${event.job.endMessage ? `: ${event.job.endMessage}` : ''}`;
     case 'node_labels_changed':
       return `labels ${pairs(event.node.labels)}`;
     case 'node_taints_changed':

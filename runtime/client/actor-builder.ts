@@ -48,9 +48,8 @@ export function actorBuilder<T, A extends unknown[]>(
       }
       // follows the actor's events from before it exists, so ready() need not ask the GCS again
       const creation = new CreationWatch((w) => ctx.watchActor(actorId, w));
-      let info;
-      try {
-        info = await ctx.gcs.request(
+      const register = (jobId: string | undefined) =>
+        ctx.gcs.request(
           'register_actor',
           {
             actorId,
@@ -58,9 +57,13 @@ export function actorBuilder<T, A extends unknown[]>(
             namespace: valid.namespace,
             name: valid.name,
             options: valid.wire,
+            ...(jobId === undefined ? {} : { jobId }),
           },
           actorInfo,
         );
+      let info;
+      try {
+        info = await (ctx.job ? ctx.job.run(register) : register(undefined));
       } catch (err) {
         creation.stop();
         throw err;

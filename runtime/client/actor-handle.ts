@@ -1,3 +1,4 @@
+import type { JobSession } from './job-session.ts';
 import type { Observable, Subscription } from 'rxjs';
 import { encodeCall } from '../../protocols/fast-path.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
@@ -62,6 +63,8 @@ export interface HandleContext {
   readonly subjects: ClusterSubjects;
   readonly callTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** The connection's job (job-session.ts): creations are registered under it; absent outside a job. */
+  readonly job?: JobSession;
   /** Delivers this actor's actor_state events until the returned function is called. */
   watchActor(actorId: string, watcher: ActorWatcher): () => void;
 }
@@ -260,6 +263,9 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
   }
 
   private callWithin(timeoutMs: number, method: string, args: unknown[]): Promise<unknown> {
+    // a connection whose job the GCS finished calls nothing more (its owned actors are gone)
+    const finished = this.ctx.job?.finished;
+    if (finished) return Promise.reject(finished);
     const seq = this.nextCall++;
     // Without retries the gate never shuts (only a retry shuts it): the call is the one request.
     if (this.maxTaskRetries === 0) return this.callOnce(method, args, timeoutMs);

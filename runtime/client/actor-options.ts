@@ -25,9 +25,15 @@ export type ActorOptions = TaskOptions & {
    * (docs/failover.md).
    */
   affinityDuringExecution?: 'required' | 'ignored';
+  /**
+   * 'detached': the actor outlives the job (the `connect()`) that created it and lives until killed.
+   * Default: owned by that job — killed when the job finishes (close(), or its driver's heartbeats
+   * stop), which frees its name (docs/jobs.md).
+   */
+  lifetime?: 'detached';
 };
 
-const ACTOR_KEYS = ['name', 'namespace', 'labels', 'maxRestarts', 'maxTaskRetries', 'maxConcurrency', 'isolation', 'affinityDuringExecution'] as const;
+const ACTOR_KEYS = ['name', 'namespace', 'labels', 'maxRestarts', 'maxTaskRetries', 'maxConcurrency', 'isolation', 'affinityDuringExecution', 'lifetime'] as const;
 const KNOWN = new Set<string>([...PLACEMENT_KEYS, ...ACTOR_KEYS]);
 const MAX_NAME = 256;
 
@@ -64,12 +70,18 @@ export function validateActorOptions(opts: ActorOptions, ctx: { namespace: strin
   if (during !== undefined && during !== 'required' && during !== 'ignored') {
     throw new InvalidOptionError('affinityDuringExecution', during, "expected 'required' or 'ignored'");
   }
+  checkLifetime(opts.lifetime);
   const target = ctx.actorId === undefined ? undefined : { kind: 'actor' as const, id: ctx.actorId, ...(opts.name === undefined ? {} : { name: opts.name }) };
   compileRequest(opts, { namespace, target });
   const wire: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(opts)) if (value !== undefined) wire[key] = value;
   wire.namespace = namespace;
   return { namespace, name: opts.name, wire };
+}
+
+/** `lifetime`: 'detached', or absent (owned by the creating job). Shared with placement groups. */
+export function checkLifetime(value: unknown): void {
+  if (value !== undefined && value !== 'detached') throw new InvalidOptionError('lifetime', value, "expected 'detached' (or no lifetime: owned by the job that creates it)");
 }
 
 function checkName(option: string, value: unknown): void {

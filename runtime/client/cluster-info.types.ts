@@ -25,6 +25,29 @@ export interface ActorInfo {
   deathCause?: string;
   /** The last schedule-failed message while PENDING. */
   pendingReason?: string;
+  /** The job (driver connection) that created it; absent for one created outside a job. */
+  jobId?: string;
+  /** 'detached': it outlives its job; absent: killed when `jobId` finishes (docs/jobs.md). */
+  lifetime?: 'detached';
+}
+
+/**
+ * A job: one driver connection (API.md, docs/jobs.md). Times in ms since epoch. Once FINISHED,
+ * `endReason` says why (`closed`: the driver closed it; `heartbeat_timeout`: its heartbeats stopped)
+ * and `endMessage` in words.
+ */
+export interface JobInfo {
+  jobId: string;
+  state: 'RUNNING' | 'FINISHED';
+  host: string;
+  pid: number;
+  namespace: string;
+  startedAt: number;
+  endedAt?: number;
+  name?: string;
+  entrypoint?: string;
+  endReason?: 'closed' | 'heartbeat_timeout';
+  endMessage?: string;
 }
 
 export interface NodeInfo {
@@ -139,8 +162,16 @@ export interface AutoscalerClusterEvent {
   message: string;
 }
 
+/** A job registered (job_started) or finished (job_finished): the job after the change. */
+export interface JobEvent {
+  type: 'job_started' | 'job_finished';
+  time: number;
+  seq?: number;
+  job: JobInfo;
+}
+
 /** Every lifecycle event the GCS publishes, discriminated by `type`. */
-export type ClusterEvent = NodeEvent | ActorStateEvent | ActorEvictedEvent | PlacementGroupStateEvent | ScheduleFailedEvent | AutoscalerClusterEvent;
+export type ClusterEvent = NodeEvent | ActorStateEvent | ActorEvictedEvent | PlacementGroupStateEvent | ScheduleFailedEvent | AutoscalerClusterEvent | JobEvent;
 
 /** What `cluster.recentEvents()` answers: the GCS's recent events, oldest first. */
 export interface RecentEvents {

@@ -14,7 +14,9 @@ import type { Bus } from '../bus/bus.ts';
 import type { ActorClass } from './actor-class.ts';
 import { actorBuilder, type ActorBuilder } from './actor-builder.ts';
 import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleContext } from './actor-handle.ts';
-import type { ActorInfo, ActorState, ClusterEvent, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
+import { JobSession, type JobSpec } from './job-session.ts';
+import { jobInfo } from '../../protocols/messages/job.ts';
+import type { ActorInfo, ActorState, ClusterEvent, JobInfo, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
 import { EventStream, type PlacementGroupWatcher } from './event-stream.ts';
 import { actorFromWire, eventFromWire, nodeFromWire, placementGroupFromWire } from './from-wire.ts';
 import { GcsClient } from './gcs-client.ts';
@@ -47,6 +49,13 @@ export interface Cluster {
   /** Every actor the GCS lists (dead ones up to its retention bound), or only those in `states`. */
   actors(opts?: { states?: ActorState[] }): Promise<ActorInfo[]>;
   placementGroups(): Promise<PlacementGroupInfo[]>;
+  /** Every job the GCS knows (drivers' connections: RUNNING, and FINISHED up to its retention bound), oldest first. */
+  jobs(): Promise<JobInfo[]>;
+  /**
+   * This connection's job id (docs/jobs.md): what it creates is owned by it unless detached.
+   * Undefined for a connection that is not a job (the CLI's, `connect({ job: false })`).
+   */
+  readonly jobId: string | undefined;
   /**
    * Where an actor with these options would be placed now — the node, the selector tier, which
    * preferred terms hold there — or why it cannot be, with every node's reasons in words; nothing
@@ -84,6 +93,8 @@ export interface ClusterClientOptions {
   callTimeoutMs: number;
   /** Whether close() also closes the bus. */
   ownsBus: boolean;
+  /** Register this connection as a job (docs/jobs.md); absent: not a job, what it creates is owned by nobody. */
+  job?: JobSpec;
 }
 
 export class ClusterClient implements Cluster, HandleContext, PlacementGroupContext {
@@ -96,6 +107,8 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   readonly requestTimeoutMs: number;
   readonly callTimeoutMs: number;
   private readonly stream: EventStream;
+  /** The connection's job, when it is one (job-session.ts). */
+  readonly job: JobSession | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(readonly bus: Bus, private readonly opts: ClusterClientOptions) {
@@ -107,6 +120,11 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
     this.subjects = clusterSubjects(opts.cluster);
     this.gcs = new GcsClient(bus, this.subjects, { address: opts.address, timeoutMs: opts.requestTimeoutMs });
     this.stream = new EventStream(bus, this.subjects);
+    this.job = opts.job === undefined ? undefined : new JobSession(this.gcs, { namespace: opts.namespace, ...(opts.job.name === undefined ? {} : { name: opts.job.name }) });
+  }
+
+  get jobId(): string | undefined {
+    return this.job?.jobId;
   }
 
   // Both streams are made on first read, so a client that never follows them never loads rxjs (rx.ts).
@@ -122,6 +140,7 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   static async open(bus: Bus, opts: ClusterClientOptions): Promise<ClusterClient> {
     const client = new ClusterClient(bus, opts);
     await bus.flush();
+    client.job?.start();
     return client;
   }
 
@@ -141,7 +160,9 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   async placementGroup(opts: ClientPlacementGroupOptions): Promise<PlacementGroup> {
     const pgId = newPlacementGroupId();
     const valid = validatePlacementGroupOptions(opts, { namespace: this.namespace, pgId });
-    const info = await this.gcs.request('create_pg', { pgId, namespace: valid.namespace, name: valid.name, options: valid.wire }, placementGroupInfo);
+    const create = (jobId: string | undefined) =>
+      this.gcs.request('create_pg', { pgId, namespace: valid.namespace, name: valid.name, options: valid.wire, ...(jobId === undefined ? {} : { jobId }) }, placementGroupInfo);
+    const info = await (this.job ? this.job.run(create) : create(undefined));
     return new ClientPlacementGroup(this, info.id, info.namespace, info.name);
   }
 
@@ -163,6 +184,10 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   // The lists below walk the GCS's pages (protocols/messages/page.ts) and return everything.
   async placementGroups(): Promise<PlacementGroupInfo[]> {
     return (await this.gcs.all('list_placement_groups', {}, placementGroupInfo)).map(placementGroupFromWire);
+  }
+
+  async jobs(): Promise<JobInfo[]> {
+    return (await this.gcs.all('list_jobs', {}, jobInfo)).map((j) => ({ ...j }));
   }
 
   async nodes(): Promise<NodeInfo[]> {
@@ -238,6 +263,8 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // finishing the job kills what it owns; resolved once they are gone (or the GCS is away)
+      await this.job?.close();
       this.stream.end();
       if (this.opts.ownsBus) await this.bus.close();
     })();

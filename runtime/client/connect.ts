@@ -6,6 +6,7 @@ import { ConnectionFailedError } from '../bus/errors.ts';
 import { connectMemoryBus } from '../bus/memory.ts';
 import { connectNatsBus, type TlsFiles } from '../bus/nats.ts';
 import { ClusterClient, type Cluster } from './cluster.ts';
+import type { JobSpec } from './job-session.ts';
 import { MEMORY_SCHEME, lookupMemoryBroker } from './memory-registry.ts';
 
 export { DEFAULT_ADDRESS, resolveAddress } from '../bus/address.ts';
@@ -36,6 +37,13 @@ export interface ConnectOptions {
   creds?: string;
   /** TLS files for a server that requires TLS: the CA, and a client certificate and key. */
   tls?: TlsFiles;
+  /**
+   * The connection is a job (docs/jobs.md): registered with the GCS, heartbeating, finished on
+   * close(); what it creates is owned by it unless `lifetime: 'detached'`. `{ name }` names the job
+   * in `orrery list jobs`. `false`: not a job (a tool that only reads; what it creates is owned by
+   * nobody). Default `{}`.
+   */
+  job?: JobSpec | false;
 }
 
 /** The longest timer Node.js keeps; the bound of every limit here. */
@@ -54,7 +62,8 @@ export async function connect(opts: ConnectOptions = {}): Promise<Cluster> {
   const callTimeoutMs = positive('callTimeoutMs', opts.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS);
   const creds = opts.creds ?? (process.env.ORRERY_CREDS?.trim() || undefined);
   const bus = await openBus(address, opts.connectTimeoutMs, { creds, tls: opts.tls });
-  return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true });
+  const job = opts.job === false ? undefined : checkJob(opts.job ?? {});
+  return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true, ...(job === undefined ? {} : { job }) });
 }
 
 async function openBus(address: string, connectTimeoutMs: number | undefined, access: { creds?: string; tls?: TlsFiles }): Promise<Bus> {
@@ -64,6 +73,15 @@ async function openBus(address: string, connectTimeoutMs: number | undefined, ac
     return connectMemoryBus(broker);
   }
   return connectNatsBus({ servers: address, name: 'orrery-driver', connectTimeoutMs, ...(access.creds === undefined ? {} : { creds: access.creds }), ...(access.tls === undefined ? {} : { tls: access.tls }) });
+}
+
+function checkJob(job: JobSpec): JobSpec {
+  if (job === null || typeof job !== 'object' || Array.isArray(job)) throw new InvalidOptionError('job', job, 'expected { name? } or false');
+  for (const key of Object.keys(job)) if (key !== 'name') throw new InvalidOptionError(`job.${key}`, (job as Record<string, unknown>)[key], 'unknown job option; expected name');
+  if (job.name !== undefined && (typeof job.name !== 'string' || job.name.length === 0 || job.name.length > 256)) {
+    throw new InvalidOptionError('job.name', job.name, 'expected a non-empty string of at most 256 characters');
+  }
+  return job;
 }
 
 function checkToken(option: string, value: unknown): void {

@@ -49,6 +49,7 @@ export function eventFromWire(wire: ClusterEventWire): ClusterEvent | undefined 
   if (type === 'actor_evicted' && wire.actor && wire.reason !== undefined && EVICTION_REASONS.has(wire.reason)) {
     return { type, time, ...seq, actor: actorFromWire(wire.actor), reason: wire.reason as 'affinity_lost', message: wire.message ?? '' };
   }
+  if ((type === 'job_started' || type === 'job_finished') && wire.job) return { type, time, ...seq, job: { ...wire.job } };
   if (type === 'placement_group_state' && wire.placementGroup) {
     return { type, time, ...seq, placementGroup: placementGroupFromWire(wire.placementGroup) };
   }

@@ -36,12 +36,16 @@ const MESSAGE_OF = {
   resource_demands: 'resource_demands',
   autoscaler_report: 'autoscaler_report',
   autoscaler_status: 'autoscaler_status',
+  register_job: 'register_job',
+  job_heartbeat: 'job_heartbeat',
+  finish_job: 'finish_job',
+  list_jobs: 'list_jobs',
 } as const satisfies Partial<Record<GcsVerb, MessageType>>;
 type ClientVerb = keyof typeof MESSAGE_OF;
 /** A reply that carries nothing (`{}`). */
 const ANY_OBJECT = object({});
 /** The verbs whose reply is a page (protocols/messages/page.ts). */
-type PagedVerb = 'list_actors' | 'list_nodes' | 'list_placement_groups';
+type PagedVerb = 'list_actors' | 'list_nodes' | 'list_placement_groups' | 'list_jobs';
 
 /**
  * Requests to the GCS: encodes the body, waits for the reply, checks its value, and rethrows an error
@@ -68,6 +72,21 @@ export class GcsClient {
   async request<V extends ClientVerb, T>(verb: V, body: MessageBody<(typeof MESSAGE_OF)[V]>, value: Validator<T>): Promise<T> {
     const data = encode(MESSAGE_OF[verb], body as never);
     const reply = await this.#send(this.subjects.gcs(verb), data);
+    try {
+      return decodeReply(reply.data, { value });
+    } catch (err) {
+      throw specializeWireError(err);
+    }
+  }
+
+  /**
+   * One attempt, no riding through an outage: for what is sent again anyway (a job's heartbeat) or
+   * must not hold its caller up (finishing a job on close). A GCS nobody answers for is NO_RESPONDERS
+   * as the bus says it.
+   */
+  async requestOnce<V extends ClientVerb, T>(verb: V, body: MessageBody<(typeof MESSAGE_OF)[V]>, value: Validator<T>, timeoutMs = this.opts.timeoutMs): Promise<T> {
+    const reply = await this.bus.request(this.subjects.gcs(verb), encode(MESSAGE_OF[verb], body as never), { timeoutMs });
+    this.#reached = true;
     try {
       return decodeReply(reply.data, { value });
     } catch (err) {

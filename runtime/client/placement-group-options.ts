@@ -1,11 +1,16 @@
 import { InvalidOptionError } from '../../lib/errors.ts';
 import { compilePlacementGroup, type PlacementGroupOptions } from '../../lib/scheduling/bundles/request.ts';
 import { newActorId } from './actor-builder.ts';
+import { checkLifetime } from './actor-options.ts';
 
 /** `cluster.placementGroup()`'s argument: the API's options, and the namespace its name lives in. */
-export type ClientPlacementGroupOptions = PlacementGroupOptions & { namespace?: string };
+export type ClientPlacementGroupOptions = PlacementGroupOptions & {
+  namespace?: string;
+  /** 'detached': the group outlives the job that created it; default: removed when that job finishes (docs/jobs.md). */
+  lifetime?: 'detached';
+};
 
-const KNOWN = new Set(['bundles', 'strategy', 'name', 'bundleLabelSelector', 'fallbackStrategy', 'tolerations', 'namespace']);
+const KNOWN = new Set(['bundles', 'strategy', 'name', 'bundleLabelSelector', 'fallbackStrategy', 'tolerations', 'namespace', 'lifetime']);
 const MAX_NAME = 256;
 
 /** A fresh placement group id: the actors' scheme, 16 lowercase hex characters (a valid subject token). */
@@ -35,6 +40,7 @@ export function validatePlacementGroupOptions(opts: ClientPlacementGroupOptions,
   const namespace = opts.namespace ?? ctx.namespace;
   checkName('namespace', namespace);
   if (opts.name !== undefined) checkName('name', opts.name);
+  checkLifetime(opts.lifetime);
   compilePlacementGroup(opts, { id: ctx.pgId, name: opts.name });
   const { namespace: _ns, ...rest } = opts;
   return { namespace, name: opts.name, wire: toPlain(rest) as Record<string, unknown> };

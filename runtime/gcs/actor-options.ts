@@ -58,6 +58,7 @@ export function compileActor(reg: RegisterActor, ctx: { rareResources: readonly 
   const labels = { ...validateLabels(options.labels ?? {}), [ACTOR_ID_LABEL]: reg.actorId };
   // maxTaskRetries is the client's business (it retries calls), but a bad value is refused here
   integerOption(options, 'maxTaskRetries', { min: -1, fallback: 0 });
+  lifetimeOption(options.lifetime);
   return new Compiled(
     request,
     Object.keys(held).length === 0 ? NOTHING_HELD : held,
@@ -120,6 +121,16 @@ function integerOption(options: Record<string, unknown>, name: string, rule: { m
     throw new InvalidOptionError(name, value, `expected an integer ${range}${rule.min === -1 ? ' (-1: no limit)' : ''}`);
   }
   return value;
+}
+
+/**
+ * `lifetime` of an actor or a placement group (docs/jobs.md): 'detached' outlives the job that
+ * created it; absent (null), it is owned by that job.
+ */
+export function lifetimeOption(value: unknown): 'detached' | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === 'detached') return 'detached';
+  throw new InvalidOptionError('lifetime', value, "expected 'detached' (or no lifetime: owned by the job that creates it)");
 }
 
 function isolationOption(value: unknown): 'shared' | 'process' {

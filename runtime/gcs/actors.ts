@@ -46,6 +46,8 @@ export interface ActorDirectoryDeps {
   readonly rng: Rng;
   readonly rareResources: readonly string[];
   readonly log: (line: string) => void;
+  /** Throws unless the job an actor is registered under runs (jobs.ts, checkRunning). */
+  readonly jobRunning?: (jobId: string | undefined) => void;
   /** Milliseconds, for the explanation backoff; default performance.now. */
   readonly now?: () => number;
   /** The explanation backoff; default EXPLAIN_BACKOFF_MS. `initial: 0` refreshes on every attempt. */
@@ -132,6 +134,7 @@ export class ActorDirectory {
     tokenField('actorId', reg.actorId);
     const existing = this.#entries.get(reg.actorId);
     if (existing) return existing.info;
+    this.deps.jobRunning?.(reg.jobId);
     const compiled = compileActor(reg, { rareResources: this.deps.rareResources });
     if (reg.name !== undefined && this.#names.has(nameKey(reg.namespace, reg.name))) throw new ActorNameTakenError(reg.name, reg.namespace);
     const decision = this.#placement.decide({ actorId: reg.actorId, namespace: reg.namespace, compiled });
@@ -342,6 +345,28 @@ export class ActorDirectory {
       if (kill) kills.push(kill);
     }
     return Promise.all(kills).then(() => undefined);
+  }
+
+  /**
+   * A job finished: every live actor it owns (created under it, not detached) is killed with
+   * `cause(jobId)`, so its name is free at once. Resolves once their raylets dropped them. Answers
+   * how many were killed.
+   */
+  async killOwnedBy(jobIds: ReadonlySet<string>, cause: (jobId: string) => string): Promise<number> {
+    const kills: Promise<void>[] = [];
+    let killed = 0;
+    for (const entry of this.#entries.values()) {
+      const { jobId } = entry.registration;
+      if (jobId === undefined || !jobIds.has(jobId) || entry.info.state === 'DEAD' || entry.registration.options.lifetime === 'detached') continue;
+      const ref = this.#awake(entry);
+      if (!ref) continue;
+      ref.send({ type: 'KILL', noRestart: true, cause: cause(jobId) });
+      killed++;
+      const kill = this.#kills.get(entry.registration.actorId);
+      if (kill) kills.push(kill);
+    }
+    await Promise.all(kills);
+    return killed;
   }
 
   /** Every actor placed on a node that died fails (and restarts elsewhere when it may). */
@@ -596,6 +621,8 @@ export class ActorDirectory {
       labels: c.labels,
       ...(c.deathCause === undefined ? {} : { deathCause: c.deathCause }),
       ...(state === 'PENDING' && c.pendingReason !== undefined ? { pendingReason: c.pendingReason } : {}),
+      ...(reg.jobId === undefined ? {} : { jobId: reg.jobId }),
+      ...(reg.options.lifetime === 'detached' ? { lifetime: 'detached' as const } : {}),
     };
   }
 }

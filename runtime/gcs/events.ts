@@ -1,3 +1,4 @@
+import type { JobInfoWire } from '../../protocols/messages/job.ts';
 import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
 import type { NODE_EVENT_TYPES } from '../../protocols/messages/cluster.ts';
 import { encode } from '../../protocols/codec.ts';
@@ -43,6 +44,11 @@ export class EventPublisher {
 
   actorEvicted(actor: ActorInfoWire, reason: EvictionReason, message: string): void {
     this.#publish({ type: 'actor_evicted', time: this.#now(), actor, reason, message });
+  }
+
+  /** job_started / job_finished: the job after the change. */
+  job(type: 'job_started' | 'job_finished', job: JobInfoWire): void {
+    this.#publish({ type, time: this.#now(), job });
   }
 
   placementGroupState(placementGroup: PlacementGroupInfoWire): void {

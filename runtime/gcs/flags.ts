@@ -1,6 +1,7 @@
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { assertToken } from '../../protocols/subjects.ts';
 import { DEFAULT_MAX_DEAD_ACTORS } from './dead-actors.ts';
+import { DEFAULT_JOB_TIMEOUT_MS } from './jobs.ts';
 import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
 
 export { DEFAULT_ADDRESS, FlagError };
@@ -21,13 +22,15 @@ export interface GcsFlags {
   graceMs: number;
   /** How long the leader lease lasts without renewal (leader.ts). */
   leaseMs: number;
+  /** A job (driver connection) with no heartbeat for this long is FINISHED (jobs.ts). */
+  jobTimeoutMs: number;
   help: boolean;
 }
 
 
 export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resources GPU,my_rare]
            [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N]
-           [--persist auto|on|off | --no-persist] [--grace-ms N] [--lease-ms N]
+           [--persist auto|on|off | --no-persist] [--grace-ms N] [--lease-ms N] [--job-timeout-ms N]
            [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
   --heartbeat-ms to $ORRERY_HEARTBEAT_MS, then 500 (at least 10); --node-timeout-ms to
@@ -39,10 +42,12 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
   --grace-ms to $ORRERY_GRACE_MS, then 3000: how long a restarted GCS waits for
   raylets to register again before it reconciles; --lease-ms to $ORRERY_LEASE_MS, then 2000: with
   persistence, GCS processes share one leader lease; the others wait as standbys and one takes over
-  when the leader has not renewed it for this long
+  when the leader has not renewed it for this long; --job-timeout-ms to $ORRERY_JOB_TIMEOUT_MS, then
+  ${DEFAULT_JOB_TIMEOUT_MS}: a driver's job with no heartbeat for this long is finished and the actors and
+  placement groups it owns are killed (docs/jobs.md)
 ${ACCESS_USAGE}`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--persist', '--grace-ms', '--lease-ms', ...ACCESS_FLAGS]);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--persist', '--grace-ms', '--lease-ms', '--job-timeout-ms', ...ACCESS_FLAGS]);
 
 /** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
 export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
@@ -66,8 +71,9 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   if (persist !== 'auto' && persist !== 'on' && persist !== 'off') throw new FlagError(persistFrom, `expected auto, on or off, got ${JSON.stringify(persistText)}`);
   const graceMs = integer(...fromFlagOrEnv(given, '--grace-ms', env, 'ORRERY_GRACE_MS'), 3000, 0);
   const leaseMs = integer(...fromFlagOrEnv(given, '--lease-ms', env, 'ORRERY_LEASE_MS'), 2000, 100);
+  const jobTimeoutMs = integer(...fromFlagOrEnv(given, '--job-timeout-ms', env, 'ORRERY_JOB_TIMEOUT_MS'), DEFAULT_JOB_TIMEOUT_MS, 100);
   const access = accessFlags(given, env);
-  return { address, access, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, persist, graceMs, leaseMs, help };
+  return { address, access, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, persist, graceMs, leaseMs, jobTimeoutMs, help };
 }
 
 /** The flag's value, else the environment variable's (named as the source of a bad value). */

@@ -3,6 +3,7 @@
 import type { PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
 import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import type { NodeInfoWire } from '../../protocols/messages/cluster.ts';
+import type { JobInfoWire } from '../../protocols/messages/job.ts';
 import type { PendingQueueStats } from './pending-queue.ts';
 import { GcsService, type GcsOptions } from './service.ts';
 import type { WireErrorCounts } from './wire.ts';
@@ -22,6 +23,8 @@ export interface GcsTables {
   readonly nodes: NodeInfoWire[];
   readonly actors: ActorInfoWire[];
   readonly placementGroups: PlacementGroupInfoWire[];
+  /** The job table: drivers' connections, RUNNING and FINISHED (jobs.ts). */
+  readonly jobs: JobInfoWire[];
   /** The cluster view's current version. */
   readonly viewVersion: number;
   readonly pending: PendingQueueStats;
@@ -53,6 +56,7 @@ export async function startGcs(opts: GcsOptions): Promise<GcsHandle> {
       nodes: service.nodes.list(),
       actors: service.actors.list(),
       placementGroups: service.groups.list(),
+      jobs: service.jobs.list(),
       viewVersion: service.view.version,
       pending: service.queue.stats(),
       actorMachines: service.actors.machines,

@@ -1,10 +1,10 @@
 import { decode, encode } from '../../protocols/codec.ts';
 import { storedRecords } from '../../protocols/messages/stored.ts';
 import { bucketName, kvKey, type KeyValue, type KvBucket } from '../bus/kv.ts';
-import { MemoryStore, type ActorRecord, type GcsStore, type GroupRecord, type MetaKey, type NodeRecord } from './store.ts';
+import { MemoryStore, type ActorRecord, type GcsStore, type GroupRecord, type JobRecord, type MetaKey, type NodeRecord } from './store.ts';
 
 /**
- * The GCS's tables in JetStream KV (one bucket per table: `orrery_<cluster>_nodes|actors|groups|meta`,
+ * The GCS's tables in JetStream KV (one bucket per table: `orrery_<cluster>_nodes|actors|groups|jobs|meta`,
  * keys by id, values the codec's `stored_*` records). Reads come from a local copy (a MemoryStore)
  * loaded once at open; writes change the copy at once and go to the buckets behind it, gathered
  * per event-loop turn with only a key's latest value written, so an actor that changes state three
@@ -16,7 +16,7 @@ import { MemoryStore, type ActorRecord, type GcsStore, type GroupRecord, type Me
  * Records read at open are validated like wire messages: one that does not decode (written by
  * someone else, or by a future version) is left out and counted in `refused`, never trusted.
  */
-type Table = 'nodes' | 'actors' | 'groups' | 'meta';
+type Table = 'nodes' | 'actors' | 'groups' | 'jobs' | 'meta';
 
 interface Write {
   readonly table: Table;
@@ -56,17 +56,18 @@ export class KvStore implements GcsStore {
   /** Opens (creating when missing) the cluster's buckets and loads every record. */
   static async open(kv: KeyValue, opts: KvStoreOptions): Promise<KvStore> {
     const open = (table: Table) => kv.bucket(bucketName('orrery', opts.cluster, table));
-    const [nodes, actors, groups, meta] = await Promise.all([open('nodes'), open('actors'), open('groups'), open('meta')]);
-    const store = new KvStore({ nodes, actors, groups, meta }, opts);
+    const [nodes, actors, groups, jobs, meta] = await Promise.all([open('nodes'), open('actors'), open('groups'), open('jobs'), open('meta')]);
+    const store = new KvStore({ nodes, actors, groups, jobs, meta }, opts);
     await store.#load();
     return store;
   }
 
   async #load(): Promise<void> {
-    const [nodes, actors, groups, meta] = await Promise.all([
+    const [nodes, actors, groups, jobs, meta] = await Promise.all([
       this.buckets.nodes.entries(),
       this.buckets.actors.entries(),
       this.buckets.groups.entries(),
+      this.buckets.jobs.entries(),
       this.buckets.meta.entries(),
     ]);
     for (const { value } of nodes.values()) {
@@ -80,6 +81,10 @@ export class KvStore implements GcsStore {
     for (const { value } of groups.values()) {
       const body = this.#read(value, 'stored_group');
       if (body) this.#local.putGroup(body as GroupRecord);
+    }
+    for (const { value } of jobs.values()) {
+      const body = this.#read(value, 'stored_job');
+      if (body) this.#local.putJob(body as JobRecord);
     }
     for (const [key, { value }] of meta) {
       const body = this.#read(value, 'stored_meta') as { value: number } | undefined;
@@ -136,6 +141,20 @@ export class KvStore implements GcsStore {
 
   groups(): GroupRecord[] {
     return this.#local.groups();
+  }
+
+  putJob(record: JobRecord): void {
+    this.#local.putJob(record);
+    this.#write('jobs', record.info.jobId, () => encode('stored_job', record));
+  }
+
+  deleteJob(jobId: string): void {
+    this.#local.deleteJob(jobId);
+    this.#write('jobs', jobId, () => undefined);
+  }
+
+  jobs(): JobRecord[] {
+    return this.#local.jobs();
   }
 
   getMeta(key: MetaKey): number | undefined {

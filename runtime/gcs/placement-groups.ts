@@ -25,6 +25,7 @@ import {
 } from './placement-group.machine.ts';
 import type { GcsStore, GroupRecord } from './store.ts';
 import { tokenField } from './wire.ts';
+import { lifetimeOption } from './actor-options.ts';
 import type { WaitingGroup } from './demands.ts';
 import type { ActorRefFrom } from 'xstate';
 
@@ -40,6 +41,8 @@ export interface PlacementGroupDirectoryDeps {
   readonly rng: Rng;
   readonly rareResources: readonly string[];
   readonly log: (line: string) => void;
+  /** Throws unless the job a group is created under runs (jobs.ts, checkRunning). */
+  readonly jobRunning?: (jobId: string | undefined) => void;
   readonly queue: () => PendingQueue;
   /** Live nodes placements keep off for now: their raylet did not answer (nodes.ts). */
   readonly unreachableNodes: () => ReadonlySet<string>;
@@ -126,6 +129,8 @@ export class PlacementGroupDirectory {
     tokenField('pgId', body.pgId);
     const existing = this.#entries.get(body.pgId);
     if (existing) return existing.info;
+    this.deps.jobRunning?.(body.jobId);
+    lifetimeOption(body.options.lifetime);
     const request = compilePlacementGroup(body.options as unknown as PlacementGroupOptions, {
       id: body.pgId,
       ...(body.name === undefined ? {} : { name: body.name }),
@@ -248,6 +253,22 @@ export class PlacementGroupDirectory {
     entry.ref.send({ type: 'REMOVE', cause: REMOVED_BY_USER });
     await this.#removals.get(body.pgId);
     return entry.info;
+  }
+
+  /**
+   * A job finished: every group it owns (created under it, not detached) is removed with
+   * `cause(jobId)`, its actors killed. Resolves once the raylets have dropped them; answers how many.
+   */
+  async removeOwnedBy(jobIds: ReadonlySet<string>, cause: (jobId: string) => string): Promise<number> {
+    const removals: Promise<void>[] = [];
+    for (const entry of this.#entries.values()) {
+      const { jobId, options } = entry.registration;
+      if (jobId === undefined || !jobIds.has(jobId) || options.lifetime === 'detached' || entry.info.state === 'REMOVED') continue;
+      entry.ref.send({ type: 'REMOVE', cause: cause(jobId) });
+      removals.push(this.#removals.get(entry.registration.pgId) ?? Promise.resolve());
+    }
+    await Promise.all(removals);
+    return removals.length;
   }
 
   /** The pending queue's attempt to place a waiting group (`queueId` = PG_QUEUE_PREFIX + pgId). */

@@ -63,6 +63,11 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     resource_demands: route('resource_demands', (body) => gcs.demands.resourceDemands(body)),
     autoscaler_report: route('autoscaler_report', (body) => gcs.autoscaler.report(body)),
     autoscaler_status: route('autoscaler_status', () => gcs.autoscaler.status()),
+    register_job: route('register_job', (body) => mutating(gcs, () => gcs.jobs.register(body))),
+    // a heartbeat changes nothing stored: it is answered while the GCS recovers too
+    job_heartbeat: route('job_heartbeat', (body) => gcs.jobs.heartbeat(body)),
+    finish_job: route('finish_job', (body) => mutating(gcs, () => gcs.jobs.finish(body))),
+    list_jobs: route('list_jobs', (body) => pageOfList(gcs.jobs.list(), (j) => j.jobId, body, paged)),
   };
 }
 

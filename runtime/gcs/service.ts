@@ -33,6 +33,7 @@ import { DEFAULT_VIEW_INTERVAL_MS, ViewBroadcaster } from './view.ts';
 import { AutoscalerReports } from './autoscaler-reports.ts';
 import { Demands } from './demands.ts';
 import { WireIntake } from './wire.ts';
+import { DEFAULT_JOB_TIMEOUT_MS, JobDirectory } from './jobs.ts';
 
 export interface GcsOptions {
   bus: Bus;
@@ -86,6 +87,13 @@ export interface GcsOptions {
    * EXPLAIN_BACKOFF_MS: 1 s doubling to 30 s); `initial: 0` explains on every attempt.
    */
   explainBackoffMs?: { initial: number; max: number };
+  /**
+   * A job (a driver connection) with no heartbeat for this long is FINISHED and what it owns is
+   * killed; default 30,000 ms (docs/jobs.md). Drivers are told to beat six times per timeout.
+   */
+  jobTimeoutMs?: number;
+  /** Finished jobs the GCS keeps listed; default 10,000. */
+  maxFinishedJobs?: number;
   /** xstate inspection of the Gcs machine and every Node and Actor machine it spawned. */
   inspect?: (event: InspectionEvent) => void;
 }
@@ -105,6 +113,8 @@ export class GcsService {
   readonly nodes: NodeDirectory;
   readonly actors: ActorDirectory;
   readonly groups: PlacementGroupDirectory;
+  /** The job table: drivers' connections, their heartbeats and what they own (jobs.ts). */
+  readonly jobs: JobDirectory;
   readonly bundles: BundleClient;
   readonly recovery: Recovery;
   /** resource_demands: what waits, grouped, and the nodes (demands.ts). */
@@ -192,8 +202,22 @@ export class GcsService {
       evict: (id, reason, cause) => this.actors.evict(id, reason, cause),
       whenSettled: (fn) => this.queue.whenIdle(fn),
     });
+    this.jobs = new JobDirectory({
+      store: this.store,
+      events,
+      log,
+      timeoutMs: positiveInt('jobTimeoutMs', opts.jobTimeoutMs, DEFAULT_JOB_TIMEOUT_MS, 1),
+      ...(opts.maxFinishedJobs === undefined ? {} : { maxFinishedJobs: positiveInt('maxFinishedJobs', opts.maxFinishedJobs, 0, 0) }),
+      // groups first: removing a group kills its actors too, with the group's cause
+      endOwned: async (jobIds, cause) => {
+        const groups = await this.groups.removeOwnedBy(jobIds, cause);
+        const actors = await this.actors.killOwnedBy(jobIds, cause);
+        return { actors, groups };
+      },
+    });
+    const jobRunning = (jobId: string | undefined): void => this.jobs.checkRunning(jobId);
     this.actors = new ActorDirectory({
-      state: this.state, store: this.store, events, raylets, rng, rareResources, log,
+      state: this.state, store: this.store, events, raylets, rng, rareResources, log, jobRunning,
       deadActors: new DeadActors(positiveInt('maxDeadActors', opts.maxDeadActors, DEFAULT_MAX_DEAD_ACTORS, 0)),
       queue: () => this.queue,
       eviction: () => this.eviction,
@@ -205,7 +229,7 @@ export class GcsService {
     });
     this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log, epoch, staleEpoch, answeredBy, forged });
     this.groups = new PlacementGroupDirectory({
-      state: this.state, events, bundles: this.bundles, rng, rareResources, log,
+      state: this.state, events, bundles: this.bundles, rng, rareResources, log, jobRunning,
       queue: () => this.queue,
       unreachableNodes: () => this.nodes.unreachableNodes,
       nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
@@ -291,7 +315,10 @@ export class GcsService {
     const graceMs = positiveInt('graceMs', opts.graceMs, 3000, 0);
     this.actor = createActor(machine, { input: { cluster: this.cluster, recover: this.recovery.needed, graceMs }, ...(opts.inspect ? { inspect: opts.inspect } : {}) });
     this.actor.subscribe((snapshot) => {
-      if (snapshot.value === 'serving') this.#markServing();
+      if (snapshot.value === 'serving') {
+        this.#markServing();
+        void this.jobs.serve();
+      }
     });
   }
 
@@ -362,7 +389,10 @@ export class GcsService {
   /** Spawns a child of the Gcs machine through `event` and returns it. */
   async #open(): Promise<void> {
     this.#subscriptions = serveVerbs(this);
-    this.#stopWatchingBus = this.opts.bus.onStatus((status) => this.nodes.connectionChanged(status));
+    this.#stopWatchingBus = this.opts.bus.onStatus((status) => {
+      this.nodes.connectionChanged(status);
+      this.jobs.connectionChanged(status);
+    });
     await this.opts.bus.flush();
   }
 
@@ -375,6 +405,7 @@ export class GcsService {
     this.eviction.stop();
     this.view.stop();
     this.nodes.stop();
+    this.jobs.stop();
     this.actors.stopRefreshes();
     for (const ref of this.#actorRefs) stopMachine(ref);
     this.#actorRefs.clear();

@@ -2,6 +2,7 @@ import type { ActorInfoWire, RegisterActor } from '../../protocols/messages/acto
 import type { NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { RegisterNode } from '../../protocols/messages/node.ts';
 import type { CreatePg, PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
+import type { JobInfoWire } from '../../protocols/messages/job.ts';
 
 /**
  * The GCS's tables: every node and every actor it has known, with what is needed to rebuild them
@@ -39,6 +40,13 @@ export interface GroupRecord {
   readonly info: PlacementGroupInfoWire;
 }
 
+export interface JobRecord {
+  /** The job as the GCS reports it now. */
+  readonly info: JobInfoWire;
+  /** SHA-256 of the job's secret, hex (jobs.ts): the secret itself is never stored. */
+  readonly secretHash: string;
+}
+
 /** Small counters kept across restarts. */
 export type MetaKey = 'eventSeq';
 
@@ -56,6 +64,10 @@ export interface GcsStore {
   actors(): ActorRecord[];
   putGroup(record: GroupRecord): void;
   groups(): GroupRecord[];
+  putJob(record: JobRecord): void;
+  /** Forgets a job (a finished one past the retention bound); fire-and-forget like puts. */
+  deleteJob(jobId: string): void;
+  jobs(): JobRecord[];
   getMeta(key: MetaKey): number | undefined;
   putMeta(key: MetaKey, value: number): void;
   /** Table sizes, for snapshots and specs. */
@@ -74,6 +86,7 @@ export class MemoryStore implements GcsStore {
   readonly #actors = new Map<string, ActorRecord>();
   readonly #meta = new Map<MetaKey, number>();
   readonly #groups = new Map<string, GroupRecord>();
+  readonly #jobs = new Map<string, JobRecord>();
 
   getNode(nodeId: string): NodeRecord | undefined {
     return this.#nodes.get(nodeId);
@@ -109,6 +122,18 @@ export class MemoryStore implements GcsStore {
 
   groups(): GroupRecord[] {
     return [...this.#groups.values()];
+  }
+
+  putJob(record: JobRecord): void {
+    this.#jobs.set(record.info.jobId, record);
+  }
+
+  deleteJob(jobId: string): void {
+    this.#jobs.delete(jobId);
+  }
+
+  jobs(): JobRecord[] {
+    return [...this.#jobs.values()];
   }
 
   getMeta(key: MetaKey): number | undefined {

@@ -1,6 +1,7 @@
 import { OrreryError } from '../../lib/errors.ts';
 import { CodeSourceRefusedError } from '../../protocols/code-source.ts';
 import { NodeNotOwnedError } from './node-owner.ts';
+import { JobNotOwnedError } from '../errors.ts';
 import { decode } from '../../protocols/codec.ts';
 import { ProtocolError, WireErrorCode } from '../../protocols/errors.ts';
 import { messages, type MessageBody, type MessageRegistry, type MessageType } from '../../protocols/messages/registry.ts';
@@ -21,7 +22,8 @@ import { RejectionLog } from '../process/rejection-log.ts';
  *     once per code and then summed up once a minute while more come (RejectionLog), and it
  *     changes no state — the handler never ran, or threw before changing any;
  *     so is code the cluster does not load (CODE_SOURCE_REFUSED, protocols/code-source.ts), a
- *     message about a node that does not carry that node's secret (NODE_NOT_OWNED, node-owner.ts),
+ *     message about a node that does not carry that node's secret (NODE_NOT_OWNED, node-owner.ts)
+ *     or about a job without that job's secret (JOB_NOT_OWNED, jobs.ts),
  *     and a verb asked from a role's inbox that the role may not ask (PERMISSION_DENIED);
  *   - a domain error (OrreryError: NODE_NOT_FOUND, ACTOR_NAME_TAKEN, INVALID_OPTION, …) is answered
  *     with its code and is not counted;
@@ -88,7 +90,7 @@ export class WireIntake {
       const { body } = decode(msg.data, { registry, maxBytes: this.opts.maxBytes });
       value = await handler(body as MessageBody<MessageType>, msg);
     } catch (err) {
-      if (err instanceof ProtocolError || err instanceof CodeSourceRefusedError || err instanceof NodeNotOwnedError || err instanceof RoleRefusedError) this.#refused(verb, msg, err);
+      if (err instanceof ProtocolError || err instanceof CodeSourceRefusedError || err instanceof NodeNotOwnedError || err instanceof JobNotOwnedError || err instanceof RoleRefusedError) this.#refused(verb, msg, err);
       else if (!(err instanceof OrreryError)) this.opts.log(`${verb} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       this.#respond(verb, msg, () => this.#encodeError(err));
       return;
@@ -96,7 +98,7 @@ export class WireIntake {
     this.#respond(verb, msg, () => encodeOk(value ?? null));
   }
 
-  #refused(verb: string, msg: BusMsg, err: ProtocolError | CodeSourceRefusedError | NodeNotOwnedError | RoleRefusedError): void {
+  #refused(verb: string, msg: BusMsg, err: ProtocolError | CodeSourceRefusedError | NodeNotOwnedError | JobNotOwnedError | RoleRefusedError): void {
     this.#total++;
     this.#byCode.set(err.code, (this.#byCode.get(err.code) ?? 0) + 1);
     this.#byVerb.set(verb, (this.#byVerb.get(verb) ?? 0) + 1);

@@ -27,6 +27,11 @@ export interface LocalClusterOptions {
   /** Resources whose nodes get a rare-resource taint (seed 003), e.g. ['GPU']. */
   rareResources?: string[];
   /**
+   * How long the GCS waits for a job's heartbeat before it finishes the job and kills what it owns
+   * (docs/jobs.md); default the GCS's, 30,000 ms.
+   */
+  jobTimeoutMs?: number;
+  /**
    * Node flags for the GCS and raylet processes (nats transport); default: this process's own
    * (process.execArgv), so a driver running under tsx starts them under tsx too. Pass [] to run the
    * compiled package's entries on plain node, as an installed orrery runs.

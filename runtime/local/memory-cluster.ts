@@ -70,7 +70,7 @@ export async function startMemoryCluster(opts: LocalClusterOptions): Promise<Loc
 
   try {
     await inspection.start();
-    const service = new GcsService({ bus: bus(), cluster: clusterName, rareResources: opts.rareResources });
+    const service = new GcsService({ bus: bus(), cluster: clusterName, rareResources: opts.rareResources, ...(opts.jobTimeoutMs === undefined ? {} : { jobTimeoutMs: opts.jobTimeoutMs }) });
     inspection.add(service.actor.system);
     await service.start();
     gcs = service;

@@ -42,7 +42,10 @@ export async function startProcessCluster(opts: LocalClusterOptions): Promise<Lo
   const spawnOpts = { onLine: opts.onOutput, nodeFlags: opts.nodeFlags };
 
   let address = opts.address;
-  const rare = opts.rareResources?.length ? ['--rare-resources', opts.rareResources.join(',')] : [];
+  const rare = [
+    ...(opts.rareResources?.length ? ['--rare-resources', opts.rareResources.join(',')] : []),
+    ...(opts.jobTimeoutMs === undefined ? [] : ['--job-timeout-ms', String(opts.jobTimeoutMs)]),
+  ];
   /** Every GCS process started, leader and standbys. */
   const gcses: RuntimeProcess[] = [];
   const tempAuth = opts.auth === true ? mkdtempSync(join(tmpdir(), 'orrery-auth-')) : undefined;

@@ -257,7 +257,8 @@ test('ready() right after remote() needs no get_actor: remote() followed the eve
 
 test('close() completes events$ and state$; a pending ready() rejects with BUS_CLOSED', async () => {
   const client = await connect({ address: local.address });
-  const waiting = await client.actor(CounterActor).options({ labelSelector: { region: 'mars' } }).remote();
+  // detached: close() would kill an actor the job owns (the next test), and ready() would see it die
+  const waiting = await client.actor(CounterActor).options({ labelSelector: { region: 'mars' }, lifetime: 'detached' }).remote();
   await waiting.info();
   const events = firstValueFrom(client.events$.pipe(toArray()));
   const states = firstValueFrom(waiting.state$.pipe(toArray()));
@@ -266,6 +267,57 @@ test('close() completes events$ and state$; a pending ready() rejects with BUS_C
   assert.ok(Array.isArray(await events));
   assert.ok((await states).every((i) => i.state === 'PENDING'));
   assert.is((await ready as { code: string }).code, 'BUS_CLOSED');
+});
+
+test('close() kills the actors the connection owns, with a cause naming its job, and frees their names; a detached one lives on', async () => {
+  const client = await connect({ address: local.address, job: { name: 'spec' } });
+  const jobId = client.jobId!;
+  assert.type(jobId, 'string');
+  const owned = await client.actor(CounterActor).options({ name: 'owned-web' }).remote();
+  const detached = await client.actor(CounterActor).options({ name: 'detached-web', lifetime: 'detached' }).remote();
+  await Promise.all([owned.ready(), detached.ready()]);
+  const listed = (await client.jobs()).find((j) => j.jobId === jobId)!;
+  assert.is(listed.state, 'RUNNING');
+  assert.is(listed.name, 'spec');
+  assert.is(listed.pid, process.pid);
+  await client.close();
+
+  const other = await connect({ address: local.address });
+  try {
+    const dead = await other.actors();
+    const info = dead.find((a) => a.actorId === owned.actorId)!;
+    assert.is(info.state, 'DEAD');
+    assert.match(info.deathCause!, new RegExp(`job ${jobId} finished`));
+    assert.is(dead.find((a) => a.actorId === detached.actorId)!.state, 'ALIVE');
+    const job = (await other.jobs()).find((j) => j.jobId === jobId)!;
+    assert.is(job.state, 'FINISHED');
+    assert.is(job.endReason, 'closed');
+    // the name is free again
+    const again = await other.actor(CounterActor).options({ name: 'owned-web' }).remote();
+    await again.ready();
+    await (await other.getActor('detached-web')).kill();
+  } finally {
+    await other.close();
+  }
+});
+
+test('connect({ job: false }) is no job: nothing registered, what it creates is owned by nobody', async () => {
+  const tool = await connect({ address: local.address, job: false });
+  try {
+    assert.is(tool.jobId, undefined);
+    const a = await tool.actor(CounterActor).remote();
+    assert.is((await a.info()).jobId, undefined);
+    await a.kill();
+  } finally {
+    await tool.close();
+  }
+});
+
+test('a bad lifetime or job option is refused at the call', async () => {
+  const refused = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as InvalidOptionError);
+  assert.is((await refused(connect({ address: local.address, job: { nom: 'x' } as never })))?.option, 'job.nom');
+  assert.is((await refused(local.cluster.actor(CounterActor).options({ lifetime: 'forever' as never }).remote()))?.option, 'lifetime');
+  assert.is((await refused(local.cluster.placementGroup({ bundles: [{ CPU: 1 }], lifetime: 'always' as never })))?.option, 'lifetime');
 });
 
 test.run();

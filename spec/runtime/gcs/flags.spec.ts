@@ -2,13 +2,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_ADDRESS, FlagError, parseGcsFlags, type GcsFlags } from '../../../runtime/gcs/flags.ts';
 
-const defaults: GcsFlags = { address: DEFAULT_ADDRESS, access: {}, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, help: false };
+const defaults: GcsFlags = { address: DEFAULT_ADDRESS, access: {}, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, jobTimeoutMs: 30_000, help: false };
 
 const accepted: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<GcsFlags> }[] = [
   { name: 'no flags', argv: [], want: {} },
   { name: 'the address from the environment', argv: [], env: { ORRERY_ADDRESS: 'nats://10.0.0.1:4222' }, want: { address: 'nats://10.0.0.1:4222' } },
   { name: '--address over the environment', argv: ['--address', 'nats://a:1,nats://b:2'], env: { ORRERY_ADDRESS: 'nats://x:1' }, want: { address: 'nats://a:1,nats://b:2' } },
   { name: '--flag=value', argv: ['--cluster=prod', '--heartbeat-ms=100', '--node-timeout-ms=1000'], want: { cluster: 'prod', heartbeatMs: 100, nodeTimeoutMs: 1000 } },
+  { name: 'the job timeout', argv: ['--job-timeout-ms', '2000'], want: { jobTimeoutMs: 2000 } },
+  { name: 'the job timeout from the environment', argv: [], env: { ORRERY_JOB_TIMEOUT_MS: '5000' }, want: { jobTimeoutMs: 5000 } },
   { name: 'rare resources, deduplicated', argv: ['--rare-resources', 'GPU, my_rare,GPU'], want: { rareResources: ['GPU', 'my_rare'] } },
   { name: '--help', argv: ['--help'], want: { help: true } },
   { name: 'heartbeat and timeout from the environment', argv: [], env: { ORRERY_HEARTBEAT_MS: '100', ORRERY_NODE_TIMEOUT_MS: '800' }, want: { heartbeatMs: 100, nodeTimeoutMs: 800 } },
@@ -37,6 +39,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; fla
   { name: 'a bad persistence mode in the environment', argv: [], env: { ORRERY_PERSIST: 'maybe' }, flag: 'ORRERY_PERSIST', problem: /auto, on or off/ },
   { name: '--no-persist with --persist', argv: ['--no-persist', '--persist', 'on'], flag: '--no-persist', problem: /cannot be given with/ },
   { name: 'a lease too short to renew', argv: ['--lease-ms', '50'], flag: '--lease-ms', problem: />= 100/ },
+  { name: 'a job timeout too short', argv: ['--job-timeout-ms', '10'], flag: '--job-timeout-ms', problem: />= 100/ },
   { name: 'a negative grace window', argv: ['--grace-ms', '-1'], flag: '--grace-ms', problem: /whole number/ },
   { name: 'an unknown flag', argv: ['--verbose'], flag: '--verbose', problem: /unknown flag/ },
   { name: 'a stray argument', argv: ['gcs'], flag: 'gcs', problem: /unexpected argument/ },

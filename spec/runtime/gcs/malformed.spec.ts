@@ -54,6 +54,14 @@ const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown 
     illTyped: { status: { time: 1, nodeTypes: [], launching: [], demands: [], infeasible: [], failures: [] }, events: [{ type: 'node_exploded', time: 1, nodeType: 'cpu', message: 'x' }] },
   },
   autoscaler_status: { type: 'autoscaler_status', valid: {}, illTyped: 'now' },
+  register_job: {
+    type: 'register_job',
+    valid: { jobId: 'j9', secret: 's'.repeat(64), host: 'h', pid: 1, namespace: 'default' },
+    illTyped: { jobId: 'j9', secret: 'short', host: 'h', pid: 1, namespace: 'default' },
+  },
+  job_heartbeat: { type: 'job_heartbeat', valid: { jobId: 'j9', secret: 's'.repeat(64) }, illTyped: { jobId: 'j9', secret: 64 } },
+  finish_job: { type: 'finish_job', valid: { jobId: 'j9', secret: 's'.repeat(64) }, illTyped: { jobId: ['j9'], secret: 's'.repeat(64) } },
+  list_jobs: { type: 'list_jobs', valid: {}, illTyped: { limit: -1 } },
   actor_died: { type: 'actor_died', valid: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 0 }], cause: 'x' }, illTyped: { nodeId: 'n1', actors: [{ actorId: 'a1', incarnation: 'zero' }], cause: 'x' } },
 };
 
@@ -108,8 +116,8 @@ async function populated(): Promise<Harness> {
 }
 
 const tables = (h: Harness) => {
-  const { nodes, actors, placementGroups, viewVersion, pending, state } = h.gcs.snapshot();
-  return { nodes, actors, placementGroups, viewVersion, waiting: pending.waiting, state };
+  const { nodes, actors, placementGroups, jobs, viewVersion, pending, state } = h.gcs.snapshot();
+  return { nodes, actors, placementGroups, jobs, viewVersion, waiting: pending.waiting, state };
 };
 
 const allVerbs = Object.values(GcsVerb);
@@ -281,12 +289,13 @@ async function askFrom(h: Harness, verb: GcsVerb, inbox: string): Promise<string
 }
 
 // What each role may ask the GCS (docs/security.md), written out here rather than read from roles.ts.
-const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status'];
+const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status', 'list_jobs'];
+const JOB: GcsVerb[] = ['register_job', 'job_heartbeat', 'finish_job'];
 const MAY_ASK: Record<'node' | 'driver' | 'observer' | 'admin', GcsVerb[]> = {
   node: ['register_node', 'heartbeat', 'actor_died', 'view_snapshot'],
   observer: READS,
-  driver: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'],
-  admin: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'],
+  driver: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', ...JOB],
+  admin: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', ...JOB, 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'],
 };
 
 test('a verb asked from the inbox of a role that may not ask it is PERMISSION_DENIED, counted, and changes nothing; a role\'s own verbs and plain inboxes go through', async () => {
