@@ -8,6 +8,7 @@ import { events } from './commands/events.ts';
 import { explain } from './commands/explain.ts';
 import { label } from './commands/label.ts';
 import { list } from './commands/list.ts';
+import { kill } from './commands/kill.ts';
 import { start } from './commands/start.ts';
 import { status } from './commands/status.ts';
 import { stop } from './commands/stop.ts';
@@ -17,9 +18,9 @@ import { trace } from './commands/trace.ts';
 import { down, up } from './commands/up.ts';
 import type { CliIo } from './io.ts';
 
-const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, up, down, status, list, explain, label, taint, events, dashboard, trace, statechart, auth };
+const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, up, down, status, list, kill, explain, label, taint, events, dashboard, trace, statechart, auth };
 /** Commands that connect to NATS, so take --creds and --tls-* (taken out before their own flags are read). */
-const CONNECTING = new Set(['start', 'up', 'down', 'status', 'list', 'explain', 'label', 'taint', 'events', 'dashboard', 'trace']);
+const CONNECTING = new Set(['start', 'up', 'down', 'status', 'list', 'kill', 'explain', 'label', 'taint', 'events', 'dashboard', 'trace']);
 
 export const USAGE = `usage:
   orrery start --head [--address URL] [node flags] [--rare-resources GPU,my_rare] [--cluster NAME] [--block]
@@ -34,11 +35,15 @@ export const USAGE = `usage:
   orrery down CLUSTER.yaml [--address URL]   stops the autoscaler, terminates the nodes it launched,
       and the GCS and nats-server if \`orrery up\` started them
   orrery status [--address URL] [--cluster NAME]
-  orrery list nodes|actors|placement-groups [--json | --detail] [--address URL] [--cluster NAME]
+  orrery list nodes|actors|placement-groups|jobs [--json | --detail] [--address URL] [--cluster NAME]
       [--filter key=value[,key=value…]] [--limit N] [--watch]
       filter keys: state, node (id or name), name, namespace, class (actors); state, name, node (nodes);
-      state, name, namespace, strategy (placement groups). --watch prints each change until Ctrl-C
+      state, name, namespace, strategy (placement groups); state, host, name, namespace, reason (jobs).
+      --watch prints each change until Ctrl-C
   orrery list actors --state ALIVE[,PENDING,…]   only actors in these states (filtered by the GCS)
+  orrery kill ACTOR [--namespace NS] [--restart] [--json] [--address URL] [--cluster NAME]
+      kills one actor, by id or by name (in --namespace, default "default"); with --restart it
+      restarts when its maxRestarts allows. A detached actor lives until killed (docs/jobs.md)
   orrery explain --options '{"numCpus":1,"labelSelector":{"zone":"a"}}' [--namespace NS] [--json]
   orrery explain --placement-group '{"bundles":[{"CPU":1}],"strategy":"PACK"}' [--json]
       where it would be placed now and why not elsewhere, node by node; nothing is created

@@ -3,6 +3,7 @@ export { connect, resolveAddress, DEFAULT_ADDRESS, type ConnectOptions } from '.
 export type { Cluster } from './cluster.ts';
 export { defineActor, type ActorClass, type MethodArgs, type MethodNames, type MethodResult } from './actor-class.ts';
 export type { ActorBuilder } from './actor-builder.ts';
+export type { JobSpec } from './job-session.ts';
 export type { ActorCaller, ActorHandle, CallOptions } from './actor-handle.ts';
 export type { ActorOptions, TaskOptions } from './actor-options.ts';
 export type * from './cluster-info.types.ts';

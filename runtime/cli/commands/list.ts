@@ -1,5 +1,5 @@
 import { ACTOR_STATES as WIRE_ACTOR_STATES } from '../../../protocols/messages/actor.ts';
-import type { ActorInfo, ActorState, ClusterEvent, NodeInfo, PlacementGroupInfo } from '../../client/cluster-info.types.ts';
+import type { ActorInfo, ActorState, ClusterEvent, JobInfo, NodeInfo, PlacementGroupInfo } from '../../client/cluster-info.types.ts';
 import type { Cluster } from '../../client/cluster.ts';
 import { UsageError, parseArgs, stringFlag } from '../args.ts';
 import { addressOf } from '../address.ts';
@@ -10,7 +10,7 @@ import { untilStopped } from './events.ts';
 
 const FLAGS = { address: 'string', cluster: 'string', json: 'boolean', state: 'string', filter: 'string', limit: 'string', detail: 'boolean', watch: 'boolean' } as const;
 const ACTOR_STATES: readonly ActorState[] = WIRE_ACTOR_STATES;
-const KINDS = ['nodes', 'actors', 'placement-groups'] as const;
+const KINDS = ['nodes', 'actors', 'placement-groups', 'jobs'] as const;
 type Kind = (typeof KINDS)[number];
 const kindList = `${KINDS.slice(0, -1).join(', ')} or ${KINDS[KINDS.length - 1]}`;
 
@@ -19,16 +19,18 @@ const FILTER_KEYS: Readonly<Record<Kind, readonly string[]>> = {
   nodes: ['state', 'name', 'node'],
   actors: ['state', 'node', 'name', 'namespace', 'class'],
   'placement-groups': ['state', 'name', 'namespace', 'strategy'],
+  jobs: ['state', 'host', 'name', 'namespace', 'reason'],
 };
 
 type Filters = ReadonlyMap<string, readonly string[]>;
-type Item = NodeInfo | ActorInfo | PlacementGroupInfo;
+type Item = NodeInfo | ActorInfo | PlacementGroupInfo | JobInfo;
 
 /**
- * `orrery list nodes|actors|placement-groups`:
+ * `orrery list nodes|actors|placement-groups|jobs`:
  * - `--filter key=value[,key=value…]`: items whose key has the value (several values of one key: any
  *   of them; several keys: all of them). Keys: state, node (id or name), name, namespace, class
- *   (actors); state, name, node (nodes); state, name, namespace, strategy (placement groups).
+ *   (actors); state, name, node (nodes); state, name, namespace, strategy (placement groups);
+ *   state, host, name, namespace, reason (jobs: RUNNING or FINISHED, and why it finished).
  *   `--state S[,S2]` (actors) is `--filter state=…`, filtered by the GCS.
  * - `--limit N`: at most N rows; stderr says how many there were.
  * - `--detail`: every field of each item, one block per item; `--json`: the items as JSON (nodes
@@ -98,6 +100,7 @@ export async function list(argv: readonly string[], io: CliIo): Promise<number> 
 async function itemsOf(client: Cluster, kind: Kind, states: ActorState[] | undefined): Promise<Item[]> {
   if (kind === 'nodes') return client.nodes();
   if (kind === 'placement-groups') return client.placementGroups();
+  if (kind === 'jobs') return client.jobs();
   return client.actors(states ? { states } : {});
 }
 
@@ -105,12 +108,13 @@ async function itemsOf(client: Cluster, kind: Kind, states: ActorState[] | undef
 function itemOf(kind: Kind, e: ClusterEvent): Item | undefined {
   if (kind === 'nodes') return 'node' in e && e.type.startsWith('node_') ? e.node : undefined;
   if (kind === 'actors') return e.type === 'actor_state' || e.type === 'actor_evicted' ? e.actor : undefined;
+  if (kind === 'jobs') return e.type === 'job_started' || e.type === 'job_finished' ? e.job : undefined;
   return e.type === 'placement_group_state' ? e.placementGroup : undefined;
 }
 
 /** Node names by id, for `--filter node=NAME` and the placement-group column. */
 async function nodeNamesIfNeeded(client: Cluster, kind: Kind, filters: Filters): Promise<Map<string, string>> {
-  if (kind === 'nodes' || (kind === 'actors' && !filters.has('node'))) return new Map();
+  if (kind === 'nodes' || kind === 'jobs' || (kind === 'actors' && !filters.has('node'))) return new Map();
   return new Map((await client.nodes()).map((n) => [n.nodeId, n.name] as const));
 }
 
@@ -133,6 +137,10 @@ function fieldsOf(kind: Kind, item: Item, nodeNames: ReadonlyMap<string, string>
     const a = item as ActorInfo;
     const node = a.nodeId === undefined ? [] : [a.nodeId, ...(nodeNames.has(a.nodeId) ? [nodeNames.get(a.nodeId)!] : [])];
     return { state: [a.state], node, name: a.name === undefined ? [] : [a.name], namespace: [a.namespace], class: [a.className] };
+  }
+  if (kind === 'jobs') {
+    const j = item as JobInfo;
+    return { state: [j.state], host: [j.host], name: j.name === undefined ? [] : [j.name], namespace: [j.namespace], reason: j.endReason === undefined ? [] : [j.endReason] };
   }
   const pg = item as PlacementGroupInfo;
   return { state: [pg.state], name: pg.name === undefined ? [] : [pg.name], namespace: [pg.namespace], strategy: [pg.strategy] };
@@ -163,6 +171,18 @@ function rowsOf(kind: Kind, items: readonly Item[], nodeNames: ReadonlyMap<strin
   if (kind === 'nodes') {
     const rows = (items as NodeInfo[]).map((n) => [n.nodeId, n.name, n.state, resourceUse(n), pairs(extraLabels(n)), pairs(n.taints)]);
     return { columns: ['NODE_ID', 'NAME', 'STATE', 'RESOURCES (used/total)', 'LABELS', 'TAINTS'], rows, stateColumn: 2 };
+  }
+  if (kind === 'jobs') {
+    const rows = (items as JobInfo[]).map((j) => [
+      j.jobId,
+      j.name ?? '-',
+      j.state,
+      `${j.host}:${j.pid}`,
+      new Date(j.startedAt).toISOString(),
+      j.endedAt === undefined ? '-' : new Date(j.endedAt).toISOString(),
+      j.state === 'FINISHED' ? `${j.endReason ?? ''}${j.endMessage ? `: ${j.endMessage}` : ''}` : (j.entrypoint ?? ''),
+    ]);
+    return { columns: ['JOB_ID', 'NAME', 'STATE', 'DRIVER (host:pid)', 'STARTED', 'ENDED', 'DETAIL'], rows, stateColumn: 2 };
   }
   if (kind === 'placement-groups') {
     return { columns: PLACEMENT_GROUP_COLUMNS, rows: placementGroupRows(items as PlacementGroupInfo[], nodeNames), stateColumn: 2 };

@@ -42,8 +42,12 @@ const cases: [string, string[], RegExp][] = [
   ['ORRERY_ADDRESS checked too', ['list', 'nodes'], /list: ORRERY_ADDRESS: "ftp:\/\/x" has scheme ftp/],
   ['--cluster', ['status', '--cluster', 'a.b'], /status: --cluster: "a\.b" is not a cluster name/],
   ['start without address', ['start', '--num-cpus', '2'], /start: --address is required/],
-  ['list without kind', ['list'], /list: expected what to list: nodes, actors or placement-groups/],
+  ['list without kind', ['list'], /list: expected what to list: nodes, actors, placement-groups or jobs/],
   ['list of something else', ['list', 'tasks'], /list: cannot list "tasks"/],
+  ['kill without an actor', ['kill'], /kill: expected the actor to kill: its id or its name/],
+  ['kill of two actors', ['kill', 'a', 'b'], /kill: unexpected argument "b"/],
+  ['kill --restart with a value', ['kill', 'a', '--restart=yes'], /kill: --restart takes no value/],
+  ['list jobs by class', ['list', 'jobs', '--filter', 'class=x'], /list: --filter: jobs cannot be filtered by "class"/],
   ['--json on status', ['status', '--json'], /status: unknown flag --json/],
   ['--rare-resources off the head', ['start', '--address', 'nats://h:4222', '--rare-resources', 'GPU'], /start: --rare-resources is a cluster setting: give it to the head/],
   ['--rare-resources name', ['start', '--head', '--rare-resources', 'GPU,9lives'], /start: --rare-resources: not a resource name: "9lives"/],
@@ -121,6 +125,7 @@ test('-h / --help / help CMD print that command\'s usage, with every one of its 
     ['explain', [/--options/, /--placement-group/, /--namespace/, /--json/]],
     ['taint', [/--node-id/, /--add/, /--remove/, /NoExecute/]],
     ['trace', [/trace record --out/, /trace replay FILE/, /--step/]],
+    ['kill', [/orrery kill ACTOR/, /--namespace/, /--restart/, /--json/, /detached/]],
   ];
   for (const [command, patterns] of expectations) {
     for (const argv of [[command, '-h'], [command, '--help'], ['help', command]]) {

@@ -1,0 +1,196 @@
+// Jobs and lifetimes (docs/jobs.md) through real processes: a nats-server, a GCS process with a
+// short job timeout, a raylet process, and drivers as separate processes. close() kills what the
+// job owns at once and frees the names; a driver killed with SIGKILL loses its owned actors after
+// the heartbeat timeout while its detached actor lives on; a driver frozen past the timeout is told
+// JOB_FINISHED when it wakes; `orrery kill` kills a detached actor by name or id; `orrery list jobs`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connect, startLocalCluster, type Cluster, type JobInfo, type LocalCluster } from '../../runtime/index.ts';
+import { CounterActor } from '../fixtures/client/actors.ts';
+import { runOrrery } from '../helpers/orrery-cli.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
+
+const JOB_TIMEOUT_MS = 1500;
+const DRIVER = fileURLToPath(new URL('../fixtures/jobs/driver.ts', import.meta.url));
+
+let server: NatsServerHandle;
+let local: LocalCluster;
+const drivers: ChildProcess[] = [];
+
+test.before(async () => {
+  server = await startNatsServer({ jetstream: true });
+  local = await startLocalCluster({ transport: 'nats', address: server.url, nodes: [{ name: 'jobs-node', resources: { CPU: 4 } }], jobTimeoutMs: JOB_TIMEOUT_MS });
+});
+
+test.after(async () => {
+  for (const d of drivers) if (d.exitCode === null && d.signalCode === null) d.kill('SIGKILL');
+  await local?.stop();
+  await server?.stop();
+});
+
+interface Driver {
+  readonly child: ChildProcess;
+  readonly started: { jobId: string; owned: string; detached: string; pid: number };
+  /** Sends a command line and resolves with the next JSON line the driver prints. */
+  ask(command: string): Promise<Record<string, string>>;
+}
+
+/** A driver process (spec/fixtures/jobs/driver.ts) once it has created its two actors. */
+async function startDriver(names: { owned: string; detached: string }): Promise<Driver> {
+  const child = spawn(process.execPath, [...process.execArgv, DRIVER], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ORRERY_ADDRESS: server.url, OWNED_NAME: names.owned, DETACHED_NAME: names.detached },
+  });
+  drivers.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += String(d)));
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async (): Promise<Record<string, string>> => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`the driver exited: ${stderr}`);
+    return JSON.parse(value) as Record<string, string>;
+  };
+  const started = (await next()) as unknown as Driver['started'];
+  return {
+    child,
+    started,
+    ask: (command) => {
+      child.stdin!.write(`${command}\n`);
+      return next();
+    },
+  };
+}
+
+const jobOf = async (c: Cluster, jobId: string): Promise<JobInfo | undefined> => (await c.jobs()).find((j) => j.jobId === jobId);
+const finished = (c: Cluster, jobId: string): Promise<JobInfo> => until(`job ${jobId} FINISHED`, async () => {
+  const job = await jobOf(c, jobId);
+  return job?.state === 'FINISHED' ? job : undefined;
+});
+
+test('close() kills the actors its job owns at once, with a cause naming the job, and frees the name; detached ones live on', async () => {
+  const driver = await connect({ address: server.url, job: { name: 'closing' } });
+  const jobId = driver.jobId!;
+  const web = await driver.actor(CounterActor).options({ name: 'web' }).remote(1);
+  const keeper = await driver.actor(CounterActor).options({ name: 'close-keeper', lifetime: 'detached' }).remote(2);
+  await Promise.all([web.ready(), keeper.ready()]);
+  assert.is((await jobOf(local.cluster, jobId))?.state, 'RUNNING');
+  await driver.close();
+
+  // close() resolved once the owned actor was gone: no waiting here
+  const infos = await local.cluster.actors();
+  const dead = infos.find((a) => a.actorId === web.actorId)!;
+  assert.is(dead.state, 'DEAD');
+  assert.match(dead.deathCause!, new RegExp(`job ${jobId} finished: the driver closed its connection`));
+  assert.is(infos.find((a) => a.actorId === keeper.actorId)!.state, 'ALIVE');
+  const job = (await jobOf(local.cluster, jobId))!;
+  assert.is(job.state, 'FINISHED');
+  assert.is(job.endReason, 'closed');
+
+  // the same driver runs again: the name is free
+  const again = await connect({ address: server.url });
+  try {
+    const web2 = await again.actor(CounterActor).options({ name: 'web' }).remote(1);
+    assert.is(await (await web2.ready()).state, 'ALIVE');
+  } finally {
+    await again.close();
+  }
+});
+
+test('a driver killed with SIGKILL: its owned actors DEAD after the heartbeat timeout, its detached actor ALIVE, its names free', async () => {
+  const driver = await startDriver({ owned: 'crash-web', detached: 'crash-keeper' });
+  const { jobId, owned, detached } = driver.started;
+  assert.is((await jobOf(local.cluster, jobId))?.pid, driver.child.pid);
+  const dying = until('the owned actor DEAD', async () => {
+    const a = (await local.cluster.actors()).find((x) => x.actorId === owned);
+    return a?.state === 'DEAD' ? a : undefined;
+  });
+  driver.child.kill('SIGKILL');
+  const job = await finished(local.cluster, jobId);
+  assert.is(job.endReason, 'heartbeat_timeout');
+  const dead = await dying;
+  assert.match(dead.deathCause!, new RegExp(`job ${jobId} finished: no heartbeat from the driver for ${JOB_TIMEOUT_MS} ms`));
+  const keeper = await local.cluster.getActor('crash-keeper');
+  assert.is(keeper.actorId, detached);
+  assert.is((await keeper.info()).state, 'ALIVE');
+  assert.is(await keeper.call('get'), 2);
+  // the name is free for the driver's next run
+  const next = await local.cluster.actor(CounterActor).options({ name: 'crash-web' }).remote(0);
+  await next.ready();
+  await next.kill();
+});
+
+test('a driver frozen (SIGSTOP) past the timeout loses its owned actors; woken, it is told JOB_FINISHED', async () => {
+  const driver = await startDriver({ owned: 'frozen-web', detached: 'frozen-keeper' });
+  const { jobId, owned } = driver.started;
+  driver.child.kill('SIGSTOP');
+  try {
+    await finished(local.cluster, jobId);
+    await until('the owned actor DEAD', async () => ((await local.cluster.actors()).find((x) => x.actorId === owned)?.state === 'DEAD' ? true : undefined));
+  } finally {
+    driver.child.kill('SIGCONT');
+  }
+  assert.equal(await driver.ask('create'), { create: 'JOB_FINISHED' });
+  assert.equal(await driver.ask('call'), { call: 'JOB_FINISHED' });
+  driver.child.kill('SIGKILL');
+  await (await local.cluster.getActor('frozen-keeper')).kill();
+});
+
+test('orrery kill: a detached named actor by name (with --namespace), another by id; an unknown one is ACTOR_NOT_FOUND', async () => {
+  const owner = await connect({ address: server.url, namespace: 'ops' });
+  const byName = await owner.actor(CounterActor).options({ name: 'lives-on', lifetime: 'detached' }).remote(0);
+  const byId = await owner.actor(CounterActor).options({ lifetime: 'detached' }).remote(0);
+  await Promise.all([byName.ready(), byId.ready()]);
+  await owner.close();
+  assert.is((await local.cluster.getActor('lives-on', 'ops')).actorId, byName.actorId, 'it outlived its job');
+
+  const env = { ORRERY_ADDRESS: server.url };
+  const wrongNamespace = await runOrrery(['kill', 'lives-on'], env);
+  assert.is(wrongNamespace.code, 1);
+  assert.match(wrongNamespace.stderr, /\[ACTOR_NOT_FOUND\]/);
+  const killed = await runOrrery(['kill', 'lives-on', '--namespace', 'ops'], env);
+  assert.is(killed.code, 0, killed.stderr);
+  assert.match(killed.stdout, new RegExp(`actor ${byName.actorId} \\(ops/lives-on\\) Counter: DEAD`));
+  const json = await runOrrery(['kill', byId.actorId, '--json'], env);
+  assert.is(json.code, 0, json.stderr);
+  assert.is(JSON.parse(json.stdout).state, 'DEAD');
+  const infos = await local.cluster.actors();
+  assert.is(infos.find((a) => a.actorId === byName.actorId)!.deathCause, 'killed');
+  const usage = await runOrrery(['kill'], env);
+  assert.is(usage.code, 2);
+});
+
+test('orrery list jobs: every job with its state, driver and reason; --filter, --limit and --json as for actors', async () => {
+  const env = { ORRERY_ADDRESS: server.url };
+  const running = await connect({ address: server.url, job: { name: 'listed' } });
+  try {
+    await until('the job registered', () => jobOf(local.cluster, running.jobId!));
+    const all = await runOrrery(['list', 'jobs', '--json'], env);
+    assert.is(all.code, 0, all.stderr);
+    const jobs = JSON.parse(all.stdout) as JobInfo[];
+    assert.ok(jobs.some((j) => j.jobId === running.jobId && j.state === 'RUNNING' && j.name === 'listed' && j.pid === process.pid));
+    assert.ok(jobs.some((j) => j.state === 'FINISHED' && j.endReason === 'heartbeat_timeout'));
+    assert.ok(jobs.every((j, i) => i === 0 || jobs[i - 1].jobId < j.jobId), 'in id order: the order they started');
+
+    const finishedOnly = await runOrrery(['list', 'jobs', '--json', '--filter', 'state=finished'], env);
+    assert.ok((JSON.parse(finishedOnly.stdout) as JobInfo[]).every((j) => j.state === 'FINISHED'));
+    const table = await runOrrery(['list', 'jobs', '--filter', 'name=listed'], env);
+    assert.is(table.code, 0, table.stderr);
+    const rows = table.stdout.trim().split('\n');
+    assert.match(rows[0], /^JOB_ID\s+NAME\s+STATE\s+DRIVER/);
+    assert.is(rows.length, 2);
+    assert.match(rows[1], new RegExp(`^${running.jobId}\\s+listed\\s+RUNNING`));
+    const limited = await runOrrery(['list', 'jobs', '--limit', '1'], env);
+    assert.is(limited.stdout.trim().split('\n').length, 2);
+    assert.match(limited.stderr, /showing 1 of \d+ jobs/);
+    const bad = await runOrrery(['list', 'jobs', '--filter', 'class=x'], env);
+    assert.is(bad.code, 2);
+  } finally {
+    await running.close();
+  }
+});
+
+test.run();
