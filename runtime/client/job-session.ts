@@ -39,6 +39,7 @@ export class JobSession {
   #registering: Promise<void> | undefined;
   #registered = false;
   #timer: NodeJS.Timeout | undefined;
+  #beatMs = 0;
   #beating = false;
   #finished: JobFinishedError | undefined;
   /** The credentials may not register jobs (an observer's): the connection creates nothing owned. */
@@ -133,6 +134,7 @@ export class JobSession {
 
   #startBeating(ms: number): void {
     this.#stopBeating();
+    this.#beatMs = ms;
     this.#timer = setInterval(() => void this.#beat(), ms);
     // the heartbeat alone never keeps a driver's process alive
     this.#timer.unref();
@@ -147,7 +149,9 @@ export class JobSession {
     if (this.#beating || this.#closed) return;
     this.#beating = true;
     try {
-      await this.gcs.requestOnce('job_heartbeat', { jobId: this.jobId, secret: this.#secret }, STATE);
+      // a beat waits no longer than the next one: a standby GCS that does not answer yet must not
+      // hold the beats up past the job timeout once it leads
+      await this.gcs.requestOnce('job_heartbeat', { jobId: this.jobId, secret: this.#secret }, STATE, this.#beatMs);
     } catch (err) {
       if (err instanceof JobFinishedError) this.#finish(err);
       else if (err instanceof JobNotFoundError) {

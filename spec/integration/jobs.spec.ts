@@ -11,6 +11,9 @@ import * as assert from 'uvu/assert';
 import { connect, startLocalCluster, type Cluster, type JobInfo, type LocalCluster } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { runOrrery } from '../helpers/orrery-cli.ts';
+import { decode } from '../../protocols/codec.ts';
+import { subjects } from '../../protocols/subjects.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 
@@ -161,6 +164,35 @@ test('orrery kill: a detached named actor by name (with --namespace), another by
   assert.is(infos.find((a) => a.actorId === byName.actorId)!.deathCause, 'killed');
   const usage = await runOrrery(['kill'], env);
   assert.is(usage.code, 2);
+});
+
+test('the leading GCS killed while a job runs: a standby takes over, heartbeats resume, the job stays RUNNING and its actor ALIVE', async () => {
+  const driver = await connect({ address: server.url, job: { name: 'survivor' } });
+  const jobId = driver.jobId!;
+  const watch = await connectNatsBus({ servers: server.url, name: 'spec-beats' });
+  try {
+    const web = await driver.actor(CounterActor).options({ name: 'failover-web' }).remote(5);
+    await web.ready();
+    let beats = 0;
+    watch.subscribe(subjects('default').gcs('job_heartbeat'), (msg) => {
+      if ((decode(msg.data).body as { jobId: string }).jobId === jobId) beats++;
+    });
+    await local.startGcs!();
+    await local.killLeaderGcs!();
+    // the standby leads once it answers; the outage (lease, then grace) is longer than the job timeout
+    await until('the standby serves', () => jobOf(local.cluster, jobId), 60_000);
+    beats = 0;
+    // two job timeouts of heartbeats (six per timeout) after the takeover
+    await until('heartbeats for two timeouts', () => (beats >= 12 ? true : undefined), 60_000);
+    assert.is((await jobOf(local.cluster, jobId))!.state, 'RUNNING');
+    assert.is((await web.info()).state, 'ALIVE');
+    assert.is(await web.call('get'), 5);
+    await driver.close();
+    assert.is((await web.info().catch((e: unknown) => e)) instanceof Error, true, 'the closed connection asks nothing');
+    assert.is((await local.cluster.getActor('failover-web').catch((e: { code?: string }) => e.code)), 'ACTOR_NOT_FOUND', 'its name is free');
+  } finally {
+    await watch.close();
+  }
 });
 
 test('orrery list jobs: every job with its state, driver and reason; --filter, --limit and --json as for actors', async () => {
