@@ -24,7 +24,7 @@ import { forWire, Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
 import { RayletTasks } from './raylet-tasks.ts';
 import { rayletMachine, type HeartbeatInput, type RayletMachine } from './raylet.machine.ts';
-import { InlineWorkerHost, type WorkerHost } from './worker-host.ts';
+import type { WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
 
 export type HostsOption = { mode: 'inline' } | { mode: 'process'; natsAddress: string; natsAccess?: NatsAccess; workerExecArgv?: readonly string[] };
@@ -408,7 +408,11 @@ export class RayletService {
   private launchHost(): Promise<WorkerHost> {
     const { hosts, bus, config, log } = this.opts;
     const lease = this.hostLease();
-    if (hosts.mode === 'inline') return Promise.resolve(new InlineWorkerHost({ bus, cluster: config.cluster, node: this.node, log, lease, codeSources: this.codeSources }));
+    // Loaded on first use: a raylet process runs its hosts as children and never holds the worker's
+    // ActorHost and TaskRunner itself (spec/runtime/process-graphs.spec.ts keeps them out of it).
+    if (hosts.mode === 'inline') {
+      return import('./worker-host.ts').then(({ InlineWorkerHost }) => new InlineWorkerHost({ bus, cluster: config.cluster, node: this.node, log, lease, codeSources: this.codeSources }));
+    }
     return WorkerProcess.start({ cluster: config.cluster, natsAddress: hosts.natsAddress, natsAccess: hosts.natsAccess, node: this.node, log, execArgv: hosts.workerExecArgv, lease, freshLease: () => this.hostLease(), codeRoots: config.codeRoots });
   }
 
