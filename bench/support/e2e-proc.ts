@@ -1,6 +1,13 @@
 /**
- * Resident memory of a process tree, read from /proc: VmRSS of /proc/<pid>/status, children found by
- * the ppid field of /proc/<pid>/stat (runtime/local/process-tree.ts). Linux only.
+ * Resident memory of a process tree, read from /proc: VmRSS, RssAnon and RssFile of /proc/<pid>/status
+ * and PSS of /proc/<pid>/smaps_rollup, children found by the ppid field of /proc/<pid>/stat
+ * (runtime/local/process-tree.ts). Linux only.
+ *
+ * VmRSS counts every page a process has resident, including the pages of the node binary it maps
+ * (RssFile: ~33 MB for an empty process, ~41 MB once V8's optimizing compiler has run), which every
+ * Node.js process on the machine shares. RssAnon is the process's own memory (heap, stacks, malloc);
+ * PSS divides each shared page among the processes that map it, so it moves with whatever other
+ * Node.js processes run on the machine.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -8,12 +15,35 @@ import { descendants } from '../../runtime/local/process-tree.ts';
 
 /** VmRSS in KiB; 0 when the process is gone. */
 export function rssKiB(pid: number): number {
+  return memoryKiB(pid).rss;
+}
+
+/** A process's resident memory, KiB: VmRSS = RssAnon + RssFile (+ RssShmem); PSS its proportional share. */
+export interface ProcessMemory {
+  readonly rss: number;
+  readonly anon: number;
+  readonly file: number;
+  readonly pss: number;
+}
+
+const NO_MEMORY: ProcessMemory = { rss: 0, anon: 0, file: 0, pss: 0 };
+
+/** VmRSS, RssAnon, RssFile (/proc/<pid>/status) and PSS (/proc/<pid>/smaps_rollup), KiB; zeros when the process is gone. */
+export function memoryKiB(pid: number): ProcessMemory {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const pss = Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+    return { rss: field('VmRSS'), anon: field('RssAnon'), file: field('RssFile'), pss };
   } catch {
-    return 0;
+    return NO_MEMORY;
   }
+}
+
+/** The sum of processes' memory, field by field. */
+export function sumMemory(list: readonly ProcessMemory[]): ProcessMemory {
+  return list.reduce((a, m) => ({ rss: a.rss + m.rss, anon: a.anon + m.anon, file: a.file + m.file, pss: a.pss + m.pss }), NO_MEMORY);
 }
 
 export function commandLine(pid: number): string[] {
@@ -43,17 +73,25 @@ export function shortCommand(pid: number): string {
 }
 
 export interface TreeMemory {
+  /** VmRSS of the root, KiB. */
   readonly rootKiB: number;
-  /** Every process below the root (a raylet's worker hosts). */
-  readonly children: readonly { pid: number; kib: number; command: string; node: boolean }[];
+  readonly root: ProcessMemory;
+  /** Every process below the root (a raylet's worker hosts); `kib` is its VmRSS. */
+  readonly children: readonly { pid: number; kib: number; memory: ProcessMemory; command: string; node: boolean }[];
+  /** VmRSS of the tree, KiB. */
   readonly totalKiB: number;
+  readonly total: ProcessMemory;
 }
 
 export function treeMemory(root: number): TreeMemory {
-  const rootKiB = rssKiB(root);
+  const rootMemory = memoryKiB(root);
   // node: a Node.js process (a worker host), not a helper such as tsx's esbuild service
-  const children = descendants(root).map((pid) => ({ pid, kib: rssKiB(pid), command: shortCommand(pid), node: commandLine(pid)[0] === process.execPath }));
-  return { rootKiB, children, totalKiB: rootKiB + children.reduce((a, c) => a + c.kib, 0) };
+  const children = descendants(root).map((pid) => {
+    const memory = memoryKiB(pid);
+    return { pid, kib: memory.rss, memory, command: shortCommand(pid), node: commandLine(pid)[0] === process.execPath };
+  });
+  const total = sumMemory([rootMemory, ...children.map((c) => c.memory)]);
+  return { rootKiB: rootMemory.rss, root: rootMemory, children, totalKiB: total.rss, total };
 }
 
 /** Whether /proc is readable here (the memory section needs it). */
@@ -83,11 +121,24 @@ export function nodeFlagsOf(pid: number): string[] {
  * it includes the loader's own thread).
  */
 export async function idleNodeKiB(flags: readonly string[], settleMs = 3_000): Promise<number> {
-  const child = spawn(process.execPath, [...flags, '-e', 'setInterval(() => {}, 60_000)'], { stdio: 'ignore' });
+  return (await idleNodeMemory(flags, { settleMs })).rss;
+}
+
+/**
+ * An empty loop keeps the process alive; `warm` first runs one hot loop, so V8's optimizing compiler
+ * (TurboFan) runs once, as it does in any process that does work: its code is part of the node
+ * binary and stays resident once touched (~4 MB of RssFile), and its zone memory stays in malloc.
+ */
+const IDLE = 'setInterval(() => {}, 60_000)';
+const WARM = 'let s = 0; for (let i = 0; i < 1e7; i++) s += i; globalThis.s = s; setInterval(() => {}, 60_000)';
+
+/** The memory of an idle Node.js process started with `flags`; with `warm`, one that has optimized a function once. */
+export async function idleNodeMemory(flags: readonly string[], opts: { settleMs?: number; warm?: boolean } = {}): Promise<ProcessMemory> {
+  const child = spawn(process.execPath, [...flags, '-e', opts.warm ? WARM : IDLE], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    await new Promise((resolve) => setTimeout(resolve, settleMs));
-    return rssKiB(child.pid!);
+    await new Promise((resolve) => setTimeout(resolve, opts.settleMs ?? 3_000));
+    return memoryKiB(child.pid!);
   } finally {
     child.kill('SIGKILL');
     await exited;
