@@ -7,21 +7,70 @@ import { KvConflictError, type KeyValue, type KvBucket, type KvValue } from './k
 /**
  * JetStream KV behind the KeyValue interface (kv.ts). Loaded with a dynamic import by the one
  * process that keeps tables (the GCS), so raylets and worker hosts never load the JetStream client.
- * Buckets keep one value per key (history 1) in file storage with one replica; `open` fails with
- * JETSTREAM_UNAVAILABLE when the server runs without JetStream.
+ * Buckets keep one value per key (history 1) in file storage, replicated on three servers when the
+ * NATS cluster has three or more with JetStream (R3: losing one server loses no record), else on
+ * one; `open` fails with JETSTREAM_UNAVAILABLE when the server runs without JetStream.
  */
-export async function openJetStreamKv(nc: NatsConnection): Promise<KeyValue> {
-  try {
-    await jetstreamManager(nc, { timeout: 5000 });
-  } catch (err) {
-    throw new OrreryError('JETSTREAM_UNAVAILABLE', `the NATS server has no JetStream (start it with -js): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  }
+export async function openJetStreamKv(nc: NatsConnection, opts: { readyTimeoutMs?: number } = {}): Promise<KeyValue> {
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? READY_TIMEOUT_MS);
+  await untilReady(deadline, () => jetstreamManager(nc, { timeout: 5000 }));
   const kvm = new Kvm(nc);
   return {
     async bucket(name: string): Promise<KvBucket> {
-      return new JetStreamBucket(name, await kvm.create(name, { history: 1 }));
+      return new JetStreamBucket(name, await untilReady(Date.now() + (opts.readyTimeoutMs ?? READY_TIMEOUT_MS), () => createReplicated(kvm, name)));
     },
   };
+}
+
+/** How long JetStream may stay "temporarily unavailable" (a NATS cluster electing its leaders) before opening fails. */
+const READY_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs `attempt` until it succeeds. A server without JetStream is JETSTREAM_UNAVAILABLE at once (the
+ * GCS may then keep its tables in memory). Anything else — a timeout, "JetStream system temporarily
+ * unavailable" while a NATS cluster elects a leader after losing a server — is retried until the
+ * deadline, then JETSTREAM_NOT_READY: never mistaken for a server without JetStream, which would make
+ * a GCS started during the election forget every table the cluster keeps.
+ */
+async function untilReady<T>(deadline: number, attempt: () => Promise<T>): Promise<T> {
+  for (let pause = 100; ; pause = Math.min(pause * 2, 1000)) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const code = (err as { api_error?: { err_code?: number } } | null)?.api_error?.err_code;
+      if ((err as Error)?.name === 'JetStreamNotEnabled' || code === 10039) {
+        throw new OrreryError('JETSTREAM_UNAVAILABLE', `the NATS server has no JetStream (start it with -js): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      // only what a leader election looks like is waited out; anything else (permissions, a bad
+      // name) is an answer, not a pause
+      if (code !== 10008 && !/time(d)? ?out|temporarily unavailable|no (stream )?leader|quorum/i.test(message)) throw err;
+      if (Date.now() + pause > deadline) {
+        throw new OrreryError('JETSTREAM_NOT_READY', `JetStream did not answer in time (a NATS cluster without a leader?): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/** Replicas of the GCS's buckets on a NATS cluster that can hold them. */
+export const KV_REPLICAS = 3;
+
+/**
+ * The bucket with KV_REPLICAS replicas, or with one where the servers cannot hold more: a lone server
+ * ("replicas > 1 not supported in non-clustered mode"), a cluster of fewer JetStream servers
+ * ("insufficient resources"), or a bucket an earlier GCS made with one replica (a different
+ * configuration). Asking is the only test that holds whatever the servers' configuration says.
+ */
+async function createReplicated(kvm: Kvm, name: string): Promise<KV> {
+  try {
+    return await kvm.create(name, { history: 1, replicas: KV_REPLICAS });
+  } catch (err) {
+    const code = (err as { api_error?: { err_code?: number } } | null)?.api_error?.err_code;
+    const message = err instanceof Error ? err.message : String(err);
+    if (code === 10074 || code === 10023 || code === 10058 || /non-clustered|insufficient resources|already in use/i.test(message)) return kvm.create(name, { history: 1 });
+    throw err;
+  }
 }
 
 /** JetStream's "wrong last sequence" (err_code 10071) is how a failed compare-and-set reads. */
@@ -56,7 +105,8 @@ class JetStreamBucket implements KvBucket {
   }
 
   async get(key: string): Promise<KvValue | undefined> {
-    const e = await this.kv.get(key);
+    // reads are safe to repeat: they wait out a stream electing a new leader (see untilReady)
+    const e = await untilReady(Date.now() + READY_TIMEOUT_MS, () => this.kv.get(key));
     if (!e || e.operation !== 'PUT') return undefined;
     return { value: e.value, revision: e.revision };
   }
@@ -70,7 +120,11 @@ class JetStreamBucket implements KvBucket {
    * anything at all, and the watcher marks the last of the values present when it started with
    * `isUpdate` (what comes after it is not read).
    */
-  async entries(): Promise<Map<string, KvValue>> {
+  entries(): Promise<Map<string, KvValue>> {
+    return untilReady(Date.now() + READY_TIMEOUT_MS, () => this.#entries());
+  }
+
+  async #entries(): Promise<Map<string, KvValue>> {
     const out = new Map<string, KvValue>();
     if ((await this.kv.status()).values === 0) return out;
     const watch = await this.kv.watch();

@@ -44,6 +44,8 @@ export interface NatsServerOptions {
    * `jetstream` and `storeDir` are ignored.
    */
   config?: string;
+  /** A member of a cluster of servers (routes): see startNatsCluster. */
+  cluster?: { readonly name: string; readonly serverName: string; readonly port: number; readonly routes: readonly string[] };
 }
 
 const LOCALHOST = '127.0.0.1';
@@ -91,7 +93,9 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   let lastError: unknown;
   for (let attempt = 0; attempt < (opts.port === undefined ? ATTEMPTS : 1); attempt++) {
     const port = opts.port ?? (await freePort());
-    const args = [...(opts.config ? ['-c', opts.config] : []), '-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : []), ...(opts.monitorPort === undefined ? [] : ['-m', String(opts.monitorPort)])];
+    const c = opts.cluster;
+    const clustered = c ? ['--server_name', c.serverName, '--cluster_name', c.name, '--cluster', `nats://${probeHost}:${c.port}`, ...(c.routes.length ? ['--routes', c.routes.join(',')] : [])] : [];
+    const args = [...(opts.config ? ['-c', opts.config] : []), '-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : []), ...(opts.monitorPort === undefined ? [] : ['-m', String(opts.monitorPort)]), ...clustered];
     const { child, log } = launch(bin, args, opts.detached);
     const exited = new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
@@ -195,4 +199,66 @@ async function stop(child: ChildProcess, exited: Promise<void>, storeDir: string
   await exited;
   clearTimeout(killed);
   if (storeDir) await rm(storeDir, { recursive: true, force: true });
+}
+
+export interface NatsClusterHandle {
+  /** With `monitor`, each server's HTTP monitoring port (/connz, /varz, /jsz). */
+  readonly servers: readonly (NatsServerHandle & { readonly monitorPort?: number })[];
+  /** Every server's URL, comma-separated: the address to give orrery's processes. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `size` nats-servers on loopback, each routed to the others, each with JetStream (its store in a
+ * temporary directory): a NATS cluster, as a deployment across machines runs one. Resolves once
+ * JetStream answers through every server (the cluster has elected its meta leader), so streams with
+ * up to `size` replicas can be created at once.
+ */
+export async function startNatsCluster(opts: { size?: number; name?: string; readyTimeoutMs?: number; monitor?: boolean } = {}): Promise<NatsClusterHandle> {
+  const size = opts.size ?? 3;
+  const name = opts.name ?? 'orrery';
+  const clusterPorts: number[] = [];
+  while (clusterPorts.length < size) {
+    const p = await freePort();
+    if (!clusterPorts.includes(p)) clusterPorts.push(p);
+  }
+  const routes = clusterPorts.map((p) => `nats://${LOCALHOST}:${p}`);
+  const servers: NatsServerHandle[] = [];
+  try {
+    for (let i = 0; i < size; i++) {
+      const monitorPort = opts.monitor ? await freePort() : undefined;
+      const server = await startNatsServer({ jetstream: true, ...(monitorPort ? { monitorPort } : {}), cluster: { name, serverName: `${name}-${i}`, port: clusterPorts[i], routes: routes.filter((_, j) => j !== i) } });
+      servers.push(Object.assign(server, { monitorPort }));
+    }
+    await jetStreamReady(servers.map((s) => s.url), opts.readyTimeoutMs ?? 30_000);
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.stop()));
+    throw err;
+  }
+  return { servers, url: servers.map((s) => s.url).join(','), stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
+}
+
+/** Waits until each server answers a JetStream account-info request. */
+async function jetStreamReady(urls: readonly string[], timeoutMs: number): Promise<void> {
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const deadline = Date.now() + timeoutMs;
+  for (const url of urls) {
+    const nc = await connect({ servers: url, noRandomize: true });
+    try {
+      for (;;) {
+        try {
+          const jsm = await jetstreamManager(nc, { timeout: 2000 });
+          await jsm.getAccountInfo();
+          break;
+        } catch (err) {
+          if (Date.now() > deadline) throw new OrreryError('NATS_SERVER_FAILED', `JetStream of the NATS cluster is not ready at ${url} after ${timeoutMs} ms: ${err instanceof Error ? err.message : String(err)}`);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      }
+    } finally {
+      await nc.close();
+    }
+  }
 }
