@@ -100,6 +100,8 @@ class Round {
   #whole: ClusterState | undefined;
   /** Nodes out of the round's state (nothing fits on them now), for feasibility questions. */
   readonly #closed: SchedNode[] = [];
+  /** Live nodes nothing fits on that hold actors some demand's term can see: `whole` holds them. */
+  readonly #withActors: LiveNode[] = [];
   readonly #probes = new Map<PreparedType, { state: ClusterState; node: SchedNode }>();
   /** Per label key, the values some demand's actor term asks about ('any': every value matters). */
   readonly #terms: ReadonlyMap<string, ReadonlySet<string> | 'any'>;
@@ -123,7 +125,8 @@ class Round {
       if (group !== undefined && this.count.has(group)) this.count.set(group, this.count.get(group)! + 1);
       // a node no demand fits on (full, or draining) only matters to explanations: see `whole`
       if (n.state === 'DRAINING' || !this.#roomFor(n.available ?? n.total, n.taints ?? [])) {
-        this.#closed.push(sketch(n));
+        if ((n.actors ?? []).some((a) => this.#matters(a.actorId, a.labels))) this.#withActors.push(n);
+        else this.#closed.push(sketch(n));
         continue;
       }
       const node = this.state.addNode(n);
@@ -138,15 +141,14 @@ class Round {
   }
 
   /**
-   * Every live node with its actors, for what depends on nodes nothing fits on now: whether a
-   * selector tier or a pinned node can take a request once it has room (the scheduler waits then),
-   * and why a request waits. Built on first use; the placements of the round are not in it.
+   * The live nodes nothing fits on that hold actors some demand's term can see, with those actors: for
+   * what depends on nodes that are full now — whether a selector tier or a pinned node can take a
+   * request once it has room (the scheduler waits then), and why a request waits. Built on first use.
    */
   get whole(): ClusterState {
     if (!this.#whole) {
       this.#whole = new ClusterState();
-      for (const n of this.input.nodes) {
-        if (n.state === 'DEAD') continue;
+      for (const n of this.#withActors) {
         this.#whole.addNode(n);
         for (const a of n.actors ?? []) if (this.#matters(a.actorId, a.labels)) this.#whole.addActor(n.nodeId, a);
       }
@@ -157,11 +159,17 @@ class Round {
   /** Could a node of the cluster, or one planned, take the tier once it has room? */
   #anyFeasible(req: SchedulingRequest, tier: number): boolean {
     if (anyFeasible(this.state, req, tier, POLICY)) return true;
-    // only actor terms read more than the node itself: without them the closed nodes are judged as
-    // they are, with no state of their own
-    if (req.actorAffinity.length > 0) return anyFeasible(this.whole, req, tier, POLICY);
+    // only actor terms read more than the node itself: closed nodes holding actors some term can see
+    // are judged in a state of their own (with those actors), the others as they are
+    if (req.actorAffinity.length > 0 && this.#withActors.length > 0 && anyFeasible(this.whole, req, tier, POLICY)) return true;
     const attempt = baseAttempt(req, tier);
     return this.#closed.some((node) => feasible(node, attempt, this.state, POLICY.filters));
+  }
+
+  /** A live or planned node out of the round's state, by id. */
+  #closedNode(id: string): SchedNode | undefined {
+    if (this.#withActors.some((n) => n.nodeId === id)) return this.whole.nodes.get(id);
+    return this.#closed.find((n) => n.id === id);
   }
 
   /** Takes a node out of the round's state once no demand's shape fits on it any more. */
@@ -323,7 +331,7 @@ class Round {
   #launchBlocked(req: SchedulingRequest): { status: 'waiting' | 'infeasible'; reason: string } | undefined {
     const pin = req.nodeId;
     if (!pin) return undefined;
-    const node = this.whole.nodes.get(pin.nodeId);
+    const node = this.state.nodes.get(pin.nodeId) ?? this.#closedNode(pin.nodeId);
     const alive = node !== undefined && node.state !== 'DEAD';
     if (!pin.soft) {
       return alive
@@ -333,7 +341,7 @@ class Round {
     if (!alive || pin.spillOnUnavailable) return undefined;
     const pinned: SchedulingRequest = { ...req, nodeId: { ...pin, soft: false } };
     for (let tier = 0; tier < pinned.selectorTiers.length; tier++) {
-      if (feasible(node!, baseAttempt(pinned, tier), this.whole, POLICY.filters)) {
+      if (feasible(node!, baseAttempt(pinned, tier), this.whole.nodes.has(node!.id) ? this.whole : this.state, POLICY.filters)) {
         return { status: 'waiting', reason: `waits for node ${pin.nodeId} (soft node affinity without spillOnUnavailable)` };
       }
     }
