@@ -32,9 +32,9 @@
  *    process → nats-server → driver. Both are measured in alternating rounds of the same run.
  * 3. Memory: VmRSS, RssAnon, RssFile and PSS of one raylet process and its worker host: the raylet
  *    idle before any actor, the host idle with one actor, and both with 2,500 idle actors pinned to
- *    the raylet, each 3 s after the work before it and again after 20 s more idle; beside them an
- *    empty Node.js process and one that has run its optimizing compiler once
- *    (bench/support/e2e-proc.ts says what each figure counts).
+ *    the raylet, each 3 s after the work before it and again after 20 s more idle; beside them
+ *    three floors: an empty Node.js process, one that has run its optimizing compiler once, and that
+ *    one with a nats.js connection (bench/support/e2e-proc.ts says what each figure counts).
  * 4. Authentication: two one-node clusters side by side, one open and one with roles
  *    (startLocalCluster({ auth: true }): nkey users with subject permissions the server checks on
  *    every publish), the same echo calls on each in alternating rounds.
@@ -119,6 +119,8 @@ interface MemoryResult {
   readonly idleNode: ProcessMemory;
   /** The same after one hot loop: the optimizing compiler has run, as in any process that works. */
   readonly warmNode: ProcessMemory;
+  /** The same with a nats.js connection to the cluster's server and nothing else. */
+  readonly natsNode: ProcessMemory;
   /** Each point 3 s after the work before it, as this section has always measured. */
   readonly before: TreeMemory;
   readonly one: TreeMemory;
@@ -146,6 +148,7 @@ async function settle(raylet: number): Promise<TreeMemory> {
 }
 
 async function measureMemory(local: LocalCluster, node: NodeInfo, floors: Pick<MemoryResult, 'idleNode' | 'warmNode'>): Promise<MemoryResult> {
+  const natsNode = await idleNodeMemory(MODE.nodeFlags, { natsAddress: local.address });
   const raylet = findRayletPid(process.pid, node.name);
   const pinned = { numCpus: CPUS_PER_ACTOR, schedulingStrategy: nodeIdAffinity(node.nodeId) };
   const builder = local.cluster.actor(NoopActor).options(pinned);
@@ -176,7 +179,7 @@ async function measureMemory(local: LocalCluster, node: NodeInfo, floors: Pick<M
   const flags = [{ what: 'raylet', flags: nodeFlagsOf(raylet) }, ...after.children.map((c) => ({ what: c.command, flags: nodeFlagsOf(c.pid) }))];
   progress(`memory: ${count(handles.length)} idle actors on ${node.name}; killing them`);
   await runPool(handles.length, IN_FLIGHT, (i) => handles[i].kill());
-  return { ...floors, before, one, after, settled: { before: beforeSettled, one: oneSettled, after: afterSettled }, actors: handles.length, flags };
+  return { ...floors, natsNode, before, one, after, settled: { before: beforeSettled, one: oneSettled, after: afterSettled }, actors: handles.length, flags };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -505,6 +508,7 @@ function reportMemory(m: MemoryResult): void {
   };
   row(`empty node [${MODE.nodeFlags.join(' ')}]`, 'empty Node.js process', m.idleNode);
   row('empty node, after one hot loop', 'Node.js process after one hot loop', m.warmNode);
+  row('the same with a nats.js connection', 'Node.js process after one hot loop with a nats.js connection', m.natsNode);
   row('raylet, idle, no actors', 'idle raylet', m.before.root, TARGETS.idleRayletMB);
   row('worker host, 1 idle actor', 'idle worker host (1 actor)', hostOf(m.one), TARGETS.idleHostMB);
   row('raylet, 1 actor', 'raylet with 1 actor', m.one.root);

@@ -11,6 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { descendants } from '../../runtime/local/process-tree.ts';
 
 /** VmRSS in KiB; 0 when the process is gone. */
@@ -132,9 +133,20 @@ export async function idleNodeKiB(flags: readonly string[], settleMs = 3_000): P
 const IDLE = 'setInterval(() => {}, 60_000)';
 const WARM = 'let s = 0; for (let i = 0; i < 1e7; i++) s += i; globalThis.s = s; setInterval(() => {}, 60_000)';
 
-/** The memory of an idle Node.js process started with `flags`; with `warm`, one that has optimized a function once. */
-export async function idleNodeMemory(flags: readonly string[], opts: { settleMs?: number; warm?: boolean } = {}): Promise<ProcessMemory> {
-  const child = spawn(process.execPath, [...flags, '-e', opts.warm ? WARM : IDLE], { stdio: 'ignore' });
+/** The same, connected to `natsAddress` with nats.js and nothing else: the floor under a process that talks to NATS. */
+const natsClient = (address: string): string =>
+  `import { connect } from '@nats-io/transport-node'; await connect({ servers: ${JSON.stringify(address)} }); ${WARM}`;
+
+/** The repository's root, where `@nats-io/transport-node` resolves from (this file is bench/support/). */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * The memory of an idle Node.js process started with `flags`; with `warm`, one that has optimized a
+ * function once; with `natsAddress`, also a nats.js connection to that server.
+ */
+export async function idleNodeMemory(flags: readonly string[], opts: { settleMs?: number; warm?: boolean; natsAddress?: string } = {}): Promise<ProcessMemory> {
+  const script = opts.natsAddress !== undefined ? ['--input-type=module', '-e', natsClient(opts.natsAddress)] : ['-e', opts.warm ? WARM : IDLE];
+  const child = spawn(process.execPath, [...flags, ...script], { stdio: 'ignore', cwd: ROOT });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await new Promise((resolve) => setTimeout(resolve, opts.settleMs ?? 3_000));
