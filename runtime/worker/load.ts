@@ -1,4 +1,7 @@
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkCodeSource, CodeSourceReason, CodeSourceRefusedError, withinRoots, type CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { CodeLoadError } from '../errors.ts';
 import { resolveActorClass, resolveTaskFunction, type ActorClass, type Resolved, type TaskFunctionImpl } from './resolve-export.ts';
@@ -51,7 +54,61 @@ async function importModule(moduleUrl: string, name: string, policy: CodeSourceP
   try {
     return (await import(moduleUrl)) as Record<string, unknown>;
   } catch (err) {
+    if ((err as NodeJS.ErrnoException)?.code === 'ERR_UNKNOWN_FILE_EXTENSION' && TYPESCRIPT.test(new URL(moduleUrl).pathname)) return importTypeScript(moduleUrl, name);
     throw new CodeLoadError(moduleUrl, name, clip(err instanceof Error ? err.message : String(err)));
+  }
+}
+
+const TYPESCRIPT = /\.[cm]?tsx?$/;
+
+/**
+ * A TypeScript module on a host that runs on plain node (a raylet started with `orrery start`):
+ * registers tsx's loader in this process — found beside the module (the user's project) or beside
+ * orrery — and imports the module again. Without tsx anywhere the failure says what to install. The
+ * loader is registered once per host, and only when a .ts module is first asked for.
+ */
+async function importTypeScript(moduleUrl: string, name: string): Promise<Record<string, unknown>> {
+  if (!(await registerTypeScript(moduleUrl))) {
+    throw new CodeLoadError(moduleUrl, name, 'a TypeScript module, and this node has no TypeScript loader: install tsx where the module lives (npm install --save-dev tsx), or ship the compiled .js');
+  }
+  try {
+    // the failed first import stays in the module map under its URL: ask again under another
+    return (await import(`${moduleUrl}${moduleUrl.includes('?') ? '&' : '?'}orrery-ts`)) as Record<string, unknown>;
+  } catch (err) {
+    throw new CodeLoadError(moduleUrl, name, clip(err instanceof Error ? err.message : String(err)));
+  }
+}
+
+let typescript: Promise<boolean> | undefined;
+
+function registerTypeScript(moduleUrl: string): Promise<boolean> {
+  typescript ??= (async () => {
+    for (const from of [fileURLToPath(moduleUrl), fileURLToPath(import.meta.url)]) {
+      const api = tsxApiOf(from);
+      if (api === undefined) continue;
+      try {
+        const { register } = (await import(pathToFileURL(api).href)) as { register?: () => unknown };
+        if (typeof register !== 'function') continue;
+        register();
+        return true;
+      } catch {
+        // a tsx this version cannot use: try the next place
+      }
+    }
+    return false;
+  })();
+  return typescript;
+}
+
+/** The ES-module entry of tsx's loader API (`tsx/esm/api`) as seen from `from`, if tsx is there. */
+function tsxApiOf(from: string): string | undefined {
+  try {
+    const manifest = createRequire(from).resolve('tsx/package.json');
+    const exported = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: Record<string, unknown> }).exports?.['./esm/api'] as { import?: string | { default?: string } } | undefined;
+    const entry = typeof exported?.import === 'string' ? exported.import : exported?.import?.default;
+    return entry === undefined ? undefined : join(dirname(manifest), entry);
+  } catch {
+    return undefined;
   }
 }
 
