@@ -41,6 +41,9 @@ export async function report(label: string, handle: ActorHandle<unknown>, names:
   } catch {
     const info = await handle.info();
     console.log(`  ${label.padEnd(34)} → ${info.state}: ${info.pendingReason ?? info.deathCause ?? ''}`);
+    // waiting is what some examples show; an actor that died (its code failed to load, its node went)
+    // is a failed run, and the exit code says so
+    if (info.state === 'DEAD') process.exitCode = 1;
     return undefined;
   }
 }
