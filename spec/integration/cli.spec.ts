@@ -91,6 +91,8 @@ test('start --head and start --address run a cluster in the background; list, st
   assert.is(status.code, 0, status.stderr);
   assert.match(status.stdout, /Nodes: 2 \(2 ALIVE\)/);
   assert.match(status.stdout, /Actors: 2 \((1 ALIVE, 1 PENDING|1 PENDING, 1 ALIVE)\)/);
+  // this spec's client is a job; the status command's own connection is not one
+  assert.match(status.stdout, /^Jobs: 1 \(1 RUNNING\)$/m);
   // the usage line is the sum over the nodes' own figures
   const now = JSON.parse((await orrery(['list', 'nodes', '--json', '--address', server.url])).stdout) as NodeInfo[];
   const sum = (pick: (n: NodeInfo) => Record<string, number>, name: string) => now.reduce((t, n) => t + (pick(n)[name] ?? 0), 0);

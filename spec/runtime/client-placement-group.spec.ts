@@ -113,7 +113,7 @@ class FakeGcs {
     for (const s of this.subs) s.unsubscribe();
   }
 
-  serve(verb: 'create_pg' | 'get_pg' | 'remove_pg' | 'list_placement_groups' | 'list_nodes' | 'list_actors' | 'autoscaler_status', answer: (body: unknown) => unknown): void {
+  serve(verb: 'create_pg' | 'get_pg' | 'remove_pg' | 'list_placement_groups' | 'list_nodes' | 'list_actors' | 'list_jobs' | 'autoscaler_status', answer: (body: unknown) => unknown): void {
     this.subs.push(
       this.bus.subscribe(subj.gcs(verb), async (msg) => {
         const { body } = decode(msg.data);
@@ -428,6 +428,7 @@ test('CLI: `list placement-groups [--json]` and `status` against a NATS server a
     fake.serve('list_nodes', () => ({ items: [node('n-aaa', 'node-a'), node('n-bbb', 'node-b')] }));
     fake.serve('list_actors', () => ({ items: [] }));
     fake.serve('autoscaler_status', () => ({ status: null }));
+    fake.serve('list_jobs', () => ({ items: [] }));
     await bus.flush();
     const run = async (argv: string[]) => {
       const out: string[] = [];
@@ -445,7 +446,7 @@ test('CLI: `list placement-groups [--json]` and `status` against a NATS server a
     const status = await run(['status']);
     assert.is(status.code, 0, status.err.join('\n'));
     const text = status.out.join('\n');
-    assert.ok(text.endsWith([...placementGroupStatus(groups), 'Autoscaler: not running'].join('\n')), text);
+    assert.ok(text.endsWith(['Jobs: 0', ...placementGroupStatus(groups), 'Autoscaler: not running'].join('\n')), text);
     assert.match(text, /Nodes: 2 \(2 ALIVE\)/);
   } finally {
     fake.stop();
@@ -462,6 +463,7 @@ test('CLI: `status` against a GCS that does not serve placement groups says so a
       bus.subscribe(subject, (msg) => msg.respond(encodeError(new OrreryError('UNKNOWN_TYPE', 'unknown message type "list_placement_groups"'))));
     unknownType(subj.gcs('list_placement_groups'));
     unknownType(subj.gcs('autoscaler_status'));
+    unknownType(subj.gcs('list_jobs'));
     bus.subscribe(subj.gcs('list_nodes'), (msg) => msg.respond(encodeOk({ items: [] })));
     bus.subscribe(subj.gcs('list_actors'), (msg) => msg.respond(encodeOk({ items: [] })));
     await bus.flush();
@@ -469,7 +471,7 @@ test('CLI: `status` against a GCS that does not serve placement groups says so a
     const err: string[] = [];
     const code = await runCli(['status', '--address', server.url, '--cluster', CLUSTER], { out: (l) => out.push(l), err: (l) => err.push(l), env: {} });
     assert.is(code, 0, err.join('\n'));
-    assert.equal(out.slice(-2), ['Placement groups: not supported by this GCS', 'Autoscaler: not supported by this GCS']);
+    assert.equal(out.slice(-3), ['Jobs: not supported by this GCS', 'Placement groups: not supported by this GCS', 'Autoscaler: not supported by this GCS']);
   } finally {
     await bus.close();
     await server.stop();

@@ -12,8 +12,8 @@ const FLAGS = { address: 'string', cluster: 'string' } as const;
 
 /**
  * `orrery status`: the cluster's resource use (used/total over live nodes), nodes by state with
- * labels, taints and resource use; actors by state, pending ones and why they wait; placement
- * groups per state, and why those not created wait; then the autoscaler's last report
+ * labels, taints and resource use; actors by state, pending ones and why they wait; jobs by state;
+ * placement groups per state, and why those not created wait; then the autoscaler's last report
  * (autoscaler-format.ts), or "Autoscaler: not running".
  */
 export async function status(argv: readonly string[], io: CliIo): Promise<number> {
@@ -21,7 +21,7 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
   const address = addressOf('status', args, io.env)!;
   const cluster = clusterOf('status', args, io.env);
   await withCluster(address, cluster, async (client) => {
-    const [nodes, actors, groups, autoscaler] = await Promise.all([client.nodes(), client.actors(), placementGroupsOf(client), autoscalerOf(client)]);
+    const [nodes, actors, groups, jobs, autoscaler] = await Promise.all([client.nodes(), client.actors(), placementGroupsOf(client), jobsOf(client), autoscalerOf(client)]);
     const live = nodes.filter((n) => n.state !== 'DEAD');
     io.out(`cluster ${JSON.stringify(cluster)} at ${address}`);
     // the cluster at a glance, as `ray status` opens: used of total over the live nodes
@@ -42,6 +42,8 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
         io.out(`  ${who}: ${a.pendingReason ?? 'waiting to be scheduled'}`);
       }
     }
+    // drivers: each connect() is a job (docs/jobs.md); `orrery list jobs` has the details
+    io.out(jobs === undefined ? 'Jobs: not supported by this GCS' : `Jobs: ${jobs.length}${countsOf(jobs.map((j) => j.state), io)}`);
     if (groups === undefined) io.out('Placement groups: not supported by this GCS');
     else for (const line of placementGroupStatus(groups)) io.out(line);
     if (autoscaler === undefined) io.out('Autoscaler: not supported by this GCS');
@@ -54,6 +56,16 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
 async function placementGroupsOf(client: Cluster): Promise<PlacementGroupInfo[] | undefined> {
   try {
     return await client.placementGroups();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'UNKNOWN_TYPE') return undefined;
+    throw err;
+  }
+}
+
+/** The cluster's jobs; undefined from a GCS that does not serve list_jobs (UNKNOWN_TYPE). */
+async function jobsOf(client: Cluster): Promise<{ state: string }[] | undefined> {
+  try {
+    return await client.jobs();
   } catch (err) {
     if ((err as { code?: unknown }).code === 'UNKNOWN_TYPE') return undefined;
     throw err;
