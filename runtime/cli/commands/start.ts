@@ -159,7 +159,7 @@ function rareResourcesOf(args: Parameters<typeof stringFlag>[0], head: boolean):
 }
 
 /** Whether a GCS answers for `cluster`; an unreachable server is an error naming the address. */
-async function gcsAnswers(address: string, cluster: string, access: NatsAccess): Promise<boolean> {
+export async function gcsAnswers(address: string, cluster: string, access: NatsAccess): Promise<boolean> {
   return withCluster(address, cluster, async (client) => {
     try {
       await client.nodes();
@@ -183,7 +183,7 @@ function sharedAddress(address: string): string {
 }
 
 /** The flags that hand a process its credentials and TLS files (paths: no secret on a command line). */
-function accessArgs(access: NatsAccess): string[] {
+export function accessArgs(access: NatsAccess): string[] {
   return [
     ...(access.creds === undefined ? [] : ['--creds', access.creds]),
     ...(access.tls?.ca === undefined ? [] : ['--tls-ca', access.tls.ca]),

@@ -14,6 +14,7 @@ import { connectForCommand, withCluster } from '../connection.ts';
 import type { CliIo } from '../io.ts';
 import { readRecords, runDir, writeRecords, type ProcessRecord } from '../run-dir.ts';
 import { DetachedSession } from '../sessions.ts';
+import { accessArgs, gcsAnswers } from './start.ts';
 
 const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
 const GRACE_MS = 10_000;
@@ -45,11 +46,11 @@ export async function up(argv: readonly string[], io: CliIo): Promise<number> {
       } else throw new NatsServerMissingError();
     }
     const meta = { cluster, address, autoscaler: cluster };
-    if (!(await gcsAnswers(address, cluster, io))) {
-      const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io)], meta);
+    if (!(await gcsAnswers(address, cluster, io.access ?? {}))) {
+      const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io.access ?? {})], meta);
       io.out(`Started the GCS of cluster ${JSON.stringify(cluster)} (pid ${gcs.pid}).`);
     }
-    const scaler = await session.start('autoscaler', ['--config', file, '--address', address, ...accessArgs(io)], meta);
+    const scaler = await session.start('autoscaler', ['--config', file, '--address', address, ...accessArgs(io.access ?? {})], meta);
     const types = config.nodeTypes.map((t) => `${t.name} (${t.minWorkers}-${t.maxWorkers})`).join(', ');
     io.out(`Started the autoscaler (pid ${scaler.pid}, ${config.provider.type} provider): node types ${types}.`);
     const wanted = config.nodeTypes.filter((t) => t.minWorkers > 0);
@@ -122,18 +123,6 @@ function waitSeconds(flag: string | boolean | undefined, config: AutoscalerConfi
   return n;
 }
 
-async function gcsAnswers(address: string, cluster: string, io: CliIo): Promise<boolean> {
-  return withCluster(address, cluster, async (client) => {
-    try {
-      await client.nodes();
-      return true;
-    } catch (err) {
-      if (err instanceof GcsUnavailableError) return false;
-      throw err;
-    }
-  }, io.access ?? {});
-}
-
 /** Prints each type's registered count as it grows, until every type has its minWorkers. */
 async function waitForMinWorkers(address: string, config: AutoscalerConfig, wanted: AutoscalerConfig['nodeTypes'], seconds: number, io: CliIo): Promise<void> {
   const client = await connectForCommand(address, config.cluster, io.access ?? {});
@@ -166,14 +155,4 @@ async function stopRecord(r: ProcessRecord, io: CliIo): Promise<void> {
   while (isRunning(r.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   signal(-r.pid, 'SIGKILL');
   io.out(`stopped ${what}`);
-}
-
-function accessArgs(io: CliIo): string[] {
-  const a = io.access ?? {};
-  return [
-    ...(a.creds === undefined ? [] : ['--creds', a.creds]),
-    ...(a.tls?.ca === undefined ? [] : ['--tls-ca', a.tls.ca]),
-    ...(a.tls?.cert === undefined ? [] : ['--tls-cert', a.tls.cert]),
-    ...(a.tls?.key === undefined ? [] : ['--tls-key', a.tls.key]),
-  ];
 }
