@@ -52,7 +52,7 @@ export interface PlacementGroupDirectoryDeps {
    * provides; from `snapshot` when one is given (a group recovered after a GCS restart).
    */
   readonly spawn: (logic: PlacementGroupMachine, input: PlacementGroupMachineInput, snapshot?: PlacementGroupSnapshot) => PlacementGroupRef;
-  /** The group table (store.ts): every state change is written there. */
+  /** The group table (store.ts): a group is written when created and when it enters a state a restart reads (STORED_STATES). */
   readonly store: GcsStore;
   /** A node's resources changed (view broadcast, node table). */
   readonly nodeChanged: (nodeId: string) => void;
@@ -78,6 +78,15 @@ interface Held {
 }
 
 const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
+
+/**
+ * The states whose record a restarted GCS reads differently (recovery.ts, `restore`): CREATED is
+ * kept with its bundles, REMOVED is kept as a record, and every other state is placed again from
+ * its registration. So a group's record is written when it is created and when it enters one of
+ * these; PENDING ⇄ PREPARED and the steps inside PENDING or RESCHEDULING would be JetStream round
+ * trips that change nothing a restart reads (bench:pg: a third of the group table's writes).
+ */
+const STORED_STATES: ReadonlySet<PlacementGroupInfoWire['state']> = new Set(['CREATED', 'REMOVED', 'RESCHEDULING']);
 
 /** A node whose raylet did not answer: placements keep off it until it heartbeats again. */
 function unreachable(nodes: ReadonlySet<string>): Filter {
@@ -110,6 +119,10 @@ export class PlacementGroupDirectory {
   readonly #removed = new Map<string, PlacementGroupInfoWire>();
   /** Waiting groups: the code of their last failure (infeasible, or unschedulable: waiting for resources). */
   readonly #failureCodes = new Map<string, 'unschedulable' | 'infeasible'>();
+  /** State changes made in this run of microtasks, published once stored (#report). */
+  #unreported: PlacementGroupInfoWire[] = [];
+  /** The last batch of reports on its way out: the next one follows it. */
+  #reporting: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: PlacementGroupDirectoryDeps) {
     this.#logic = this.#provide();
@@ -171,6 +184,16 @@ export class PlacementGroupDirectory {
     const id = this.#names.get(nameKey(namespace, query.name));
     if (id === undefined) throw notFound(`no placement group named ${JSON.stringify(query.name)} in namespace ${JSON.stringify(namespace)}`, { name: query.name, namespace });
     return this.#entries.get(id)!.info;
+  }
+
+  /**
+   * get_pg as answered on the wire: the group as it is now, sent once that is stored — the answer,
+   * like the events, never tells of a CREATED that a GCS restart would not know.
+   */
+  async getStored(query: MessageBody<'get_pg'>): Promise<PlacementGroupInfoWire> {
+    const info = this.get(query);
+    await this.deps.store.durable();
+    return info;
   }
 
   list(): PlacementGroupInfoWire[] {
@@ -556,8 +579,27 @@ export class PlacementGroupDirectory {
     if (info.state === 'REMOVED' && info.name !== undefined && this.#names.get(nameKey(info.namespace, info.name)) === info.id) {
       this.#names.delete(nameKey(info.namespace, info.name));
     }
-    this.deps.store.putGroup({ registration: entry.registration, info });
-    if (initial || info.state !== previous.state) this.deps.events.placementGroupState(info);
+    if (initial || (info.state !== previous.state && STORED_STATES.has(info.state))) this.deps.store.putGroup({ registration: entry.registration, info });
+    if (initial || info.state !== previous.state) this.#report(info);
+  }
+
+  /**
+   * Publishes a group's placement_group_state once what the store holds of it is durable: a group
+   * anyone was told is CREATED (or REMOVED) is so after a GCS restart too. The reports of one run of
+   * microtasks wait for one durable() and go out in the order they were made.
+   */
+  #report(info: PlacementGroupInfoWire): void {
+    if (this.#unreported.length === 0) queueMicrotask(() => this.#reportDurable());
+    this.#unreported.push(info);
+  }
+
+  #reportDurable(): void {
+    const batch = this.#unreported;
+    this.#unreported = [];
+    const durable = this.deps.store.durable().catch((err: unknown) => this.deps.log(`placement-group records not stored: ${err instanceof Error ? err.message : String(err)}`));
+    this.#reporting = Promise.all([this.#reporting, durable]).then(() => {
+      for (const info of batch) this.deps.events.placementGroupState(info);
+    });
   }
 
   #infoOf(snapshot: PlacementGroupSnapshot): PlacementGroupInfoWire {

@@ -53,7 +53,7 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     list_placement_groups: route('list_placement_groups', (body) => pageOfList(gcs.groups.list(), (pg) => pg.id, body, paged)),
     create_pg: route('create_pg', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.groups.create(body)))),
     remove_pg: route('remove_pg', (body) => mutating(gcs, () => gcs.groups.remove(body))),
-    get_pg: route('get_pg', (body) => gcs.groups.get(body)),
+    get_pg: route('get_pg', (body) => gcs.groups.getStored(body)),
     explain: route('explain', (body) => {
       if ((body.options === undefined) === (body.placementGroup === undefined)) {
         throw new InvalidOptionError('explain', body, 'expected exactly one of options (an actor) and placementGroup');
