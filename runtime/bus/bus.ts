@@ -1,4 +1,5 @@
 import type { KeyValue } from './kv.ts';
+import type { ObjectBucket, ObjectBucketOptions } from './objects.ts';
 
 /**
  * The message bus every orrery process talks through: NATS in a real cluster (nats.ts), or an
@@ -71,6 +72,11 @@ export interface Bus {
    * undefined when there is none (a server without JetStream, the memory bus).
    */
   keyValue?(): Promise<KeyValue | undefined>;
+  /**
+   * An object bucket beside the bus (objects.ts): a JetStream object store on a NATS server that
+   * has JetStream; undefined when there is none. Shipped code lives in one (runtime/code/).
+   */
+  objectBucket?(name: string, opts: ObjectBucketOptions): Promise<ObjectBucket | undefined>;
 }
 
 /** What onStatus() reports about the process's own connection to the bus. */

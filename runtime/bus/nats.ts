@@ -4,6 +4,7 @@ import { readCredentials, redactAddress } from '../auth/credentials.ts';
 import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
 import { BusClosedError, ConnectionFailedError, PermissionDeniedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
 import type { KeyValue } from './kv.ts';
+import type { ObjectBucket, ObjectBucketOptions } from './objects.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
 
 export interface NatsBusOptions extends BusOptions {
@@ -206,6 +207,12 @@ class NatsBus implements Bus {
       if (err instanceof OrreryError && err.code === 'JETSTREAM_UNAVAILABLE') return undefined;
       throw err;
     }
+  }
+
+  /** A JetStream object store, loaded on first use (nats-obj.ts); undefined when the server has no JetStream. */
+  async objectBucket(name: string, opts: ObjectBucketOptions): Promise<ObjectBucket | undefined> {
+    const { openJetStreamObjects } = await import('./nats-obj.ts');
+    return openJetStreamObjects(this.nc, name, opts);
   }
 
   async flush(): Promise<void> {

@@ -2,7 +2,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { checkCodeSource, CodeSourceReason, CodeSourceRefusedError, withinRoots, type CodeSourcePolicy } from '../../protocols/code-source.ts';
+import { checkCodeSource, CodeSourceReason, CodeSourceRefusedError, parseShippedCode, withinRoots, type CodeSourcePolicy, type ShippedCode } from '../../protocols/code-source.ts';
 import { CodeLoadError } from '../errors.ts';
 import { resolveActorClass, resolveTaskFunction, type ActorClass, type Resolved, type TaskFunctionImpl } from './resolve-export.ts';
 
@@ -50,11 +50,24 @@ function found<T>(moduleUrl: string, name: string, resolved: Resolved<T>): T {
 
 /** The module's namespace, once its URL is accepted here: the last check before any of its code runs. */
 async function importModule(moduleUrl: string, name: string, policy: CodeSourcePolicy): Promise<Record<string, unknown>> {
+  const shipped = parseShippedCode(moduleUrl);
+  // shipped code: from this node's cache, verified against its hash there (runtime/code/cache.ts); code roots are for file: URLs
+  if (shipped) return importModule(await materialize(moduleUrl, shipped, name, policy), name, {});
   acceptHere(moduleUrl, policy);
   try {
     return (await import(moduleUrl)) as Record<string, unknown>;
   } catch (err) {
     if ((err as NodeJS.ErrnoException)?.code === 'ERR_UNKNOWN_FILE_EXTENSION' && TYPESCRIPT.test(new URL(moduleUrl).pathname)) return importTypeScript(moduleUrl, name);
+    throw new CodeLoadError(moduleUrl, name, clip(err instanceof Error ? err.message : String(err)));
+  }
+}
+
+/** The file: URL of a shipped module in this node's cache, fetched first if need be; CodeLoadError when it cannot be (not in the store, corrupt, no store). */
+async function materialize(moduleUrl: string, code: ShippedCode, name: string, policy: CodeSourcePolicy): Promise<string> {
+  if (policy.shipped === undefined) throw new CodeLoadError(moduleUrl, name, 'shipped code, and this host has no code store to fetch it from');
+  try {
+    return pathToFileURL(await policy.shipped.materialize(code)).href;
+  } catch (err) {
     throw new CodeLoadError(moduleUrl, name, clip(err instanceof Error ? err.message : String(err)));
   }
 }

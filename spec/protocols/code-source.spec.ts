@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkCodeSource, CodeSourceReason, CodeSourceRefusedError, codeSourceVerdict, type CodeSourcePolicy } from '../../protocols/code-source.ts';
+import { checkCodeSource, CodeSourceReason, CodeSourceRefusedError, codeSourceVerdict, parseShippedCode, shippedCodeUrl, type CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { decode, encode } from '../../protocols/codec.ts';
 
 // Which module URLs a worker host may load (protocols/code-source.ts): file: URLs of this machine,
@@ -95,6 +95,37 @@ test('every message carrying code refuses a module URL the cluster does not load
 test('messages carrying a file: URL decode as before', () => {
   assert.equal(decode(encode('submit_task', submit('file:///app/tasks.js'))).body, submit('file:///app/tasks.js'));
   assert.equal(decode(encode('register_actor', register('file:///app/actors.js'))).body, register('file:///app/actors.js'));
+});
+
+const HASH = '0123456789abcdef'.repeat(4);
+
+test('shipped code (orrery-code:<hash>/<path>) is accepted whatever the code roots, with its hash and path', () => {
+  const url = shippedCodeUrl({ hash: HASH, path: 'actors/counter.ts' });
+  assert.is(url, `orrery-code:${HASH}/actors/counter.ts`);
+  const shipped = { hash: HASH, path: 'actors/counter.ts' };
+  assert.equal(codeSourceVerdict(url), { ok: true, path: 'actors/counter.ts', shipped });
+  assert.equal(codeSourceVerdict(url, ROOTS), { ok: true, path: 'actors/counter.ts', shipped });
+  assert.equal(parseShippedCode(url), shipped);
+  assert.equal(decode(encode('register_actor', register(url))).body, register(url));
+  assert.equal(decode(encode('submit_task', submit(url))).body, submit(url));
+});
+
+test('a malformed shipped-code URL is refused: the path cannot leave the bundle, the hash is 64 hex', () => {
+  for (const url of [
+    `orrery-code:${HASH}/../etc/passwd`,
+    `orrery-code:${HASH}/a/./b.ts`,
+    `orrery-code:${HASH}//abs.ts`,
+    `orrery-code:${HASH}/a\\b.ts`,
+    `orrery-code:${HASH}/`,
+    `orrery-code:${HASH}`,
+    `orrery-code:${HASH.toUpperCase()}/a.ts`,
+    `orrery-code:${HASH.slice(1)}/a.ts`,
+    'orrery-code://host/a.ts',
+  ]) {
+    assert.equal(codeSourceVerdict(url), { ok: false, reason: CodeSourceReason.BAD_SHIPPED }, url);
+    assert.is(parseShippedCode(url), undefined, url);
+    assert.throws(() => decode(encode('register_actor', register(url))), (err: unknown) => err instanceof CodeSourceRefusedError, url);
+  }
 });
 
 test.run();

@@ -1,0 +1,160 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { OrreryError } from '../../lib/errors.ts';
+import { decodeBundle } from '../../protocols/code-bundle.ts';
+import type { ShippedCode, ShippedCodeSource } from '../../protocols/code-source.ts';
+import { codeBucketName } from '../../protocols/code-store.ts';
+import type { ObjectBucket } from '../bus/objects.ts';
+import type { Bus } from '../bus/bus.ts';
+
+/**
+ * A node's cache of shipped code (docs/code-shipping.md): each bundle fetched from the cluster's
+ * code store once, verified against its hash, written out at its relative layout under
+ * `<root>/<bucket>/<hash>/`, and loaded from there. The root is env ORRERY_CODE_CACHE, else
+ * `<os.tmpdir()>/orrery-code`.
+ *
+ * One fetch per bundle: in a process, concurrent asks share one promise; across the worker hosts
+ * of a node, a lock file (`<hash>.lock`, holding the fetcher's pid) makes the others wait for the
+ * directory to appear — a lock whose process is gone is taken over. A bundle is written to a
+ * temporary directory and renamed into place, so a directory that exists is complete.
+ *
+ * Packages: the code's bare imports (`rxjs`) resolve from `<root>/<bucket>/node_modules`, a link to
+ * the node_modules that holds orrery on this node (env ORRERY_CODE_NODE_MODULES to name another):
+ * Node looks for node_modules in every directory above the importing file, so the link serves every
+ * bundle. A node needs orrery and the packages its code imports installed side by side.
+ */
+export class CodeCache implements ShippedCodeSource {
+  readonly dir: string;
+  private readonly fetching = new Map<string, Promise<string>>();
+  private bucket: Promise<ObjectBucket | undefined> | undefined;
+
+  constructor(private readonly opts: { bus: Bus; cluster: string; root?: string; nodeModules?: string | null; log?: (line: string) => void }) {
+    this.dir = join(opts.root ?? codeCacheRoot(), codeBucketName(opts.cluster));
+  }
+
+  async materialize(code: ShippedCode): Promise<string> {
+    return join(await this.bundleDir(code.hash), ...code.path.split('/'));
+  }
+
+  /** The bundle's directory, fetched first when this node does not have it. */
+  bundleDir(hash: string): Promise<string> {
+    let found = this.fetching.get(hash);
+    if (!found) {
+      found = this.fetch(hash);
+      this.fetching.set(hash, found);
+      found.catch(() => this.fetching.delete(hash));
+    }
+    return found;
+  }
+
+  private async fetch(hash: string): Promise<string> {
+    const final = join(this.dir, hash);
+    if (existsSync(final)) return final;
+    mkdirSync(this.dir, { recursive: true });
+    this.linkPackages();
+    const lock = join(this.dir, `${hash}.lock`);
+    if (!(await acquire(lock, () => existsSync(final)))) return final;
+    try {
+      if (existsSync(final)) return final;
+      const bucket = await (this.bucket ??= this.openBucket());
+      if (bucket === undefined) throw new OrreryError('CODE_NOT_FOUND', `shipped code ${hash} cannot be fetched: the NATS server has no JetStream, so this cluster has no code store`, { detail: { hash } });
+      const bytes = await bucket.get(hash);
+      if (bytes === undefined) throw new OrreryError('CODE_NOT_FOUND', `shipped code ${hash} is not in the code store ${bucket.name}`, { detail: { hash, bucket: bucket.name } });
+      const files = decodeBundle(hash, bytes);
+      const tmp = join(this.dir, `${hash}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+      try {
+        for (const f of files) {
+          const to = join(tmp, ...f.path.split('/'));
+          mkdirSync(dirname(to), { recursive: true });
+          writeFileSync(to, f.data);
+        }
+        if (files.length === 0) mkdirSync(tmp, { recursive: true });
+        renameSync(tmp, final);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+      this.opts.log?.(`fetched shipped code ${hash.slice(0, 12)} (${files.length} files, ${bytes.byteLength} bytes) into ${final}`);
+      return final;
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+
+  private openBucket(): Promise<ObjectBucket | undefined> {
+    const open = this.opts.bus.objectBucket?.(codeBucketName(this.opts.cluster), { create: false });
+    return open ?? Promise.resolve(undefined);
+  }
+
+  private linkPackages(): void {
+    const target = this.opts.nodeModules === undefined ? nodeModulesOfOrrery() : this.opts.nodeModules;
+    if (target === null || target === undefined) return;
+    try {
+      symlinkSync(target, join(this.dir, 'node_modules'), 'junction');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
+
+/** Where shipped code is cached on this node: env ORRERY_CODE_CACHE, else `<tmpdir>/orrery-code`. */
+export function codeCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ORRERY_CODE_CACHE?.trim() || join(tmpdir(), 'orrery-code');
+}
+
+/**
+ * The node_modules shipped code resolves packages from: env ORRERY_CODE_NODE_MODULES, else the
+ * node_modules directory orrery is installed in (`…/node_modules/orrery/dist/…`), else — orrery run
+ * from its own checkout — the nearest node_modules above this file.
+ */
+export function nodeModulesOfOrrery(env: NodeJS.ProcessEnv = process.env, from: string = dirname(fileURLToPath(import.meta.url))): string | undefined {
+  const named = env.ORRERY_CODE_NODE_MODULES?.trim();
+  if (named) return named;
+  for (let dir = from; dirname(dir) !== dir; dir = dirname(dir)) if (basename(dir) === 'node_modules') return dir;
+  for (let dir = from; dirname(dir) !== dir; dir = dirname(dir)) if (isDir(join(dir, 'node_modules'))) return join(dir, 'node_modules');
+  return undefined;
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A lock held longer than this by a live process is taken over all the same (a fetch stuck for minutes). */
+const STALE_LOCK_MS = 120_000;
+
+/**
+ * Takes the lock file `lock` (created exclusively, holding this pid): true. While another process
+ * holds it, waits until the lock is freed or stale — or `done()`, that process finished the work:
+ * false, the lock not taken.
+ */
+async function acquire(lock: string, done: () => boolean): Promise<boolean> {
+  for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (done()) return false;
+    if (isStale(lock)) rmSync(lock, { force: true });
+    else await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
+function isStale(lock: string): boolean {
+  try {
+    const pid = Number(readFileSync(lock, 'utf8'));
+    if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) return true;
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
