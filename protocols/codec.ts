@@ -1,5 +1,7 @@
 import { Packr, RESERVE_START_SPACE, Unpackr, type Options } from 'msgpackr';
 import { ProtocolError } from './errors.ts';
+// registers the actor-reference extension with msgpackr before anything is packed or unpacked
+import './actor-ref.ts';
 import { messages, type MessageBody, type MessageRegistry, type MessageType } from './messages/registry.ts';
 import { isPlainObject, type Infer } from './validate.ts';
 
@@ -9,7 +11,8 @@ import { isPlainObject, type Infer } from './validate.ts';
  *   { v: PROTOCOL_VERSION, t: "<message type>", b: { …body } }
  *
  * encoded as plain msgpack (maps, arrays, strings, numbers, bin, nil) — no msgpackr records or
- * shared structures — so a peer in any language can read it. Undefined fields are left out.
+ * shared structures — so a peer in any language can read it. One extension type carries an actor
+ * reference in a user payload (actor-ref.ts). Undefined fields are left out.
  * The body sits under `b` so its field names can never clash with the envelope's.
  */
 export const PROTOCOL_VERSION = 4;

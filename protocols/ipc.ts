@@ -72,6 +72,9 @@ export interface RunTask {
   readonly reply: string;
   /** A lease to serve after this task, granted with its answer (task-leases.ts). */
   readonly lease?: LeaseGrant;
+  /** The job it runs for and its namespace (submit_task's): connect() inside the task creates under them. */
+  readonly jobId?: string;
+  readonly namespace?: string;
 }
 
 export type ActorRequest =
@@ -134,6 +137,8 @@ const runTask: Validator<RunTask> = object({
   code: object({ moduleUrl: str({ min: 1, max: 8192 }), functionName: str({ min: 1, max: 256 }), args: array(plainData(), { max: 10_000 }) }),
   reply: str({ min: 1, max: 1024 }),
   lease: optional(leaseGrant),
+  jobId: optional(token),
+  namespace: optional(str({ min: 1, max: 256 })),
 });
 const actorRequest = byType<ActorRequest>({
   create: object({ type: literal('create'), id: requestId, actor: anObject }) as Validator<unknown>,

@@ -1,3 +1,5 @@
+import { ActorRef } from './actor-ref.ts';
+
 /**
  * What user payloads — actor constructor and task arguments, a task's result, placement options — may
  * hold, the same at every hop: the client refuses anything else before sending, and every process
@@ -7,7 +9,8 @@
  *
  * What a task's arguments and result may hold: what msgpack carries without losing anything —
  * null and undefined, booleans, numbers, strings, bigints, Uint8Array (Buffer), Date, arrays and
- * plain objects, nested. Functions, symbols, class instances, Map, Set, errors, other typed arrays
+ * plain objects, nested — and actor handles, which travel as references (actor-ref.ts).
+ * Functions, symbols, class instances, Map, Set, errors, other typed arrays
  * and cycles would arrive changed (a function as null, a Map as an object) or not at all, so they
  * are refused where the value is made, with the path to the offending part.
  */
@@ -37,11 +40,12 @@ function walk(value: unknown, path: string, ancestors: Set<object>, depth: numbe
     case 'symbol':
       return { path, problem: 'a symbol cannot be sent' };
   }
-  if (value === null || value instanceof Uint8Array || value instanceof Date) return undefined;
+  // an ActorHandle (or a reference as decoded) travels as an actor reference (actor-ref.ts)
+  if (value === null || value instanceof Uint8Array || value instanceof Date || value instanceof ActorRef) return undefined;
   const obj = value as object;
   if (depth >= MAX_DEPTH) return { path, problem: `nested deeper than ${MAX_DEPTH} levels` };
   if (ancestors.has(obj)) return { path, problem: 'a cycle (the value contains itself) cannot be sent' };
-  if (!Array.isArray(obj) && !isPlain(obj)) return { path, problem: `${describe(obj)} cannot be sent as it is; send plain objects, arrays, strings, numbers, booleans, Date or Uint8Array` };
+  if (!Array.isArray(obj) && !isPlain(obj)) return { path, problem: `${describe(obj)} cannot be sent as it is; send plain objects, arrays, strings, numbers, booleans, Date, Uint8Array or actor handles` };
   ancestors.add(obj);
   try {
     if (Array.isArray(obj)) {

@@ -88,6 +88,11 @@ export const createActor = object({
   /** Incarnation number: a restart gets a higher one, so a late reply from an old one is ignored. */
   incarnation: num({ int: true, min: 0 }),
   epoch,
+  /**
+   * The job that owns it (absent when detached or created outside a job): what it creates through
+   * connect() inside the worker is owned by that job too.
+   */
+  jobId: optional(id),
 });
 export type CreateActor = Infer<typeof createActor>;
 

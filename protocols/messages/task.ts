@@ -37,6 +37,11 @@ export const submitTask = object({
   visited: optional(array(id, { max: MAX_TASK_HOPS })),
   attempt: num({ int: true, min: 0 }),
   lease: optional(bool()),
+  /**
+   * The job on whose behalf it runs (messages/job.ts): actors the task creates through connect()
+   * inside the worker are owned by it. Absent: submitted outside a job.
+   */
+  jobId: optional(id),
 });
 export type SubmitTask = Infer<typeof submitTask>;
 
@@ -66,6 +71,10 @@ export const leasedTask = object({
   taskId: id,
   code: taskCode,
   attempt: num({ int: true, min: 0 }),
+  /** As submit_task's: what the task creates inside the worker is owned by this job. */
+  jobId: optional(id),
+  /** The task's namespace (a lease's tasks share one); absent from an older driver: 'default'. */
+  namespace: optional(str({ min: 1, max: 256 })),
 });
 export type LeasedTask = Infer<typeof leasedTask>;
 

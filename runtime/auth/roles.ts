@@ -37,7 +37,12 @@ const READ_VERBS: readonly GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors'
 const DRIVER_VERBS: readonly GcsVerb[] = [...READ_VERBS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', 'register_job', 'job_heartbeat', 'finish_job'];
 /** The autoscaler runs as admin: it reads the demands, reports, and drains the nodes it terminates. */
 const ADMIN_VERBS: readonly GcsVerb[] = [...DRIVER_VERBS, 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'];
-const NODE_VERBS: readonly GcsVerb[] = ['register_node', 'heartbeat', 'actor_died', 'view_snapshot'];
+/**
+ * Raylets, and the worker hosts that run user code on them: actors and tasks create actors and
+ * groups, look up and kill actors through connect() inside the worker (docs/jobs.md) — under the
+ * job of the calling actor, so not the job verbs themselves.
+ */
+const NODE_VERBS: readonly GcsVerb[] = ['register_node', 'heartbeat', 'actor_died', 'view_snapshot', ...READ_VERBS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'];
 /** Raylet verbs only the GCS sends. */
 const CONTROL_VERBS: readonly RayletVerb[] = ['create_actor', 'kill_actor', 'prepare_bundle', 'commit_bundle', 'cancel_bundle'];
 
@@ -126,6 +131,8 @@ export function rolePermissions(cluster: string, role: Role, user: string = MAIN
           ...gcs(NODE_VERBS),
           `${p}.raylet.*.load`,
           `${p}.raylet.*.submit_task`,
+          // actors calling actors, tasks pushed to leases, from inside a worker
+          `${p}.actor.*.call`,
           `${p}.events.schedule_failed`,
           `${p}.events.lease_revoked`,
           `${p}.inspect.>`,
@@ -135,9 +142,11 @@ export function rolePermissions(cluster: string, role: Role, user: string = MAIN
           `${roleInboxes(cluster, 'driver')}.>`,
           `${roleInboxes(cluster, 'admin')}.>`,
           `${roleInboxes(cluster, 'gcs')}.>`,
+          `${roleInboxes(cluster, 'node')}.>`,
           `${watchSubject(cluster)}.*`,
         ],
-        subscribe: [`${p}.raylet.*.*`, `${p}.gcs.view`, `${p}.actor.*.call`, watchSubject(cluster), inbox],
+        // events: a handle inside a worker follows its actor's state, as a driver's does
+        subscribe: [`${p}.raylet.*.*`, `${p}.gcs.view`, `${p}.actor.*.call`, `${p}.events.>`, watchSubject(cluster), inbox],
       };
     case 'driver':
       return {

@@ -1,7 +1,8 @@
-import type { JobSession } from './job-session.ts';
+import type { JobOwner } from './job-session.ts';
 import type { Observable, Subscription } from 'rxjs';
 import { encodeCall } from '../../protocols/fast-path.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
+import { ActorRef, refsDecoded } from '../../protocols/actor-ref.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { rx } from '../rx.ts';
@@ -64,9 +65,11 @@ export interface HandleContext {
   readonly callTimeoutMs: number;
   readonly requestTimeoutMs: number;
   /** The connection's job (job-session.ts): creations are registered under it; absent outside a job. */
-  readonly job?: JobSession;
+  readonly job?: JobOwner | undefined;
   /** Delivers this actor's actor_state events until the returned function is called. */
   watchActor(actorId: string, watcher: ActorWatcher): () => void;
+  /** `value` (a decoded payload) with each actor reference in it made a handle on this connection. */
+  revive(value: unknown): unknown;
 }
 
 /** Whether `next` is news after `last`: a later state, or the same state with other details. */
@@ -190,7 +193,11 @@ class InFlightCalls {
   }
 }
 
-export class ClientActorHandle<T> implements ActorHandle<T> {
+/**
+ * Extends ActorRef: a handle passed as an argument or returned from a method travels as a reference
+ * to its actor (protocols/actor-ref.ts) and arrives as a handle on the receiver's connection.
+ */
+export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   /** Made on the first read of state$ (rxjs is loaded then, see rx.ts). */
   #state$: Observable<ActorInfo> | undefined;
   /** Set once the actor was seen DEAD: DEAD is final, so later calls fail without a round trip. */
@@ -206,13 +213,14 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
 
   constructor(
     private readonly ctx: HandleContext,
-    readonly actorId: string,
-    readonly namespace: string,
-    /** maxTaskRetries of the options it was created with; 0 for a handle from getActor. */
+    actorId: string,
+    namespace: string,
+    /** maxTaskRetries of the options it was created with; 0 for a handle from getActor or one that arrived in a payload. */
     private readonly maxTaskRetries = 0,
     /** remote()'s watch from before registration (see CreationWatch); none for getActor. */
     private readonly creation?: CreationWatch,
   ) {
+    super(actorId, namespace);
     this.gate = new RestartGate({ actorId, watch: (w) => ctx.watchActor(actorId, w), info: () => this.info() });
     this.#inFlight = new InFlightCalls(actorId, (w) => ctx.watchActor(actorId, w), (info) => this.observe(info));
   }
@@ -414,11 +422,14 @@ export class ClientActorHandle<T> implements ActorHandle<T> {
 
   #answered(call: PendingCall, msg: BusMsg): void {
     let value: unknown;
+    const refs = refsDecoded();
     try {
       value = decodeReply(msg.data, ANY_VALUE);
     } catch (err) {
       return this.#inFlight.reject(call, specializeWireError(err));
     }
+    // a handle returned by the method arrives as a reference: a handle on this connection
+    if (refsDecoded() !== refs) value = this.ctx.revive(value);
     this.#inFlight.resolve(call, value);
   }
 

@@ -14,7 +14,8 @@ import type { Bus } from '../bus/bus.ts';
 import type { ActorClass } from './actor-class.ts';
 import { actorBuilder, type ActorBuilder } from './actor-builder.ts';
 import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleContext } from './actor-handle.ts';
-import { JobSession, type JobSpec } from './job-session.ts';
+import { JobSession, type JobOwner, type JobSpec } from './job-session.ts';
+import { reviveRefs } from '../../protocols/actor-ref.ts';
 import { jobInfo } from '../../protocols/messages/job.ts';
 import type { ActorInfo, ActorState, ClusterEvent, JobInfo, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
 import { EventStream, type PlacementGroupWatcher } from './event-stream.ts';
@@ -95,11 +96,17 @@ export interface ClusterClientOptions {
   ownsBus: boolean;
   /** Register this connection as a job (docs/jobs.md); absent: not a job, what it creates is owned by nobody. */
   job?: JobSpec;
+  /**
+   * For the cluster of a worker host (runtime/worker/worker-cluster.ts): who owns what it creates
+   * (the job of the actor or task running now) and its default namespace (theirs), read at each
+   * use; and close() does nothing, since every actor of the host shares it. Instead of `job`.
+   */
+  borrowed?: { owner: JobOwner; namespace: () => string };
 }
 
 export class ClusterClient implements Cluster, HandleContext, PlacementGroupContext {
   readonly name: string;
-  readonly namespace: string;
+  readonly #namespace: string;
   readonly address: string;
   readonly subjects: ClusterSubjects;
   readonly gcs: GcsClient;
@@ -107,24 +114,33 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   readonly requestTimeoutMs: number;
   readonly callTimeoutMs: number;
   private readonly stream: EventStream;
-  /** The connection's job, when it is one (job-session.ts). */
-  readonly job: JobSession | undefined;
+  /** The connection's job, when it is one (job-session.ts); a worker's cluster borrows the running actor's. */
+  readonly job: JobOwner | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(readonly bus: Bus, private readonly opts: ClusterClientOptions) {
     this.name = opts.cluster;
-    this.namespace = opts.namespace;
+    this.#namespace = opts.namespace;
     this.address = opts.address;
     this.requestTimeoutMs = opts.requestTimeoutMs;
     this.callTimeoutMs = opts.callTimeoutMs;
     this.subjects = clusterSubjects(opts.cluster);
     this.gcs = new GcsClient(bus, this.subjects, { address: opts.address, timeoutMs: opts.requestTimeoutMs });
     this.stream = new EventStream(bus, this.subjects);
-    this.job = opts.job === undefined ? undefined : new JobSession(this.gcs, { namespace: opts.namespace, ...(opts.job.name === undefined ? {} : { name: opts.job.name }) });
+    this.job = opts.borrowed?.owner ?? (opts.job === undefined ? undefined : new JobSession(this.gcs, { namespace: opts.namespace, ...(opts.job.name === undefined ? {} : { name: opts.job.name }) }));
+  }
+
+  get namespace(): string {
+    return this.opts.borrowed?.namespace() ?? this.#namespace;
   }
 
   get jobId(): string | undefined {
     return this.job?.jobId;
+  }
+
+  /** `value` (a decoded payload) with each actor reference in it made a handle on this connection. */
+  revive(value: unknown): unknown {
+    return reviveRefs(value, (ref) => new ClientActorHandle(this, ref.actorId, ref.namespace));
   }
 
   // Both streams are made on first read, so a client that never follows them never loads rxjs (rx.ts).
@@ -140,7 +156,7 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   static async open(bus: Bus, opts: ClusterClientOptions): Promise<ClusterClient> {
     const client = new ClusterClient(bus, opts);
     await bus.flush();
-    client.job?.start();
+    if (client.job instanceof JobSession) client.job.start();
     return client;
   }
 
@@ -262,6 +278,8 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   }
 
   close(): Promise<void> {
+    // a worker's cluster serves every actor and task of its host: one of them closing it ends nothing
+    if (this.opts.borrowed) return Promise.resolve();
     this.closing ??= (async () => {
       // finishing the job kills what it owns; resolved once they are gone (or the GCS is away)
       await this.job?.close();

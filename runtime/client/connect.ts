@@ -51,8 +51,22 @@ const NO_LIMIT_MS = 2 ** 31 - 1;
 /** No call waits for ever by default: one whose answer never comes fails after a minute. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 
-/** Connects a driver to a cluster. An unreachable server is a CONNECTION_FAILED error naming the address. */
-export async function connect(opts: ConnectOptions = {}): Promise<Cluster> {
+/** Where a worker host keeps its cluster (runtime/worker/worker-cluster.ts). */
+const WORKER_CLUSTER = Symbol.for('orrery.workerCluster');
+
+/**
+ * Connects a driver to a cluster. An unreachable server is a CONNECTION_FAILED error naming the address.
+ *
+ * Inside an actor or a task, `connect()` with no argument returns the cluster the worker belongs to,
+ * on the worker host's own connection: what it creates is owned by the job of the calling actor
+ * or task (docs/jobs.md), and its close() does nothing. With options it connects anew, as anywhere.
+ */
+export async function connect(opts?: ConnectOptions): Promise<Cluster> {
+  if (opts === undefined) {
+    const worker = (globalThis as { [WORKER_CLUSTER]?: { get(): Promise<Cluster> } })[WORKER_CLUSTER];
+    if (worker !== undefined) return worker.get();
+    opts = {};
+  }
   const address = resolveAddress(opts.address);
   const cluster = opts.cluster ?? 'default';
   const namespace = opts.namespace ?? 'default';

@@ -30,10 +30,24 @@ export function newJobId(now = Date.now()): string {
   return now.toString(16).padStart(12, '0') + randomBytes(4).toString('hex');
 }
 
+/**
+ * Who owns what a connection creates: a driver's own job (JobSession), or — for the cluster of a
+ * worker host (runtime/worker/worker-cluster.ts) — the job of the actor or task running now.
+ */
+export interface JobOwner {
+  /** The job creations are registered under now; undefined: owned by nobody. */
+  readonly jobId: string | undefined;
+  /** The error every creation and call fails with once the GCS finished the job. */
+  readonly finished: Error | undefined;
+  /** Runs a creation under the job (see JobSession.run). */
+  run<T>(create: (jobId: string | undefined) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
 /** The heartbeat's answer carries nothing the driver needs. */
 const STATE = object({});
 
-export class JobSession {
+export class JobSession implements JobOwner {
   readonly jobId = newJobId();
   readonly #secret = randomBytes(32).toString('hex');
   #registering: Promise<void> | undefined;

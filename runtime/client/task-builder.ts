@@ -78,7 +78,7 @@ function check(runners: Runners, namespace: string, opts: TaskRunOptions): Check
 
 class ClientTaskBuilder<F extends AnyFunction> implements TaskBuilder<F> {
   constructor(
-    private readonly ctx: TaskContext & { readonly namespace: string },
+    private readonly ctx: TaskContext & { readonly namespace: string; readonly jobId?: string | undefined },
     private readonly fn: TaskFunction<F>,
     private readonly opts: TaskRunOptions,
   ) {}
@@ -112,12 +112,13 @@ class ClientTaskBuilder<F extends AnyFunction> implements TaskBuilder<F> {
       options: valid.wire,
       maxRetries: valid.maxRetries,
       pin: valid.pin,
+      ...(ctx.jobId === undefined ? {} : { jobId: ctx.jobId }),
     };
     const result = key === undefined ? await found.submitter.run(spec) : await found.dispatcher.run(spec, key);
     return result as TaskResult<Awaited<ReturnType<F>>>;
   }
 }
 
-export function taskBuilder<F extends AnyFunction>(ctx: TaskContext & { readonly namespace: string }, fn: TaskFunction<F>, opts: TaskRunOptions): TaskBuilder<F> {
+export function taskBuilder<F extends AnyFunction>(ctx: TaskContext & { readonly namespace: string; readonly jobId?: string | undefined }, fn: TaskFunction<F>, opts: TaskRunOptions): TaskBuilder<F> {
   return new ClientTaskBuilder(ctx, fn, opts);
 }

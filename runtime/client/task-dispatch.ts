@@ -169,7 +169,7 @@ export class TaskDispatcher {
 
   private push(cls: TaskClass, job: Job, lease: Lease): void {
     const { spec, tries } = job;
-    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt };
+    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt, namespace: spec.namespace, ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
     let data: Uint8Array;
     try {
       data = encode('leased_task', body);

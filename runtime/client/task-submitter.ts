@@ -5,6 +5,7 @@ import { encode } from '../../protocols/codec.ts';
 import { nodeInfo } from '../../protocols/messages/cluster.ts';
 import { taskOutcome, type SubmitTask, type TaskLease, type TaskOutcome } from '../../protocols/messages/task.ts';
 import { decodeReply } from '../../protocols/reply.ts';
+import { refsDecoded } from '../../protocols/actor-ref.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { type Validator } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
@@ -21,6 +22,8 @@ export interface TaskContext {
   readonly subjects: ClusterSubjects;
   readonly callTimeoutMs: number;
   readonly events$: Observable<ClusterEvent>;
+  /** `value` (a decoded payload) with each actor reference in it made a handle on this connection. */
+  revive(value: unknown): unknown;
 }
 
 /** One task to run, its options already validated. */
@@ -31,6 +34,8 @@ export interface TaskSpec {
   readonly options: Record<string, unknown>;
   /** -1: no limit. */
   readonly maxRetries: number;
+  /** The job on whose behalf it runs: actors it creates through connect() are owned by it (docs/jobs.md). */
+  readonly jobId?: string;
   readonly pin?: { readonly nodeId: string; readonly soft: boolean };
 }
 
@@ -126,7 +131,7 @@ export class TaskSubmitter {
         let outcome: TaskOutcome;
         try {
           const visited = route.length > 1 ? route.slice(0, -1) : undefined;
-          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, ...(wantLease ? { lease: true } : {}) };
+          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
           outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome);
         } catch (err) {
           if (err instanceof NoRespondersError) {
@@ -260,7 +265,10 @@ export class TaskSubmitter {
       this.ctx.bus.request(subject, data, { timeoutMs: this.ctx.callTimeoutMs }).then(
         (msg) => {
           try {
-            const outcome = decodeReply(msg.data, { value });
+            const refs = refsDecoded();
+            let outcome = decodeReply(msg.data, { value });
+            // a handle the task returned arrives as a reference: a handle on this connection
+            if (refsDecoded() !== refs) outcome = this.ctx.revive(outcome) as T;
             finish(() => resolve(outcome));
           } catch (err) {
             finish(() => reject(err));

@@ -468,6 +468,8 @@ export class ActorDirectory {
       maxConcurrency: entry.compiled.maxConcurrency,
       isolation: entry.compiled.isolation,
       incarnation,
+      // its owner, which what it creates inside the worker shares; a detached actor has none
+      ...(reg.jobId === undefined || reg.options.lifetime === 'detached' ? {} : { jobId: reg.jobId }),
     };
     void this.deps.raylets.create(nodeId, request).then((outcome) => this.#created(entry, { nodeId, incarnation }, outcome));
   }

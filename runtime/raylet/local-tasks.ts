@@ -226,7 +226,7 @@ export class LocalTasks {
     this.running.add(task);
     this.opts.leases.acquire(holder, task.req.resources);
     if (grant) this.leased.set(grant.leaseId, { holder, req: task.req });
-    this.opts.run({ taskId: body.taskId, code: body.code, reply: msg.reply, ...(grant ? { lease: grant } : {}) }).then(
+    this.opts.run({ taskId: body.taskId, code: body.code, reply: msg.reply, namespace: body.namespace, ...(body.jobId === undefined ? {} : { jobId: body.jobId }), ...(grant ? { lease: grant } : {}) }).then(
       () => this.finish(task, grant ? undefined : holder),
       (err: unknown) => {
         this.finish(task, holder);

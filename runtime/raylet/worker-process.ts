@@ -1,3 +1,4 @@
+import { refsToIpc } from '../../protocols/actor-ref.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { OrreryError } from '../../lib/errors.ts';
@@ -214,7 +215,8 @@ export class WorkerProcess implements WorkerHost {
   private sendNow(message: RayletToHost): void {
     if (!this.child.connected) return;
     try {
-      this.child.send(message);
+      // actor references in arguments cross the channel in a form structured clone keeps (actor-ref.ts)
+      this.child.send((message.type === 'requests' || message.type === 'tasks' ? refsToIpc(message) : message) as RayletToHost);
     } catch (err) {
       const cause = new OrreryError('IPC_SEND_FAILED', `could not send ${message.type} to the worker host (pid ${this.pid}): ${err instanceof Error ? err.message : String(err)}`, { detail: { pid: this.pid, type: message.type } });
       const ids = message.type === 'requests' ? message.requests.map((r) => r.id) : message.type === 'tasks' ? message.tasks.map((t) => t.id) : [];

@@ -9,6 +9,13 @@ export interface RuntimeContext {
   readonly taskId?: string;
   /** The node's labels as it registered them, built-in `orrery.io/` labels included. */
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The job that owns this actor (or submitted this task): what it creates through connect() inside
+   * the worker is owned by that job. Absent for a detached actor and for work created outside a job.
+   */
+  readonly jobId?: string;
+  /** The actor's or task's namespace: the default namespace of connect() inside the worker. */
+  readonly namespace?: string;
 }
 
 // One store per process, kept on globalThis: a user module that reaches this file through another
@@ -17,6 +24,11 @@ const KEY = Symbol.for('orrery.runtimeContext');
 type Holder = { [KEY]?: AsyncLocalStorage<RuntimeContext> };
 const holder = globalThis as Holder;
 const storage: AsyncLocalStorage<RuntimeContext> = (holder[KEY] ??= new AsyncLocalStorage<RuntimeContext>());
+
+/** The runtime context of the actor or task running now, if any (the worker's cluster reads it). */
+export function currentContext(): RuntimeContext | undefined {
+  return storage.getStore();
+}
 
 /** Runs `fn` (an actor constructor or method) with `context` as its runtime context. */
 export function runInContext<T>(context: RuntimeContext, fn: () => T): T {
@@ -27,17 +39,18 @@ export function runInContext<T>(context: RuntimeContext, fn: () => T): T {
  * The runtime context of the actor or task running now: its node id and name, the node's labels,
  * and its actor id (or task id). Outside an actor constructor or method it throws NOT_IN_WORKER.
  */
-export function getRuntimeContext(): { nodeId: string; nodeName: string; actorId?: string; taskId?: string; labels: Record<string, string> } {
+export function getRuntimeContext(): { nodeId: string; nodeName: string; actorId?: string; taskId?: string; jobId?: string; labels: Record<string, string> } {
   const context = storage.getStore();
   if (context === undefined) {
     throw new OrreryError('NOT_IN_WORKER', 'getRuntimeContext() is only available inside an actor or task running on an orrery worker host');
   }
-  const out: { nodeId: string; nodeName: string; actorId?: string; taskId?: string; labels: Record<string, string> } = {
+  const out: { nodeId: string; nodeName: string; actorId?: string; taskId?: string; jobId?: string; labels: Record<string, string> } = {
     nodeId: context.nodeId,
     nodeName: context.nodeName,
     labels: { ...context.labels },
   };
   if (context.actorId !== undefined) out.actorId = context.actorId;
   if (context.taskId !== undefined) out.taskId = context.taskId;
+  if (context.jobId !== undefined) out.jobId = context.jobId;
   return out;
 }

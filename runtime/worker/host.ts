@@ -12,6 +12,8 @@ import { Mailbox, type MailboxJob } from './mailbox.ts';
 import { MalformedCounter } from './malformed.ts';
 import { toRemoteError } from './remote-error.ts';
 import { replyBytes, respond } from './respond.ts';
+import { containsRef, refsDecoded } from '../../protocols/actor-ref.ts';
+import type { WorkerClusterSource } from './worker-cluster.ts';
 
 /** The node a host runs on, as getRuntimeContext() reports it (protocols/ipc.ts). */
 export type { HostNode } from '../../protocols/ipc.ts';
@@ -25,6 +27,8 @@ export interface ActorHostOptions {
   log?: (line: string) => void;
   /** Which module URLs this host loads code from (protocols/code-source.ts); default: any file: URL. */
   codeSources?: CodeSourcePolicy;
+  /** Turns actor references in arguments into handles (worker-cluster.ts); without it they stay references. */
+  workerCluster?: WorkerClusterSource;
 }
 
 interface HostedActor {
@@ -57,6 +61,7 @@ export class ActorHost {
   private readonly node: HostNode;
   private readonly log: (line: string) => void;
   private readonly codeSources: CodeSourcePolicy;
+  private readonly workerCluster: WorkerClusterSource | undefined;
   private stopped = false;
   /** Fenced: no actor's call subject is subscribed (fence() / unfence()). */
   private fenced = false;
@@ -68,6 +73,7 @@ export class ActorHost {
     this.subjects = subjects(opts.cluster ?? 'default');
     this.log = opts.log ?? (() => {});
     this.codeSources = opts.codeSources ?? {};
+    this.workerCluster = opts.workerCluster;
     this.malformed = new MalformedCounter('worker host: malformed call', this.log);
   }
 
@@ -165,11 +171,13 @@ export class ActorHost {
     // Named fields, not `{ ...this.node, actorId }`: V8 gave each spread copy of the node a hidden
     // class of its own (~0.5 KB per actor in a host with 2,500; heap snapshot), this one shape is shared.
     const { nodeId, nodeName, labels } = this.node;
-    const context: RuntimeContext = { nodeId, nodeName, labels, actorId: spec.actorId };
+    const context: RuntimeContext = { nodeId, nodeName, labels, actorId: spec.actorId, jobId: spec.jobId, namespace: spec.namespace };
+    // handles passed to the constructor arrive as references: handles on this host's connection
+    const args = this.workerCluster !== undefined && containsRef(spec.code.args) ? ((await this.workerCluster.get()).revive(spec.code.args) as unknown[]) : spec.code.args;
     if (entry.killed || this.stopped) throw new ActorDiedError(spec.actorId, 'killed while starting');
     let instance: object;
     try {
-      instance = runInContext(context, () => new cls(...spec.code.args));
+      instance = runInContext(context, () => new cls(...args));
     } catch (err) {
       throw toRemoteError(err);
     }
@@ -194,6 +202,7 @@ export class ActorHost {
   private onCall(actor: HostedActor, msg: BusMsg): void {
     let method: string;
     let args: unknown[];
+    const refs = refsDecoded();
     try {
       ({ method, args } = decodeCall(msg.data));
     } catch (err) {
@@ -201,7 +210,10 @@ export class ActorHost {
       respond(msg, () => encodeError(err));
       return;
     }
-    actor.mailbox.push(new CallJob(actor, method, args, msg));
+    // handles passed as arguments arrive as references (protocols/actor-ref.ts): made handles on
+    // this host's connection before the method sees them — in the mailbox, so calls keep their order
+    const revive = refsDecoded() !== refs ? this.workerCluster : undefined;
+    actor.mailbox.push(new CallJob(actor, method, args, msg, revive));
   }
 }
 
@@ -215,11 +227,31 @@ class CallJob implements MailboxJob {
   constructor(
     private readonly actor: HostedActor,
     private readonly method: string,
-    private readonly args: unknown[],
+    private args: unknown[],
     private readonly msg: BusMsg,
+    /** Set when the arguments hold actor references to make handles of first. */
+    private readonly revive?: WorkerClusterSource,
   ) {}
 
   run(): Promise<void> | void {
+    const { revive } = this;
+    if (revive === undefined) return this.invoke();
+    const cluster = revive.loaded;
+    if (cluster !== undefined) {
+      this.args = cluster.revive(this.args) as unknown[];
+      return this.invoke();
+    }
+    // the first handle this host receives loads its cluster; the mailbox waits for it
+    return revive.get().then(
+      (loaded) => {
+        this.args = loaded.revive(this.args) as unknown[];
+        return this.invoke();
+      },
+      (err: unknown) => this.fail(err),
+    );
+  }
+
+  private invoke(): Promise<void> | void {
     const { actor, args } = this;
     let value: unknown;
     let thenable: boolean;

@@ -15,6 +15,8 @@ import { parseRayletToHost, type ActorRequest, type ActorResult, type HostToRayl
 import { TurnBatch } from './turn-batch.ts';
 import { RejectionLog } from '../process/rejection-log.ts';
 import { TaskRunner, type RunTask } from './task-runner.ts';
+import { refsFromIpc } from '../../protocols/actor-ref.ts';
+import { installWorkerCluster } from './worker-cluster.ts';
 
 const log = (line: string): void => void process.stderr.write(`orrery worker ${process.pid}: ${line}\n`);
 
@@ -63,9 +65,11 @@ async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<v
     return;
   }
   const codeSources = { roots: message.codeRoots ?? [] };
-  host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log, codeSources });
+  // connect() inside actors and tasks, and the handles they receive, use this host's connection
+  const workerCluster = installWorkerCluster({ bus, cluster: message.cluster, address: message.natsAddress });
+  host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log, codeSources, workerCluster });
   if (watchdog && !watchdog.live) host.fence();
-  tasks = new TaskRunner({ bus, node: message.node, cluster: message.cluster, onLeaseEnded: leaseEnded, log, codeSources });
+  tasks = new TaskRunner({ bus, node: message.node, cluster: message.cluster, onLeaseEnded: leaseEnded, log, codeSources, workerCluster });
   send({ type: 'ready', pid: process.pid });
 }
 
@@ -131,7 +135,9 @@ const refusedIpc = new RejectionLog('worker host IPC', log);
 process.on('message', (raw: unknown) => {
   let message: RayletToHost;
   try {
-    message = parseRayletToHost(raw);
+    const type = (raw as { type?: unknown } | null)?.type;
+    // actor references in arguments came across in the channel's own form (actor-ref.ts)
+    message = parseRayletToHost(type === 'requests' || type === 'tasks' ? refsFromIpc(raw) : raw);
   } catch (err) {
     // never acted on: the raylet checked what it passes on, so this is a bug or a version skew
     return refusedIpc.note('INVALID_MESSAGE', `refused an IPC message from the raylet: ${err instanceof Error ? err.message : String(err)}`);

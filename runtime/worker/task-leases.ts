@@ -31,6 +31,8 @@ interface Pushed {
   readonly taskId: string;
   readonly code: LeasedTask['code'];
   readonly reply: string;
+  readonly jobId?: string;
+  readonly namespace?: string;
 }
 
 
@@ -117,7 +119,7 @@ export class TaskLeases {
       respond(msg, () => encodeError(new OrreryError('LEASE_BUSY', `lease ${leaseId} holds ${LEASE_DEPTH} tasks already`, { detail: { leaseId } })));
       return;
     }
-    lease.queue.push({ taskId: body.taskId, code: body.code, reply: msg.reply });
+    lease.queue.push({ taskId: body.taskId, code: body.code, reply: msg.reply, ...(body.jobId === undefined ? {} : { jobId: body.jobId }), ...(body.namespace === undefined ? {} : { namespace: body.namespace }) });
     if (!lease.running) this.runNext(lease);
   }
 

@@ -10,6 +10,8 @@ import { loadTaskFunction, type TaskFunctionImpl } from './load.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
 import { toRemoteError } from './remote-error.ts';
 import { TaskLeases, type LeaseGrant } from './task-leases.ts';
+import { containsRef } from '../../protocols/actor-ref.ts';
+import type { WorkerClusterSource } from './worker-cluster.ts';
 
 /** What a raylet hands a worker host to run. */
 /** One task a task host runs (protocols/ipc.ts). */
@@ -41,6 +43,8 @@ export class TaskRunner {
       log?: (line: string) => void;
       /** Which module URLs functions are loaded from (protocols/code-source.ts); default: any file: URL. */
       codeSources?: CodeSourcePolicy;
+      /** Turns actor references in arguments into handles (worker-cluster.ts); without it they stay references. */
+      workerCluster?: WorkerClusterSource;
     },
   ) {
     this.answers = new Answers((subject, data) => opts.bus.publish(subject, data));
@@ -61,8 +65,12 @@ export class TaskRunner {
     this.inFlight++;
     try {
       const fn = await this.load(task.code.moduleUrl, task.code.functionName);
-      const context: RuntimeContext = { ...this.opts.node, taskId: task.taskId };
-      const value = await runInContext(context, () => fn(...task.code.args));
+      const { nodeId, nodeName, labels } = this.opts.node;
+      const context: RuntimeContext = { nodeId, nodeName, labels, taskId: task.taskId, jobId: task.jobId, namespace: task.namespace };
+      const source = this.opts.workerCluster;
+      // handles passed as arguments arrive as references: handles on this host's connection
+      const args = source !== undefined && containsRef(task.code.args) ? ((await source.get()).revive(task.code.args) as unknown[]) : task.code.args;
+      const value = await runInContext(context, () => fn(...args));
       const problem = plainDataProblem(value);
       if (problem) {
         const where = problem.path ? ` at ${problem.path}` : '';
