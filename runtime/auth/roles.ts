@@ -42,7 +42,17 @@ const ADMIN_VERBS: readonly GcsVerb[] = [...DRIVER_VERBS, 'set_node_labels', 'se
  * groups, look up and kill actors through connect() inside the worker (docs/jobs.md) — under the
  * job of the calling actor, so not the job verbs themselves.
  */
-const NODE_VERBS: readonly GcsVerb[] = ['register_node', 'heartbeat', 'actor_died', 'view_snapshot', ...READ_VERBS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'];
+const NODE_VERBS: readonly GcsVerb[] = [
+  'register_node',
+  'heartbeat',
+  'actor_died',
+  'view_snapshot',
+  ...READ_VERBS.filter((v) => v !== 'autoscaler_status'),
+  'register_actor',
+  'kill_actor',
+  'create_pg',
+  'remove_pg',
+];
 /** Raylet verbs only the GCS sends. */
 const CONTROL_VERBS: readonly RayletVerb[] = ['create_actor', 'kill_actor', 'prepare_bundle', 'commit_bundle', 'cancel_bundle'];
 

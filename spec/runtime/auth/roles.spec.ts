@@ -85,7 +85,13 @@ const table: [Role, 'publish' | 'subscribe', string, boolean][] = [
   ['node', 'publish', `${P}.raylet.n2.create_actor`, false],
   ['node', 'publish', `${P}.gcs.view`, false],
   ['node', 'publish', `${P}.gcs.set_node_taints`, false],
-  ['node', 'publish', `${P}.gcs.register_actor`, false],
+  // worker hosts run user code as node: actors create and call actors (issue 15, part 2), under the
+  // calling actor's job — never registering or finishing jobs themselves
+  ['node', 'publish', `${P}.gcs.register_actor`, true],
+  ['node', 'publish', `${P}.actor.a1.call`, true],
+  ['node', 'subscribe', `${P}.events.actor_state`, true],
+  ['node', 'publish', `${P}.gcs.register_job`, false],
+  ['node', 'publish', `${P}.gcs.finish_job`, false],
   ['node', 'publish', `_INBOX.${c}.gcs.x.1`, true],
   ['node', 'publish', `_INBOX.${c}.driver.x.1`, true],
   ['node', 'publish', `_INBOX.${c}.observer.x.1`, false],
@@ -116,11 +122,11 @@ test('each role subscribes its own inbox and no other role\'s', () => {
   }
 });
 
-test('answers: the GCS may answer every role; a node drivers, admins and the GCS; clients answer no one', () => {
+test('answers: the GCS may answer every role; a node drivers, admins, the GCS and nodes (actors calling actors); clients answer no one', () => {
   for (const asker of ROLES) {
     const inbox = `${inboxPrefix(c, asker)}.tok.1`;
     assert.ok(may('gcs', 'publish', inbox), `gcs answers ${asker}`);
-    assert.is(may('node', 'publish', inbox), ['driver', 'admin', 'gcs'].includes(asker), `node answers ${asker}`);
+    assert.is(may('node', 'publish', inbox), ['driver', 'admin', 'gcs', 'node'].includes(asker), `node answers ${asker}`);
     for (const client of ['driver', 'observer', 'admin'] as const) assert.not.ok(may(client, 'publish', inbox), `${client} answers ${asker}`);
   }
 });
