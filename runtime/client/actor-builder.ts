@@ -6,6 +6,7 @@ import { actorFromWire } from './from-wire.ts';
 import { validateActorOptions, type ActorOptions } from './actor-options.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
 import { OrreryError } from '../../lib/errors.ts';
+import { shipCode } from '../code/shipper.ts';
 
 /** A constructor argument that cannot be sent as it is (a class instance, a function, a cycle, nested too deep). */
 export class ActorArgumentError extends OrreryError {
@@ -46,6 +47,8 @@ export function actorBuilder<T, A extends unknown[]>(
         const problem = plainDataProblem(args[index]);
         if (problem) throw new ActorArgumentError(cls.className, index, problem.path, problem.problem);
       }
+      // the module's code in the cluster's code store when it has one (runtime/code/shipper.ts)
+      const moduleUrl = await shipCode(ctx, cls.moduleUrl);
       // follows the actor's events from before it exists, so ready() need not ask the GCS again
       const creation = new CreationWatch((w) => ctx.watchActor(actorId, w));
       const register = (jobId: string | undefined) =>
@@ -53,7 +56,7 @@ export function actorBuilder<T, A extends unknown[]>(
           'register_actor',
           {
             actorId,
-            code: { moduleUrl: cls.moduleUrl, className: cls.className, args },
+            code: { moduleUrl, className: cls.className, args },
             namespace: valid.namespace,
             name: valid.name,
             options: valid.wire,

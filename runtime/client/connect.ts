@@ -8,6 +8,7 @@ import { connectNatsBus, type TlsFiles } from '../bus/nats.ts';
 import { ClusterClient, type Cluster } from './cluster.ts';
 import type { JobSpec } from './job-session.ts';
 import { MEMORY_SCHEME, lookupMemoryBroker } from './memory-registry.ts';
+import { codeShipper, packRuntimeEnv } from '../code/shipper.ts';
 
 export { DEFAULT_ADDRESS, resolveAddress } from '../bus/address.ts';
 
@@ -44,6 +45,12 @@ export interface ConnectOptions {
    * nobody). Default `{}`.
    */
   job?: JobSpec | false;
+  /**
+   * Ray's runtime_env. `workingDir`: a directory shipped to the nodes as it is at connect()
+   * (node_modules and .git left out, at most 100 MiB: InvalidOptionError past it); modules in it are
+   * loaded from the shipped copy, named by their path inside it (docs/code-shipping.md).
+   */
+  runtimeEnv?: { workingDir?: string };
 }
 
 /** The longest timer Node.js keeps; the bound of every limit here. */
@@ -74,8 +81,10 @@ export async function connect(opts?: ConnectOptions): Promise<Cluster> {
   if (typeof namespace !== 'string' || namespace === '') throw new InvalidOptionError('namespace', namespace, 'expected a non-empty string');
   const requestTimeoutMs = positive('requestTimeoutMs', opts.requestTimeoutMs, 10_000);
   const callTimeoutMs = positive('callTimeoutMs', opts.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS);
+  const workingDir = packRuntimeEnv(opts.runtimeEnv);
   const creds = opts.creds ?? (process.env.ORRERY_CREDS?.trim() || undefined);
   const bus = await openBus(address, opts.connectTimeoutMs, { creds, tls: opts.tls });
+  if (workingDir !== undefined) codeShipper(bus, cluster).useWorkingDir(workingDir);
   const job = opts.job === false ? undefined : checkJob(opts.job ?? {});
   return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true, ...(job === undefined ? {} : { job }) });
 }

@@ -1,4 +1,5 @@
 import { plainDataProblem } from '../../protocols/plain-data.ts';
+import { shipCode } from '../code/shipper.ts';
 import { TaskDispatcher } from './task-dispatch.ts';
 import { TaskArgumentError } from './task-errors.ts';
 import type { AnyFunction, TaskFunction } from './task-function.ts';
@@ -107,7 +108,7 @@ class ClientTaskBuilder<F extends AnyFunction> implements TaskBuilder<F> {
     const { valid, key } = checked;
     const spec = {
       taskId: newTaskId(),
-      code: { moduleUrl: fn.moduleUrl, functionName: fn.functionName, args },
+      code: { moduleUrl: await shipCode(ctx, fn.moduleUrl), functionName: fn.functionName, args },
       namespace: ctx.namespace,
       options: valid.wire,
       maxRetries: valid.maxRetries,

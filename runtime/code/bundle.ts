@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { InvalidOptionError } from '../../lib/errors.ts';
-import { encodeBundle, type EncodedBundle } from '../../protocols/code-bundle.ts';
+import { encodeBundle, type BundleFile, type EncodedBundle } from '../../protocols/code-bundle.ts';
 import { scanImports } from './scan.ts';
 
 /**
@@ -87,7 +87,7 @@ export function moduleBundle(entry: string, sources: SourceFiles): CollectedBund
     for (const next of file.imports) if (!seen.has(next)) queue.push(next);
   }
   const root = commonDir([...seen.keys()]);
-  const bundle = encodeBundle([...seen].map(([abs, f]) => ({ path: bundlePath(root, abs), data: f.data })));
+  const bundle = encodeBundle(withModuleType(root, [...seen].map(([abs, f]) => ({ path: bundlePath(root, abs), data: f.data }))));
   return { ...bundle, root, modulePath: bundlePath(root, resolve(entry)), files: [...seen].map(([abs, f]) => ({ abs, size: f.size, mtimeMs: f.mtimeMs })) };
 }
 
@@ -130,7 +130,7 @@ export function workingDirBundle(dir: string, sources: SourceFiles, maxBytes = W
   };
   walk(root);
   const files = found.map(({ abs, stat }) => ({ abs, file: sources.read(abs, stat) }));
-  const bundle = encodeBundle(files.map(({ abs, file }) => ({ path: bundlePath(root, abs), data: file.data })));
+  const bundle = encodeBundle(withModuleType(root, files.map(({ abs, file }) => ({ path: bundlePath(root, abs), data: file.data }))));
   return { ...bundle, root, files: files.map(({ abs, file }) => ({ abs, size: file.size, mtimeMs: file.mtimeMs })) };
 }
 
@@ -139,6 +139,33 @@ function statOrUndefined(path: string): Stats | undefined {
     return statSync(path);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The files, with a `package.json` of `{"type":"module"}` added at the bundle's root when the
+ * package the root lies in says so and the bundle has none of its own: `.js` and `.ts` files are ES
+ * modules on the node as they are on the driver (the cache directory has no package.json above it,
+ * which makes them CommonJS, Node's default — as a driver without one has them).
+ */
+function withModuleType(root: string, files: BundleFile[]): BundleFile[] {
+  if (files.some((f) => f.path === 'package.json') || packageType(root) !== 'module') return files;
+  return [...files, { path: 'package.json', data: Buffer.from('{"type":"module"}\n') }];
+}
+
+/** The `type` of the nearest package.json at or above `dir`. */
+function packageType(dir: string): string | undefined {
+  for (let at = dir; ; at = dirname(at)) {
+    const manifest = join(at, 'package.json');
+    if (isFile(manifest)) {
+      try {
+        const type = (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: unknown }).type;
+        return typeof type === 'string' ? type : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    if (dirname(at) === at) return undefined;
   }
 }
 

@@ -15,6 +15,7 @@ import { parseRayletToHost, type ActorRequest, type ActorResult, type HostToRayl
 import { TurnBatch } from './turn-batch.ts';
 import { RejectionLog } from '../process/rejection-log.ts';
 import { TaskRunner, type RunTask } from './task-runner.ts';
+import { CodeCache } from '../code/cache.ts';
 import { refsFromIpc } from '../../protocols/actor-ref.ts';
 import { installWorkerCluster } from './worker-cluster.ts';
 
@@ -64,7 +65,8 @@ async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<v
     send({ type: 'failed', message: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
     return;
   }
-  const codeSources = { roots: message.codeRoots ?? [] };
+  // shipped code (orrery-code:) is fetched into this node's cache: runtime/code/cache.ts
+  const codeSources = { roots: message.codeRoots ?? [], shipped: new CodeCache({ bus, cluster: message.cluster, log }) };
   // connect() inside actors and tasks, and the handles they receive, use this host's connection
   const workerCluster = installWorkerCluster({ bus, cluster: message.cluster, address: message.natsAddress });
   host = new ActorHost({ bus, cluster: message.cluster, node: message.node, log, codeSources, workerCluster });

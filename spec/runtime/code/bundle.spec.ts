@@ -72,6 +72,20 @@ test('relative specifiers resolve as Node, TypeScript and tsx find them; a missi
   assert.is(resolveRelative(join(dir, 'app'), './missing.js'), undefined);
 });
 
+test('a bundle of an ES-module package carries {"type":"module"} at its root, so its files load as they do on the driver', () => {
+  write('esm/package.json', '{ "name": "p", "type": "module" }');
+  const entry = write('esm/src/actor.ts', `import './util.js';\nexport class A {}`);
+  write('esm/src/util.ts', 'export {}');
+  const b = moduleBundle(entry, new SourceFiles());
+  const files = decodeBundle(b.hash, b.bytes);
+  assert.equal(files.map((f) => f.path), ['actor.ts', 'package.json', 'util.ts']);
+  assert.equal(JSON.parse(Buffer.from(files[1].data).toString()), { type: 'module' });
+  // a package without "type" (CommonJS, Node's default) gets none: the cache has no package.json above it either
+  write('cjs/package.json', '{ "name": "q" }');
+  const cjs = moduleBundle(write('cjs/actor.ts', 'export class B {}'), new SourceFiles());
+  assert.equal(decodeBundle(cjs.hash, cjs.bytes).map((f) => f.path), ['actor.ts']);
+});
+
 test('a working directory: every file but node_modules and .git, paths relative to it', () => {
   const wd = join(dir, 'wd');
   write('wd/main.ts', 'export {}');

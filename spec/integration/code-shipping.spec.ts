@@ -1,0 +1,161 @@
+// Code shipped to the nodes (docs/code-shipping.md) on a real nats-server with JetStream: a .ts actor
+// module with a relative import and an npm import, written to a temporary directory, is uploaded once
+// to the cluster's code store and run by raylet processes from their own caches; deleted from disk
+// after the first creation, it still runs on a raylet that joins afterwards — the CLI's compiled
+// raylet on plain node, with a cache of its own, so the code can only have come from the store. A
+// message naming a hash the store does not have leaves the actor DEAD with CODE_LOAD_FAILED, and the
+// node goes on. Needs dist/ (`npm run build`, which `npm ci` runs).
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { connect as natsConnect } from '@nats-io/transport-node';
+import { Objm } from '@nats-io/obj';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connect, defineActor, defineTask, type Cluster } from '../../runtime/index.ts';
+import { codeBucketName } from '../../protocols/code-store.ts';
+import { parseReadyLine, spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
+
+const DIST_RAYLET = fileURLToPath(new URL('../../dist/runtime/raylet/main.js', import.meta.url));
+const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+
+const work = mkdtempSync(join(tmpdir(), 'orrery-shipping-spec-'));
+const project = join(work, 'project');
+const cacheOf = (node: string): string => join(work, `cache-${node}`);
+
+/** The user's project (ES modules): a .ts actor module importing a sibling module by a NodeNext-style .js path, and rxjs. */
+function writeProject(): void {
+  mkdirSync(join(project, 'lib'), { recursive: true });
+  // the driver imports the module too (to define the class): its packages resolve as in any project
+  symlinkSync(NODE_MODULES, join(project, 'node_modules'), 'junction');
+  writeFileSync(join(project, 'package.json'), '{ "name": "shipped-project", "type": "module" }\n');
+  writeFileSync(
+    join(project, 'lib', 'step.ts'),
+    `export interface Step { readonly by: number }\nexport const STEP: Step = { by: 2 };\nexport function advance(n: number, s: Step = STEP): number { return n + s.by; }\n`,
+  );
+  writeFileSync(
+    join(project, 'counter.ts'),
+    [
+      `import { firstValueFrom, of, map } from 'rxjs';`,
+      `import type { Step } from './lib/step.js';`,
+      `import { advance, STEP } from './lib/step.js';`,
+      `export class ShippedCounter {`,
+      `  private n: number;`,
+      `  constructor(start: number) { this.n = start; }`,
+      `  async next(): Promise<number> { this.n = await firstValueFrom(of(this.n).pipe(map((v) => advance(v)))); return this.n; }`,
+      `  step(): Step { return STEP; }`,
+      `}`,
+      `export async function tripled(x: number): Promise<number> { return firstValueFrom(of(x * 3)); }`,
+      ``,
+    ].join('\n'),
+  );
+}
+
+let server: NatsServerHandle;
+let gcs: RuntimeProcess;
+const raylets: { stop(): Promise<void>; output(): string }[] = [];
+let client: Cluster;
+
+async function startRaylet(name: string, opts: { dist?: boolean } = {}): Promise<void> {
+  const args = ['--address', server.url, '--node-name', name, '--labels', `node=${name}`, '--num-cpus', '4'];
+  const env = { ...process.env, ORRERY_CODE_CACHE: cacheOf(name) };
+  if (!opts.dist) {
+    const r = await spawnRuntimeProcess('raylet', args, { env });
+    raylets.push({ stop: () => r.stop(), output: () => r.recentOutput() });
+    return;
+  }
+  // the CLI's raylet: the compiled package on plain node, nothing inherited from this (tsx) process
+  const lines: string[] = [];
+  const child = spawn(process.execPath, [DIST_RAYLET, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, NODE_OPTIONS: '' } });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => (parseReadyLine(line) ? resolve() : lines.push(line)));
+    createInterface({ input: child.stderr! }).on('line', (line) => lines.push(line));
+    void exited.then(() => reject(new Error(`raylet ${name} exited: ${lines.join(' | ')}`)));
+  });
+  raylets.push({ stop: () => (child.kill('SIGTERM'), exited), output: () => lines.join('\n') });
+}
+
+test.before(async () => {
+  assert.ok(existsSync(DIST_RAYLET), `${DIST_RAYLET} is missing: run npm run build`);
+  writeProject();
+  server = await startNatsServer({ jetstream: true });
+  gcs = await spawnRuntimeProcess('gcs', ['--address', server.url]);
+  await startRaylet('a');
+  client = await connect({ address: server.url });
+});
+
+test.after(async () => {
+  await client?.close();
+  await Promise.all(raylets.map((r) => r.stop()));
+  await gcs?.stop();
+  await server?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function storedObjects(): Promise<string[]> {
+  const nc = await natsConnect({ servers: server.url });
+  try {
+    const store = await new Objm(nc).open(codeBucketName('default'));
+    return (await store.list()).map((o) => o.name);
+  } finally {
+    await nc.close();
+  }
+}
+
+let Counter: ReturnType<typeof defineActor<{ next(): Promise<number> }, [number]>>;
+let firstHash = '';
+
+test('a .ts actor with a relative and an npm import is shipped once and runs from the node’s cache', async () => {
+  const moduleUrl = pathToFileURL(join(project, 'counter.ts')).href;
+  const mod = (await import(moduleUrl)) as { ShippedCounter: new (start: number) => { next(): Promise<number> }; tripled: (x: number) => Promise<number> };
+  Counter = defineActor(moduleUrl, mod.ShippedCounter);
+  const a1 = await client.actor(Counter).options({ labelSelector: { node: 'a' } }).remote(1);
+  const info = await a1.ready({ timeoutMs: 60_000 });
+  assert.is(info.state, 'ALIVE', info.deathCause);
+  assert.is(await a1.call('next'), 3);
+  const a2 = await client.actor(Counter).options({ labelSelector: { node: 'a' } }).remote(10);
+  assert.is((await a2.ready({ timeoutMs: 30_000 })).state, 'ALIVE');
+  assert.is(await a2.call('next'), 12);
+  // a task of the same module: the same bundle
+  assert.is(await client.task(defineTask(moduleUrl, mod.tripled)).remote(5), 15);
+  const objects = await storedObjects();
+  assert.is(objects.length, 1, `one bundle uploaded: ${objects.join(', ')}`);
+  firstHash = objects[0];
+  // the node has it at its relative layout, in its own cache
+  const dir = join(cacheOf('a'), codeBucketName('default'), firstHash);
+  assert.ok(existsSync(join(dir, 'counter.ts')) && existsSync(join(dir, 'lib', 'step.ts')), readdirSync(join(cacheOf('a'), codeBucketName('default'))).join(', '));
+});
+
+test('deleted from disk after the first creation, the module runs on a plain-node CLI raylet that joins afterwards: from the store', async () => {
+  rmSync(join(project, 'counter.ts'));
+  rmSync(join(project, 'lib'), { recursive: true });
+  await startRaylet('b', { dist: true });
+  await until('raylet b registered', async () => ((await client.nodes()).some((n) => n.name === 'b' && n.state === 'ALIVE') ? true : undefined));
+  const b1 = await client.actor(Counter).options({ labelSelector: { node: 'b' } }).remote(100);
+  const info = await b1.ready({ timeoutMs: 60_000 });
+  assert.is(info.state, 'ALIVE', `${info.deathCause ?? ''} ${raylets[1]?.output().split('\n').slice(-5).join(' | ')}`);
+  assert.is(await b1.call('next'), 102);
+  assert.ok(existsSync(join(cacheOf('b'), codeBucketName('default'), firstHash, 'counter.ts')), 'raylet b fetched the bundle into its own cache');
+  assert.equal(await storedObjects(), [firstHash]);
+});
+
+test('a message naming a hash the store does not have: the actor is DEAD with CODE_LOAD_FAILED, and the node goes on', async () => {
+  const missing = 'e'.repeat(64);
+  const Ghost = defineActor(`orrery-code:${missing}/ghost.ts`, class Ghost {});
+  const ghost = await client.actor(Ghost).options({ labelSelector: { node: 'a' } }).remote();
+  const info = await ghost.ready({ timeoutMs: 60_000 }).catch(() => ghost.info());
+  assert.is(info.state, 'DEAD');
+  assert.match(info.deathCause ?? '', /CODE_LOAD_FAILED|cannot load Ghost/);
+  assert.match(info.deathCause ?? '', /not in the code store/);
+  const again = await client.actor(Counter).options({ labelSelector: { node: 'a' } }).remote(0);
+  assert.is((await again.ready({ timeoutMs: 30_000 })).state, 'ALIVE');
+  assert.is(await again.call('next'), 2);
+});
+
+test.run();
