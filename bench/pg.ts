@@ -25,7 +25,9 @@
  *    start the 100 actors, actor i in bundle i (placementGroupStrategy) — until every one is ALIVE.
  *    Alternating rounds (the first of each untimed); medians and their ratio.
  *
- * Target (never lowered): ≥ 1,000 two-bundle groups CREATED/s.
+ * Targets (never lowered): ≥ 1,000 two-bundle groups CREATED/s; and (issue 18, part 3) groups
+ * CREATED/s ≥ 0.5× the naive two-phase commit's groups/s measured in the same run — the ratio is the
+ * target, so a busy machine slows both sides alike.
  *
  * Raylets get max(1,000, N) CPUs each, so the N groups take at most half the cluster and nothing
  * waits for resources. Progress goes to stderr about once a second. Every process started here is
@@ -84,6 +86,8 @@ const READY_TIMEOUT_MS = 120_000;
 const RAY_MANY_PGS_PER_S = 23.7;
 const RAY_CREATE_REMOVE_PER_S = 814;
 const TARGET_CREATED_PER_S = 1_000;
+/** Groups CREATED/s ÷ the naive two-phase commit's groups/s, both measured in this run (issue 18, part 3). */
+const TARGET_RATIO_TO_NAIVE = 0.5;
 
 const rows: Row[] = [];
 const verdicts: string[] = [];
@@ -341,6 +345,11 @@ function reportCreation(c: CreateResult, cr: CycleResult, createRef: Naive, cycl
   const v = verdict(rate, TARGET_CREATED_PER_S, 'atLeast');
   verdicts.push(`  2-bundle groups CREATED/s: ${formatNumber(rate)}/s (target ≥ ${formatNumber(TARGET_CREATED_PER_S)}/s) — ${v}`);
   table.push(['groups CREATED/s', formatNumber(rate), formatNumber(ref), `${formatNumber(rate / ref)}×`, `≥ ${formatNumber(TARGET_CREATED_PER_S)}/s`, v]);
+  const ratioName = `placement groups: 2-bundle groups CREATED/s ÷ naive 2PC groups/s, same run (${title})`;
+  rows.push(targetRow({ name: ratioName, value: rate / ref, unit: '×', reference: ref }, TARGET_RATIO_TO_NAIVE, 'atLeast'));
+  const rv = verdict(rate / ref, TARGET_RATIO_TO_NAIVE, 'atLeast');
+  verdicts.push(`  CREATED/s ÷ naive 2PC: ${formatNumber(rate / ref)}× (${formatNumber(rate)}/s against ${formatNumber(ref)}/s; target ≥ ${TARGET_RATIO_TO_NAIVE}×) — ${rv}`);
+  table.push(['CREATED/s ÷ naive 2PC', `${formatNumber(rate / ref)}×`, '1.00×', `${formatNumber(rate / ref)}×`, `≥ ${TARGET_RATIO_TO_NAIVE}×`, rv]);
   rows.push({ name: `placement groups: groups created and removed/s (create, ready(), remove(); ${count(cr.n)}, ${IN_FLIGHT} in flight)`, value: cycle, unit: 'groups/s', reference: cref, ratio: cycle / cref });
   table.push(['groups created + removed/s', formatNumber(cycle), formatNumber(cref), `${formatNumber(cycle / cref)}×`, '—', '—']);
   const plain = (label: string, value: number, unit: string, shown = formatNumber(value)): void => {

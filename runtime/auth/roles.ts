@@ -1,5 +1,6 @@
 import { ROOT, assertToken, GcsVerb, RayletVerb } from '../../protocols/subjects.ts';
 import { batchSubject, watchSubject } from '../../protocols/inspect-subjects.ts';
+import { codeStoreReadSubjects, codeStoreWriteSubjects } from '../../protocols/code-store.ts';
 
 /**
  * The roles of a secured cluster and what each may publish and subscribe on NATS. The NATS server
@@ -154,13 +155,16 @@ export function rolePermissions(cluster: string, role: Role, user: string = MAIN
           `${roleInboxes(cluster, 'gcs')}.>`,
           `${roleInboxes(cluster, 'node')}.>`,
           `${watchSubject(cluster)}.*`,
+          // shipped code: fetch from the code store, never write it (protocols/code-store.ts)
+          ...codeStoreReadSubjects(cluster),
         ],
         // events: a handle inside a worker follows its actor's state, as a driver's does
         subscribe: [`${p}.raylet.*.*`, `${p}.gcs.view`, `${p}.actor.*.call`, `${p}.events.>`, watchSubject(cluster), inbox],
       };
     case 'driver':
       return {
-        publish: [...gcs(DRIVER_VERBS), `${p}.raylet.*.submit_task`, `${p}.actor.*.call`],
+        // and ship the code of the actors and tasks it creates (protocols/code-store.ts)
+        publish: [...gcs(DRIVER_VERBS), `${p}.raylet.*.submit_task`, `${p}.actor.*.call`, ...codeStoreWriteSubjects(cluster)],
         subscribe: [`${p}.events.>`, inbox],
       };
     case 'observer':
@@ -170,7 +174,7 @@ export function rolePermissions(cluster: string, role: Role, user: string = MAIN
       };
     case 'admin':
       return {
-        publish: [...gcs(ADMIN_VERBS), `${p}.raylet.*.submit_task`, `${p}.actor.*.call`, watchSubject(cluster)],
+        publish: [...gcs(ADMIN_VERBS), `${p}.raylet.*.submit_task`, `${p}.actor.*.call`, watchSubject(cluster), ...codeStoreWriteSubjects(cluster)],
         subscribe: [`${p}.events.>`, ...inspectRead, inbox],
       };
   }
