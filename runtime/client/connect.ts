@@ -58,8 +58,18 @@ const NO_LIMIT_MS = 2 ** 31 - 1;
 /** No call waits for ever by default: one whose answer never comes fails after a minute. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 
-/** Where a worker host keeps its cluster (runtime/worker/worker-cluster.ts). */
+/** Where a worker host keeps its cluster (runtime/worker/worker-cluster.ts), and the runtime context that names it (context.ts). */
 const WORKER_CLUSTER = Symbol.for('orrery.workerCluster');
+const RUNTIME_CONTEXT = Symbol.for('orrery.runtimeContext');
+type WorkerClusters = { [WORKER_CLUSTER]?: { get(): Promise<Cluster> }; [RUNTIME_CONTEXT]?: { getStore(): { cluster?: { get(): Promise<unknown> } } | undefined } };
+
+/** The cluster of the worker host running this code, if it runs in one. */
+function workerCluster(): Promise<Cluster> | undefined {
+  const g = globalThis as WorkerClusters;
+  const inContext = g[RUNTIME_CONTEXT]?.getStore()?.cluster;
+  if (inContext !== undefined) return inContext.get() as Promise<Cluster>;
+  return g[WORKER_CLUSTER]?.get();
+}
 
 /**
  * Connects a driver to a cluster. An unreachable server is a CONNECTION_FAILED error naming the address.
@@ -70,8 +80,8 @@ const WORKER_CLUSTER = Symbol.for('orrery.workerCluster');
  */
 export async function connect(opts?: ConnectOptions): Promise<Cluster> {
   if (opts === undefined) {
-    const worker = (globalThis as { [WORKER_CLUSTER]?: { get(): Promise<Cluster> } })[WORKER_CLUSTER];
-    if (worker !== undefined) return worker.get();
+    const worker = workerCluster();
+    if (worker !== undefined) return worker;
     opts = {};
   }
   const address = resolveAddress(opts.address);

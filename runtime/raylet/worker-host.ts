@@ -6,6 +6,7 @@ import { ActorHost, type HostNode } from '../worker/host.ts';
 import type { HostLease } from '../../protocols/ipc.ts';
 import { LeaseWatchdog } from '../worker/lease-watchdog.ts';
 import { TaskRunner, type RunTask } from '../worker/task-runner.ts';
+import { workerCluster } from '../worker/worker-cluster.ts';
 
 /**
  * What a raylet holds of one worker host, whether it runs in the raylet's own process (inline) or
@@ -54,10 +55,12 @@ export class InlineWorkerHost implements WorkerHost {
   onLeaseEnded?: (leaseId: string) => void;
 
   constructor(opts: { bus: Bus; cluster: string; node: HostNode; log?: (line: string) => void; lease?: HostLease; codeSources?: CodeSourcePolicy }) {
-    this.host = new ActorHost(opts);
+    // connect() inside its actors and tasks, and handles passed to them, use the raylet's bus
+    const cluster = workerCluster({ bus: opts.bus, cluster: opts.cluster, address: `inline:${opts.node.nodeId}` });
+    this.host = new ActorHost({ ...opts, workerCluster: cluster });
     this.watchdog = new LeaseWatchdog({ onExpire: () => this.host.fence(), onRenew: () => this.host.unfence() });
     if (opts.lease) this.watchdog.apply(opts.lease);
-    this.tasks = new TaskRunner({ bus: opts.bus, node: opts.node, cluster: opts.cluster, log: opts.log, codeSources: opts.codeSources, onLeaseEnded: (id) => queueMicrotask(() => this.onLeaseEnded?.(id)) });
+    this.tasks = new TaskRunner({ bus: opts.bus, node: opts.node, cluster: opts.cluster, log: opts.log, codeSources: opts.codeSources, workerCluster: cluster, onLeaseEnded: (id) => queueMicrotask(() => this.onLeaseEnded?.(id)) });
     this.exited = new Promise((resolve) => (this.end = resolve));
   }
 

@@ -16,6 +16,8 @@ export interface RuntimeContext {
   readonly jobId?: string;
   /** The actor's or task's namespace: the default namespace of connect() inside the worker. */
   readonly namespace?: string;
+  /** What connect() with no argument returns here: the host's cluster (worker-cluster.ts). */
+  readonly cluster?: { get(): Promise<unknown> };
 }
 
 // One store per process, kept on globalThis: a user module that reaches this file through another

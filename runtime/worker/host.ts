@@ -171,7 +171,7 @@ export class ActorHost {
     // Named fields, not `{ ...this.node, actorId }`: V8 gave each spread copy of the node a hidden
     // class of its own (~0.5 KB per actor in a host with 2,500; heap snapshot), this one shape is shared.
     const { nodeId, nodeName, labels } = this.node;
-    const context: RuntimeContext = { nodeId, nodeName, labels, actorId: spec.actorId, jobId: spec.jobId, namespace: spec.namespace };
+    const context: RuntimeContext = { nodeId, nodeName, labels, actorId: spec.actorId, jobId: spec.jobId, namespace: spec.namespace, cluster: this.workerCluster };
     // handles passed to the constructor arrive as references: handles on this host's connection
     const args = this.workerCluster !== undefined && containsRef(spec.code.args) ? ((await this.workerCluster.get()).revive(spec.code.args) as unknown[]) : spec.code.args;
     if (entry.killed || this.stopped) throw new ActorDiedError(spec.actorId, 'killed while starting');

@@ -66,8 +66,8 @@ export class TaskRunner {
     try {
       const fn = await this.load(task.code.moduleUrl, task.code.functionName);
       const { nodeId, nodeName, labels } = this.opts.node;
-      const context: RuntimeContext = { nodeId, nodeName, labels, taskId: task.taskId, jobId: task.jobId, namespace: task.namespace };
       const source = this.opts.workerCluster;
+      const context: RuntimeContext = { nodeId, nodeName, labels, taskId: task.taskId, jobId: task.jobId, namespace: task.namespace, cluster: source };
       // handles passed as arguments arrive as references: handles on this host's connection
       const args = source !== undefined && containsRef(task.code.args) ? ((await source.get()).revive(task.code.args) as unknown[]) : task.code.args;
       const value = await runInContext(context, () => fn(...args));

@@ -17,8 +17,10 @@ import { currentContext } from './context.ts';
  * The client (and rxjs with it) is loaded the first time something asks for it, so a host whose
  * actors never use it does not carry it (spec/runtime/process-graphs.spec.ts).
  *
- * It is found through globalThis: user code may import orrery from another copy (dist/ beside the
- * source, a second install) than the host runs from.
+ * connect() finds it in the runtime context of the actor or task running now (context.ts, kept on
+ * globalThis: user code may import orrery from another copy than the host runs from) — so hosts
+ * inside one process (the memory transport's, several raylets beside a driver) each have their own —
+ * and, in a host process, outside any actor too (installWorkerCluster).
  */
 export interface WorkerClusterSource {
   /** The cluster, once it has been loaded; undefined before. */
@@ -45,8 +47,8 @@ const contextOwner: JobOwner = {
   close: async () => undefined,
 };
 
-/** Installs the worker cluster of this host process: called once the host's bus is connected. */
-export function installWorkerCluster(opts: { bus: Bus; cluster: string; address: string; requestTimeoutMs?: number; callTimeoutMs?: number }): WorkerClusterSource {
+/** A worker host's cluster on its bus, loaded on first use. */
+export function workerCluster(opts: { bus: Bus; cluster: string; address: string; requestTimeoutMs?: number; callTimeoutMs?: number }): WorkerClusterSource {
   let loaded: ClusterClient | undefined;
   let loading: Promise<ClusterClient> | undefined;
   const source: WorkerClusterSource = {
@@ -67,6 +69,12 @@ export function installWorkerCluster(opts: { bus: Bus; cluster: string; address:
         return loaded;
       })),
   };
+  return source;
+}
+
+/** The worker cluster of this host process (one host per process): also found outside any actor. */
+export function installWorkerCluster(opts: Parameters<typeof workerCluster>[0]): WorkerClusterSource {
+  const source = workerCluster(opts);
   (globalThis as Holder)[KEY] = source;
   return source;
 }

@@ -133,3 +133,10 @@ handleSpecs('actor handles on a secured cluster (worker hosts as the node role)'
   const local = await startLocalCluster({ transport: 'nats', auth: true, nodes: NODES });
   return { local, stop: () => local.stop() };
 });
+
+// The embedded cluster: raylets, their worker hosts and the driver in one process. Each host has a
+// cluster of its own, found through the runtime context of the actor or task running.
+handleSpecs('actor handles on the memory transport (hosts inside the raylets’ process)', async () => {
+  const local = await startLocalCluster({ transport: 'memory', nodes: NODES });
+  return { local, stop: () => local.stop() };
+});
