@@ -158,4 +158,36 @@ test('a message naming a hash the store does not have: the actor is DEAD with CO
   assert.is(await again.call('next'), 2);
 });
 
+test('runtimeEnv.workingDir ships the whole directory: a module reads a file it never imports, from the node’s copy', async () => {
+  const wd = join(work, 'wd');
+  mkdirSync(join(wd, 'data'), { recursive: true });
+  writeFileSync(join(wd, 'package.json'), '{ "type": "module" }\n');
+  writeFileSync(join(wd, 'data', 'motd.txt'), 'from the working dir');
+  writeFileSync(
+    join(wd, 'reader.ts'),
+    `import { readFileSync } from 'node:fs';\nexport class WdReader { read(): string { return readFileSync(new URL('./data/motd.txt', import.meta.url), 'utf8'); } where(): string { return import.meta.url; } }\n`,
+  );
+  const url = pathToFileURL(join(wd, 'reader.ts')).href;
+  const { WdReader } = (await import(url)) as { WdReader: new () => { read(): string; where(): string } };
+  const withDir = await connect({ address: server.url, runtimeEnv: { workingDir: wd } });
+  try {
+    const r = await withDir.actor(defineActor(url, WdReader)).options({ labelSelector: { node: 'b' } }).remote();
+    assert.is((await r.ready({ timeoutMs: 60_000 })).state, 'ALIVE');
+    assert.is(await r.call('read'), 'from the working dir');
+    // named by its path inside the working directory, loaded from raylet b's cache
+    assert.match(await r.call('where'), new RegExp(`^file://${cacheOf('b')}/${codeBucketName('default')}/[0-9a-f]{64}/reader\\.ts$`));
+  } finally {
+    await withDir.close();
+  }
+});
+
+test('a working directory that does not exist is InvalidOptionError naming runtimeEnv.workingDir, before connecting', async () => {
+  const err = await connect({ address: server.url, runtimeEnv: { workingDir: join(work, 'nowhere') } }).then(
+    () => undefined,
+    (e: Error & { code?: string; option?: string }) => e,
+  );
+  assert.is(err?.code, 'INVALID_OPTION');
+  assert.is(err?.option, 'runtimeEnv.workingDir');
+});
+
 test.run();
