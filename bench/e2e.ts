@@ -3,7 +3,7 @@
  * its forked worker host) on this machine, started by startLocalCluster({ transport: 'nats' }), and
  * this process as the driver.
  *
- *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev] [-- --creation] [-- --calls] [-- --memory] [-- --auth] [-- --cpu-prof=<dir>]
+ *   npm run bench:e2e [-- --json] [-- --quick] [-- --dev] [-- --creation] [-- --calls] [-- --memory] [-- --auth] [-- --code] [-- --cpu-prof=<dir>]
  *
  * --creation, --calls and --memory run only the sections named (1, 2, 3); --cpu-prof=<dir> starts the GCS, the
  * raylets and their worker hosts with `--cpu-prof --cpu-prof-dir=<dir> --cpu-prof-interval=100` (a sample
@@ -38,6 +38,8 @@
  * 4. Authentication: two one-node clusters side by side, one open and one with roles
  *    (startLocalCluster({ auth: true }): nkey users with subject permissions the server checks on
  *    every publish), the same echo calls on each in alternating rounds.
+ * 5. Code shipping (bench/e2e-code.ts): remote() to first call of an actor whose code is not yet on
+ *    the node (bundled, uploaded, fetched, verified) beside one whose code is cached there.
  *
  * Targets (never lowered): ≥ 2,000 actors/s to ALIVE; sequential call p50 ≤ 1.5× raw NATS p50;
  * pipelined calls/s ≥ 0.6× raw NATS; an idle raylet ≤ 40 MB and an idle worker host ≤ 40 MB VmRSS,
@@ -58,10 +60,11 @@ import { findRayletPid, hasProc, idleNodeMemory, nodeFlagsOf, sumMemory, treeMem
 import { loadAverage, mean, percentile, runPool, sleep } from './support/e2e-stats.ts';
 import { ROLES, cpuBetween, cpuSnapshot, type Role } from './support/proc-cpu.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
+import { measureCodeShipping } from './e2e-code.ts';
 
 const DEV = process.argv.includes('--dev');
 /** --creation, --calls, --memory: run only the sections named (default: all three). */
-const SECTION_FLAGS = { '--creation': 'creation', '--calls': 'calls', '--memory': 'memory', '--auth': 'auth' } as const;
+const SECTION_FLAGS = { '--creation': 'creation', '--calls': 'calls', '--memory': 'memory', '--auth': 'auth', '--code': 'code' } as const;
 type Section = (typeof SECTION_FLAGS)[keyof typeof SECTION_FLAGS];
 const chosen = Object.entries(SECTION_FLAGS).filter(([flag]) => process.argv.includes(flag)).map(([, section]) => section);
 const SECTIONS = new Set<Section>(chosen.length > 0 ? chosen : Object.values(SECTION_FLAGS));
@@ -597,6 +600,8 @@ async function main(): Promise<void> {
   if (latency) reportLatency(latency);
   if (memory) reportMemory(memory);
   if (auth) reportAuth(auth);
+  // 5. code shipping: a cluster of its own, after the others have stopped (bench/e2e-code.ts)
+  if (SECTIONS.has('code')) rows.push(...(await measureCodeShipping({ pkg, nodeFlags: MODE.nodeFlags, quick: args.quick, out, progress })));
   out('\ntargets');
   out(verdicts.join('\n'));
   const judged = rows.filter((r) => r.met !== undefined);
