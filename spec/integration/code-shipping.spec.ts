@@ -153,6 +153,14 @@ test('a message naming a hash the store does not have: the actor is DEAD with CO
   assert.is(info.state, 'DEAD');
   assert.match(info.deathCause ?? '', /CODE_LOAD_FAILED|cannot load Ghost/);
   assert.match(info.deathCause ?? '', /not in the code store/);
+  // a task naming it fails with the same code
+  const ghostTask = defineTask(`orrery-code:${missing}/ghost.ts`, function ghostTask() {});
+  const failed = await client.task(ghostTask).options({ labelSelector: { node: 'a' } }).remote().then(
+    () => undefined,
+    (err: Error & { code?: string }) => err,
+  );
+  assert.is(failed?.code, 'CODE_LOAD_FAILED');
+  assert.match(failed?.message ?? '', /not in the code store/);
   const again = await client.actor(Counter).options({ labelSelector: { node: 'a' } }).remote(0);
   assert.is((await again.ready({ timeoutMs: 30_000 })).state, 'ALIVE');
   assert.is(await again.call('next'), 2);
