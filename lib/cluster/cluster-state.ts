@@ -5,6 +5,9 @@ import { TopologyIndex } from '../label-index/topology-index.ts';
 import { fits, subtractResources, type ResourceSet } from '../resources/resource-set.ts';
 import type { Taint } from '../scheduling/taints.ts';
 import { NodeOrder } from './node-order.ts';
+import { addLabelCount, countActorLabels, labelCount, labelCounts, type ActorLabelCounts, type ActorLabelRecord } from './actor-label-counts.ts';
+
+export type { ActorLabelCounts, ActorLabelRecord } from './actor-label-counts.ts';
 
 export type NodeState = 'ALIVE' | 'DRAINING' | 'DEAD';
 
@@ -27,6 +30,11 @@ export interface SchedNode {
   /** Hybrid-policy score, kept current by ClusterState (see node-order.ts). */
   score: number;
   readonly actors: Map<string, PlacedActor>;
+  /**
+   * Actor-label counts the node holds without the actors behind them (actor-label-counts.ts): a
+   * raylet's view knows a node's actors only this way. Indexed like the labels of `actors`.
+   */
+  actorLabels?: ActorLabelCounts;
 }
 
 export interface NodeInput {
@@ -79,6 +87,8 @@ export class ClusterState {
   readonly #topology = new TopologyIndex();
   /** Per node, the resource names changed since `takeResourceChanges` ('all': the sets were replaced); only while tracking. */
   #resourceChanges: Map<string, Set<string> | 'all'> | undefined;
+  /** Per node, the actor-label count changes since `takeActorLabelChanges`; only while tracking. */
+  #labelChanges: Map<string, ActorLabelCounts> | undefined;
 
   constructor(opts: ClusterStateOptions = {}) {
     this.spreadThreshold = opts.spreadThreshold ?? 0.5;
@@ -125,6 +135,7 @@ export class ClusterState {
     node.score = this.scoreOf(node);
     this.nodes.set(node.id, node);
     this.#resourceChanges?.set(node.id, 'all');
+    this.#labelChanges?.delete(node.id);
     this.index.add(NODE_SCOPE, node.id, node.labels);
     this.#indexTaints(node, 1);
     this.order.insert(node);
@@ -138,12 +149,14 @@ export class ClusterState {
     this.index.remove(NODE_SCOPE, id, node.labels);
     this.#indexTaints(node, -1);
     for (const actor of node.actors.values()) this.index.remove(actorScope(actor.namespace), id, actor.labels);
+    for (const [namespace, key, value, n] of labelCounts(node.actorLabels ?? new Map())) this.index.adjust(actorScope(namespace), id, key, value, -n);
     this.#topology.node(node, -1);
     this.order.remove(node);
     this.#orderLabels(node, -1);
     this.ids.splice(lowerBound(this.ids, id), 1);
     this.nodes.delete(id);
     this.#resourceChanges?.delete(id);
+    this.#labelChanges?.delete(id);
   }
 
   setNodeState(id: string, state: NodeState): void {
@@ -279,6 +292,7 @@ export class ClusterState {
     node.actors.set(actor.actorId, placed);
     this.index.add(actorScope(actor.namespace), nodeId, placed.labels);
     this.#topology.actor(node, placed, 1);
+    this.#noteLabels(nodeId, placed, 1);
   }
 
   removeActor(nodeId: string, actorId: string): void {
@@ -288,6 +302,61 @@ export class ClusterState {
     node.actors.delete(actorId);
     this.index.remove(actorScope(placed.namespace), nodeId, placed.labels);
     this.#topology.actor(node, placed, -1);
+    this.#noteLabels(nodeId, placed, -1);
+  }
+
+  /**
+   * Moves the node's actor-label counts (those it holds without actors: a raylet's view) by signed
+   * `changes`, namespace → key → value → change. All or nothing: false, with nothing changed, when
+   * a count would go below zero (the changes do not fit what this state holds).
+   */
+  changeActorLabels(nodeId: string, changes: ActorLabelRecord): boolean {
+    const node = this.#get(nodeId);
+    for (const [namespace, key, value, by] of labelCounts(changes)) {
+      if (labelCount(node.actorLabels, namespace, key, value) + by < 0) return false;
+    }
+    const counts = (node.actorLabels ??= new Map());
+    for (const entry of labelCounts(changes)) {
+      const [namespace, key, value, by] = entry;
+      addLabelCount(counts, entry);
+      this.index.adjust(actorScope(namespace), nodeId, key, value, by);
+      this.#topology.count(node, entry);
+    }
+    return true;
+  }
+
+  /** Replaces the node's actor-label counts whole (a snapshot; a node's first delta). */
+  setActorLabels(nodeId: string, whole: ActorLabelRecord): void {
+    const node = this.#get(nodeId);
+    for (const [namespace, key, value, n] of labelCounts(node.actorLabels ?? new Map())) {
+      this.index.adjust(actorScope(namespace), nodeId, key, value, -n);
+      this.#topology.count(node, [namespace, key, value, -n]);
+    }
+    node.actorLabels = new Map();
+    this.changeActorLabels(nodeId, whole);
+  }
+
+  /** Every actor-label count of the node: its placed actors' labels and the counts it holds without actors. */
+  actorLabelCounts(nodeId: string): ActorLabelCounts {
+    const node = this.#get(nodeId);
+    const counts = countActorLabels(node.actors.values());
+    for (const entry of labelCounts(node.actorLabels ?? new Map())) addLabelCount(counts, entry);
+    return counts;
+  }
+
+  /**
+   * From now on, remembers per node how its actor-label counts changed (placements and removals),
+   * so the GCS's view broadcaster sends a period's changes as counts (`takeActorLabelChanges`).
+   */
+  trackActorLabelChanges(): void {
+    this.#labelChanges ??= new Map();
+  }
+
+  /** The node's actor-label count changes since the last call (zeros included), and starts anew; undefined when none. */
+  takeActorLabelChanges(id: string): ActorLabelCounts | undefined {
+    const changed = this.#labelChanges?.get(id);
+    this.#labelChanges?.delete(id);
+    return changed;
   }
 
   /**
@@ -333,6 +402,13 @@ export class ClusterState {
     if (changed === 'all') return undefined;
     if (!changed) changes.set(id, (changed = new Set()));
     return changed;
+  }
+
+  #noteLabels(id: string, actor: PlacedActor, sign: 1 | -1): void {
+    if (!this.#labelChanges) return;
+    let changes = this.#labelChanges.get(id);
+    if (!changes) this.#labelChanges.set(id, (changes = new Map()));
+    for (const key in actor.labels) addLabelCount(changes, [actor.namespace, key, actor.labels[key], sign], { keepZero: true });
   }
 
   #noteChanged(id: string, names: ResourceSet): void {

@@ -80,6 +80,43 @@ export class LabelIndex {
     }
   }
 
+  /**
+   * Moves the reference count of one (scope, key, value) on a node by `by` (either sign), as `by`
+   * adds or removes of a label map holding it would: a raylet's view applies actor-label counts
+   * (seed 000's per-node refcounts) this way, without the actors behind them. A count never goes
+   * below zero; the caller checks first (`refCount`).
+   */
+  adjust(scope: string, nodeId: string, key: string, value: string, by: number): void {
+    if (by === 0) return;
+    const k = scope + '\0' + key;
+    let values = this.#byValue.get(k);
+    if (!values) this.#byValue.set(k, (values = new Map()));
+    const nodes = values.get(value);
+    const before = nodes === undefined ? 0 : valueCount(nodes, nodeId);
+    const after = Math.max(0, before + by);
+    if (after === before) {
+      if (values.size === 0) this.#byValue.delete(k);
+      return;
+    }
+    if (nodes === undefined) values.set(value, after === 1 ? nodeId : new Map([[nodeId, after]]));
+    else if (typeof nodes === 'string') {
+      const counts: NodeCounts = new Map(nodes === nodeId ? [] : [[nodes, 1]]);
+      if (after > 0) counts.set(nodeId, after);
+      setValue(values, value, counts);
+    } else {
+      if (after > 0) nodes.set(nodeId, after);
+      else nodes.delete(nodeId);
+      setValue(values, value, nodes);
+    }
+    if (values.size === 0) this.#byValue.delete(k);
+    let keyNodes = this.#byKey.get(k);
+    if (!keyNodes) this.#byKey.set(k, (keyNodes = new Map()));
+    const keyCount = (keyNodes.get(nodeId) ?? 0) + after - before;
+    if (keyCount > 0) keyNodes.set(nodeId, keyCount);
+    else keyNodes.delete(nodeId);
+    if (keyNodes.size === 0) this.#byKey.delete(k);
+  }
+
   /** Nodes with `key` set to any of `values` in `scope`. */
   nodesByKeyValue(scope: string, key: string, values: readonly string[]): Set<string> {
     const byValue = this.#byValue.get(scope + '\0' + key);
@@ -135,6 +172,15 @@ export class LabelIndex {
     const nodes = this.#byValue.get(scope + '\0' + key)?.get(value);
     return nodes === undefined ? 0 : valueCount(nodes, nodeId);
   }
+}
+
+/** Stores a value's node counts in their smallest form: gone when empty, the node id alone for one node holding it once. */
+function setValue(values: Map<string, ValueNodes>, value: string, counts: NodeCounts): void {
+  if (counts.size === 0) values.delete(value);
+  else if (counts.size === 1) {
+    const [[only, n]] = counts;
+    values.set(value, n === 1 ? only : counts);
+  } else values.set(value, counts);
 }
 
 function decrement(map: NodeCounts, nodeId: string): void {

@@ -1,4 +1,5 @@
 import type { PlacedActor, SchedNode } from '../cluster/cluster-state.ts';
+import { labelCounts, type LabelCount } from '../cluster/actor-label-counts.ts';
 import { LabelIndex, actorScope } from './label-index.ts';
 
 /**
@@ -28,6 +29,7 @@ export class TopologyIndex {
     for (const node of nodes) {
       if (!Object.hasOwn(node.labels, topologyKey)) continue;
       for (const actor of node.actors.values()) index.add(actorScope(actor.namespace), node.labels[topologyKey], actor.labels);
+      for (const [namespace, key, value, n] of labelCounts(node.actorLabels ?? new Map())) index.adjust(actorScope(namespace), node.labels[topologyKey], key, value, n);
     }
     return index;
   }
@@ -41,9 +43,17 @@ export class TopologyIndex {
     }
   }
 
-  /** Every actor of a node, as when it leaves (-1) or joins (+1) domains with a label change. */
+  /** One actor-label count of a node (held without its actors) moved by its count. */
+  count(node: SchedNode, [namespace, key, value, by]: LabelCount): void {
+    for (const [topologyKey, index] of this.#byKey) {
+      if (Object.hasOwn(node.labels, topologyKey)) index.adjust(actorScope(namespace), node.labels[topologyKey], key, value, by);
+    }
+  }
+
+  /** Every actor (and actor-label count) of a node, as when it leaves (-1) or joins (+1) domains with a label change. */
   node(node: SchedNode, sign: 1 | -1): void {
     if (this.#byKey.size === 0) return;
     for (const actor of node.actors.values()) this.actor(node, actor, sign);
+    for (const [namespace, key, value, n] of labelCounts(node.actorLabels ?? new Map())) this.count(node, [namespace, key, value, sign * n]);
   }
 }

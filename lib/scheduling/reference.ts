@@ -44,6 +44,7 @@ export function plainActorExpressionHolds(state: ClusterState, node: SchedNode, 
       if (actor.namespace !== ns || !Object.hasOwn(actor.labels, expr.key)) continue;
       if (conditionMatches(positive, actor.labels[expr.key])) some = true;
     }
+    for (const [value, count] of n.actorLabels?.get(ns)?.get(expr.key) ?? []) if (count > 0 && conditionMatches(positive, value)) some = true;
   }
   return some !== anti;
 }

@@ -26,13 +26,17 @@ export function actorExpressionMatches(state: ClusterState, node: SchedNode, exp
       return state.index.nodeHas(scope, node.id, expr.key);
     case 'DOES_NOT_EXIST':
       return !state.index.nodeHas(scope, node.id, expr.key);
-    default:
+    default: {
+      const ns = expr.namespace ?? namespace;
       for (const actor of node.actors.values()) {
-        if (actor.namespace === (expr.namespace ?? namespace) && Object.hasOwn(actor.labels, expr.key) && conditionMatches(expr, actor.labels[expr.key])) {
+        if (actor.namespace === ns && Object.hasOwn(actor.labels, expr.key) && conditionMatches(expr, actor.labels[expr.key])) {
           return true;
         }
       }
+      // the counts a raylet's view holds in place of actors
+      for (const [value, n] of node.actorLabels?.get(ns)?.get(expr.key) ?? []) if (n > 0 && conditionMatches(expr, value)) return true;
       return false;
+    }
   }
 }
 
