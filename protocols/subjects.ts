@@ -62,7 +62,7 @@ export const RayletVerb = {
   commit_bundle: 'commit_bundle',
   cancel_bundle: 'cancel_bundle',
   submit_task: 'submit_task',
-  /** Published by the raylet itself (not a request): its node's free resources, for other raylets. */
+  /** Published by the raylet itself (not a request): its node's free resources, for the GCS to fold into the view. */
   load: 'load',
 } as const;
 export type RayletVerb = (typeof RayletVerb)[keyof typeof RayletVerb];
@@ -103,6 +103,8 @@ export interface ClusterSubjects {
   allInspect(machine?: string): string;
   /** Every verb of one raylet: `orrery.<cluster>.raylet.<nodeId>.*`. */
   rayletAll(nodeId: string): string;
+  /** Every raylet's load report: `orrery.<cluster>.raylet.*.load` (the GCS's one subscription to them). */
+  allLoads(): string;
   /** Everything in the cluster: `orrery.<cluster>.>`. */
   all(): string;
 }
@@ -127,6 +129,7 @@ export function subjects(cluster: string): ClusterSubjects {
     allEvents: () => `${base}.events.>`,
     allInspect: (machine) => (machine === undefined ? `${base}.inspect.>` : `${base}.inspect.${assertToken('machine', machine)}.*`),
     rayletAll: (nodeId) => `${base}.raylet.${assertToken('nodeId', nodeId)}.*`,
+    allLoads: () => `${base}.raylet.*.${RayletVerb.load}`,
     all: () => `${base}.>`,
   };
 }

@@ -110,11 +110,12 @@ export const taskOutcome: Validator<TaskOutcome> = (value, path) => {
 };
 
 /**
- * raylet → raylets (`raylet.<nodeId>.load`, published by the raylet of that node): what its node has
+ * raylet → GCS (`raylet.<nodeId>.load`, published by the raylet of that node): what its node has
  * free now — total minus what its actors and running tasks hold, in units — at most every few tens of
- * milliseconds and only after a change. `seq` grows by one per report. Other raylets use it for the
- * node's available resources in their view, which the GCS's view (actors only, one sync period old)
- * cannot give them.
+ * milliseconds and only after a change. `seq` grows by one per report. The GCS forwards the latest
+ * report of each node in its next view delta (`loads`, messages/view.ts), and other raylets use it for
+ * the node's available resources in their view, which the GCS's own accounting (actors only) cannot
+ * give them.
  */
 export const rayletLoad = object({ nodeId: id, seq, available: resourceSet });
 export type RayletLoad = Infer<typeof rayletLoad>;

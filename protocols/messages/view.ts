@@ -1,12 +1,22 @@
-import { array, childPath, invalid, literal, object, optional, str, type Infer, type Validator } from '../validate.ts';
+import { array, childPath, invalid, literal, num, object, optional, record, str, type Infer, type Validator } from '../validate.ts';
 import { id, labels, MAX_RESOURCE_NAMES, resourceSet, seq, taints } from './common.ts';
 
-/** An actor placed on a node, with its labels (including orrery.io/actor-id), for actor affinity. */
-export const placedActorView = object({
-  actorId: id,
-  namespace: str({ min: 1, max: 256 }),
-  labels,
-});
+/** Most distinct values one label key may count on one node (every actor's own actor-id is one). */
+export const MAX_LABEL_VALUES = 1_000_000;
+
+/**
+ * Seed 000's actor-label reference counts of one node (lib/cluster/actor-label-counts.ts):
+ * namespace → label key → value → count, with each actor's `orrery.io/actor-id`. `count` validates
+ * each count: positive for a node's whole counts, a non-zero signed change in a delta.
+ */
+function labelCounts(count: Validator<number>): Validator<Record<string, Record<string, Record<string, number>>>> {
+  return record(record(record(count, { maxKeys: MAX_LABEL_VALUES, key: str({ max: 256 }) }), { maxKeys: 4096, key: str({ min: 1, max: 317 }) }), { maxKeys: 4096, key: str({ min: 1, max: 256 }) });
+}
+const positiveInt = num({ int: true, min: 1 });
+const signedInt = num({ int: true });
+const nonZero: Validator<number> = (value, path) => (signedInt(value, path) === 0 ? invalid(path, 'expected a non-zero change') : (value as number));
+export const actorLabelCounts = labelCounts(positiveInt);
+export const actorLabelChanges = labelCounts(nonZero);
 
 /**
  * What changed in a node's resources since the view the receiver holds: the names whose total or
@@ -43,41 +53,52 @@ const nodeViewShape = object({
   resources: optional(object({ total: resourceSet, available: resourceSet })),
   /** Only the resource names that changed since the previous view (never with `resources`). */
   resourcesChanged: optional(resourceChanges),
-  /** The actors placed on the node (optional: a GCS may leave it out). */
-  actors: optional(array(placedActorView, { max: 100_000 })),
+  /**
+   * The node's whole actor-label counts: in snapshots and the first time a delta sends the node
+   * (absent: none). The actors themselves never travel: raylets decide on the counts alone.
+   */
+  actorLabels: optional(actorLabelCounts),
+  /** How the node's actor-label counts changed since the previous view, batched over the period (never with `actorLabels`). */
+  actorLabelsChanged: optional(actorLabelChanges),
 });
 
 /** What raylets know of one node: enough to schedule tasks from their own copy of the view. */
 export const nodeView: Validator<Infer<typeof nodeViewShape>> = (value, path) => {
   const node = nodeViewShape(value, path);
   if (node.resources && node.resourcesChanged) invalid(childPath(path, 'resourcesChanged'), 'expected either resources or resourcesChanged, not both');
+  if (node.actorLabels && node.actorLabelsChanged) invalid(childPath(path, 'actorLabelsChanged'), 'expected either actorLabels or actorLabelsChanged, not both');
   return node;
 };
 export type NodeView = Infer<typeof nodeView>;
 
-/** One actor placed on a node, as a view delta reports it. */
-export const actorPlacement = object({ nodeId: id, actorId: id, namespace: str({ min: 1, max: 256 }), labels });
+/**
+ * A node's latest load report as the GCS forwards it (the raylet's own `raylet_load`, with a `seq`
+ * the GCS counts per node, so a raylet that restarts does not count from 1 under an old report).
+ */
+export const forwardedLoad = object({ nodeId: id, seq, available: resourceSet });
 
 /**
  * GCS → raylets (`gcs.view`): the changes from view `previous` to view `version`. A raylet whose own
  * version is not `previous` has missed a delta and asks for `gcs.view_snapshot`.
  *
- * Node upserts and actors travel as changes, so a delta's size follows what changed, not how big
- * the cluster is. A node upsert carries `resources` (the node's full sets) and `actors` (its full
- * list) only when the receiver has none for the node yet — in snapshots and for nodes the view did
- * not hold. Otherwise its resources change only by `resourcesChanged` (absent: unchanged; a node
- * holding the bundles of a thousand placement groups has thousands of resource names, and resending
- * them all made each delta, and applying it, grow with the number of groups), and its actor list only
- * by `actorsRemoved` then `actorsPlaced`. An upsert without `resources` for a node the receiver does
- * not hold means it missed something: it asks for a snapshot.
+ * Node upserts travel as changes, so a delta's size follows what changed, not how big the cluster
+ * is. A node upsert carries `resources` (the node's full sets) and `actorLabels` (its whole
+ * actor-label counts) only when the receiver has none for the node yet — in snapshots and for nodes
+ * the view did not hold. Otherwise its resources change only by `resourcesChanged` (absent:
+ * unchanged; a node holding the bundles of a thousand placement groups has thousands of resource
+ * names, and resending them all made each delta, and applying it, grow with the number of groups),
+ * and its actor-label counts only by `actorLabelsChanged`, one signed change per label for the whole
+ * period however many actors moved it. An upsert without `resources` for a node the receiver does
+ * not hold, or a change that would take a count below zero, means it missed something: it asks for
+ * a snapshot. `loads` are the nodes' load reports the GCS received since the previous view (in a
+ * snapshot: the last one of each node it lists), applied after the upserts.
  */
 export const viewDelta = object({
   version: seq,
   previous: seq,
   upserts: array(nodeView, { max: 100_000 }),
   removals: array(id, { max: 100_000 }),
-  actorsRemoved: optional(array(object({ nodeId: id, actorId: id }), { max: 100_000 })),
-  actorsPlaced: optional(array(actorPlacement, { max: 100_000 })),
+  loads: optional(array(forwardedLoad, { max: 100_000 })),
   /** Snapshot pages only: the last node id of this page, for the next request; absent on the last page. */
   next: optional(id),
 });

@@ -134,7 +134,8 @@ export function rolePermissions(cluster: string, role: Role, user: string = MAIN
           `_INBOX.${assertToken('cluster', cluster)}.>`,
           `${watchSubject(cluster)}.*`,
         ],
-        subscribe: [`${p}.gcs.*`, watchSubject(cluster), inbox],
+        // the raylets' load reports, which it folds into the view
+        subscribe: [`${p}.gcs.*`, `${p}.raylet.*.load`, watchSubject(cluster), inbox],
       };
     case 'node':
       return {

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../../lib/errors.ts';
 import type { MessageType } from '../../protocols/messages/registry.ts';
-import type { GcsVerb } from '../../protocols/subjects.ts';
+import { ProtocolError } from '../../protocols/errors.ts';
+import { parseSubject, type GcsVerb } from '../../protocols/subjects.ts';
 import type { Subscription } from '../bus/bus.ts';
 import { pageOfList } from './paging.ts';
 import type { GcsService } from './service.ts';
@@ -74,11 +75,27 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
 /** Subscribes every verb (no queue group: see protocols/subjects.ts); the subscriptions end when the GCS stops. */
 export function serveVerbs(gcs: GcsService): Subscription[] {
   const table = routes(gcs);
-  return (Object.keys(table) as GcsVerb[]).map((verb) => {
+  const verbs = (Object.keys(table) as GcsVerb[]).map((verb) => {
     const r = table[verb];
     const where = { subject: gcs.subjects.gcs(verb), verb };
     return r.type === undefined
       ? gcs.intake.serve(gcs.opts.bus, where, undefined, () => undefined)
       : gcs.intake.serve(gcs.opts.bus, where, r.type, r.handle as Handler<MessageType>);
+  });
+  return [...verbs, serveLoads(gcs)];
+}
+
+/**
+ * The raylets' load reports (`raylet.<nodeId>.load`, published, not asked): through the intake, so a
+ * malformed one is counted and changes nothing, then into the next view delta (view.ts `load`). A
+ * report whose body names another node than its subject is refused as INVALID_MESSAGE.
+ */
+function serveLoads(gcs: GcsService): Subscription {
+  return gcs.intake.serve(gcs.opts.bus, { subject: gcs.subjects.allLoads(), verb: 'raylet_load' }, 'raylet_load', (body, msg) => {
+    const parsed = parseSubject(msg.subject);
+    if (parsed.kind !== 'raylet' || parsed.nodeId !== body.nodeId) {
+      throw new ProtocolError('INVALID_MESSAGE', 'nodeId: not the node of the subject the report came on', { detail: { path: 'nodeId', value: body.nodeId } });
+    }
+    gcs.view.load(body.nodeId, body.available);
   });
 }

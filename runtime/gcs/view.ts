@@ -1,28 +1,40 @@
-import type { ClusterState, PlacedActor, SchedNode } from '../../lib/cluster/cluster-state.ts';
+import { toLabelRecord } from '../../lib/cluster/actor-label-counts.ts';
+import type { ClusterState, SchedNode } from '../../lib/cluster/cluster-state.ts';
+import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
-import { DEFAULT_MAX_BYTES, encode, encodedSize } from '../../protocols/codec.ts';
+import { DEFAULT_MAX_BYTES, encode } from '../../protocols/codec.ts';
 import type { NodeView, ResourceChanges, ViewDelta } from '../../protocols/messages/view.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import { OrreryError } from '../../lib/errors.ts';
 import { pageOf } from './paging.ts';
+import { splitDelta } from './view-parts.ts';
+
+export { splitDelta } from './view-parts.ts';
 
 /**
  * The versioned cluster view the GCS broadcasts on `gcs.view` (ARCHITECTURE.md, "Cluster view"):
- * node resources, node labels, taints and the actors placed on each node with their labels.
+ * node resources, node labels, taints, each node's actor-label reference counts (seed 000's
+ * namespace → key → value → count; never the actors) and the nodes' load reports.
  *
  * Whatever changes a node marks it dirty; a delta (`version` = `previous` + 1, the dirty live nodes
  * as upserts, the ones gone as removals) is published at most every `intervalMs` and only when
- * something is dirty. Resources and actors travel as changes: the broadcaster remembers, per node,
- * the value of each resource name and which actors it last sent, and puts only the names whose
- * value changed (`resourcesChanged`, names gone in `removed`) and the actors placed and removed in
- * the delta, so a delta stays small when nodes hold the bundles of thousands of placement groups or
- * the cluster runs many actors (a node's full sets and list go only to a raylet that has none: in
- * snapshots, and the first time a node is sent). The names to compare are those the ClusterState
- * recorded as changed (`trackResourceChanges`), so a delta costs the GCS what changed, not the
- * nodes' sizes — and it is one broadcast, whatever the number of raylets. `snapshot()` first publishes
- * what is pending, then answers the whole view at that version as a delta from the empty view
- * (`previous: 0`).
+ * something is dirty or a load report came. Resources and actor labels travel as changes: the
+ * broadcaster remembers, per node, the value of each resource name it last sent and puts only the
+ * names whose value changed in the delta (`resourcesChanged`, names gone in `removed`); the
+ * ClusterState sums, per node and label, how placements and removals moved the counts since the last
+ * delta (`trackActorLabelChanges`), and those sums go as `actorLabelsChanged` — one entry per label
+ * per period, however many actors moved it. A node's full sets and counts go only to a raylet that
+ * has none: in snapshots, and the first time a node is sent. The names to compare are those the
+ * ClusterState recorded as changed (`trackResourceChanges`), so a delta costs the GCS what changed,
+ * not the nodes' sizes — and it is one broadcast, whatever the number of raylets.
+ *
+ * Load reports (`raylet.*.load`, which only the GCS subscribes: `load`) ride along: the latest report
+ * of each node since the previous delta goes in its `loads`, so raylets learn each other's load from
+ * one broadcast per period instead of every raylet hearing every other (N² messages).
+ *
+ * `snapshot()` first publishes what is pending, then answers the whole view at that version as a
+ * delta from the empty view (`previous: 0`), with the last load report of each node.
  */
 export const DEFAULT_VIEW_INTERVAL_MS = 100;
 /** How long a snapshot being read in pages is kept after its last page was read. */
@@ -38,15 +50,15 @@ function indexed(nodes: readonly NodeView[]): (id: string) => NodeView | undefin
 export class ViewBroadcaster {
   #version = 0;
   readonly #dirty = new Set<string>();
-  /**
-   * For each live node, the actors and resources the last published delta left it with. An actor is
-   * kept as the ClusterState's own placement entry: a new entry is made on every placement and never
-   * changed, so the same object means the same namespace and labels (no per-flush serialising).
-   */
-  readonly #sent = new Map<string, { actors: Map<string, PlacedActor>; total: Record<string, number>; available: Record<string, number> }>();
+  /** For each live node, the resources the last published delta left it with. */
+  readonly #sent = new Map<string, { total: Record<string, number>; available: Record<string, number> }>();
+  /** The last load report of each live node, with the GCS's own count of them as `seq`. */
+  readonly #loads = new Map<string, { seq: number; available: ResourceSet }>();
+  /** Nodes whose load report came since the last delta. */
+  readonly #loadsDue = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   /** Snapshots being read in pages, by version. */
-  readonly #snapshots = new Map<number, { nodes: NodeView[]; readAt: number }>();
+  readonly #snapshots = new Map<number, { nodes: NodeView[]; loads: Map<string, { seq: number; available: ResourceSet }>; readAt: number }>();
   #lastFlush = Number.NEGATIVE_INFINITY;
   #stopped = false;
 
@@ -62,6 +74,7 @@ export class ViewBroadcaster {
     },
   ) {
     deps.state.trackResourceChanges();
+    deps.state.trackActorLabelChanges();
   }
 
   get version(): number {
@@ -72,6 +85,23 @@ export class ViewBroadcaster {
   changed(nodeId: string): void {
     if (this.#stopped) return;
     this.#dirty.add(nodeId);
+    this.#schedule();
+  }
+
+  /**
+   * A raylet's load report (what its node has free): goes out in the next delta. A node the
+   * scheduler does not hold (unknown, or gone) is ignored; false then.
+   */
+  load(nodeId: string, available: ResourceSet): boolean {
+    const node = this.deps.state.node(nodeId);
+    if (this.#stopped || !node || node.state === 'DEAD') return false;
+    this.#loads.set(nodeId, { seq: (this.#loads.get(nodeId)?.seq ?? 0) + 1, available });
+    this.#loadsDue.add(nodeId);
+    this.#schedule();
+    return true;
+  }
+
+  #schedule(): void {
     if (this.#timer !== undefined) return;
     const wait = Math.max(0, this.#lastFlush + this.deps.intervalMs - Date.now());
     this.#timer = setTimeout(() => this.flush(), wait);
@@ -81,31 +111,30 @@ export class ViewBroadcaster {
   flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#dirty.size === 0 || this.#stopped) return;
+    if ((this.#dirty.size === 0 && this.#loadsDue.size === 0) || this.#stopped) return;
     const upserts: NodeView[] = [];
     const removals: string[] = [];
-    const actorsRemoved: { nodeId: string; actorId: string }[] = [];
-    const actorsPlaced: { nodeId: string; actorId: string; namespace: string; labels: Record<string, string> }[] = [];
+    const { state } = this.deps;
     for (const id of [...this.#dirty].sort()) {
-      const node = this.deps.state.node(id);
+      const node = state.node(id);
       if (!node || node.state === 'DEAD') {
         removals.push(id);
         this.#sent.delete(id);
+        this.#loads.delete(id);
+        this.#loadsDue.delete(id);
         continue;
       }
       const sent = this.#sent.get(id);
-      const names = this.deps.state.takeResourceChanges(id);
+      const names = state.takeResourceChanges(id);
+      const labelChanges = state.takeActorLabelChanges(id);
       if (!sent) {
-        const view = nodeView(node);
+        const view = nodeView(state, node);
         upserts.push(view);
-        this.#sent.set(id, {
-          actors: new Map(node.actors),
-          total: { ...view.resources!.total },
-          available: { ...view.resources!.available },
-        });
+        this.#sent.set(id, { total: { ...view.resources!.total }, available: { ...view.resources!.available } });
         continue;
       }
       const resourcesChanged = names === undefined ? undefined : changedResources(node, sent, names);
+      const actorLabelsChanged = labelChanges && toLabelRecord(labelChanges);
       upserts.push({
         ...nodeHeader(node),
         ...(resourcesChanged === 'all'
@@ -113,28 +142,21 @@ export class ViewBroadcaster {
           : resourcesChanged
             ? { resourcesChanged }
             : {}),
+        ...(actorLabelsChanged ? { actorLabelsChanged } : {}),
       });
-      const actors = sent.actors;
-      for (const [actorId, placed] of actors) {
-        if (node.actors.get(actorId) !== placed) {
-          actorsRemoved.push({ nodeId: id, actorId });
-          actors.delete(actorId);
-        }
-      }
-      for (const a of node.actors.values()) {
-        if (actors.has(a.actorId)) continue;
-        actorsPlaced.push({ nodeId: id, actorId: a.actorId, namespace: a.namespace, labels: { ...a.labels } });
-        actors.set(a.actorId, a);
-      }
     }
     this.#dirty.clear();
+    const loads = [...this.#loadsDue].sort().flatMap((nodeId) => {
+      const load = this.#loads.get(nodeId);
+      return load ? [{ nodeId, ...load }] : [];
+    });
+    this.#loadsDue.clear();
     const whole: ViewDelta = {
       version: this.#version + 1,
       previous: this.#version,
       upserts,
       removals,
-      ...(actorsRemoved.length ? { actorsRemoved } : {}),
-      ...(actorsPlaced.length ? { actorsPlaced } : {}),
+      ...(loads.length ? { loads } : {}),
     };
     this.#lastFlush = Date.now();
     const maxBytes = this.deps.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -164,12 +186,12 @@ export class ViewBroadcaster {
   snapshotPage(query: { after?: string; version?: number }, opts: { maxBytes?: number } = {}): ViewDelta {
     const now = performance.now();
     for (const [version, kept] of this.#snapshots) if (now - kept.readAt > SNAPSHOT_TTL_MS) this.#snapshots.delete(version);
-    let kept: { nodes: NodeView[]; readAt: number } | undefined;
+    let kept: { nodes: NodeView[]; loads: Map<string, { seq: number; available: ResourceSet }>; readAt: number } | undefined;
     let version: number;
     if (query.after === undefined) {
       const whole = this.snapshot();
       version = whole.version;
-      kept = this.#snapshots.get(version) ?? { nodes: whole.upserts, readAt: now };
+      kept = this.#snapshots.get(version) ?? { nodes: whole.upserts, loads: new Map((whole.loads ?? []).map(({ nodeId, ...load }) => [nodeId, load])), readAt: now };
       this.#snapshots.set(version, kept);
       while (this.#snapshots.size > MAX_SNAPSHOTS_KEPT) this.#snapshots.delete(this.#snapshots.keys().next().value!);
     } else {
@@ -179,14 +201,25 @@ export class ViewBroadcaster {
     }
     kept.readAt = now;
     const nodes = kept.nodes;
-    const page = pageOf({ keys: nodes.map((n) => n.nodeId), get: indexed(nodes) }, { after: query.after, limit: Number.MAX_SAFE_INTEGER }, opts);
-    return { version, previous: 0, upserts: page.items, removals: [], ...(page.next === undefined ? {} : { next: page.next }) };
+    const loads = kept.loads;
+    const get = indexed(nodes);
+    // a node and its load report are measured together, so the page with both fits
+    const withLoad = (id: string) => {
+      const node = get(id);
+      return node && { node, load: loads.get(id) };
+    };
+    const page = pageOf({ keys: nodes.map((n) => n.nodeId), get: withLoad }, { after: query.after, limit: Number.MAX_SAFE_INTEGER }, opts);
+    const upserts = page.items.map((i) => i.node);
+    const pageLoads = loadsOf(upserts, loads);
+    return { version, previous: 0, upserts, removals: [], ...(pageLoads.length ? { loads: pageLoads } : {}), ...(page.next === undefined ? {} : { next: page.next }) };
   }
 
   snapshot(): ViewDelta {
     this.flush();
-    const upserts = [...this.deps.state.nodes.values()].filter((n) => n.state !== 'DEAD').sort((a, b) => (a.id < b.id ? -1 : 1)).map(nodeView);
-    return { version: this.#version, previous: 0, upserts, removals: [] };
+    const { state } = this.deps;
+    const upserts = [...state.nodes.values()].filter((n) => n.state !== 'DEAD').sort((a, b) => (a.id < b.id ? -1 : 1)).map((n) => nodeView(state, n));
+    const loads = loadsOf(upserts, this.#loads);
+    return { version: this.#version, previous: 0, upserts, removals: [], ...(loads.length ? { loads } : {}) };
   }
 
   stop(): void {
@@ -194,55 +227,6 @@ export class ViewBroadcaster {
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
-}
-
-/**
- * A delta too large for one message, as several consecutive ones that add up to it: each part is a
- * delta of its own (`previous` = the part before), so a raylet applies them one after another as it
- * would any deltas, and a raylet that misses one asks for a snapshot as it would anyway. Node upserts
- * and removals go first, then actor removals, then placements — a placement only ever refers to a
- * node an earlier part (or an earlier delta) sent. Creating thousands of actors within one view
- * interval made a single delta of megabytes, over the bus's limit: it was dropped whole (bench/sim).
- */
-export function splitDelta(delta: ViewDelta, maxBytes: number): { delta: ViewDelta; bytes: Uint8Array }[] {
-  const budget = Math.max(1024, Math.floor(maxBytes * 0.9) - 256);
-  type Item = { kind: 'upsert'; value: NodeView } | { kind: 'removal'; value: string } | { kind: 'removed'; value: { nodeId: string; actorId: string } } | { kind: 'placed'; value: NonNullable<ViewDelta['actorsPlaced']>[number] };
-  const items: Item[] = [
-    ...delta.upserts.map((value) => ({ kind: 'upsert' as const, value })),
-    ...delta.removals.map((value) => ({ kind: 'removal' as const, value })),
-    ...(delta.actorsRemoved ?? []).map((value) => ({ kind: 'removed' as const, value })),
-    ...(delta.actorsPlaced ?? []).map((value) => ({ kind: 'placed' as const, value })),
-  ];
-  const out: { delta: ViewDelta; bytes: Uint8Array }[] = [];
-  let version = delta.previous;
-  let part: Item[] = [];
-  let size = 0;
-  const emit = (): void => {
-    if (part.length === 0) return;
-    const next: ViewDelta = {
-      version: version + 1,
-      previous: version,
-      upserts: part.filter((i) => i.kind === 'upsert').map((i) => i.value as NodeView),
-      removals: part.filter((i) => i.kind === 'removal').map((i) => i.value as string),
-    };
-    const removed = part.filter((i) => i.kind === 'removed').map((i) => i.value as { nodeId: string; actorId: string });
-    const placed = part.filter((i) => i.kind === 'placed').map((i) => i.value as NonNullable<ViewDelta['actorsPlaced']>[number]);
-    if (removed.length) next.actorsRemoved = removed;
-    if (placed.length) next.actorsPlaced = placed;
-    // a single item over the limit (a node with an enormous label set) throws here, as before
-    out.push({ delta: next, bytes: encode('view_delta', next, { maxBytes }) });
-    version = next.version;
-    part = [];
-    size = 0;
-  };
-  for (const item of items) {
-    const itemSize = encodedSize(item.value);
-    if (size + itemSize > budget) emit();
-    part.push(item);
-    size += itemSize;
-  }
-  emit();
-  return out;
 }
 
 /**
@@ -308,11 +292,20 @@ function nodeHeader(node: SchedNode): NodeView {
   return { nodeId: node.id, name: node.name, state: node.state, labels: { ...node.labels }, taints: formatTaints(node.taints) };
 }
 
-/** A node with its whole resource sets and actor list (snapshots, and a node's first delta). */
-export function nodeView(node: SchedNode): NodeView {
+/** A node with its whole resource sets and actor-label counts (snapshots, and a node's first delta). */
+export function nodeView(state: ClusterState, node: SchedNode): NodeView {
+  const actorLabels = toLabelRecord(state.actorLabelCounts(node.id));
   return {
     ...nodeHeader(node),
     resources: { total: { ...node.total }, available: { ...node.available } },
-    actors: [...node.actors.values()].map((a) => ({ actorId: a.actorId, namespace: a.namespace, labels: { ...a.labels } })),
+    ...(actorLabels ? { actorLabels } : {}),
   };
+}
+
+/** The last load report of each of these nodes that has one. */
+function loadsOf(nodes: readonly NodeView[], loads: ReadonlyMap<string, { seq: number; available: ResourceSet }>): NonNullable<ViewDelta['loads']> {
+  return nodes.flatMap((n) => {
+    const load = loads.get(n.nodeId);
+    return load ? [{ nodeId: n.nodeId, ...load }] : [];
+  });
 }

@@ -1,5 +1,5 @@
-import { ClusterState, type SchedNode } from '../../lib/cluster/cluster-state.ts';
-import { ACTOR_ID_LABEL } from '../../lib/labels/builtin.ts';
+import { labelCount, labelCounts } from '../../lib/cluster/actor-label-counts.ts';
+import { ClusterState, type ActorLabelRecord, type SchedNode } from '../../lib/cluster/cluster-state.ts';
 import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import { formatTaints, parseTaints, type Taint } from '../../lib/scheduling/taints.ts';
 import type { NodeView, ViewDelta } from '../../protocols/messages/view.ts';
@@ -23,20 +23,25 @@ export interface ViewStats {
   /** Deltas whose `previous` was not this view's version. */
   readonly gaps: number;
   readonly snapshots: number;
-  /** Load reports of other raylets applied. */
+  /** Load reports of other raylets applied (forwarded in the GCS's view). */
   readonly loads: number;
 }
 
 /**
  * A raylet's copy of the cluster (ARCHITECTURE.md, "Cluster view and label sync"): a lib
  * ClusterState built from the GCS's versioned view deltas — nodes, their labels, taints, resources
- * and the actors placed on each (with their labels, so actor affinity works in raylet mode). Tasks
- * are decided on it.
+ * and each node's actor-label reference counts (seed 000: namespace → key → value → count, with
+ * every actor's `orrery.io/actor-id`; `ClusterState.changeActorLabels`), which is all actor affinity
+ * and anti-affinity ask, so actor affinity works in raylet mode without the actors: the view's
+ * memory follows nodes and distinct labels, and a period's placements arrive as one change per
+ * label. Tasks are decided on it.
  *
  * Deltas apply in order: one whose `previous` is this view's version is applied; any other means
  * one was missed (or the GCS restarted and counts from 0 again), so the raylet asks for a snapshot
  * (a delta from the empty view) through `requestSnapshot` and holds the deltas that arrive
  * meanwhile; the snapshot replaces everything, then the held deltas newer than it apply in order.
+ * A delta whose label-count change would take a count below zero does not fit this view either: it
+ * is handled as a gap, and nothing of it is applied.
  *
  * This node is always in the view, even before the GCS has described it. Its labels and taints come
  * from the view once there, but its total and available resources are always this raylet's own
@@ -45,7 +50,8 @@ export interface ViewStats {
  * decided here before the GCS's next delta.
  *
  * The GCS's view counts what actors hold, not running tasks. So other raylets' load reports
- * (`applyLoad`, published by each raylet on `raylet.<nodeId>.load`) say what each node has free,
+ * (`applyLoad`: each raylet publishes its own on `raylet.<nodeId>.load` to the GCS, which forwards
+ * the latest of each node in its next delta, `loads`) say what each node has free,
  * and a node's available is, per resource name, the lower of the two, clamped to [0, total]. A spill
  * reserves the task's resources on its target at once (`reserve`, as Ray does), until the target's
  * next report says how it really stands.
@@ -82,7 +88,7 @@ export class RayletView {
       onChange: () => void;
       log: (line: string) => void;
       retryMs?: number;
-      /** Other nodes joined or left the view (the service follows their load reports). */
+      /** Other nodes joined or left the view. */
       onNodes?: (change: { added: string[]; removed: string[] }) => void;
       /** This node's labels, taints, state or placed actors changed (leases may no longer hold). */
       onLocalChange?: () => void;
@@ -106,10 +112,15 @@ export class RayletView {
    * Only the names the report or the previous one name (and those a spill reserved) can change.
    */
   applyLoad(nodeId: string, seq: number, available: ResourceSet): void {
+    if (this.takeLoad(nodeId, seq, available)) this.opts.onChange();
+  }
+
+  /** applyLoad without telling anyone; true when it changed the view. */
+  private takeLoad(nodeId: string, seq: number, available: ResourceSet): boolean {
     const node = this.state.node(nodeId);
-    if (this.stopped || !node || nodeId === this.localNodeId) return;
+    if (this.stopped || !node || nodeId === this.localNodeId) return false;
     const last = this.loads.get(nodeId);
-    if (last && last.seq >= seq) return;
+    if (last && last.seq >= seq) return false;
     this.counts.loads++;
     this.loads.set(nodeId, { seq, available });
     const names = new Set(Object.keys(available));
@@ -117,7 +128,7 @@ export class RayletView {
     for (const name of this.reserved.get(nodeId) ?? []) names.add(name);
     this.reserved.delete(nodeId);
     this.state.setResources(nodeId, this.freeOf(node, names));
-    this.opts.onChange();
+    return true;
   }
 
   /** A task was spilled to `nodeId`: its resources count as taken there until the node reports. */
@@ -228,10 +239,18 @@ export class RayletView {
 
   /**
    * Can this delta apply to the view as it is? An upsert without whole resources is about a node the
-   * view must already hold; one it does not hold means something was missed.
+   * view must already hold (or an earlier upsert of the delta sends whole); one it does not hold
+   * means something was missed. So does a label-count change that would take a count below zero.
    */
   private applicable(delta: ViewDelta): boolean {
-    return delta.upserts.every((n) => n.resources !== undefined || this.state.node(n.nodeId) !== undefined);
+    const whole = new Set<string>();
+    for (const n of delta.upserts) {
+      const node = this.state.node(n.nodeId);
+      if (n.resources !== undefined) whole.add(n.nodeId);
+      else if (!node && !whole.has(n.nodeId)) return false;
+      if (node && n.actorLabelsChanged && !whole.has(n.nodeId) && !fitsCounts(node, n.actorLabelsChanged)) return false;
+    }
+    return true;
   }
 
   /** The snapshot replaces the view: nodes it does not list go (this node stays). */
@@ -239,13 +258,16 @@ export class RayletView {
     const listed = new Set(snapshot.upserts.map((n) => n.nodeId));
     const removed = [...this.state.nodes.keys()].filter((id) => !listed.has(id) && id !== this.localNodeId);
     for (const id of removed) this.remove(id);
+    // the snapshot's load reports replace every one known (their seqs are the GCS's, which may have restarted)
+    this.loads.clear();
     const whole = snapshot.upserts.filter((n) => {
       if (n.resources !== undefined || n.nodeId === this.localNodeId) return true;
       this.opts.log(`view snapshot ${snapshot.version}: node ${n.nodeId} comes without its resources; left out`);
       return false;
     });
     // a snapshot's sets are whole: what a spill reserved on a node is forgotten, as a load report would
-    const added = whole.filter((n) => this.upsert({ ...n, resourcesChanged: undefined })).map((n) => n.nodeId);
+    const added = whole.filter((n) => this.upsert({ ...n, resourcesChanged: undefined, actorLabelsChanged: undefined }, { snapshot: true })).map((n) => n.nodeId);
+    for (const load of snapshot.loads ?? []) this.takeLoad(load.nodeId, load.seq, load.available);
     this.version = snapshot.version;
     this.notify(added, removed);
   }
@@ -254,11 +276,7 @@ export class RayletView {
     const added = delta.upserts.filter((n) => this.upsert(n)).map((n) => n.nodeId);
     const removed = delta.removals.filter((id) => id !== this.localNodeId && this.state.node(id));
     for (const id of removed) this.remove(id);
-    // actor changes since the previous version: removals first, so a relabelled or moved actor is re-added
-    for (const { nodeId, actorId } of delta.actorsRemoved ?? []) if (this.state.node(nodeId)) this.state.removeActor(nodeId, actorId);
-    for (const actor of delta.actorsPlaced ?? []) if (this.state.node(actor.nodeId)) this.state.addActor(actor.nodeId, actor);
-    const local = this.localNodeId;
-    if (delta.actorsRemoved?.some((a) => a.nodeId === local) || delta.actorsPlaced?.some((a) => a.nodeId === local)) this.localChanged = true;
+    for (const load of delta.loads ?? []) this.takeLoad(load.nodeId, load.seq, load.available);
     this.version = delta.version;
     this.notify(added, removed);
   }
@@ -279,8 +297,8 @@ export class RayletView {
     }
   }
 
-  /** Adds or updates a node; true when it was not in the view before. */
-  private upsert(view: NodeView): boolean {
+  /** Adds or updates a node; true when it was not in the view before. A snapshot's node has its whole actor-label counts (none when absent). */
+  private upsert(view: NodeView, opts: { snapshot?: boolean } = {}): boolean {
     let taints: Taint[];
     try {
       taints = taintsOf(view.taints);
@@ -321,7 +339,7 @@ export class RayletView {
       }
       if (changed && local) this.localChanged = true;
     }
-    if (view.actors !== undefined && this.syncActors(node, view.actors) && local) this.localChanged = true;
+    if (this.syncLabels(node, view, opts.snapshot === true) && local) this.localChanged = true;
     return isNew;
   }
 
@@ -358,23 +376,20 @@ export class RayletView {
     return { available, removed };
   }
 
-  /** Makes the node's placed actors those of the view (gone ones leave, new or relabelled ones join); true when any did. */
-  private syncActors(node: SchedNode, actors: NonNullable<NodeView['actors']>): boolean {
-    const next = new Map(actors.map((a) => [a.actorId, a]));
-    let changed = false;
-    for (const [id, placed] of [...node.actors]) {
-      const now = next.get(id);
-      if (!now || now.namespace !== placed.namespace || !sameRecord(withoutId(placed.labels), withoutId(now.labels))) {
-        this.state.removeActor(node.id, id);
-        changed = true;
-      }
+  /**
+   * The node's actor-label counts from an upsert: whole ones replace them (so does a snapshot's node
+   * without any: it has none), changes move them. True when they changed.
+   */
+  private syncLabels(node: SchedNode, view: NodeView, snapshot: boolean): boolean {
+    if (view.actorLabels !== undefined || snapshot) {
+      const had = (node.actorLabels?.size ?? 0) > 0;
+      this.state.setActorLabels(node.id, view.actorLabels ?? {});
+      return had || view.actorLabels !== undefined;
     }
-    for (const actor of actors) {
-      if (node.actors.has(actor.actorId)) continue;
-      this.state.addActor(node.id, actor);
-      changed = true;
-    }
-    return changed;
+    if (view.actorLabelsChanged === undefined) return false;
+    // `applicable` checked that they fit; a node new in this delta only gains counts
+    if (!this.state.changeActorLabels(node.id, view.actorLabelsChanged)) this.opts.log(`view: node ${node.id}'s actor-label changes do not fit its counts; left as they were`);
+    return true;
   }
 }
 
@@ -389,9 +404,10 @@ function taintsOf(record: Readonly<Record<string, string>>): Taint[] {
   return parseTaints(record, { allowReserved: true });
 }
 
-function withoutId(labels: Readonly<Record<string, string>>): Record<string, string> {
-  const { [ACTOR_ID_LABEL]: _, ...rest } = labels;
-  return rest;
+/** Would these label-count changes leave every count of the node at zero or more? */
+function fitsCounts(node: SchedNode, changes: ActorLabelRecord): boolean {
+  for (const [namespace, key, value, by] of labelCounts(changes)) if (labelCount(node.actorLabels, namespace, key, value) + by < 0) return false;
+  return true;
 }
 
 function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {

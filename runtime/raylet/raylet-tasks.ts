@@ -18,9 +18,12 @@ import { LocalTasks } from './local-tasks.ts';
 
 const SUBMIT_REGISTRY = { submit_task: messages.submit_task } as const;
 const VIEW_REGISTRY = { view_delta: messages.view_delta } as const;
-const LOAD_REGISTRY = { raylet_load: messages.raylet_load } as const;
-/** Least time between two load reports of this raylet. */
-const LOAD_INTERVAL_MS = 20;
+/**
+ * Least time between two load reports of this raylet. They go to the GCS, which forwards the latest
+ * of each node in its next view delta (at most every 100 ms by default), so reporting more often
+ * than about twice per view period would only be thrown away there.
+ */
+const LOAD_INTERVAL_MS = 50;
 
 export interface RayletTasksOptions {
   bus: Bus;
@@ -39,8 +42,9 @@ export interface RayletTasksOptions {
 
 /**
  * The task side of a raylet (docs/runtime.md, "Tasks" and "Label sync"): its copy of the cluster
- * view, kept from `gcs.view` (a gap asks `gcs.view_snapshot`) and from the other raylets' load
- * reports, which it follows as nodes come and go; its own load report on `raylet.<nodeId>.load`; the
+ * view, kept from `gcs.view` (a gap asks `gcs.view_snapshot`), which also forwards the other
+ * raylets' load reports; its own load report on `raylet.<nodeId>.load`, which only the GCS hears (so
+ * load traffic grows with the nodes, not their square); the
  * `submit_task` subject, whose messages it decodes and hands to LocalTasks; and the events tasks and
  * leases publish (`schedule_failed` for a task no node can take, `lease_revoked`).
  */
@@ -50,7 +54,6 @@ export class RayletTasks {
   private rareResources: readonly string[] = [];
   /** The leases' totalVersion the view last took. */
   private knownTotal: number;
-  private readonly loadSubs = new Map<string, Subscription>();
   private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined };
   private closed = false;
 
@@ -61,7 +64,6 @@ export class RayletTasks {
       local: { nodeId: config.nodeId, name: config.nodeName, labels: config.labels, taints: config.taints, total: config.total },
       requestSnapshot: () => this.snapshot(),
       onChange: () => this.tasks.viewChanged(),
-      onNodes: (change) => this.followLoads(change),
       onLocalChange: () => this.tasks.localChanged(),
       log: (line) => opts.log(`raylet ${config.nodeId}: ${line}`),
       retryMs: opts.retryMs,
@@ -121,8 +123,6 @@ export class RayletTasks {
 
   stop(how: 'stop' | 'crash'): void {
     this.closed = true;
-    for (const sub of this.loadSubs.values()) sub.unsubscribe();
-    this.loadSubs.clear();
     clearTimeout(this.load.timer);
     this.view.stop();
     if (how === 'crash') this.tasks.crash();
@@ -173,22 +173,24 @@ export class RayletTasks {
     for (let attempt = 1; ; attempt++) {
       const first = await ask({});
       const upserts = [...first.upserts];
+      const loads = [...(first.loads ?? [])];
       let next = first.next;
       try {
         while (next !== undefined) {
           const page = await ask({ after: next, version: first.version });
           upserts.push(...page.upserts);
+          loads.push(...(page.loads ?? []));
           next = page.next;
         }
       } catch (err) {
         if ((err as { code?: string }).code === 'SNAPSHOT_MOVED' && attempt < 5) continue;
         throw err;
       }
-      return { version: first.version, previous: 0, upserts, removals: [] };
+      return { version: first.version, previous: 0, upserts, removals: [], ...(loads.length ? { loads } : {}) };
     }
   }
 
-  /** Publishes this node's free resources for other raylets: now, or when LOAD_INTERVAL_MS has passed. */
+  /** Publishes this node's free resources for the GCS to pass on: now, or when LOAD_INTERVAL_MS has passed. */
   private reportLoad(): void {
     if (this.load.timer !== undefined || this.closed) return;
     const wait = this.load.last + LOAD_INTERVAL_MS - performance.now();
@@ -202,34 +204,6 @@ export class RayletTasks {
     this.load.last = performance.now();
     const report = { nodeId: this.nodeId, seq: ++this.load.seq, available: this.opts.leases.availableWithoutBundles() };
     this.publish(this.opts.subjects.raylet(this.nodeId, 'load'), () => encode('raylet_load', report), 'its load');
-  }
-
-  /** Follows the load reports of the nodes in the view. */
-  private followLoads(change: { added: string[]; removed: string[] }): void {
-    if (this.closed) return;
-    for (const id of change.removed) {
-      this.loadSubs.get(id)?.unsubscribe();
-      this.loadSubs.delete(id);
-    }
-    for (const id of change.added) {
-      if (this.loadSubs.has(id)) continue;
-      try {
-        this.loadSubs.set(id, this.opts.bus.subscribe(this.opts.subjects.raylet(id, 'load'), (msg) => this.onLoad(msg)));
-      } catch (err) {
-        this.opts.log(`raylet ${this.nodeId}: cannot follow the load of node ${id}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  }
-
-  private onLoad(msg: BusMsg): void {
-    let body;
-    try {
-      body = decode(msg.data, { registry: LOAD_REGISTRY }).body;
-    } catch (err) {
-      this.opts.malformed.count(err);
-      return;
-    }
-    this.view.applyLoad(body.nodeId, body.seq, body.available);
   }
 
   /** A task no node can take: schedule_failed on events.schedule_failed, as the GCS publishes for actors. */

@@ -5,6 +5,7 @@ import { parseResources } from '../../../lib/resources/resource-set.ts';
 import {
   actorAffinity, affinity, antiAffinity, In, labelIn, nodeAffinity, nodeIdAffinity,
 } from '../../../lib/selectors/builders.ts';
+import { encode } from '../../../protocols/codec.ts';
 import type { NodeView, ViewDelta } from '../../../protocols/messages/view.ts';
 import type { GcsOptions } from '../../../runtime/gcs/index.ts';
 import { Harness, type NodeSpec } from './support.ts';
@@ -184,7 +185,7 @@ test('kill: DEAD (killed), the raylet drops it, resources come back, labels leav
     await h.registerActor('a1', { numCpus: 3, labels: { role: 'db' } });
     await h.reached('a1', 'ALIVE');
     assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(1) });
-    assert.equal((await h.request('view_snapshot', 'view_snapshot', {})).upserts[0].actors.map((a: { actorId: string }) => a.actorId), ['a1']);
+    assert.equal((await h.request('view_snapshot', 'view_snapshot', {})).upserts[0].actorLabels, { default: { role: { db: 1 }, 'orrery.io/actor-id': { a1: 1 } } });
 
     const info = await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true });
     assert.is(info.state, 'DEAD');
@@ -192,7 +193,7 @@ test('kill: DEAD (killed), the raylet drops it, resources come back, labels leav
     assert.is(info.nodeId, undefined);
     assert.equal(raylet.killed, [{ actorId: 'a1', incarnation: 0 }], 'answered after the raylet dropped it');
     assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(4) });
-    assert.equal((await h.request('view_snapshot', 'view_snapshot', {})).upserts[0].actors, []);
+    assert.is((await h.request('view_snapshot', 'view_snapshot', {})).upserts[0].actorLabels, undefined, 'no actor labels left on the node');
     const follower = await h.registerActor('a2', { schedulingStrategy: actorAffinity(labelIn('role', ['db'])) });
     assert.is(follower.state, 'PENDING', 'no node carries the dead actor\'s labels any more');
     assert.equal(await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true }), info, 'killing a dead actor again is harmless');
@@ -467,18 +468,18 @@ test('a node that stops heartbeating is DEAD: node_dead, its actors restart else
 // ---- the cluster view ----
 
 test('view_snapshot answers pages under the message limit that add up to the whole view; a snapshot no longer kept is SNAPSHOT_MOVED', () =>
-  withGcs({ maxMessageBytes: 16 * 1024 }, async (h) => {
+  withGcs({ maxMessageBytes: 2 * 1024 }, async (h) => {
     for (let i = 1; i <= 4; i++) await h.addNode(us(`n${i}`, { cpu: 64 }));
-    // 300 actors with labels: some 30 KB of view, two pages or more at 16 KB
-    for (let i = 0; i < 300; i += 50) await Promise.all(Array.from({ length: 50 }, (_, k) => h.registerActor(`a${i + k}`, { labels: { app: `service-${(i + k) % 9}`, tier: 'backend' } })));
+    // 300 actors with labels spread over the nodes: some 3 KB of label counts (each actor's id is one), two pages or more at 2 KB
+    for (let i = 0; i < 300; i += 50) await Promise.all(Array.from({ length: 50 }, (_, k) => h.registerActor(`a${i + k}`, { schedulingStrategy: 'SPREAD', labels: { app: `service-${(i + k) % 9}`, tier: 'backend' } })));
     const first: ViewDelta = await h.request('view_snapshot', 'view_snapshot', {});
     assert.ok(first.next !== undefined, 'more than one page');
     const pages = [first];
     while (pages.at(-1)!.next !== undefined) pages.push(await h.request('view_snapshot', 'view_snapshot', { after: pages.at(-1)!.next, version: first.version }));
     assert.ok(pages.every((p) => p.version === first.version && p.previous === 0), 'one snapshot, one version');
     assert.equal(pages.flatMap((p) => p.upserts.map((n) => n.nodeId)), ['n1', 'n2', 'n3', 'n4'], 'every node once, in node order');
-    const actors = pages.flatMap((p) => p.upserts.flatMap((n) => (n.actors ?? []).map((a) => a.actorId)));
-    assert.equal(actors.sort(), Array.from({ length: 300 }, (_, i) => `a${i}`).sort(), 'every actor once');
+    const actors = pages.flatMap((p) => p.upserts.flatMap((n) => Object.keys(n.actorLabels?.default?.['orrery.io/actor-id'] ?? {})));
+    assert.equal(actors.sort(), Array.from({ length: 300 }, (_, i) => `a${i}`).sort(), "every actor's id label once");
     assert.ok(pages.every((p) => p.upserts.every((n) => n.resources !== undefined)), 'whole nodes');
     const err = await h.request('view_snapshot', 'view_snapshot', { after: 'n1', version: first.version + 1000 }).then(() => undefined, (e: { code?: string }) => e);
     assert.is(err?.code, 'SNAPSHOT_MOVED');
@@ -488,7 +489,7 @@ test('view deltas come in version order and view_snapshot matches what they add 
   withGcs({ viewIntervalMs: 20 }, async (h) => {
     await h.addNode(us('n1'));
     await h.addNode(eu('n2'));
-    // the nodes are sent (with their empty actor lists) before a1 is placed, so a1 must come as a change
+    // the nodes are sent (with no actor labels) before a1 is placed, so a1's labels must come as changes
     await h.views.wait((v) => v.upserts.some((n) => n.nodeId === 'n1'), 'n1 in a view');
     await h.views.wait((v) => v.upserts.some((n) => n.nodeId === 'n2'), 'n2 in a view');
     await h.registerActor('a1', { numCpus: 2, labels: { role: 'db' } });
@@ -501,10 +502,10 @@ test('view deltas come in version order and view_snapshot matches what they add 
     const versions = h.views.got.map((v) => v.version);
     assert.equal(versions, versions.map((_, i) => i + 1), 'consecutive from 1');
     h.views.got.forEach((v) => assert.is(v.previous, v.version - 1));
-    // fold the deltas the way a raylet does: a node's full actor list and resources when sent, else their changes
+    // fold the deltas the way a raylet does: a node's full label counts and resources when sent, else their changes
     const applied = new Map<string, NodeView>();
     for (const v of h.views.got) {
-      for (const { resourcesChanged: changed, ...n } of v.upserts) {
+      for (const { resourcesChanged: changed, actorLabelsChanged, ...n } of v.upserts) {
         const resources = n.resources ?? structuredClone(applied.get(n.nodeId)!.resources!);
         for (const name of changed?.removed ?? []) {
           delete resources.total[name];
@@ -512,20 +513,21 @@ test('view deltas come in version order and view_snapshot matches what they add 
         }
         Object.assign(resources.total, changed?.total);
         Object.assign(resources.available, changed?.available);
-        applied.set(n.nodeId, { ...n, resources, actors: n.actors ?? applied.get(n.nodeId)?.actors ?? [] });
+        const counts = structuredClone(n.actorLabels ?? applied.get(n.nodeId)?.actorLabels ?? {});
+        for (const ns in actorLabelsChanged) for (const key in actorLabelsChanged[ns]) for (const value in actorLabelsChanged[ns][key]) {
+          const values = ((counts[ns] ??= {})[key] ??= {});
+          values[value] = (values[value] ?? 0) + actorLabelsChanged[ns][key][value];
+          if (values[value] === 0) delete values[value];
+        }
+        applied.set(n.nodeId, { ...n, resources, ...(Object.keys(counts).length ? { actorLabels: counts } : {}) });
       }
       for (const id of v.removals) applied.delete(id);
-      for (const r of v.actorsRemoved ?? []) {
-        const node = applied.get(r.nodeId)!;
-        node.actors = node.actors!.filter((a) => a.actorId !== r.actorId);
-      }
-      for (const { nodeId, ...actor } of v.actorsPlaced ?? []) applied.get(nodeId)!.actors!.push(actor);
     }
     assert.equal([...applied.values()], snapshot.upserts);
-    assert.ok(h.views.got.some((v) => v.actorsPlaced?.some((a) => a.actorId === 'a1')), 'a1 arrived as a placement, not by resending n1');
+    assert.ok(h.views.got.some((v) => v.upserts.some((n) => n.actorLabelsChanged?.default?.['orrery.io/actor-id']?.a1 === 1)), "a1's labels arrived as changes, not by resending n1");
     const n1 = snapshot.upserts.find((n) => n.nodeId === 'n1')!;
     assert.equal(n1.resources!.available, { CPU: CPU(2) });
-    assert.equal(n1.actors, [{ actorId: 'a1', namespace: 'default', labels: { role: 'db', 'orrery.io/actor-id': 'a1' } }]);
+    assert.equal(n1.actorLabels, { default: { role: { db: 1 }, 'orrery.io/actor-id': { a1: 1 } } });
     assert.equal(snapshot.upserts.find((n) => n.nodeId === 'n2')!.taints, { maintenance: 'soon:PreferNoSchedule' });
   }));
 
@@ -540,6 +542,29 @@ test('heartbeats neither retry the pending queue nor change the view', () =>
     assert.is((await h.request('view_snapshot', 'view_snapshot', {})).version, before.version, 'nothing changed, no new version');
   }));
 
+test("raylets' load reports reach the others through the view: the latest of each node per delta, with the GCS's own seq; a report from an unknown node, or naming another node than its subject, is not", () =>
+  withGcs({ viewIntervalMs: 20 }, async (h) => {
+    await h.addNode(us('n1'));
+    await h.addNode(us('n2'));
+    await h.views.wait((v) => v.upserts.some((n) => n.nodeId === 'n2'), 'n2 in a view');
+    const load = (subjectNode: string, nodeId: string, seq: number, cpus: number) => h.bus.publish(h.s.raylet(subjectNode, 'load'), encode('raylet_load', { nodeId, seq, available: { CPU: CPU(cpus) } }));
+    const before = h.gcs.wireErrors().total;
+    load('n1', 'n1', 7, 3);
+    load('n1', 'n1', 8, 2);
+    load('nx', 'nx', 1, 1);
+    load('n2', 'n1', 9, 0);
+    load('n2', 'n2', 1, 5);
+    const carried = await h.views.wait((v) => (v.loads ?? []).some((l) => l.nodeId === 'n2'), 'a view with loads');
+    const loads = h.views.got.flatMap((v) => v.loads ?? []);
+    assert.equal(loads.filter((l) => l.nodeId === 'n1').at(-1), { nodeId: 'n1', seq: 2, available: { CPU: CPU(2) } }, "n1's latest report, the second the GCS took from it");
+    assert.ok(carried.loads!.every((l) => l.nodeId !== 'nx'), 'no load of a node the GCS does not know');
+    assert.ok(loads.every((l) => l.available.CPU !== 0), 'the report naming n1 on n2\'s subject was refused');
+    assert.is(h.gcs.wireErrors().total, before + 1);
+    assert.is(h.gcs.wireErrors().byVerb.raylet_load, 1);
+    const snapshot: ViewDelta = await h.request('view_snapshot', 'view_snapshot', {});
+    assert.equal(snapshot.loads?.map((l) => [l.nodeId, l.available.CPU]), [['n1', CPU(2)], ['n2', CPU(5)]], 'a snapshot carries the last report of each node');
+  }));
+
 test('view deltas are at most one per interval: a burst of changes is coalesced', () =>
   withGcs({ viewIntervalMs: 100 }, async (h) => {
     await h.addNode(us('n1'));
@@ -549,8 +574,8 @@ test('view deltas are at most one per interval: a burst of changes is coalesced'
     const second = await h.views.wait((v) => v.version === 2, 'view 2');
     assert.ok(Date.now() - firstAt >= 85, `the second delta came ${Date.now() - firstAt} ms after the first`);
     assert.equal(first.upserts.map((n) => n.nodeId), ['n1']);
-    assert.equal(second.actorsPlaced!.map((a) => a.actorId), ['a0', 'a1', 'a2', 'a3', 'a4'], 'five placements in one delta');
-    assert.is(second.upserts[0].actors, undefined, 'the node is not resent with its whole actor list');
+    assert.equal(Object.keys(second.upserts[0].actorLabelsChanged!.default['orrery.io/actor-id']).sort(), ['a0', 'a1', 'a2', 'a3', 'a4'], 'five placements in one delta');
+    assert.is(second.upserts[0].actorLabels, undefined, 'the node is not resent with its whole label counts');
   }));
 
 test.run();

@@ -86,13 +86,14 @@ test('deltas apply in order: upserts, removals, label and taint changes, state',
   assert.is(h.snapshots, 0);
 });
 
-test('a node upsert carries its placed actors into the actor index', () => {
+test("a node upsert carries its actor-label counts into the actor index; changes move them", () => {
   const h = harness();
-  const actors = [{ actorId: 'a1', namespace: 'default', labels: { app: 'web', [ACTOR_ID_LABEL]: 'a1' } }];
-  h.view.receive(delta(1, 0, [node('n1', { actors })]));
+  h.view.receive(delta(1, 0, [node('n1', { actorLabels: { default: { app: { web: 1 }, [ACTOR_ID_LABEL]: { a1: 1 } } } })]));
   assert.is(h.view.state.index.nodeHas(actorScope('default'), 'n1', ACTOR_ID_LABEL, ['a1']), true);
-  h.view.receive(delta(2, 1, [node('n1', { actors: [] })]));
+  assert.is(h.view.state.node('n1')!.actors.size, 0, 'counts, not actors');
+  h.view.receive(delta(2, 1, [node('n1', { resources: undefined, actorLabelsChanged: { default: { app: { web: -1 }, [ACTOR_ID_LABEL]: { a1: -1 } } } })]));
   assert.is(h.view.state.index.nodeHas(actorScope('default'), 'n1', ACTOR_ID_LABEL, ['a1']), false);
+  assert.is(h.view.state.index.nodeHas(actorScope('default'), 'n1', 'app'), false);
 });
 
 test('a gap asks for a snapshot; deltas that arrive meanwhile are held, then the newer ones replay', async () => {
