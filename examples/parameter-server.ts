@@ -8,12 +8,13 @@
 import { actorAffinity, labelNotIn } from 'orrery';
 import { ParameterServerActor, TrainerActor } from './parameter-server-actors.ts';
 import { exampleCluster, report } from './support/cluster.ts';
+import { EXAMPLE_NODES } from './support/nodes.ts';
 
 const TRAINERS = 3;
 const STEPS = 20;
 const target = [1, -2, 0.5, 3];
 
-const { cluster, names, stop } = await exampleCluster(['ps-1', 'ps-2', 'ps-3', 'ps-4'].map((name) => ({ name, resources: { CPU: 2 } })));
+const { cluster, names, stop } = await exampleCluster(EXAMPLE_NODES['parameter-server']);
 try {
   console.log('the parameter server:');
   const server = await cluster.actor(ParameterServerActor).remote(target.length);

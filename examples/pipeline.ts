@@ -8,6 +8,7 @@
 //   ORRERY_ADDRESS=nats://… npm run example:pipeline      a running cluster
 import { PipelineBuilderActor } from './pipeline-stages.ts';
 import { exampleCluster, report } from './support/cluster.ts';
+import { EXAMPLE_NODES } from './support/nodes.ts';
 
 const documents = [
   'The actor model: actors send messages to actors.',
@@ -15,7 +16,7 @@ const documents = [
   'Handles travel in messages, and actors create actors.',
 ];
 
-const { cluster, names, stop } = await exampleCluster(['p-1', 'p-2', 'p-3'].map((name) => ({ name, resources: { CPU: 2 } })));
+const { cluster, names, stop } = await exampleCluster(EXAMPLE_NODES.pipeline);
 try {
   const builder = await cluster.actor(PipelineBuilderActor).remote();
   if ((await report('pipeline builder', builder, names)) === undefined) throw new Error('the builder did not start');

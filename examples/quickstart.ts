@@ -6,13 +6,9 @@
 import { Exists, actorAffinity, affinity, antiAffinity, labelIn, nodeAffinity } from 'orrery';
 import { ServiceActor } from './actors.ts';
 import { exampleCluster, report } from './support/cluster.ts';
+import { EXAMPLE_NODES } from './support/nodes.ts';
 
-const { cluster, names, stop } = await exampleCluster([
-  { name: 'us-1', labels: { region: 'us', zone: 'us-east-1a' }, resources: { CPU: 4 } },
-  { name: 'us-2', labels: { region: 'us', zone: 'us-east-1b' }, resources: { CPU: 4 } },
-  { name: 'eu-1', labels: { region: 'eu', zone: 'eu-west-1a' }, resources: { CPU: 2 } },
-  { name: 'gpu-1', labels: { region: 'us', 'orrery.io/accelerator-type': 'nvidia-h100' }, resources: { CPU: 8, GPU: 2 }, taints: { gpu_node: 'true' } },
-]);
+const { cluster, names, stop } = await exampleCluster(EXAMPLE_NODES.quickstart);
 try {
   console.log('\nplacements:');
   const web = await cluster.actor(ServiceActor).options({ name: 'web', labelSelector: { region: 'us' } }).remote('web');

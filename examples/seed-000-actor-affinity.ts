@@ -2,8 +2,9 @@
 import { actorAffinity, affinity, antiAffinity } from 'orrery';
 import { ServiceActor } from './actors.ts';
 import { exampleCluster, report } from './support/cluster.ts';
+import { EXAMPLE_NODES } from './support/nodes.ts';
 
-const { cluster, names, stop } = await exampleCluster(['n1', 'n2', 'n3', 'n4'].map((name) => ({ name, resources: { CPU: 4 } })));
+const { cluster, names, stop } = await exampleCluster(EXAMPLE_NODES['actor-affinity']);
 try {
   const actor0 = await cluster.actor(ServiceActor).remote('actor_0');
   await report('actor_0', actor0, names);

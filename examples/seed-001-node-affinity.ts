@@ -2,13 +2,9 @@
 import { labelDoesNotExist, labelExists, labelIn, labelNotIn, nodeAffinity, type ActorOptions } from 'orrery';
 import { ServiceActor } from './actors.ts';
 import { exampleCluster, report } from './support/cluster.ts';
+import { EXAMPLE_NODES } from './support/nodes.ts';
 
-const { cluster, names, stop } = await exampleCluster([
-  { name: 'big', labels: { instance: 'm6in.2xlarge', region: 'china', zone: 'china-east-1' }, resources: { CPU: 8 } },
-  { name: 'small', labels: { instance: 'm6in.large', region: 'china', zone: 'china-north-1' }, resources: { CPU: 2 } },
-  { name: 'v100', labels: { instance: 'p3.2xlarge', region: 'us', gpu_type: 'V100' }, resources: { CPU: 8, GPU: 1, custom_resource: 1 } },
-  { name: 'a100', labels: { instance: 'p4d', region: 'us', gpu_type: 'A100' }, resources: { CPU: 8, GPU: 2, custom_resource: 2 } },
-]);
+const { cluster, names, stop } = await exampleCluster(EXAMPLE_NODES['node-affinity']);
 const nodeId = (name: string) => [...names].find(([, n]) => n === name)![0];
 try {
   const place = (label: string, opts: ActorOptions) => cluster.actor(ServiceActor).options(opts).remote(label).then((h) => report(label, h, names));

@@ -1,12 +1,9 @@
 // Seed 002: label selectors and fallbackStrategy — prefer an m5.16xlarge, else any node.
 import { ServiceActor } from './actors.ts';
 import { exampleCluster, report } from './support/cluster.ts';
+import { EXAMPLE_NODES } from './support/nodes.ts';
 
-const { cluster, names, stop } = await exampleCluster([
-  { name: 'h100-spot', labels: { 'orrery.io/accelerator-type': 'nvidia-h100', 'orrery.io/market-type': 'spot' }, resources: { CPU: 4 } },
-  { name: 'a100', labels: { 'orrery.io/accelerator-type': 'nvidia-a100', 'orrery.io/market-type': 'on-demand' }, resources: { CPU: 4 } },
-  { name: 'cpu', labels: { instance_type: 'm5.large' }, resources: { CPU: 4 } },
-]);
+const { cluster, names, stop } = await exampleCluster(EXAMPLE_NODES['label-selector']);
 try {
   for (const [label, labelSelector] of [
     ['accelerator = nvidia-h100', { 'orrery.io/accelerator-type': 'nvidia-h100' }],

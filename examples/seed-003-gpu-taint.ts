@@ -2,11 +2,9 @@
 import { Exists } from 'orrery';
 import { ServiceActor } from './actors.ts';
 import { exampleCluster, report } from './support/cluster.ts';
+import { EXAMPLE_NODES } from './support/nodes.ts';
 
-const { cluster, names, stop } = await exampleCluster([
-  { name: 'gpu-node', resources: { CPU: 8, GPU: 1 }, taints: { gpu_node: 'true' } },
-  { name: 'cpu-node', resources: { CPU: 1 } },
-]);
+const { cluster, names, stop } = await exampleCluster(EXAMPLE_NODES['gpu-taint']);
 try {
   // numCpus: 1 is held while the actor lives (without it an actor needs a free CPU only to be placed, as in Ray)
   await report('plain actor, numCpus 1', await cluster.actor(ServiceActor).options({ numCpus: 1 }).remote('plain'), names);
