@@ -32,9 +32,11 @@ import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
  * bundles are committed). REMOVE runs `release`: the group's actors are killed, every bundle it holds
  * anywhere is cancelled and given back.
  *
- * Every effect is a named action supplied by the GCS with provide() (placement-groups.ts); here they
- * do nothing, so the machine can be stepped as a pure reducer. `round` numbers placement rounds so a
- * late answer to an abandoned round is ignored. The context is plain data (resources in units).
+ * Every effect is a named action that does nothing here, so the machine can be stepped as a pure
+ * reducer. The GCS does not run this xstate machine per group: it runs the same steps through
+ * placement-group.step.ts (held equal to this definition by its spec), and placement-groups.ts
+ * carries out the effects. `round` numbers placement rounds so a late answer to an abandoned round is
+ * ignored. The context is plain data (resources in units).
  */
 export type PlacementGroupState = 'PENDING' | 'PREPARED' | 'CREATED' | 'RESCHEDULING' | 'REMOVED';
 export type BundleStrategyName = 'PACK' | 'SPREAD' | 'STRICT_PACK' | 'STRICT_SPREAD';
@@ -92,14 +94,60 @@ export function backoffMs(failures: number): number {
   return Math.min(2000, 50 * 2 ** Math.max(0, failures - 1));
 }
 
-type Ctx = { context: PlacementGroupContext };
-type Ev<T extends PlacementGroupEvent['type']> = Extract<PlacementGroupEvent, { type: T }>;
-
 const bundlesOfTier = (tiers: Record<string, number>[][], tier: number): PgBundle[] =>
   tiers[tier].map((resources, index) => ({ index, resources, committed: false }));
 
-const holds = ({ context }: Ctx, nodeId: string): boolean => context.bundles.some((b) => b.nodeId === nodeId);
-const holdsPlacing = ({ context }: Ctx, nodeId: string): boolean => context.placing.some((i) => context.bundles[i].nodeId === nodeId);
+/**
+ * What each assign action changes and what each guard checks, as plain functions of the context:
+ * the machine below uses them, and so does the plain stepper the GCS runs
+ * (placement-group.step.ts), so the two cannot drift apart in what a step computes.
+ */
+export const contextChanges = {
+  useTier: (context: PlacementGroupContext, params: { tier: number }): Partial<PlacementGroupContext> =>
+    params.tier === context.tier ? {} : { tier: params.tier, bundles: bundlesOfTier(context.tiers, params.tier), placing: context.tiers[params.tier].map((_, i) => i) },
+  assignNodes: (context: PlacementGroupContext, params: { nodeIds: readonly string[] }): Partial<PlacementGroupContext> => ({
+    round: context.round + 1,
+    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, nodeId: params.nodeIds[b.index], committed: false } : b)),
+    pendingReason: undefined,
+  }),
+  /** The placing bundles are committed; the round is over. */
+  markCommitted: (context: PlacementGroupContext): Partial<PlacementGroupContext> => ({
+    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, committed: true } : b)),
+    placing: [],
+    failures: 0,
+    pendingReason: undefined,
+  }),
+  /** The round is abandoned: its bundles are unplaced again. */
+  unplace: (context: PlacementGroupContext): Partial<PlacementGroupContext> => ({
+    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, nodeId: undefined, committed: false } : b)),
+  }),
+  countFailure: (context: PlacementGroupContext, params: { cause: string }): Partial<PlacementGroupContext> => ({ failures: context.failures + 1, pendingReason: params.cause }),
+  /** Bundles on a dead node become unplaced and join the bundles to place. */
+  dropNode: (context: PlacementGroupContext, params: { nodeId: string }): Partial<PlacementGroupContext> => {
+    const lost = context.bundles.filter((b) => b.nodeId === params.nodeId).map((b) => b.index);
+    return {
+      bundles: context.bundles.map((b) => (b.nodeId === params.nodeId ? { ...b, nodeId: undefined, committed: false } : b)),
+      placing: [...new Set([...context.placing, ...lost])].sort((a, b) => a - b),
+      pendingReason: `node ${params.nodeId} died`,
+    };
+  },
+  /** Every unplaced bundle is to be placed (a fresh start after a failed round). */
+  placeUnplaced: (context: PlacementGroupContext): Partial<PlacementGroupContext> => ({ placing: context.bundles.filter((b) => b.nodeId === undefined).map((b) => b.index) }),
+  setPendingReason: (_context: PlacementGroupContext, params: { message: string }): Partial<PlacementGroupContext> => ({ pendingReason: params.message }),
+  setRemovedCause: (_context: PlacementGroupContext, params: { cause: string }): Partial<PlacementGroupContext> => ({ removedCause: params.cause, pendingReason: undefined }),
+};
+
+export const groupGuards = {
+  currentRound: (context: PlacementGroupContext, params: { round: number }): boolean => params.round === context.round,
+  holds: (context: PlacementGroupContext, params: { nodeId: string }): boolean => context.bundles.some((b) => b.nodeId === params.nodeId),
+  holdsPlacing: (context: PlacementGroupContext, params: { nodeId: string }): boolean => context.placing.some((i) => context.bundles[i].nodeId === params.nodeId),
+  explanationChanged: (context: PlacementGroupContext, params: { message: string }): boolean => params.message !== context.pendingReason,
+};
+
+/** The context a new group's machine starts with. */
+export function initialContext(input: PlacementGroupMachineInput): PlacementGroupContext {
+  return { ...input, tier: 0, bundles: bundlesOfTier(input.tiers, 0), placing: input.tiers[0].map((_, i) => i), round: 0, failures: 0 };
+}
 
 export const placementGroupMachine = setup({
   types: {
@@ -125,59 +173,28 @@ export const placementGroupMachine = setup({
     /** The explanation changed while waiting: publish a schedule_failed event. */
     reportScheduleFailed: (_, _params: { failure: ScheduleFailure }) => {},
 
-    useTier: assign(({ context }, params: { tier: number }) =>
-      params.tier === context.tier ? {} : { tier: params.tier, bundles: bundlesOfTier(context.tiers, params.tier), placing: context.tiers[params.tier].map((_, i) => i) },
-    ),
-    assignNodes: assign(({ context }, params: { nodeIds: readonly string[] }) => ({
-      round: context.round + 1,
-      bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, nodeId: params.nodeIds[b.index], committed: false } : b)),
-      pendingReason: undefined,
-    })),
-    /** The placing bundles are committed; the round is over. */
-    markCommitted: assign(({ context }) => ({
-      bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, committed: true } : b)),
-      placing: [],
-      failures: 0,
-      pendingReason: undefined,
-    })),
-    /** The round is abandoned: its bundles are unplaced again. */
-    unplace: assign(({ context }) => ({
-      bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, nodeId: undefined, committed: false } : b)),
-    })),
-    countFailure: assign(({ context }, params: { cause: string }) => ({ failures: context.failures + 1, pendingReason: params.cause })),
-    /** Bundles on a dead node become unplaced and join the bundles to place. */
-    dropNode: assign(({ context }, params: { nodeId: string }) => {
-      const lost = context.bundles.filter((b) => b.nodeId === params.nodeId).map((b) => b.index);
-      return {
-        bundles: context.bundles.map((b) => (b.nodeId === params.nodeId ? { ...b, nodeId: undefined, committed: false } : b)),
-        placing: [...new Set([...context.placing, ...lost])].sort((a, b) => a - b),
-        pendingReason: `node ${params.nodeId} died`,
-      };
-    }),
-    /** Every unplaced bundle is to be placed (a fresh start after a failed round). */
-    placeUnplaced: assign(({ context }) => ({ placing: context.bundles.filter((b) => b.nodeId === undefined).map((b) => b.index) })),
-    setPendingReason: assign({ pendingReason: (_, params: { message: string }) => params.message }),
-    setRemovedCause: assign({ removedCause: (_, params: { cause: string }) => params.cause, pendingReason: undefined }),
+    useTier: assign(({ context }, params: { tier: number }) => contextChanges.useTier(context, params)),
+    assignNodes: assign(({ context }, params: { nodeIds: readonly string[] }) => contextChanges.assignNodes(context, params)),
+    markCommitted: assign(({ context }) => contextChanges.markCommitted(context)),
+    unplace: assign(({ context }) => contextChanges.unplace(context)),
+    countFailure: assign(({ context }, params: { cause: string }) => contextChanges.countFailure(context, params)),
+    dropNode: assign(({ context }, params: { nodeId: string }) => contextChanges.dropNode(context, params)),
+    placeUnplaced: assign(({ context }) => contextChanges.placeUnplaced(context)),
+    setPendingReason: assign(({ context }, params: { message: string }) => contextChanges.setPendingReason(context, params)),
+    setRemovedCause: assign(({ context }, params: { cause: string }) => contextChanges.setRemovedCause(context, params)),
   },
   guards: {
-    currentRound: ({ context }, params: { round: number }) => params.round === context.round,
-    holds: ({ context }, params: { nodeId: string }) => holds({ context }, params.nodeId),
-    holdsPlacing: ({ context }, params: { nodeId: string }) => holdsPlacing({ context }, params.nodeId),
-    explanationChanged: ({ context }, params: { message: string }) => params.message !== context.pendingReason,
+    currentRound: ({ context }, params: { round: number }) => groupGuards.currentRound(context, params),
+    holds: ({ context }, params: { nodeId: string }) => groupGuards.holds(context, params),
+    holdsPlacing: ({ context }, params: { nodeId: string }) => groupGuards.holdsPlacing(context, params),
+    explanationChanged: ({ context }, params: { message: string }) => groupGuards.explanationChanged(context, params),
   },
   delays: {
     backoff: ({ context }) => backoffMs(context.failures),
   },
 }).createMachine({
   id: 'placement-group',
-  context: ({ input }) => ({
-    ...input,
-    tier: 0,
-    bundles: bundlesOfTier(input.tiers, 0),
-    placing: input.tiers[0].map((_, i) => i),
-    round: 0,
-    failures: 0,
-  }),
+  context: ({ input }) => initialContext(input),
   initial: 'PENDING',
   on: {
     REMOVE: { target: '.REMOVED', actions: ['release', { type: 'setRemovedCause', params: ({ event }) => ({ cause: event.cause }) }] },
@@ -315,13 +332,17 @@ export const placementGroupMachine = setup({
 export type PlacementGroupMachine = typeof placementGroupMachine;
 export type PlacementGroupSnapshot = SnapshotFrom<PlacementGroupMachine>;
 
-/** The PlacementGroupInfo state of a snapshot: its top-level state. */
-export function placementGroupStateOf(snapshot: PlacementGroupSnapshot): PlacementGroupState {
+/** A state value of this machine: a top-level state, or one with its child ({ PENDING: 'waiting' }). */
+export type PlacementGroupValue = PlacementGroupState | { readonly [state: string]: string };
+
+/** The PlacementGroupInfo state of a snapshot (the machine's, or the stepper's): its top-level state. */
+export function placementGroupStateOf(snapshot: { readonly value: PlacementGroupValue }): PlacementGroupState {
   const value = snapshot.value;
   return (typeof value === 'string' ? value : Object.keys(value)[0]) as PlacementGroupState;
 }
 
 /** Whether the group waits for a placement decision (the pending queue tries it). */
-export function awaitsPlacement(snapshot: PlacementGroupSnapshot): boolean {
-  return snapshot.matches({ PENDING: 'waiting' }) || snapshot.matches({ RESCHEDULING: 'waiting' });
+export function awaitsPlacement(snapshot: { readonly value: PlacementGroupValue }): boolean {
+  const value = snapshot.value;
+  return typeof value !== 'string' && (value.PENDING === 'waiting' || value.RESCHEDULING === 'waiting');
 }

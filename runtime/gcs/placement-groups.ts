@@ -13,23 +13,15 @@ import type { MessageBody } from '../../protocols/messages/registry.ts';
 import type { BundleClient, BundleOutcome } from './bundle-client.ts';
 import type { EventPublisher } from './events.ts';
 import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
-import {
-  awaitsPlacement,
-  placementGroupMachine,
-  placementGroupStateOf,
-  REMOVED_BY_USER,
-  type PlacementGroupContext,
-  type PlacementGroupMachine,
-  type PlacementGroupMachineInput,
-  type PlacementGroupSnapshot,
-} from './placement-group.machine.ts';
+import { awaitsPlacement, placementGroupStateOf, REMOVED_BY_USER, type PlacementGroupContext, type PlacementGroupMachineInput } from './placement-group.machine.ts';
+import { GroupRunner } from './placement-group.runner.ts';
+import { groupAt, initialGroup, type GroupEffect, type GroupSnapshot } from './placement-group.step.ts';
 import type { GcsStore, GroupRecord } from './store.ts';
 import { tokenField } from './wire.ts';
 import { lifetimeOption } from './actor-options.ts';
 import type { WaitingGroup } from './demands.ts';
-import type { ActorRefFrom } from 'xstate';
-
-export type PlacementGroupRef = ActorRefFrom<PlacementGroupMachine>;
+import type { InspectionEvent } from 'xstate';
+import { placementGroupChildId } from './gcs.machine.ts';
 
 /** Queue ids of placement groups in the GCS's pending queue: a '.' never appears in an actor id (a subject token). */
 export const PG_QUEUE_PREFIX = 'pg.';
@@ -47,11 +39,10 @@ export interface PlacementGroupDirectoryDeps {
   /** Live nodes placements keep off for now: their raylet did not answer (nodes.ts). */
   readonly unreachableNodes: () => ReadonlySet<string>;
   readonly nodeUnreachable: (nodeId: string) => void;
-  /**
-   * Starts a PlacementGroup machine (with the GCS as parent) from the machine this directory
-   * provides; from `snapshot` when one is given (a group recovered after a GCS restart).
-   */
-  readonly spawn: (logic: PlacementGroupMachine, input: PlacementGroupMachineInput, snapshot?: PlacementGroupSnapshot) => PlacementGroupRef;
+  /** Throws GCS_STOPPING once the GCS stops taking new groups. */
+  readonly accepting: () => void;
+  /** The GCS's inspection: every group machine's steps are announced there, as its actors' are. */
+  readonly inspect?: (event: InspectionEvent) => void;
   /** The group table (store.ts): a group is written when created and when it enters a state a restart reads (STORED_STATES). */
   readonly store: GcsStore;
   /** A node's resources changed (view broadcast, node table). */
@@ -66,7 +57,7 @@ export interface PlacementGroupDirectoryDeps {
 interface Entry {
   readonly registration: CreatePg;
   readonly request: PlacementGroupRequest;
-  readonly ref: PlacementGroupRef;
+  readonly ref: GroupRunner;
   info: PlacementGroupInfoWire;
 }
 
@@ -112,7 +103,6 @@ export class PlacementGroupDirectory {
   readonly #held = new Map<string, Map<number, Held>>();
   /** Removed groups: settles once their actors are dropped and their bundles cancelled on the raylets. */
   readonly #removals = new Map<string, Promise<void>>();
-  readonly #logic: PlacementGroupMachine;
   /** Nodes whose resources changed since the last #flushTouched (see #touch). */
   readonly #touched = new Set<string>();
   /** REMOVED groups recovered from the store after a restart: reported, no machine. */
@@ -125,7 +115,6 @@ export class PlacementGroupDirectory {
   #reporting: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: PlacementGroupDirectoryDeps) {
-    this.#logic = this.#provide();
   }
 
   /** create_pg: validates, starts the group's machine, tries to place it at once; answers its info. */
@@ -154,18 +143,17 @@ export class PlacementGroupDirectory {
         detail: { name: body.name, namespace: body.namespace },
       });
     }
-    const ref = this.deps.spawn(this.#logic, {
-      pgId: body.pgId,
-      namespace: body.namespace,
-      ...(body.name === undefined ? {} : { name: body.name }),
-      strategy: request.strategy,
-      tiers: request.tiers.map((tier) => tier.map((b) => ({ ...b.resources }))),
-    });
-    const entry: Entry = { registration: body, request, ref, info: this.#infoOf(ref.getSnapshot()) };
-    this.#entries.set(body.pgId, entry);
-    if (body.name !== undefined) this.#names.set(nameKey(body.namespace, body.name), body.pgId);
-    this.#observe(entry, ref.getSnapshot(), true);
-    ref.subscribe({ next: (s) => this.#observe(entry, s, false), error: (err) => this.deps.log(`placement group ${body.pgId} machine failed: ${String(err)}`) });
+    const entry = this.#start(
+      body,
+      request,
+      initialGroup({
+        pgId: body.pgId,
+        namespace: body.namespace,
+        ...(body.name === undefined ? {} : { name: body.name }),
+        strategy: request.strategy,
+        tiers: request.tiers.map((tier) => tier.map((b) => ({ ...b.resources }))),
+      }),
+    );
     const outcome = this.#place(entry);
     if (outcome === 'waiting') this.deps.queue().tried(PG_QUEUE_PREFIX + body.pgId);
     return entry.info;
@@ -234,12 +222,7 @@ export class PlacementGroupDirectory {
     };
     const bundles = info.bundles.map((b) => ({ index: b.index, resources: { ...b.resources }, nodeId: b.nodeId!, committed: true }));
     const context: PlacementGroupContext = { ...input, tier: info.tier, bundles, placing: [], round: 0, failures: 0 };
-    const ref = this.deps.spawn(this.#logic, input, this.#logic.resolveState({ value: 'CREATED', context }));
-    const entry: Entry = { registration, request, ref, info: this.#infoOf(ref.getSnapshot()) };
-    this.#entries.set(info.id, entry);
-    if (registration.name !== undefined) this.#names.set(nameKey(registration.namespace, registration.name), info.id);
-    this.#observe(entry, ref.getSnapshot(), true);
-    ref.subscribe({ next: (s) => this.#observe(entry, s, false), error: (err) => this.deps.log(`placement group ${info.id} machine failed: ${String(err)}`) });
+    const { ref } = this.#start(registration, request, groupAt('CREATED', context));
     // what the raylets still hold is taken again here, as the two-phase commit took it first
     const placing = bundles.filter((b) => live(b.nodeId)).map((b) => b.index);
     this.#reserve({ ...context, placing });
@@ -314,6 +297,30 @@ export class PlacementGroupDirectory {
     return s !== null && typeof s === 'object' && s.type === 'PLACEMENT_GROUP' && typeof s.placementGroupId === 'string' ? s.placementGroupId : undefined;
   }
 
+  /** The GCS stops: no group's machine steps any more (backoff timers end). */
+  stopAll(): void {
+    for (const entry of this.#entries.values()) entry.ref.stop();
+  }
+
+  /** Starts a group's machine from `snapshot`, enters it in the tables and looks at its first state. */
+  #start(registration: CreatePg, request: PlacementGroupRequest, snapshot: GroupSnapshot): Entry {
+    this.deps.accepting();
+    const pgId = registration.pgId;
+    let entry: Entry | undefined;
+    const ref = new GroupRunner({
+      id: placementGroupChildId(pgId),
+      snapshot,
+      effects: (effect) => this.#run(effect),
+      observe: (s) => this.#observe(entry!, s, false),
+      ...(this.deps.inspect === undefined ? {} : { inspect: this.deps.inspect }),
+    });
+    entry = { registration, request, ref, info: this.#infoOf(snapshot) };
+    this.#entries.set(pgId, entry);
+    if (registration.name !== undefined) this.#names.set(nameKey(registration.namespace, registration.name), pgId);
+    this.#observe(entry, snapshot, true);
+    return entry;
+  }
+
   // ---- placing ----
 
   #place(entry: Entry): PlaceOutcome {
@@ -321,7 +328,7 @@ export class PlacementGroupDirectory {
     if (snapshot.status !== 'active') return 'gone';
     if (!awaitsPlacement(snapshot)) return 'gone';
     const c = snapshot.context;
-    const rescheduling = snapshot.matches('RESCHEDULING');
+    const rescheduling = placementGroupStateOf(snapshot) === 'RESCHEDULING';
     const unreachableNodes = this.deps.unreachableNodes();
     const policy: Policy = unreachableNodes.size ? { ...DEFAULT_POLICY, filters: [...DEFAULT_POLICY.filters, unreachable(unreachableNodes)] } : DEFAULT_POLICY;
     if (!rescheduling) {
@@ -367,7 +374,7 @@ export class PlacementGroupDirectory {
     const strategy = entry.request.strategy;
     const tolerations = opts.tolerations === undefined ? {} : { tolerations: opts.tolerations };
     let options: WaitingGroup['options'];
-    if (snapshot.matches('RESCHEDULING')) {
+    if (placementGroupStateOf(snapshot) === 'RESCHEDULING') {
       const c = snapshot.context;
       const tier = c.tier === 0 ? opts : opts.fallbackStrategy![c.tier - 1];
       const selectors = tier.bundleLabelSelector;
@@ -399,34 +406,35 @@ export class PlacementGroupDirectory {
 
   // ---- the machine's effects ----
 
-  #provide(): PlacementGroupMachine {
-    const guarded = (what: string, context: PlacementGroupContext, fn: () => void): void => {
-      try {
-        fn();
-      } catch (err) {
-        this.deps.log(`${what} for placement group ${context.pgId} failed: ${err instanceof Error ? err.message : String(err)}`);
+  /** Runs one of a group machine's effects; a failure is logged, never thrown into the machine. */
+  #run(effect: GroupEffect): void {
+    const { context } = effect;
+    try {
+      switch (effect.type) {
+        case 'reserve':
+          return this.#reserve(context);
+        case 'requestPrepare':
+          return this.#twoPhase(context, 'prepare');
+        case 'requestCommit':
+          return this.#twoPhase(context, 'commit');
+        case 'commitBundles':
+          return this.#commit(context);
+        case 'abandon':
+          return void this.#giveBack(context.pgId, context.placing);
+        case 'loseNode':
+          return this.#lose(context.pgId, effect.params.nodeId);
+        case 'release': {
+          const killed = this.deps.killActorsInGroup(context.pgId, `placement group ${context.pgId} was removed`);
+          const cancelled = this.#giveBack(context.pgId, undefined);
+          this.#removals.set(context.pgId, Promise.all([killed, ...cancelled]).then(() => undefined));
+          return;
+        }
+        case 'reportScheduleFailed':
+          return this.deps.events.scheduleFailed({ kind: 'placement_group', id: context.pgId, ...(context.name === undefined ? {} : { name: context.name }) }, effect.params.failure);
       }
-    };
-    return placementGroupMachine.provide({
-      actions: {
-        reserve: ({ context }) => guarded('reserve', context, () => this.#reserve(context)),
-        requestPrepare: ({ context }) => guarded('requestPrepare', context, () => this.#twoPhase(context, 'prepare')),
-        requestCommit: ({ context }) => guarded('requestCommit', context, () => this.#twoPhase(context, 'commit')),
-        commitBundles: ({ context }) => guarded('commitBundles', context, () => this.#commit(context)),
-        abandon: ({ context }) => guarded('abandon', context, () => this.#giveBack(context.pgId, context.placing)),
-        loseNode: ({ context }, params) => guarded('loseNode', context, () => this.#lose(context.pgId, params.nodeId)),
-        release: ({ context }) =>
-          guarded('release', context, () => {
-            const killed = this.deps.killActorsInGroup(context.pgId, `placement group ${context.pgId} was removed`);
-            const cancelled = this.#giveBack(context.pgId, undefined);
-            this.#removals.set(context.pgId, Promise.all([killed, ...cancelled]).then(() => undefined));
-          }),
-        reportScheduleFailed: ({ context }, params) =>
-          guarded('reportScheduleFailed', context, () =>
-            this.deps.events.scheduleFailed({ kind: 'placement_group', id: context.pgId, ...(context.name === undefined ? {} : { name: context.name }) }, params.failure),
-          ),
-      },
-    });
+    } catch (err) {
+      this.deps.log(`${effect.type} for placement group ${context.pgId} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   #heldOf(pgId: string): Map<number, Held> {
@@ -560,7 +568,7 @@ export class PlacementGroupDirectory {
 
   // ---- the table ----
 
-  #observe(entry: Entry, snapshot: PlacementGroupSnapshot, initial: boolean): void {
+  #observe(entry: Entry, snapshot: GroupSnapshot, initial: boolean): void {
     const previous = entry.info;
     const info = this.#infoOf(snapshot);
     entry.info = info;
@@ -602,7 +610,7 @@ export class PlacementGroupDirectory {
     });
   }
 
-  #infoOf(snapshot: PlacementGroupSnapshot): PlacementGroupInfoWire {
+  #infoOf(snapshot: GroupSnapshot): PlacementGroupInfoWire {
     const c = snapshot.context;
     const state = placementGroupStateOf(snapshot);
     return {

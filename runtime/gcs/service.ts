@@ -10,7 +10,6 @@ import { gcsVerbsOf, inboxRole } from '../auth/roles.ts';
 import { RejectionLog } from '../process/rejection-log.ts';
 import { RESUMED_INPUT } from '../inspect/mapper.ts';
 import type { ActorContext, ActorMachine, ActorMachineInput } from './actor.machine.ts';
-import type { PlacementGroupMachine, PlacementGroupMachineInput } from './placement-group.machine.ts';
 import { provideActorEffects } from './actor-effects.ts';
 import { ActorDirectory } from './actors.ts';
 import { DEFAULT_MAX_DEAD_ACTORS, DeadActors } from './dead-actors.ts';
@@ -23,8 +22,7 @@ import { NodeDirectory } from './nodes.ts';
 import { nodeMachine, type NodeMachine, type NodeMachineInput } from './node.machine.ts';
 import { PendingQueue } from './pending-queue.ts';
 import { BundleClient } from './bundle-client.ts';
-import { PG_QUEUE_PREFIX, PlacementGroupDirectory, type PlacementGroupRef } from './placement-groups.ts';
-import { placementGroupChildId } from './gcs.machine.ts';
+import { PG_QUEUE_PREFIX, PlacementGroupDirectory } from './placement-groups.ts';
 import { RayletClient } from './raylets.ts';
 import { serveVerbs } from './routes.ts';
 import { MemoryStore, type GcsStore } from './store.ts';
@@ -233,7 +231,10 @@ export class GcsService {
       queue: () => this.queue,
       unreachableNodes: () => this.nodes.unreachableNodes,
       nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),
-      spawn: (logic, input, snapshot) => this.#startChild(logic, placementGroupChildId(input.pgId), input, true, snapshot) as PlacementGroupRef,
+      accepting: () => this.#accepting(),
+      // group machines are stepped without an xstate actor (placement-group.runner.ts); their steps
+      // go to the Gcs actor system's inspection observers, as its actors' do
+      inspect: (event) => (this.actor.system as unknown as { _sendInspectionEvent(event: InspectionEvent): void })._sendInspectionEvent(event),
       store: this.store,
       nodeChanged: (nodeId) => {
         this.nodes.touched(nodeId);
@@ -373,10 +374,9 @@ export class GcsService {
     return this.#startChild(this.#actorLogic, actorChildId(context.actorId), RESUMED_INPUT as never, false, snapshot) as ActorRef;
   }
 
-  /** Starts an Actor or PlacementGroup machine with the Gcs actor as its parent (not a spawned child). */
-  #startChild(logic: ActorMachine | PlacementGroupMachine | NodeMachine, id: string, input: ActorMachineInput | PlacementGroupMachineInput | NodeMachineInput, track = true, snapshot?: Snapshot<unknown>): AnyActorRef {
-    const value = this.actor.getSnapshot().value;
-    if (value === 'stopping' || value === 'stopped' || value === 'failed') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes, actors or placement groups');
+  /** Starts an Actor or Node machine with the Gcs actor as its parent (not a spawned child). */
+  #startChild(logic: ActorMachine | NodeMachine, id: string, input: ActorMachineInput | NodeMachineInput, track = true, snapshot?: Snapshot<unknown>): AnyActorRef {
+    this.#accepting();
     const ref: AnyActorRef = createActor(logic as AnyStateMachine, { parent: this.actor, id, input, ...(snapshot ? { snapshot } : {}) });
     if (track) {
       this.#actorRefs.add(ref);
@@ -384,6 +384,12 @@ export class GcsService {
     }
     ref.start();
     return ref;
+  }
+
+  /** Throws GCS_STOPPING once the GCS stops: it takes no new nodes, actors or placement groups. */
+  #accepting(): void {
+    const value = this.actor.getSnapshot().value;
+    if (value === 'stopping' || value === 'stopped' || value === 'failed') throw new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes, actors or placement groups');
   }
 
   /** Spawns a child of the Gcs machine through `event` and returns it. */
@@ -408,6 +414,7 @@ export class GcsService {
     this.jobs.stop();
     this.actors.stopRefreshes();
     for (const ref of this.#actorRefs) stopMachine(ref);
+    this.groups.stopAll();
     this.#actorRefs.clear();
     this.actors.stopAll();
   }
