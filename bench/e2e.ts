@@ -79,7 +79,7 @@ const here = (path: string): string => new URL(path, import.meta.url).href;
 const pkg = (await import(here(MODE.pkg))) as typeof import('../index.ts');
 const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats.ts');
 const { encode } = (await import(here(MODE.codec))) as typeof import('../protocols/codec.ts');
-const { NoopActor, EchoActor } = (await import(here(MODE.fixtures))) as typeof import('./fixtures/actors.ts');
+const { NoopActor, EchoActor, CallerActor } = (await import(here(MODE.fixtures))) as typeof import('./fixtures/actors.ts');
 const { nodeIdAffinity, startLocalCluster } = pkg;
 
 const SIZE = args.quick
@@ -280,6 +280,9 @@ interface LatencyResult {
   readonly rawSeq: number[];
   readonly actorPipe: PipeTotals;
   readonly rawPipe: PipeTotals;
+  /** Actor→actor calls (a Caller actor on another node holding the echo's handle), and driver→actor calls in the same alternating rounds. */
+  readonly fromActor: PipeTotals;
+  readonly fromDriver: PipeTotals;
 }
 
 async function sequential(calls: number, call: () => Promise<unknown>, into: number[]): Promise<void> {
@@ -311,7 +314,7 @@ async function pipelined(calls: number, call: () => Promise<unknown>, total: Pip
   }
 }
 
-async function measureLatency(local: LocalCluster, node: NodeInfo, raw: Bus, subject: string): Promise<LatencyResult> {
+async function measureLatency(local: LocalCluster, node: NodeInfo, raw: Bus, subject: string, callerNode: NodeInfo): Promise<LatencyResult> {
   const payload = 'x'.repeat(PAYLOAD_BYTES);
   const echo: ActorHandle<Echo> = await local.cluster
     .actor(EchoActor)
@@ -360,8 +363,29 @@ async function measureLatency(local: LocalCluster, node: NodeInfo, raw: Bus, sub
       await pipelined(pipeRound, rawCall, rawPipe);
     }
   }
+  // actor→actor: a Caller on another node holds the echo's handle (passed to its constructor) and
+  // calls it PIPELINE at a time from inside its worker, timing itself; driver→actor rounds alternate
+  const caller = await local.cluster.actor(CallerActor).options({ numCpus: CPUS_PER_ACTOR, schedulingStrategy: nodeIdAffinity(callerNode.nodeId) }).remote(echo);
+  await caller.ready({ timeoutMs: READY_TIMEOUT_MS });
+  await caller.call('burst', SIZE.warmup * 4, PIPELINE, payload);
+  const fromActor: PipeTotals = { calls: 0, ms: 0 };
+  const fromDriver: PipeTotals = { calls: 0, ms: 0 };
+  const fromActorRound = async (): Promise<void> => {
+    fromActor.ms += await caller.call('burst', pipeRound, PIPELINE, payload);
+    fromActor.calls += pipeRound;
+  };
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      await fromActorRound();
+      await pipelined(pipeRound, actorCall, fromDriver);
+    } else {
+      await pipelined(pipeRound, actorCall, fromDriver);
+      await fromActorRound();
+    }
+  }
+  await caller.kill();
   await echo.kill();
-  return { requestBytes: request.length, actorSeq, rawSeq, actorPipe, rawPipe };
+  return { requestBytes: request.length, actorSeq, rawSeq, actorPipe, rawPipe, fromActor, fromDriver };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -488,6 +512,11 @@ function reportLatency(l: LatencyResult): void {
     ['raw NATS', ...used.map((r) => formatNumber(usPerCall(l.rawPipe, r))), formatNumber(sum(l.rawPipe))],
   ]));
   for (const r of used) rows.push({ name: `actor call: CPU µs per pipelined call, ${r}`, value: usPerCall(l.actorPipe, r), unit: 'µs', reference: usPerCall(l.rawPipe, r) });
+  const fromActor = l.fromActor.calls / secs(l.fromActor.ms);
+  const fromDriver = l.fromDriver.calls / secs(l.fromDriver.ms);
+  rows.push({ name: `actor→actor call: calls/s with ${PIPELINE} in flight`, value: fromActor, unit: 'calls/s', reference: fromDriver, ratio: fromActor / fromDriver });
+  out(`actor→actor (a Caller actor on ${MEMORY_NODE} holding the echo's handle, ${PIPELINE} in flight, timed inside its worker) beside driver→actor, ${ROUNDS} alternating rounds:`);
+  out(formatTable(['figure', 'actor→actor', 'driver→actor', 'ratio'], [[`calls/s, ${PIPELINE} in flight`, formatNumber(fromActor), formatNumber(fromDriver), `${formatNumber(fromActor / fromDriver)}×`]]));
 }
 
 function reportMemory(m: MemoryResult): void {
@@ -580,7 +609,7 @@ async function main(): Promise<void> {
       procs.responder = await startResponder(MODE, local.address, subject);
       const raw = await connectNatsBus({ servers: local.address, name: 'orrery-bench-raw-client' });
       procs.raw = raw;
-      latency = await measureLatency(local, byName(ECHO_NODE), raw, subject);
+      latency = await measureLatency(local, byName(ECHO_NODE), raw, subject, byName(MEMORY_NODE));
       progress(`calls done; load average ${loadAverage()}`);
     }
     if (SECTIONS.has('auth')) {
