@@ -23,9 +23,9 @@ const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<n
 const CONNECTING = new Set(['start', 'up', 'down', 'status', 'list', 'kill', 'explain', 'label', 'taint', 'events', 'dashboard', 'trace']);
 
 export const USAGE = `usage:
-  orrery start --head [--address URL] [node flags] [--rare-resources GPU,my_rare] [--cluster NAME] [--block]
+  orrery start --head [--address URL] [node flags] [--rare-resources GPU,my_rare] [--job-timeout-ms N] [--cluster NAME] [--block]
   orrery start --address URL [node flags] [--cluster NAME] [--block]
-  orrery start --gcs [--address URL] [--cluster NAME] [--block]   a GCS alone: leader, or hot standby
+  orrery start --gcs [--address URL] [--job-timeout-ms N] [--cluster NAME] [--block]   a GCS alone: leader, or hot standby
       node flags: --labels "k=v,k2=v2"  --labels-file FILE.yaml  --taints "k=v[:Effect],…"
                   --resources '{"my_res":2}'  --num-cpus N  --num-gpus N  --node-name NAME
   orrery stop

@@ -17,7 +17,7 @@ import { CONFIG_FILE, authInit, credsFile } from '../../auth/init.ts';
 import type { Role } from '../../auth/roles.ts';
 import type { NatsAccess } from '../../process/flags.ts';
 
-const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', 'auth-dir': 'string', listen: 'string', ...NODE_FLAGS } as const;
+const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', 'job-timeout-ms': 'string', 'auth-dir': 'string', listen: 'string', ...NODE_FLAGS } as const;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
 
@@ -33,7 +33,9 @@ const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
  *
  * `--rare-resources GPU,my_rare` (head and --gcs only) is the GCS's: every node with one of those resources
  * gets the taint `orrery.io/rare-<name>=true`, and requests for them tolerate it automatically
- * (seed 003). `--taints "k=v[:Effect],…"` are this node's static taints.
+ * (seed 003). `--taints "k=v[:Effect],…"` are this node's static taints. `--job-timeout-ms N` (head
+ * and --gcs only, also the GCS's) is how long a job may go without a heartbeat before the GCS ends it
+ * and kills what it owns (docs/jobs.md; default 30,000).
  */
 export async function start(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('start', argv, FLAGS);
@@ -43,7 +45,7 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
   const block = args.flags.block === true;
   const nodeArgs = nodeFlagArgs('start', args);
   if (gcsOnly && nodeArgs.length > 0) throw new UsageError('start: --gcs starts no raylet: node flags go to `orrery start --address …`', '--gcs');
-  const rare = rareResourcesOf(args, head || gcsOnly);
+  const rare = [...rareResourcesOf(args, head || gcsOnly), ...jobTimeoutOf(args, head || gcsOnly)];
   const cluster = clusterOf('start', args, io.env);
   let address = addressOf('start', args, io.env, null);
   const listen = stringFlag(args, 'listen');
@@ -143,6 +145,21 @@ async function startGcsAlone(opts: { address: string | undefined; cluster: strin
     await session.abort();
     throw err;
   }
+}
+
+/** Shortest job timeout the GCS takes (runtime/gcs/flags.ts). */
+const MIN_JOB_TIMEOUT_MS = 100;
+
+/** --job-timeout-ms, checked as the GCS will; a GCS setting, so only the head and --gcs take it. */
+function jobTimeoutOf(args: Parameters<typeof stringFlag>[0], head: boolean): string[] {
+  const text = stringFlag(args, 'job-timeout-ms');
+  if (text === undefined) return [];
+  if (!head) throw new UsageError('start: --job-timeout-ms is a cluster setting: give it to the head (orrery start --head) or a GCS (--gcs)', '--job-timeout-ms');
+  const ms = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(ms) || ms < MIN_JOB_TIMEOUT_MS) {
+    throw new UsageError(`start: --job-timeout-ms: ${JSON.stringify(text)} is not a whole number of milliseconds ≥ ${MIN_JOB_TIMEOUT_MS}`, '--job-timeout-ms');
+  }
+  return ['--job-timeout-ms', String(ms)];
 }
 
 /** --rare-resources, checked as the GCS will; only the head runs a GCS, so only it takes the flag. */
