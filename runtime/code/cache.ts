@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { OrreryError } from '../../lib/errors.ts';
 import { decodeBundle } from '../../protocols/code-bundle.ts';
 import type { ShippedCode, ShippedCodeSource } from '../../protocols/code-source.ts';
@@ -25,6 +25,13 @@ import type { Bus } from '../bus/bus.ts';
  * the node_modules that holds orrery on this node (env ORRERY_CODE_NODE_MODULES to name another):
  * Node looks for node_modules in every directory above the importing file, so the link serves every
  * bundle. A node needs orrery and the packages its code imports installed side by side.
+ *
+ * `orrery` itself: where orrery is installed (`node_modules/orrery`) the link above finds it too.
+ * Run from its own checkout (this repository's examples import 'orrery' by the package's name, which
+ * Node resolves for files inside the package only), orrery is not in any node_modules, so the cache
+ * root gets `node_modules/orrery`, a link to the checkout, one directory above the link to its
+ * packages. The default root is per install (`<tmpdir>/orrery-code/<install>`), so two checkouts or
+ * installs on one machine never resolve each other's packages.
  */
 export class CodeCache implements ShippedCodeSource {
   readonly dir: string;
@@ -55,6 +62,7 @@ export class CodeCache implements ShippedCodeSource {
     if (existsSync(final)) return final;
     mkdirSync(this.dir, { recursive: true });
     this.linkPackages();
+    this.linkSelf();
     const lock = join(this.dir, `${hash}.lock`);
     if (!(await acquire(lock, () => existsSync(final)))) return final;
     try {
@@ -88,6 +96,20 @@ export class CodeCache implements ShippedCodeSource {
     return open ?? Promise.resolve(undefined);
   }
 
+  /** `<root>/node_modules/orrery` → orrery's checkout, when orrery does not run from a node_modules. */
+  private linkSelf(): void {
+    if (this.opts.nodeModules === null) return;
+    const pkg = orreryPackageRoot();
+    if (pkg === undefined || pkg.split(sep).includes('node_modules')) return;
+    const link = join(dirname(this.dir), 'node_modules', 'orrery');
+    mkdirSync(dirname(link), { recursive: true });
+    try {
+      symlinkSync(pkg, link, 'junction');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+
   private linkPackages(): void {
     const target = this.opts.nodeModules === undefined ? nodeModulesOfOrrery() : this.opts.nodeModules;
     if (target === null || target === undefined) return;
@@ -99,9 +121,29 @@ export class CodeCache implements ShippedCodeSource {
   }
 }
 
-/** Where shipped code is cached on this node: env ORRERY_CODE_CACHE, else `<tmpdir>/orrery-code`. */
+/**
+ * Where shipped code is cached on this node: env ORRERY_CODE_CACHE, else
+ * `<tmpdir>/orrery-code/<install>`, `<install>` naming the orrery package this process runs from.
+ */
 export function codeCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  return env.ORRERY_CODE_CACHE?.trim() || join(tmpdir(), 'orrery-code');
+  const named = env.ORRERY_CODE_CACHE?.trim();
+  if (named) return named;
+  const install = createHash('sha256').update(orreryPackageRoot() ?? '').digest('hex').slice(0, 12);
+  return join(tmpdir(), 'orrery-code', install);
+}
+
+/** The directory of the orrery package this file belongs to (its package.json names orrery). */
+export function orreryPackageRoot(from: string = dirname(fileURLToPath(import.meta.url))): string | undefined {
+  for (let dir = from; dirname(dir) !== dir; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (!existsSync(manifest)) continue;
+    try {
+      if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'orrery') return dir;
+    } catch {
+      // not JSON: keep looking above
+    }
+  }
+  return undefined;
 }
 
 /**

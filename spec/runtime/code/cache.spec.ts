@@ -12,7 +12,7 @@ import { encodeBundle } from '../../../protocols/code-bundle.ts';
 import { codeBucketName } from '../../../protocols/code-store.ts';
 import type { Bus } from '../../../runtime/bus/bus.ts';
 import type { ObjectBucket } from '../../../runtime/bus/objects.ts';
-import { CodeCache, nodeModulesOfOrrery } from '../../../runtime/code/cache.ts';
+import { CodeCache, codeCacheRoot, nodeModulesOfOrrery, orreryPackageRoot } from '../../../runtime/code/cache.ts';
 import { OrreryError } from '../../../lib/errors.ts';
 
 class MemoryBucket implements ObjectBucket {
@@ -61,6 +61,17 @@ test("a shipped module's bare imports resolve through the node_modules link (rxj
   assert.is(readlinkSync(join(root, codeBucketName('default'), 'node_modules')), nodeModulesOfOrrery());
   const mod = (await import(pathToFileURL(path).href)) as { greet(): Promise<string> };
   assert.is(await mod.greet(), 'hello shipped');
+});
+
+test("run from its checkout (not from a node_modules), orrery itself resolves: the root's node_modules/orrery links to the checkout", async () => {
+  const cache = new CodeCache({ bus, cluster: 'default', root });
+  await cache.materialize({ hash: bundle.hash, path: 'actors/greeter.mjs' });
+  const checkout = orreryPackageRoot()!;
+  assert.ok(!checkout.split('/').includes('node_modules'), 'these specs run from the checkout');
+  assert.is(readlinkSync(join(root, 'node_modules', 'orrery')), checkout);
+  // and the default root is one per install: another checkout never shares this one's links
+  assert.match(codeCacheRoot({}), /orrery-code\/[0-9a-f]{12}$/);
+  assert.is(codeCacheRoot({ ORRERY_CODE_CACHE: '/srv/cache' }), '/srv/cache');
 });
 
 test('a hash not in the store is CODE_NOT_FOUND naming it; nothing is left in the cache', async () => {
