@@ -1,4 +1,4 @@
-import { array, childPath, invalid, literal, num, object, optional, record, str, type Infer, type Validator } from '../validate.ts';
+import { array, childPath, invalid, isPlainObject, literal, object, optional, record, str, type Infer, type Validator } from '../validate.ts';
 import { id, labels, MAX_RESOURCE_NAMES, resourceSet, seq, taints } from './common.ts';
 
 /** Most distinct values one label key may count on one node (every actor's own actor-id is one). */
@@ -9,14 +9,34 @@ export const MAX_LABEL_VALUES = 1_000_000;
  * namespace → label key → value → count, with each actor's `orrery.io/actor-id`. `count` validates
  * each count: positive for a node's whole counts, a non-zero signed change in a delta.
  */
-function labelCounts(count: Validator<number>): Validator<Record<string, Record<string, Record<string, number>>>> {
-  return record(record(record(count, { maxKeys: MAX_LABEL_VALUES, key: str({ max: 256 }) }), { maxKeys: 4096, key: str({ min: 1, max: 317 }) }), { maxKeys: 4096, key: str({ min: 1, max: 256 }) });
+function labelCounts(signed: boolean): Validator<Record<string, Record<string, Record<string, number>>>> {
+  return record(record(labelValues(signed), { maxKeys: 4096, key: str({ min: 1, max: 317 }) }), { maxKeys: 4096, key: str({ min: 1, max: 256 }) });
 }
-const positiveInt = num({ int: true, min: 1 });
-const signedInt = num({ int: true });
-const nonZero: Validator<number> = (value, path) => (signedInt(value, path) === 0 ? invalid(path, 'expected a non-zero change') : (value as number));
-export const actorLabelCounts = labelCounts(positiveInt);
-export const actorLabelChanges = labelCounts(nonZero);
+const FORBIDDEN = new Set(['__proto__', '__proto_', 'constructor', 'prototype']);
+/**
+ * value → count of one label key. Every actor's id is a value of its own, so a delta carries one
+ * per actor placed: checked in one loop, the path of a value formed only when it is refused.
+ */
+function labelValues(signed: boolean): Validator<Record<string, number>> {
+  return (value, path) => {
+    if (!isPlainObject(value)) return invalid(path, 'expected an object');
+    const out: Record<string, number> = {};
+    let keys = 0;
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      if (++keys > MAX_LABEL_VALUES) return invalid(path, `expected at most ${MAX_LABEL_VALUES} key(s)`);
+      const n = value[k];
+      if (FORBIDDEN.has(k)) return invalid(childPath(path, k), 'forbidden key');
+      if (k.length > 256) return invalid(childPath(path, k), 'expected at most 256 character(s)');
+      if (typeof n !== 'number' || !Number.isSafeInteger(n)) return invalid(childPath(path, k), 'expected an integer');
+      if (signed ? n === 0 : n < 1) return invalid(childPath(path, k), signed ? 'expected a non-zero change' : 'expected a number >= 1');
+      out[k] = n;
+    }
+    return out;
+  };
+}
+export const actorLabelCounts = labelCounts(false);
+export const actorLabelChanges = labelCounts(true);
 
 /**
  * What changed in a node's resources since the view the receiver holds: the names whose total or
@@ -58,15 +78,12 @@ const nodeViewShape = object({
    * (absent: none). The actors themselves never travel: raylets decide on the counts alone.
    */
   actorLabels: optional(actorLabelCounts),
-  /** How the node's actor-label counts changed since the previous view, batched over the period (never with `actorLabels`). */
-  actorLabelsChanged: optional(actorLabelChanges),
 });
 
 /** What raylets know of one node: enough to schedule tasks from their own copy of the view. */
 export const nodeView: Validator<Infer<typeof nodeViewShape>> = (value, path) => {
   const node = nodeViewShape(value, path);
   if (node.resources && node.resourcesChanged) invalid(childPath(path, 'resourcesChanged'), 'expected either resources or resourcesChanged, not both');
-  if (node.actorLabels && node.actorLabelsChanged) invalid(childPath(path, 'actorLabelsChanged'), 'expected either actorLabels or actorLabelsChanged, not both');
   return node;
 };
 export type NodeView = Infer<typeof nodeView>;
@@ -81,23 +98,26 @@ export const forwardedLoad = object({ nodeId: id, seq, available: resourceSet })
  * GCS → raylets (`gcs.view`): the changes from view `previous` to view `version`. A raylet whose own
  * version is not `previous` has missed a delta and asks for `gcs.view_snapshot`.
  *
- * Node upserts travel as changes, so a delta's size follows what changed, not how big the cluster
- * is. A node upsert carries `resources` (the node's full sets) and `actorLabels` (its whole
- * actor-label counts) only when the receiver has none for the node yet — in snapshots and for nodes
- * the view did not hold. Otherwise its resources change only by `resourcesChanged` (absent:
- * unchanged; a node holding the bundles of a thousand placement groups has thousands of resource
- * names, and resending them all made each delta, and applying it, grow with the number of groups),
- * and its actor-label counts only by `actorLabelsChanged`, one signed change per label for the whole
- * period however many actors moved it. An upsert without `resources` for a node the receiver does
- * not hold, or a change that would take a count below zero, means it missed something: it asks for
- * a snapshot. `loads` are the nodes' load reports the GCS received since the previous view (in a
- * snapshot: the last one of each node it lists), applied after the upserts.
+ * Nodes travel as changes, so a delta's size follows what changed, not how big the cluster is. A
+ * node upsert carries `resources` (the node's full sets) and `actorLabels` (its whole actor-label
+ * counts) only when the receiver has none for the node yet — in snapshots and for nodes the view did
+ * not hold; otherwise it comes only when the node's name, state, labels, taints or resources changed,
+ * and its resources change only by `resourcesChanged` (absent: unchanged; a node holding the bundles
+ * of a thousand placement groups has thousands of resource names, and resending them all made each
+ * delta, and applying it, grow with the number of groups). Actor-label counts change by
+ * `actorLabelsChanged`, per node one signed change per label for the whole period however many
+ * actors moved it, without an upsert of the node. An upsert without `resources`, or a label change,
+ * for a node the receiver does not hold, or a change that would take a count below zero, means it
+ * missed something: it asks for a snapshot. `loads` are the nodes' load reports the GCS received
+ * since the previous view (in a snapshot: the last one of each node it lists). A delta applies as:
+ * upserts, removals, label changes, loads.
  */
 export const viewDelta = object({
   version: seq,
   previous: seq,
   upserts: array(nodeView, { max: 100_000 }),
   removals: array(id, { max: 100_000 }),
+  actorLabelsChanged: optional(array(object({ nodeId: id, changes: actorLabelChanges }), { max: 100_000 })),
   loads: optional(array(forwardedLoad, { max: 100_000 })),
   /** Snapshot pages only: the last node id of this page, for the next request; absent on the last page. */
   next: optional(id),

@@ -20,11 +20,12 @@ export { splitDelta } from './view-parts.ts';
  * Whatever changes a node marks it dirty; a delta (`version` = `previous` + 1, the dirty live nodes
  * as upserts, the ones gone as removals) is published at most every `intervalMs` and only when
  * something is dirty or a load report came. Resources and actor labels travel as changes: the
- * broadcaster remembers, per node, the value of each resource name it last sent and puts only the
- * names whose value changed in the delta (`resourcesChanged`, names gone in `removed`); the
- * ClusterState sums, per node and label, how placements and removals moved the counts since the last
- * delta (`trackActorLabelChanges`), and those sums go as `actorLabelsChanged` — one entry per label
- * per period, however many actors moved it. A node's full sets and counts go only to a raylet that
+ * broadcaster remembers, per node, its header and the value of each resource name it last sent, and
+ * upserts a node only when those changed, with only the names whose value changed
+ * (`resourcesChanged`, names gone in `removed`); the ClusterState sums, per node and label, how
+ * placements and removals moved the counts since the last delta (`trackActorLabelChanges`), and
+ * those sums go in the delta's `actorLabelsChanged` — one entry per label per period, however many
+ * actors moved it, and no node upsert for it. A node's full sets and counts go only to a raylet that
  * has none: in snapshots, and the first time a node is sent. The names to compare are those the
  * ClusterState recorded as changed (`trackResourceChanges`), so a delta costs the GCS what changed,
  * not the nodes' sizes — and it is one broadcast, whatever the number of raylets.
@@ -50,8 +51,8 @@ function indexed(nodes: readonly NodeView[]): (id: string) => NodeView | undefin
 export class ViewBroadcaster {
   #version = 0;
   readonly #dirty = new Set<string>();
-  /** For each live node, the resources the last published delta left it with. */
-  readonly #sent = new Map<string, { total: Record<string, number>; available: Record<string, number> }>();
+  /** For each live node, the header (name, state, labels, taints) and resources the last published delta left it with. */
+  readonly #sent = new Map<string, { header: NodeView; total: Record<string, number>; available: Record<string, number> }>();
   /** The last load report of each live node, with the GCS's own count of them as `seq`. */
   readonly #loads = new Map<string, { seq: number; available: ResourceSet }>();
   /** Nodes whose load report came since the last delta. */
@@ -95,7 +96,9 @@ export class ViewBroadcaster {
   load(nodeId: string, available: ResourceSet): boolean {
     const node = this.deps.state.node(nodeId);
     if (this.#stopped || !node || node.state === 'DEAD') return false;
-    this.#loads.set(nodeId, { seq: (this.#loads.get(nodeId)?.seq ?? 0) + 1, available });
+    const last = this.#loads.get(nodeId);
+    if (last && sameSet(last.available, available)) return true; // nothing new to pass on
+    this.#loads.set(nodeId, { seq: (last?.seq ?? 0) + 1, available });
     this.#loadsDue.add(nodeId);
     this.#schedule();
     return true;
@@ -114,6 +117,7 @@ export class ViewBroadcaster {
     if ((this.#dirty.size === 0 && this.#loadsDue.size === 0) || this.#stopped) return;
     const upserts: NodeView[] = [];
     const removals: string[] = [];
+    const actorLabelsChanged: NonNullable<ViewDelta['actorLabelsChanged']> = [];
     const { state } = this.deps;
     for (const id of [...this.#dirty].sort()) {
       const node = state.node(id);
@@ -130,20 +134,25 @@ export class ViewBroadcaster {
       if (!sent) {
         const view = nodeView(state, node);
         upserts.push(view);
-        this.#sent.set(id, { total: { ...view.resources!.total }, available: { ...view.resources!.available } });
+        this.#sent.set(id, { header: nodeHeader(node), total: { ...view.resources!.total }, available: { ...view.resources!.available } });
         continue;
       }
       const resourcesChanged = names === undefined ? undefined : changedResources(node, sent, names);
-      const actorLabelsChanged = labelChanges && toLabelRecord(labelChanges);
-      upserts.push({
-        ...nodeHeader(node),
-        ...(resourcesChanged === 'all'
-          ? { resources: { total: { ...sent.total }, available: { ...sent.available } } }
-          : resourcesChanged
-            ? { resourcesChanged }
-            : {}),
-        ...(actorLabelsChanged ? { actorLabelsChanged } : {}),
-      });
+      const header = nodeHeader(node);
+      // a node is upserted only when something of its own changed; label counts go on their own
+      if (resourcesChanged || !sameHeader(header, sent.header)) {
+        sent.header = header;
+        upserts.push({
+          ...header,
+          ...(resourcesChanged === 'all'
+            ? { resources: { total: { ...sent.total }, available: { ...sent.available } } }
+            : resourcesChanged
+              ? { resourcesChanged }
+              : {}),
+        });
+      }
+      const changes = labelChanges && toLabelRecord(labelChanges);
+      if (changes) actorLabelsChanged.push({ nodeId: id, changes });
     }
     this.#dirty.clear();
     const loads = [...this.#loadsDue].sort().flatMap((nodeId) => {
@@ -156,6 +165,7 @@ export class ViewBroadcaster {
       previous: this.#version,
       upserts,
       removals,
+      ...(actorLabelsChanged.length ? { actorLabelsChanged } : {}),
       ...(loads.length ? { loads } : {}),
     };
     this.#lastFlush = Date.now();
@@ -300,6 +310,19 @@ export function nodeView(state: ClusterState, node: SchedNode): NodeView {
     resources: { total: { ...node.total }, available: { ...node.available } },
     ...(actorLabels ? { actorLabels } : {}),
   };
+}
+
+function sameHeader(a: NodeView, b: NodeView): boolean {
+  return a.name === b.name && a.state === b.state && sameSet(a.labels, b.labels) && sameSet(a.taints, b.taints);
+}
+
+function sameSet<T extends string | number>(a: Readonly<Record<string, T>>, b: Readonly<Record<string, T>>): boolean {
+  let n = 0;
+  for (const k in a) {
+    if (!Object.hasOwn(b, k) || a[k] !== b[k]) return false;
+    n++;
+  }
+  return n === Object.keys(b).length;
 }
 
 /** The last load report of each of these nodes that has one. */

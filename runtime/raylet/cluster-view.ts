@@ -1,5 +1,5 @@
 import { labelCount, labelCounts } from '../../lib/cluster/actor-label-counts.ts';
-import { ClusterState, type ActorLabelRecord, type SchedNode } from '../../lib/cluster/cluster-state.ts';
+import { ClusterState, type SchedNode } from '../../lib/cluster/cluster-state.ts';
 import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import { formatTaints, parseTaints, type Taint } from '../../lib/scheduling/taints.ts';
 import type { NodeView, ViewDelta } from '../../protocols/messages/view.ts';
@@ -243,12 +243,17 @@ export class RayletView {
    * means something was missed. So does a label-count change that would take a count below zero.
    */
   private applicable(delta: ViewDelta): boolean {
-    const whole = new Set<string>();
+    const whole = new Map<string, NodeView>();
     for (const n of delta.upserts) {
-      const node = this.state.node(n.nodeId);
-      if (n.resources !== undefined) whole.add(n.nodeId);
-      else if (!node && !whole.has(n.nodeId)) return false;
-      if (node && n.actorLabelsChanged && !whole.has(n.nodeId) && !fitsCounts(node, n.actorLabelsChanged)) return false;
+      if (n.resources !== undefined) whole.set(n.nodeId, n);
+      else if (!this.state.node(n.nodeId) && !whole.has(n.nodeId)) return false;
+    }
+    for (const { nodeId, changes } of delta.actorLabelsChanged ?? []) {
+      const sent = whole.get(nodeId);
+      const node = this.state.node(nodeId);
+      if (!sent && !node) return false;
+      const base = sent ? (id: [string, string, string]) => sent.actorLabels?.[id[0]]?.[id[1]]?.[id[2]] ?? 0 : (id: [string, string, string]) => labelCount(node!.actorLabels, ...id);
+      for (const [namespace, key, value, by] of labelCounts(changes)) if (base([namespace, key, value]) + by < 0) return false;
     }
     return true;
   }
@@ -266,7 +271,7 @@ export class RayletView {
       return false;
     });
     // a snapshot's sets are whole: what a spill reserved on a node is forgotten, as a load report would
-    const added = whole.filter((n) => this.upsert({ ...n, resourcesChanged: undefined, actorLabelsChanged: undefined }, { snapshot: true })).map((n) => n.nodeId);
+    const added = whole.filter((n) => this.upsert({ ...n, resourcesChanged: undefined }, { snapshot: true })).map((n) => n.nodeId);
     for (const load of snapshot.loads ?? []) this.takeLoad(load.nodeId, load.seq, load.available);
     this.version = snapshot.version;
     this.notify(added, removed);
@@ -276,6 +281,12 @@ export class RayletView {
     const added = delta.upserts.filter((n) => this.upsert(n)).map((n) => n.nodeId);
     const removed = delta.removals.filter((id) => id !== this.localNodeId && this.state.node(id));
     for (const id of removed) this.remove(id);
+    for (const { nodeId, changes } of delta.actorLabelsChanged ?? []) {
+      if (!this.state.node(nodeId)) continue;
+      // `applicable` checked that they fit
+      if (!this.state.changeActorLabels(nodeId, changes)) this.opts.log(`view ${delta.version}: node ${nodeId}'s actor-label changes do not fit its counts; left as they were`);
+      if (nodeId === this.localNodeId) this.localChanged = true;
+    }
     for (const load of delta.loads ?? []) this.takeLoad(load.nodeId, load.seq, load.available);
     this.version = delta.version;
     this.notify(added, removed);
@@ -377,19 +388,14 @@ export class RayletView {
   }
 
   /**
-   * The node's actor-label counts from an upsert: whole ones replace them (so does a snapshot's node
-   * without any: it has none), changes move them. True when they changed.
+   * The node's whole actor-label counts from an upsert that carries them: they replace what it had
+   * (so does a snapshot's node without any: it has none). True when they may have changed.
    */
   private syncLabels(node: SchedNode, view: NodeView, snapshot: boolean): boolean {
-    if (view.actorLabels !== undefined || snapshot) {
-      const had = (node.actorLabels?.size ?? 0) > 0;
-      this.state.setActorLabels(node.id, view.actorLabels ?? {});
-      return had || view.actorLabels !== undefined;
-    }
-    if (view.actorLabelsChanged === undefined) return false;
-    // `applicable` checked that they fit; a node new in this delta only gains counts
-    if (!this.state.changeActorLabels(node.id, view.actorLabelsChanged)) this.opts.log(`view: node ${node.id}'s actor-label changes do not fit its counts; left as they were`);
-    return true;
+    if (view.actorLabels === undefined && !snapshot) return false;
+    const had = (node.actorLabels?.size ?? 0) > 0;
+    this.state.setActorLabels(node.id, view.actorLabels ?? {});
+    return had || view.actorLabels !== undefined;
   }
 }
 
@@ -404,11 +410,6 @@ function taintsOf(record: Readonly<Record<string, string>>): Taint[] {
   return parseTaints(record, { allowReserved: true });
 }
 
-/** Would these label-count changes leave every count of the node at zero or more? */
-function fitsCounts(node: SchedNode, changes: ActorLabelRecord): boolean {
-  for (const [namespace, key, value, by] of labelCounts(changes)) if (labelCount(node.actorLabels, namespace, key, value) + by < 0) return false;
-  return true;
-}
 
 function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   const ka = Object.keys(a);

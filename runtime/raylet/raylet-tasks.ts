@@ -54,7 +54,8 @@ export class RayletTasks {
   private rareResources: readonly string[] = [];
   /** The leases' totalVersion the view last took. */
   private knownTotal: number;
-  private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined };
+  /** This raylet's load reports: the last one's time and what it said (none is sent that says the same). */
+  private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined, said: undefined as Readonly<Record<string, number>> | undefined };
   private closed = false;
 
   constructor(private readonly opts: RayletTasksOptions) {
@@ -100,6 +101,9 @@ export class RayletTasks {
   /** From the registration reply: requests for these resources tolerate their taints. */
   setRareResources(resources: readonly string[]): void {
     this.rareResources = resources;
+    // a GCS that has just registered this node (it may have restarted) has not heard its load
+    this.load.said = undefined;
+    this.reportLoad();
   }
 
   /**
@@ -201,8 +205,11 @@ export class RayletTasks {
       }, wait);
       return;
     }
+    const available = this.opts.leases.availableWithoutBundles();
+    if (this.load.said && sameSet(this.load.said, available)) return;
     this.load.last = performance.now();
-    const report = { nodeId: this.nodeId, seq: ++this.load.seq, available: this.opts.leases.availableWithoutBundles() };
+    this.load.said = { ...available };
+    const report = { nodeId: this.nodeId, seq: ++this.load.seq, available };
     this.publish(this.opts.subjects.raylet(this.nodeId, 'load'), () => encode('raylet_load', report), 'its load');
   }
 
@@ -236,4 +243,13 @@ export class RayletTasks {
       this.opts.log(`raylet ${this.nodeId}: cannot publish ${what}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+}
+
+function sameSet(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  return n === Object.keys(b).length;
 }

@@ -505,7 +505,7 @@ test('view deltas come in version order and view_snapshot matches what they add 
     // fold the deltas the way a raylet does: a node's full label counts and resources when sent, else their changes
     const applied = new Map<string, NodeView>();
     for (const v of h.views.got) {
-      for (const { resourcesChanged: changed, actorLabelsChanged, ...n } of v.upserts) {
+      for (const { resourcesChanged: changed, ...n } of v.upserts) {
         const resources = n.resources ?? structuredClone(applied.get(n.nodeId)!.resources!);
         for (const name of changed?.removed ?? []) {
           delete resources.total[name];
@@ -513,18 +513,27 @@ test('view deltas come in version order and view_snapshot matches what they add 
         }
         Object.assign(resources.total, changed?.total);
         Object.assign(resources.available, changed?.available);
-        const counts = structuredClone(n.actorLabels ?? applied.get(n.nodeId)?.actorLabels ?? {});
-        for (const ns in actorLabelsChanged) for (const key in actorLabelsChanged[ns]) for (const value in actorLabelsChanged[ns][key]) {
-          const values = ((counts[ns] ??= {})[key] ??= {});
-          values[value] = (values[value] ?? 0) + actorLabelsChanged[ns][key][value];
-          if (values[value] === 0) delete values[value];
-        }
-        applied.set(n.nodeId, { ...n, resources, ...(Object.keys(counts).length ? { actorLabels: counts } : {}) });
+        const counts = n.resources ? n.actorLabels : applied.get(n.nodeId)?.actorLabels;
+        applied.set(n.nodeId, { ...n, resources, ...(counts ? { actorLabels: counts } : {}) });
       }
       for (const id of v.removals) applied.delete(id);
+      // then the label-count changes, which come without an upsert of their node
+      for (const { nodeId, changes } of v.actorLabelsChanged ?? []) {
+        const node = applied.get(nodeId)!;
+        const counts = structuredClone(node.actorLabels ?? {});
+        for (const ns in changes) for (const key in changes[ns]) for (const value in changes[ns][key]) {
+          const values = ((counts[ns] ??= {})[key] ??= {});
+          values[value] = (values[value] ?? 0) + changes[ns][key][value];
+          if (values[value] === 0) delete values[value];
+          if (Object.keys(values).length === 0) delete counts[ns][key];
+          if (Object.keys(counts[ns]).length === 0) delete counts[ns];
+        }
+        const { actorLabels: _, ...rest } = node;
+        applied.set(nodeId, { ...rest, ...(Object.keys(counts).length ? { actorLabels: counts } : {}) });
+      }
     }
     assert.equal([...applied.values()], snapshot.upserts);
-    assert.ok(h.views.got.some((v) => v.upserts.some((n) => n.actorLabelsChanged?.default?.['orrery.io/actor-id']?.a1 === 1)), "a1's labels arrived as changes, not by resending n1");
+    assert.ok(h.views.got.some((v) => v.actorLabelsChanged?.some((c) => c.nodeId === 'n1' && c.changes.default?.['orrery.io/actor-id']?.a1 === 1)), "a1's labels arrived as changes, not by resending n1");
     const n1 = snapshot.upserts.find((n) => n.nodeId === 'n1')!;
     assert.equal(n1.resources!.available, { CPU: CPU(2) });
     assert.equal(n1.actorLabels, { default: { role: { db: 1 }, 'orrery.io/actor-id': { a1: 1 } } });
@@ -574,8 +583,9 @@ test('view deltas are at most one per interval: a burst of changes is coalesced'
     const second = await h.views.wait((v) => v.version === 2, 'view 2');
     assert.ok(Date.now() - firstAt >= 85, `the second delta came ${Date.now() - firstAt} ms after the first`);
     assert.equal(first.upserts.map((n) => n.nodeId), ['n1']);
-    assert.equal(Object.keys(second.upserts[0].actorLabelsChanged!.default['orrery.io/actor-id']).sort(), ['a0', 'a1', 'a2', 'a3', 'a4'], 'five placements in one delta');
-    assert.is(second.upserts[0].actorLabels, undefined, 'the node is not resent with its whole label counts');
+    assert.equal(second.actorLabelsChanged!.map((c) => c.nodeId), ['n1']);
+    assert.equal(Object.keys(second.actorLabelsChanged![0].changes.default['orrery.io/actor-id']).sort(), ['a0', 'a1', 'a2', 'a3', 'a4'], 'five placements in one delta');
+    assert.ok(second.upserts.every((n) => n.actorLabels === undefined), 'the node is not resent with its whole label counts');
   }));
 
 test.run();

@@ -251,6 +251,49 @@ test('a raylet folding seeded random deltas and load reports ends with exactly w
   b.view.stop();
 });
 
+test('actors placed and removed within a period are one signed change per label, and no upsert of their node', () => {
+  const state = new ClusterState();
+  state.addNode({ nodeId: 'n1', labels: { zone: 'a' }, total: { CPU: 8 * CPU } });
+  const b = broadcaster(state);
+  b.next('n1');
+  for (let i = 0; i < 40; i++) state.addActor('n1', { actorId: `a${i}`, namespace: 'default', labels: { app: 'web' } });
+  state.removeActor('n1', 'a0');
+  state.addActor('n1', { actorId: 'gone', namespace: 'default', labels: { app: 'db' } });
+  state.removeActor('n1', 'gone');
+  const d = b.next('n1');
+  assert.equal(d.upserts, [], 'nothing of the node itself changed');
+  assert.is(d.actorLabelsChanged!.length, 1);
+  const changes = d.actorLabelsChanged![0].changes.default;
+  assert.equal(changes.app, { web: 39 }, 'one entry for 39 placements; the placed-then-removed db actor leaves nothing');
+  assert.is(Object.keys(changes['orrery.io/actor-id']).length, 39);
+  b.view.stop();
+});
+
+test('load reports: the latest of each node goes in the next delta, numbered by the GCS; a repeat, an unknown node and a node gone are left out', () => {
+  const state = new ClusterState();
+  for (const id of ['n1', 'n2']) state.addNode({ nodeId: id, total: { CPU: 8 * CPU } });
+  const b = broadcaster(state);
+  b.next('n1', 'n2');
+  assert.is(b.view.load('n1', { CPU: 3 * CPU }), true);
+  assert.is(b.view.load('n1', { CPU: 2 * CPU }), true);
+  assert.is(b.view.load('nx', { CPU: 1 * CPU }), false, 'not a node of the view');
+  b.view.flush();
+  assert.equal(b.published.at(-1)!.loads, [{ nodeId: 'n1', seq: 2, available: { CPU: 2 * CPU } }]);
+  const before = b.published.length;
+  b.view.load('n1', { CPU: 2 * CPU });
+  b.view.flush();
+  assert.is(b.published.length, before, 'the same report again: no delta at all');
+  b.view.load('n2', { CPU: 5 * CPU });
+  state.removeNode('n2');
+  b.view.changed('n2');
+  b.view.flush();
+  assert.equal([b.published.at(-1)!.removals, b.published.at(-1)!.loads], [['n2'], undefined], 'a node gone takes its load with it');
+  assert.equal(wire(b.view.snapshot()).loads, [{ nodeId: 'n1', seq: 2, available: { CPU: 2 * CPU } }]);
+  const page = b.view.snapshotPage({});
+  assert.equal(page.loads, [{ nodeId: 'n1', seq: 2, available: { CPU: 2 * CPU } }], 'snapshot pages carry their nodes\' loads');
+  b.view.stop();
+});
+
 function sorted(set: Readonly<Record<string, number>>): [string, number][] {
   return Object.entries(set).sort(([a], [b]) => (a < b ? -1 : 1));
 }

@@ -91,7 +91,7 @@ test("a node upsert carries its actor-label counts into the actor index; changes
   h.view.receive(delta(1, 0, [node('n1', { actorLabels: { default: { app: { web: 1 }, [ACTOR_ID_LABEL]: { a1: 1 } } } })]));
   assert.is(h.view.state.index.nodeHas(actorScope('default'), 'n1', ACTOR_ID_LABEL, ['a1']), true);
   assert.is(h.view.state.node('n1')!.actors.size, 0, 'counts, not actors');
-  h.view.receive(delta(2, 1, [node('n1', { resources: undefined, actorLabelsChanged: { default: { app: { web: -1 }, [ACTOR_ID_LABEL]: { a1: -1 } } } })]));
+  h.view.receive({ ...delta(2, 1), actorLabelsChanged: [{ nodeId: 'n1', changes: { default: { app: { web: -1 }, [ACTOR_ID_LABEL]: { a1: -1 } } } }] });
   assert.is(h.view.state.index.nodeHas(actorScope('default'), 'n1', ACTOR_ID_LABEL, ['a1']), false);
   assert.is(h.view.state.index.nodeHas(actorScope('default'), 'n1', 'app'), false);
 });

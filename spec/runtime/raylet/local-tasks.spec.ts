@@ -199,7 +199,7 @@ test("leases whose constraints stop holding here are revoked when the view chang
   assert.equal(w.revoked, [], 'labels unchanged: nothing revoked');
   w.view.receive({ version: 3, previous: 2, upserts: [me({ region: 'eu' })], removals: [] });
   assert.equal(w.revoked, [bySelector], 'only the lease whose selector no longer matches');
-  w.view.receive({ version: 4, previous: 3, upserts: [{ ...me({ region: 'eu' }), actorLabelsChanged: { default: { 'orrery.io/actor-id': { x1: 1 } } } }], removals: [] });
+  w.view.receive({ version: 4, previous: 3, upserts: [], removals: [], actorLabelsChanged: [{ nodeId: 'me', changes: { default: { 'orrery.io/actor-id': { x1: 1 } } } }] });
   assert.equal(w.revoked, [bySelector], 'a new actor here breaks neither (and a lease is revoked once)');
   assert.not.ok(w.revoked.includes(plain));
 });

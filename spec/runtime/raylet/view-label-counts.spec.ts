@@ -29,11 +29,11 @@ const node = (nodeId: string, over: Partial<NodeView> = {}): NodeView => ({
   resources: { total: { CPU: 40_000 }, available: { CPU: 40_000 } },
   ...over,
 });
-/** An upsert of a node the view holds: its header and label changes only. */
-const changes = (nodeId: string, actorLabelsChanged: NodeView['actorLabelsChanged']): NodeView => {
-  const { resources: _, ...header } = node(nodeId);
-  return { ...header, actorLabelsChanged };
-};
+type Changes = NonNullable<ViewDelta['actorLabelsChanged']>[number]['changes'];
+/** A delta of label-count changes only, node by node (no upserts: counts change without them). */
+const changes = (version: number, byNode: Record<string, Changes>, more: Partial<ViewDelta> = {}): ViewDelta => ({
+  version, previous: version - 1, upserts: [], removals: [], actorLabelsChanged: Object.entries(byNode).map(([nodeId, c]) => ({ nodeId, changes: c })), ...more,
+});
 
 function view(snapshots: ViewDelta[] = []): { v: RayletView; asked: () => number; logs: string[] } {
   let asked = 0;
@@ -57,9 +57,9 @@ test('one delta moves many actors as one change per label; a count reaching zero
   const { v } = view();
   v.receive({ version: 1, previous: 0, upserts: [node('n1', { actorLabels: { default: { app: { web: 2 }, [ID]: { a1: 1, a2: 1 } } } })], removals: [] });
   assert.is(v.state.index.refCount(actorScope('default'), 'n1', 'app', 'web'), 2);
-  v.receive({ version: 2, previous: 1, upserts: [changes('n1', { default: { app: { web: 498, db: 1 }, [ID]: { a3: 1 } } })], removals: [] });
+  v.receive(changes(2, { n1: { default: { app: { web: 498, db: 1 }, [ID]: { a3: 1 } } } }));
   assert.is(v.state.index.refCount(actorScope('default'), 'n1', 'app', 'web'), 500, '498 placements, one entry');
-  v.receive({ version: 3, previous: 2, upserts: [changes('n1', { default: { app: { db: -1 }, [ID]: { a1: -1 } } })], removals: [] });
+  v.receive(changes(3, { n1: { default: { app: { db: -1 }, [ID]: { a1: -1 } } } }));
   assert.is(has(v, 'n1', 'app', 'db'), false);
   assert.is(has(v, 'n1', ID, 'a1'), false);
   assert.is(has(v, 'n1', ID, 'a3'), true);
@@ -71,7 +71,7 @@ test('a change that would take a count below zero is a gap: nothing of that delt
   const snapshot: ViewDelta = { version: 3, previous: 0, upserts: [node('n1', { actorLabels: { default: { app: { db: 1 } } } }), node('n2')], removals: [] };
   const { v, asked } = view([snapshot]);
   v.receive({ version: 1, previous: 0, upserts: [node('n1', { actorLabels: { default: { app: { web: 1 } } } })], removals: [] });
-  v.receive({ version: 2, previous: 1, upserts: [node('n2'), changes('n1', { default: { app: { web: -2 } } })], removals: [] });
+  v.receive(changes(2, { n1: { default: { app: { web: -2 } } } }, { upserts: [node('n2')] }));
   assert.is(asked(), 1);
   assert.is(v.stats().gaps, 1);
   assert.is(v.state.node('n2'), undefined, 'the rest of the delta was not applied either');
@@ -91,9 +91,9 @@ test('deltas held while the snapshot is on its way replay their label changes on
     onChange: () => {},
     log: () => {},
   });
-  v.receive({ version: 5, previous: 4, upserts: [changes('n1', { default: { app: { web: 1 } } })], removals: [] }); // a gap
-  v.receive({ version: 6, previous: 5, upserts: [changes('n1', { default: { app: { web: 2 } } })], removals: [] });
-  v.receive({ version: 7, previous: 6, upserts: [changes('n1', { default: { app: { web: -1 } } })], removals: [] });
+  v.receive(changes(5, { n1: { default: { app: { web: 1 } } } })); // a gap
+  v.receive(changes(6, { n1: { default: { app: { web: 2 } } } }));
+  v.receive(changes(7, { n1: { default: { app: { web: -1 } } } }));
   release({ version: 5, previous: 0, upserts: [node('n1', { actorLabels: { default: { app: { web: 4 } } } })], removals: [] });
   await new Promise((r) => setImmediate(r));
   assert.is(v.state.index.refCount(actorScope('default'), 'n1', 'app', 'web'), 5, 'snapshot 4, then +2 and -1');
@@ -108,22 +108,43 @@ test('a snapshot replaces a node\'s counts; the node\'s own upsert with whole co
   assert.is(v.state.index.nodeHas(actorScope('other'), 'n1', 'app'), false, 'another namespace\'s counts left too');
 });
 
-test('malformed label counts are refused by the validator: zero or fractional changes, counts below one, both forms at once', () => {
-  const bad: [string, Partial<NodeView> | Record<string, unknown>][] = [
-    ['a zero change', { resources: undefined, actorLabelsChanged: { default: { app: { web: 0 } } } }],
-    ['a fractional change', { resources: undefined, actorLabelsChanged: { default: { app: { web: 0.5 } } } }],
-    ['a whole count of zero', { actorLabels: { default: { app: { web: 0 } } } }],
-    ['a negative whole count', { actorLabels: { default: { app: { web: -1 } } } }],
-    ['a count that is a string', { actorLabels: { default: { app: { web: '1' } } } }],
-    ['both whole counts and changes', { actorLabels: { default: { app: { web: 1 } } }, actorLabelsChanged: { default: { app: { web: 1 } } } }],
-    ['an empty label key', { actorLabels: { default: { '': { web: 1 } } } }],
+test('malformed label counts are refused by the validator, and a raylet given one keeps its view', () => {
+  const bad: [string, Record<string, unknown>][] = [
+    ['a zero change', { actorLabelsChanged: [{ nodeId: 'n1', changes: { default: { app: { web: 0 } } } }] }],
+    ['a fractional change', { actorLabelsChanged: [{ nodeId: 'n1', changes: { default: { app: { web: 0.5 } } } }] }],
+    ['a change that is a string', { actorLabelsChanged: [{ nodeId: 'n1', changes: { default: { app: { web: '-1' } } } }] }],
+    ['a change without its node', { actorLabelsChanged: [{ changes: { default: { app: { web: 1 } } } }] }],
+    ['a forbidden value key', { actorLabelsChanged: [{ nodeId: 'n1', changes: { default: { app: JSON.parse('{"__proto__": 1}') } } }] }],
+    ['a whole count of zero', { upserts: [node('n1', { actorLabels: { default: { app: { web: 0 } } } })] }],
+    ['a negative whole count', { upserts: [node('n1', { actorLabels: { default: { app: { web: -1 } } } })] }],
+    ['an empty label key', { upserts: [node('n1', { actorLabels: { default: { '': { web: 1 } } } })] }],
+    ['an empty namespace', { upserts: [node('n1', { actorLabels: { '': { app: { web: 1 } } } })] }],
   ];
+  const { v } = view();
+  v.receive({ version: 1, previous: 0, upserts: [node('n1', { actorLabels: { default: { app: { web: 1 } } } })], removals: [] });
   for (const [name, over] of bad) {
-    const delta = { version: 1, previous: 0, upserts: [{ ...node('n1'), ...over }], removals: [] };
+    const delta = { version: 2, previous: 1, upserts: [], removals: [], ...over };
+    // raylet-tasks.ts decodes every view message this way and drops (and counts) what does not decode
     assert.throws(() => decode(encode('view_delta' as string, delta), { registry: VIEW }), (e: { code?: string }) => e.code === 'INVALID_MESSAGE', name);
   }
-  const good = { version: 1, previous: 0, upserts: [changes('n1', { default: { app: { web: -3 } } })], removals: [], loads: [{ nodeId: 'n1', seq: 1, available: { CPU: 1 } }] };
+  assert.equal(counts(v, 'n1'), { default: { app: { web: 1 } } });
+  const good = changes(2, { n1: { default: { app: { web: -1 } } } }, { loads: [{ nodeId: 'n1', seq: 1, available: { CPU: 1 } }] });
   assert.equal(decode(encode('view_delta', good), { registry: VIEW }).body, good);
+});
+
+test('label changes for a node the view does not hold are a gap', () => {
+  const { v, asked } = view();
+  v.receive({ version: 1, previous: 0, upserts: [node('n1')], removals: [] });
+  v.receive(changes(2, { n9: { default: { app: { web: 1 } } } }));
+  assert.is(asked(), 1);
+  assert.is(v.stats().version, 1);
+});
+
+test('a node new in a delta may take label changes in the same delta, on top of its whole counts', () => {
+  const { v } = view();
+  v.receive(changes(1, { n1: { default: { app: { web: 2, db: -1 } } } }, { previous: 0, upserts: [node('n1', { actorLabels: { default: { app: { db: 1 } } } })] }));
+  assert.equal(counts(v, 'n1'), { default: { app: { web: 2 } } });
+  assert.is(v.stats().gaps, 0);
 });
 
 /** A GCS ClusterState holding actors, broadcast to a raylet view through the wire. */
