@@ -40,6 +40,10 @@
  *    every publish), the same echo calls on each in alternating rounds.
  * 5. Code shipping (bench/e2e-code.ts): remote() to first call of an actor whose code is not yet on
  *    the node (bundled, uploaded, fetched, verified) beside one whose code is cached there.
+ * 6. Creation by node count (--nodes 4,16,32, alone; bench/support/e2e-nodes.ts): per count a
+ *    cluster of its own, 2,000 no-op actors SPREAD after a warm batch — actors/s, summed raylet CPU,
+ *    NATS messages and KB out per created actor; targets (issue 18, part 4): raylet CPU per actor
+ *    with 16 raylets ≤ 1.5× with 4, NATS messages per actor with 32 raylets ≤ 2× with 4.
  *
  * Targets (never lowered): ≥ 2,000 actors/s to ALIVE; sequential call p50 ≤ 1.5× raw NATS p50;
  * pipelined calls/s ≥ 0.6× raw NATS; an idle raylet ≤ 40 MB and an idle worker host ≤ 40 MB VmRSS,
@@ -61,6 +65,7 @@ import { loadAverage, mean, percentile, runPool, sleep } from './support/e2e-sta
 import { ROLES, cpuBetween, cpuSnapshot, type Role } from './support/proc-cpu.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
 import { measureCodeShipping } from './e2e-code.ts';
+import { SCALING_TARGETS, measureScaling, nodeCountsArg, perActor, type ScalingRun } from './support/e2e-nodes.ts';
 
 const DEV = process.argv.includes('--dev');
 /** --creation, --calls, --memory: run only the sections named (default: all three). */
@@ -69,7 +74,9 @@ type Section = (typeof SECTION_FLAGS)[keyof typeof SECTION_FLAGS];
 const chosen = Object.entries(SECTION_FLAGS).filter(([flag]) => process.argv.includes(flag)).map(([, section]) => section);
 const SECTIONS = new Set<Section>(chosen.length > 0 ? chosen : Object.values(SECTION_FLAGS));
 const CPU_PROF_DIR = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
-const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev' && !Object.hasOwn(SECTION_FLAGS, a) && !a.startsWith('--cpu-prof=')));
+/** --nodes 4,16,32: only section 6, creation cost by node count. */
+const NODE_COUNTS = nodeCountsArg(process.argv.slice(2));
+const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev' && !Object.hasOwn(SECTION_FLAGS, a) && !a.startsWith('--cpu-prof=') && !NODE_COUNTS?.consumed.includes(a)));
 
 const MODE: Mode = DEV ? DEV_MODE : PLAIN_MODE;
 
@@ -571,6 +578,15 @@ async function main(): Promise<void> {
   out(`code: ${sourceVersion()}`);
   if (!DEV) out(`dist/: ${distState('bench:e2e')}`);
   out(`machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} CPUs, ${formatNumber(totalmem() / 2 ** 30)} GiB; load average at start ${loadAverage()}`);
+  if (NODE_COUNTS) {
+    // section 6 alone: a cluster per node count, started and stopped by measureScaling
+    await runScaling(NODE_COUNTS.counts);
+    out('\ntargets');
+    out(verdicts.join('\n'));
+    out(`\n(mode: ${MODE.tag}); load average at end ${loadAverage()}; ${formatNumber(secs(Date.now() - started.getTime()))} s in all`);
+    printJsonLast(args, rows.map((r) => ({ ...r, name: `${MODE.tag}: ${r.name}` })));
+    return;
+  }
 
   const procs = new BenchProcesses();
   const recent: string[] = [];
@@ -637,6 +653,50 @@ async function main(): Promise<void> {
   const missed = judged.filter((r) => r.met === false).length;
   out(`\n${judged.length - missed} targets met, ${missed} missed (mode: ${MODE.tag}); load average at end ${loadAverage()}; ${formatNumber(secs(Date.now() - started.getTime()))} s in all`);
   printJsonLast(args, rows.map((r) => ({ ...r, name: `${MODE.tag}: ${r.name}` })));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. creation cost by node count (--nodes)
+
+async function runScaling(counts: readonly number[]): Promise<void> {
+  const runs = await measureScaling(counts, { actors: args.quick ? 500 : 2_000, warm: (n) => Math.max(200, 8 * n) }, {
+    start: ({ address, nodes }) => startLocalCluster({ transport: 'nats', address, nodes, nodeFlags: CPU_PROF_DIR === undefined ? MODE.nodeFlags : [...MODE.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, '--cpu-prof-interval=1000'] }),
+    createSpread: async (local) => {
+      const h = await local.cluster.actor(NoopActor).options({ schedulingStrategy: 'SPREAD' }).remote();
+      await h.ready({ timeoutMs: READY_TIMEOUT_MS });
+    },
+    progress,
+  });
+  const table = runs.map((r) => [
+    String(r.nodes), `${count(r.alive)}/${count(r.actors)}`, formatNumber(r.alive / secs(r.aliveMs)), formatNumber(1000 * perActor(r, r.cpu.raylets)),
+    formatNumber(1000 * perActor(r, r.cpu.GCS)), formatNumber(1000 * perActor(r, r.cpu['worker hosts'])), formatNumber(perActor(r, r.msgsOut)), formatNumber(perActor(r, r.bytesOut) / 1024), `${r.loadBefore} → ${r.loadAfter}`,
+  ]);
+  for (const r of runs) {
+    const of = `${r.nodes} raylets, ${count(r.actors)} actors SPREAD`;
+    rows.push({ name: `creation by node count: actors ALIVE/s (${of})`, value: r.alive / secs(r.aliveMs), unit: 'actors/s' });
+    rows.push({ name: `creation by node count: raylet CPU ms per created actor, all raylets (${of})`, value: 1000 * perActor(r, r.cpu.raylets), unit: 'ms' });
+    rows.push({ name: `creation by node count: GCS CPU ms per created actor (${of})`, value: 1000 * perActor(r, r.cpu.GCS), unit: 'ms' });
+    rows.push({ name: `creation by node count: NATS messages out per created actor (${of})`, value: perActor(r, r.msgsOut), unit: 'messages' });
+    rows.push({ name: `creation by node count: KB out per created actor (${of})`, value: perActor(r, r.bytesOut) / 1024, unit: 'KB' });
+  }
+  out(`
+6. Creation by node count — ${count(runs[0]?.actors ?? 0)} no-op actors SPREAD, ${IN_FLIGHT} in flight, after a warm batch; a cluster per count`);
+  out(formatTable(['raylets', 'ALIVE', 'actors/s', 'raylet CPU ms/actor (all)', 'GCS CPU ms/actor', 'worker hosts CPU ms/actor', 'NATS msgs out/actor', 'KB out/actor', 'load average'], table));
+  const at = (n: number): ScalingRun | undefined => runs.find((r) => r.nodes === n && r.alive > 0);
+  const ratio = (a: ScalingRun, b: ScalingRun, f: (r: ScalingRun) => number): number => f(a) / f(b);
+  const [r4, r16, r32] = [at(4), at(16), at(32)];
+  const judged: string[][] = [];
+  if (r4 && r16) {
+    const v = ratio(r16, r4, (r) => perActor(r, r.cpu.raylets));
+    judged.push(['raylet CPU per created actor, 16 ÷ 4 raylets', `${formatNumber(v)}×`, ...target({ name: 'creation by node count: raylet CPU per created actor, 16 raylets ÷ 4 raylets', value: v, unit: '×' }, SCALING_TARGETS.cpuRatio16to4, 'atMost', 'raylet CPU per created actor, 16 ÷ 4 raylets', '×')]);
+  }
+  if (r4 && r32) {
+    const v = ratio(r32, r4, (r) => perActor(r, r.msgsOut));
+    judged.push(['NATS messages per created actor, 32 ÷ 4 raylets', `${formatNumber(v)}×`, ...target({ name: 'creation by node count: NATS messages out per created actor, 32 raylets ÷ 4 raylets', value: v, unit: '×' }, SCALING_TARGETS.messagesRatio32to4, 'atMost', 'NATS messages per created actor, 32 ÷ 4 raylets', '×')]);
+  }
+  if (judged.length > 0) out(formatTable(['figure', 'ratio', 'target', 'verdict'], judged));
+  for (const r of runs) if (r.failures.length > 0) out(`
+${r.nodes} raylets: ${r.failures.length} actors failed; the first: ${r.failures[0]}`);
 }
 
 function assertNever(name: string): never {

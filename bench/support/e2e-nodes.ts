@@ -1,0 +1,139 @@
+/**
+ * bench:e2e --nodes N[,N…] (issue 18, part 4): what creating actors costs as the cluster grows. For
+ * each node count, one cluster of its own — a nats-server with JetStream and HTTP monitoring, a GCS
+ * and N raylet processes (startLocalCluster) — then a warm batch of SPREAD actors (so every raylet
+ * has its worker host up and its code compiled), then the measured batch: ACTORS no-op actors,
+ * SPREAD, 256 in flight, until every one is ALIVE. Measured over that batch alone:
+ *
+ *   actors ALIVE/s                        wall time from the first remote() to the last ready()
+ *   raylet CPU per created actor (ms)      /proc utime+stime of every raylet process, summed
+ *   NATS messages out per created actor    the server's out_msgs (/varz): every delivery to every
+ *                                         client — a broadcast heard by 32 raylets counts 32
+ *   KB out per created actor               the server's out_bytes likewise
+ *
+ * Targets (never lowered): raylet CPU per created actor with 16 raylets ≤ 1.5× that with 4; NATS
+ * messages per created actor with 32 raylets ≤ 2× that with 4 — judged when those counts ran.
+ */
+import { mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { LocalCluster, NodeSpec } from '../../runtime/index.ts';
+import { freePort, startNatsServer } from '../../runtime/local/nats-server.ts';
+import { loadAverage, runPool } from './e2e-stats.ts';
+import { cpuBetween, cpuSnapshot, type Role } from './proc-cpu.ts';
+
+export const SCALING_TARGETS = { cpuRatio16to4: 1.5, messagesRatio32to4: 2 };
+const IN_FLIGHT = 256;
+const READY_TIMEOUT_MS = 180_000;
+
+export interface ScalingRun {
+  readonly nodes: number;
+  readonly actors: number;
+  readonly alive: number;
+  readonly failures: string[];
+  readonly aliveMs: number;
+  readonly cpu: Record<Role, number>;
+  readonly msgsOut: number;
+  readonly bytesOut: number;
+  readonly loadBefore: string;
+  readonly loadAfter: string;
+}
+
+interface Varz {
+  out_msgs: number;
+  out_bytes: number;
+}
+
+async function varz(port: number): Promise<Varz> {
+  const res = await fetch(`http://127.0.0.1:${port}/varz`);
+  const body = (await res.json()) as Varz;
+  return { out_msgs: body.out_msgs, out_bytes: body.out_bytes };
+}
+
+/** The options each count's cluster is started with; `start` is the mode's startLocalCluster. */
+export interface ScalingDeps {
+  start(opts: { address: string; nodes: NodeSpec[] }): Promise<LocalCluster>;
+  /** Creates one SPREAD actor and waits until it is ALIVE. */
+  createSpread(local: LocalCluster): Promise<void>;
+  progress(line: string): void;
+}
+
+/** The parsed value of `--nodes 4,16,32` / `--nodes=4,16,32`; undefined when absent. */
+export function nodeCountsArg(argv: readonly string[]): { counts: number[]; consumed: string[] } | undefined {
+  const i = argv.findIndex((a) => a === '--nodes' || a.startsWith('--nodes='));
+  if (i < 0) return undefined;
+  const inline = argv[i].startsWith('--nodes=');
+  const value = inline ? argv[i].slice('--nodes='.length) : argv[i + 1];
+  const counts = (value ?? '').split(',').map((s) => Number(s.trim()));
+  if (counts.length === 0 || counts.some((n) => !Number.isSafeInteger(n) || n < 1 || n > 256)) {
+    throw new Error(`--nodes expects node counts such as 4 or 4,16,32 (got ${JSON.stringify(value)})`);
+  }
+  return { counts, consumed: inline ? [argv[i]] : [argv[i], argv[i + 1]] };
+}
+
+/**
+ * The actors' module imports 'orrery' by name, and on a cluster with JetStream it is shipped
+ * (docs/code-shipping.md): the node loads it from its code cache, whose packages come from the
+ * node_modules orrery is installed in. Run from this checkout, that node_modules holds no 'orrery',
+ * so — as a node with `npm install orrery` would have — a node_modules of links (this checkout's
+ * packages, and 'orrery' → the checkout) in a fresh cache, unless the environment names its own.
+ */
+export function prepareShippedCodeEnv(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.ORRERY_CODE_NODE_MODULES) return;
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const modules = mkdtempSync(join(tmpdir(), 'orrery-bench-modules-'));
+  for (const entry of readdirSync(join(root, 'node_modules'))) if (entry !== '.bin') symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
+  symlinkSync(root, join(modules, 'orrery'));
+  env.ORRERY_CODE_NODE_MODULES = modules;
+  env.ORRERY_CODE_CACHE = mkdtempSync(join(tmpdir(), 'orrery-bench-code-'));
+}
+
+export async function measureScaling(counts: readonly number[], size: { actors: number; warm: (nodes: number) => number }, deps: ScalingDeps): Promise<ScalingRun[]> {
+  const runs: ScalingRun[] = [];
+  prepareShippedCodeEnv();
+  for (const n of counts) {
+    const monitorPort = await freePort();
+    const nats = await startNatsServer({ jetstream: true, monitorPort });
+    let local: LocalCluster | undefined;
+    try {
+      const t0 = performance.now();
+      const nodes: NodeSpec[] = Array.from({ length: n }, (_, i) => ({ name: `n${String(i + 1).padStart(2, '0')}`, resources: { CPU: 8 } }));
+      local = await deps.start({ address: nats.url, nodes });
+      deps.progress(`${n} raylets up in ${((performance.now() - t0) / 1000).toFixed(1)} s; warm batch of ${size.warm(n)} SPREAD actors`);
+      await runPool(size.warm(n), IN_FLIGHT, () => deps.createSpread(local!));
+      const loadBefore = loadAverage();
+      const v0 = await varz(monitorPort);
+      const cpu0 = cpuSnapshot();
+      const start = performance.now();
+      let last = start;
+      let alive = 0;
+      const results = await runPool(size.actors, IN_FLIGHT, async () => {
+        await deps.createSpread(local!);
+        alive++;
+        last = performance.now();
+      });
+      const cpu = cpuBetween(cpu0, cpuSnapshot());
+      const v1 = await varz(monitorPort);
+      const failures = results.flatMap((r) => (r && typeof r === 'object' && 'error' in r ? [String(r.error)] : []));
+      const run: ScalingRun = {
+        nodes: n, actors: size.actors, alive, failures, aliveMs: last - start, cpu,
+        msgsOut: v1.out_msgs - v0.out_msgs, bytesOut: v1.out_bytes - v0.out_bytes, loadBefore, loadAfter: loadAverage(),
+      };
+      runs.push(run);
+      deps.progress(`${n} raylets: ${alive} ALIVE in ${(run.aliveMs / 1000).toFixed(2)} s, raylet CPU ${(perActor(run, run.cpu.raylets) * 1000).toFixed(2)} ms per actor; load average ${run.loadAfter}`);
+    } finally {
+      await local?.stop().catch(() => undefined);
+      await nats.stop().catch(() => undefined);
+    }
+  }
+  return runs;
+}
+
+/** Seconds (or any total) per created actor. */
+export function perActor(run: ScalingRun, total: number): number {
+  return total / Math.max(1, run.alive);
+}
+
+export { READY_TIMEOUT_MS as SCALING_READY_TIMEOUT_MS };
