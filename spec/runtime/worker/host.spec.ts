@@ -208,6 +208,14 @@ test('creating the same incarnation twice is one actor; a new incarnation replac
   assert.is(await call(bus, spec.actorId, 'increment'), 1);
 });
 
+/** An actor_call of `echo` whose one argument is extension 0x41 holding `data` (hand-made bytes). */
+function refCall(data: number[]): Uint8Array {
+  const good = encode('actor_call', { method: 'echo', args: [null] });
+  const head = good.subarray(0, good.length - 1); // drop the nil argument
+  const ext = data.length === 1 || data.length === 2 || data.length === 4 || data.length === 8 || data.length === 16 ? [{ 1: 0xd4, 2: 0xd5, 4: 0xd6, 8: 0xd7, 16: 0xd8 }[data.length]!, 0x41, ...data] : [0xc7, data.length, 0x41, ...data];
+  return Uint8Array.from([...head, ...ext]);
+}
+
 test('malformed calls get typed wire errors and never hurt the actor', async () => {
   const id = await spawn('Counter');
   const subject = subjects('default').actorCall(id);
@@ -219,6 +227,9 @@ test('malformed calls get typed wire errors and never hurt the actor', async () 
     ['INVALID_MESSAGE', encode('actor_call', { method: '', args: [] })],
     ['INVALID_MESSAGE', encode('actor_call', { method: 'get', args: 'nope' })],
     ['TOO_LARGE', new Uint8Array(1024 * 1024 + 1)],
+    // an actor reference (extension 0x41) that is not [actorId, namespace]: a hostile or broken peer's
+    ['MALFORMED', refCall([0x92, 0x01, 0xa2, 0x6e, 0x73])],
+    ['MALFORMED', refCall([0xa3, 0x61, 0x62, 0x63])],
   ];
   const before = host.malformed.total;
   for (const [code, data] of cases) {
