@@ -14,11 +14,7 @@
  * Targets (never lowered): raylet CPU per created actor with 16 raylets ≤ 1.5× that with 4; NATS
  * messages per created actor with 32 raylets ≤ 2× that with 4 — judged when those counts ran.
  */
-import { mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import type { LocalCluster, NodeSpec } from '../../runtime/index.ts';
 import { freePort, startNatsServer } from '../../runtime/local/nats-server.ts';
 import { loadAverage, runPool } from './e2e-stats.ts';
@@ -73,26 +69,8 @@ export function nodeCountsArg(argv: readonly string[]): { counts: number[]; cons
   return { counts, consumed: inline ? [argv[i]] : [argv[i], argv[i + 1]] };
 }
 
-/**
- * The actors' module imports 'orrery' by name, and on a cluster with JetStream it is shipped
- * (docs/code-shipping.md): the node loads it from its code cache, whose packages come from the
- * node_modules orrery is installed in. Run from this checkout, that node_modules holds no 'orrery',
- * so — as a node with `npm install orrery` would have — a node_modules of links (this checkout's
- * packages, and 'orrery' → the checkout) in a fresh cache, unless the environment names its own.
- */
-export function prepareShippedCodeEnv(env: NodeJS.ProcessEnv = process.env): void {
-  if (env.ORRERY_CODE_NODE_MODULES) return;
-  const root = fileURLToPath(new URL('../../', import.meta.url));
-  const modules = mkdtempSync(join(tmpdir(), 'orrery-bench-modules-'));
-  for (const entry of readdirSync(join(root, 'node_modules'))) if (entry !== '.bin') symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
-  symlinkSync(root, join(modules, 'orrery'));
-  env.ORRERY_CODE_NODE_MODULES = modules;
-  env.ORRERY_CODE_CACHE = mkdtempSync(join(tmpdir(), 'orrery-bench-code-'));
-}
-
 export async function measureScaling(counts: readonly number[], size: { actors: number; warm: (nodes: number) => number }, deps: ScalingDeps): Promise<ScalingRun[]> {
   const runs: ScalingRun[] = [];
-  prepareShippedCodeEnv();
   for (const n of counts) {
     const monitorPort = await freePort();
     const nats = await startNatsServer({ jetstream: true, monitorPort });
