@@ -81,6 +81,8 @@ function handleSpecs(name: string, setup: () => Promise<{ local: LocalCluster; s
     // a named actor is found from inside the worker, in the caller's namespace
     await alive(c.actor(TallyActor).options({ name: 'looked-up' }).remote(0));
     assert.is(await relay.call('callNamed', 'looked-up', 3), 3);
+    // a task submitted from inside the actor runs and answers it
+    assert.is(await relay.call('sumViaTask', 20, 22), 42);
     // close() of the worker's cluster stops nothing: it belongs to the host
     assert.is(await relay.call('closeAndSpawn', 9), 9);
     assert.is(await relay.call('callVia', child, 1), 9, 'the relay still reaches other actors');
