@@ -8,6 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ActorDiedError, connect, startLocalCluster, type ActorHandle, type Cluster, type LocalCluster } from '../../runtime/index.ts';
 import { AddThrough, MakeTally, RelayActor, TallyActor, type Tally } from '../fixtures/handles/actors.ts';
+import { nodeIdAffinity } from '../../lib/index.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 
@@ -120,6 +121,25 @@ function handleSpecs(name: string, setup: () => Promise<{ local: LocalCluster; s
     assert.match(String((err as Error).message), tally.actorId, 'the error names the dead actor');
     assert.match(String((err as Error).message), /died|dead/i);
     assert.not.instance(err, ActorDiedError, 'the relay’s own call failed remotely: a RemoteError carrying the cause');
+  });
+
+  // last: it kills a node of the suite's cluster
+  s('a handle held by an actor reaches its actor again after the actor fails over to another node', async ({ local }) => {
+    const c = local!.cluster;
+    const nodes = await c.nodes();
+    const [a, b] = ['h-a', 'h-b'].map((n) => nodes.find((x) => x.name === n)!);
+    const tally = await alive(c.actor(TallyActor).options({ maxRestarts: 1, schedulingStrategy: nodeIdAffinity(b!.nodeId, { soft: true }) }).remote(5));
+    assert.is((await tally.info()).nodeId, b!.nodeId);
+    const relay = await alive(c.actor(RelayActor).options({ schedulingStrategy: nodeIdAffinity(a!.nodeId) }).remote(tally));
+    assert.is(await relay.call('forward', 1), 6);
+    await local!.killNode(b!.nodeId);
+    const moved = await until('the actor ALIVE again on the other node', async () => {
+      const info = await tally.info();
+      return info.state === 'ALIVE' && info.nodeId === a!.nodeId ? info : undefined;
+    }, 60_000);
+    assert.is(moved.numRestarts, 1);
+    // the relay's handle names the actor, not a host: it reaches the new incarnation (constructed anew with 5)
+    assert.is(await relay.call('forward', 1), 6);
   });
 
   s.run();
