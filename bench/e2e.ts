@@ -661,8 +661,8 @@ async function main(): Promise<void> {
 async function runScaling(counts: readonly number[]): Promise<void> {
   const runs = await measureScaling(counts, { actors: args.quick ? 500 : 2_000, warm: (n) => Math.max(200, 8 * n) }, {
     start: ({ address, nodes }) => startLocalCluster({ transport: 'nats', address, nodes, nodeFlags: CPU_PROF_DIR === undefined ? MODE.nodeFlags : [...MODE.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, '--cpu-prof-interval=1000'] }),
-    createSpread: async (local) => {
-      const h = await local.cluster.actor(NoopActor).options({ schedulingStrategy: 'SPREAD' }).remote();
+    createSpread: async (local, labelSelector) => {
+      const h = await local.cluster.actor(NoopActor).options({ schedulingStrategy: 'SPREAD', ...(labelSelector ? { labelSelector } : {}) }).remote();
       await h.ready({ timeoutMs: READY_TIMEOUT_MS });
     },
     progress,
@@ -695,6 +695,15 @@ async function runScaling(counts: readonly number[]): Promise<void> {
     judged.push(['NATS messages per created actor, 32 ÷ 4 raylets', `${formatNumber(v)}×`, ...target({ name: 'creation by node count: NATS messages out per created actor, 32 raylets ÷ 4 raylets', value: v, unit: '×' }, SCALING_TARGETS.messagesRatio32to4, 'atMost', 'NATS messages per created actor, 32 ÷ 4 raylets', '×')]);
   }
   if (judged.length > 0) out(formatTable(['figure', 'ratio', 'target', 'verdict'], judged));
+  const split = runs.filter((r) => r.split);
+  if (split.length > 0) {
+    out(`\nwhere a larger cluster's cost goes: ${count(split[0].split!.actors)} more actors, all on 4 of the raylets (the same cluster, after the batch above)`);
+    out(formatTable(['raylets', 'actors/s', 'the 4 hosting raylets, CPU ms/actor (sum)', 'each other raylet (view only), CPU µs/actor'], split.map((r) => [String(r.nodes), formatNumber(r.split!.perSecond), formatNumber(r.split!.hostingMsPerActor), formatNumber(r.split!.followingUsPerActorEach)])));
+    for (const r of split) {
+      rows.push({ name: `creation by node count: CPU ms per actor of the 4 raylets hosting them (${r.nodes} raylets)`, value: r.split!.hostingMsPerActor, unit: 'ms' });
+      rows.push({ name: `creation by node count: CPU µs per actor created elsewhere, each raylet that only follows the view (${r.nodes} raylets)`, value: r.split!.followingUsPerActorEach, unit: 'µs' });
+    }
+  }
   for (const r of runs) if (r.failures.length > 0) out(`
 ${r.nodes} raylets: ${r.failures.length} actors failed; the first: ${r.failures[0]}`);
 }

@@ -11,6 +11,11 @@
  *                                         client — a broadcast heard by 32 raylets counts 32
  *   KB out per created actor               the server's out_bytes likewise
  *
+ * Then, with more than 4 raylets, where the cost of a growing cluster goes: half as many actors
+ * again, all placed on the first 4 nodes (label `bench-host=yes`), and the CPU of the 4 raylets that
+ * host them apart from the CPU of the others, which only follow the view: what one raylet pays for
+ * an actor created anywhere else.
+ *
  * Targets (never lowered): raylet CPU per created actor with 16 raylets ≤ 1.5× that with 4; NATS
  * messages per created actor with 32 raylets ≤ 2× that with 4 — judged when those counts ran.
  */
@@ -18,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import type { LocalCluster, NodeSpec } from '../../runtime/index.ts';
 import { freePort, startNatsServer } from '../../runtime/local/nats-server.ts';
 import { loadAverage, runPool } from './e2e-stats.ts';
-import { cpuBetween, cpuSnapshot, type Role } from './proc-cpu.ts';
+import { cpuBetween, cpuSeconds, cpuSnapshot, type Role } from './proc-cpu.ts';
 
 export const SCALING_TARGETS = { cpuRatio16to4: 1.5, messagesRatio32to4: 2 };
 const IN_FLIGHT = 256;
@@ -35,7 +40,12 @@ export interface ScalingRun {
   readonly bytesOut: number;
   readonly loadBefore: string;
   readonly loadAfter: string;
+  /** Actors confined to 4 hosting raylets: their CPU per actor, and each other raylet's (view only). */
+  readonly split?: { readonly actors: number; readonly perSecond: number; readonly hostingMsPerActor: number; readonly followingUsPerActorEach: number };
 }
+
+/** The first nodes, which host the actors of the split phase. */
+const HOSTS = 4;
 
 interface Varz {
   out_msgs: number;
@@ -51,8 +61,8 @@ async function varz(port: number): Promise<Varz> {
 /** The options each count's cluster is started with; `start` is the mode's startLocalCluster. */
 export interface ScalingDeps {
   start(opts: { address: string; nodes: NodeSpec[] }): Promise<LocalCluster>;
-  /** Creates one SPREAD actor and waits until it is ALIVE. */
-  createSpread(local: LocalCluster): Promise<void>;
+  /** Creates one SPREAD actor (on nodes with these labels, when given) and waits until it is ALIVE. */
+  createSpread(local: LocalCluster, labelSelector?: Record<string, string>): Promise<void>;
   progress(line: string): void;
 }
 
@@ -77,7 +87,7 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
     let local: LocalCluster | undefined;
     try {
       const t0 = performance.now();
-      const nodes: NodeSpec[] = Array.from({ length: n }, (_, i) => ({ name: `n${String(i + 1).padStart(2, '0')}`, resources: { CPU: 8 } }));
+      const nodes: NodeSpec[] = Array.from({ length: n }, (_, i) => ({ name: `n${String(i + 1).padStart(2, '0')}`, resources: { CPU: 8 }, labels: { 'bench-host': i < HOSTS ? 'yes' : 'no' } }));
       local = await deps.start({ address: nats.url, nodes });
       deps.progress(`${n} raylets up in ${((performance.now() - t0) / 1000).toFixed(1)} s; warm batch of ${size.warm(n)} SPREAD actors`);
       await runPool(size.warm(n), IN_FLIGHT, () => deps.createSpread(local!));
@@ -95,9 +105,11 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
       const cpu = cpuBetween(cpu0, cpuSnapshot());
       const v1 = await varz(monitorPort);
       const failures = results.flatMap((r) => (r && typeof r === 'object' && 'error' in r ? [String(r.error)] : []));
+      const loadAfter = loadAverage();
+      const split = n > HOSTS ? await measureSplit(local, Math.floor(size.actors / 2), deps) : undefined;
       const run: ScalingRun = {
         nodes: n, actors: size.actors, alive, failures, aliveMs: last - start, cpu,
-        msgsOut: v1.out_msgs - v0.out_msgs, bytesOut: v1.out_bytes - v0.out_bytes, loadBefore, loadAfter: loadAverage(),
+        msgsOut: v1.out_msgs - v0.out_msgs, bytesOut: v1.out_bytes - v0.out_bytes, loadBefore, loadAfter, ...(split ? { split } : {}),
       };
       runs.push(run);
       deps.progress(`${n} raylets: ${alive} ALIVE in ${(run.aliveMs / 1000).toFixed(2)} s, raylet CPU ${(perActor(run, run.cpu.raylets) * 1000).toFixed(2)} ms per actor; load average ${run.loadAfter}`);
@@ -107,6 +119,26 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
     }
   }
   return runs;
+}
+
+/** `actors` actors on the first HOSTS nodes only: the hosting raylets' CPU apart from the others'. */
+async function measureSplit(local: LocalCluster, actors: number, deps: ScalingDeps): Promise<ScalingRun['split']> {
+  const nodes = await local.cluster.nodes();
+  const pids = nodes.map((x) => ({ host: x.name <= `n${String(HOSTS).padStart(2, '0')}`, pid: local.rayletPid?.(x.nodeId) }));
+  if (pids.some((p) => p.pid === undefined)) return undefined;
+  const before = pids.map((p) => cpuSeconds(p.pid!));
+  const start = performance.now();
+  await runPool(actors, IN_FLIGHT, () => deps.createSpread(local, { 'bench-host': 'yes' }));
+  const seconds = (performance.now() - start) / 1000;
+  let hosting = 0;
+  let following = 0;
+  pids.forEach((p, i) => {
+    const used = cpuSeconds(p.pid!) - before[i];
+    if (p.host) hosting += used;
+    else following += used;
+  });
+  const followers = pids.filter((p) => !p.host).length;
+  return { actors, perSecond: actors / seconds, hostingMsPerActor: (1000 * hosting) / actors, followingUsPerActorEach: (1e6 * following) / actors / followers };
 }
 
 /** Seconds (or any total) per created actor. */
