@@ -42,16 +42,35 @@ function shortAscii(method: string): boolean {
   return true;
 }
 
+/**
+ * Method names seen lately, each with its call head (CALL_HEAD, the name, the `args` key): a caller
+ * and a host use a handful of names, so the head is copied into the packed buffer as is and the
+ * name a call carries is matched against these instead of being built anew — per call that was a
+ * buffer and a string made character by character. Bounded: past RECENT_METHODS a name is made and
+ * not kept.
+ */
+const RECENT_METHODS = 64;
+const headOfMethod = new Map<string, Uint8Array>();
+/** The same names by length, for decodeCall: matching bytes against a few candidates. */
+const namesByLength: string[][] = [];
+
+function callHead(head: Uint8Array, method: string): Uint8Array {
+  const known = headOfMethod.get(method);
+  if (known !== undefined) return known;
+  const bytes = new Uint8Array(head.length + 1 + method.length + ARGS_KEY.length);
+  bytes.set(head, 0);
+  let at = head.length;
+  bytes[at++] = 0xa0 | method.length;
+  for (let i = 0; i < method.length; i++) bytes[at++] = method.charCodeAt(i);
+  bytes.set(ARGS_KEY, at);
+  if (headOfMethod.size < RECENT_METHODS) headOfMethod.set(method, bytes);
+  return bytes;
+}
+
 /** The bytes of an actor_call message: the same as `encode('actor_call', { method, args })`. */
 export function encodeCall(method: string, args: unknown[]): Uint8Array {
   if (CALL_HEAD !== undefined && typeof method === 'string' && shortAscii(method)) {
-    const head = new Uint8Array(CALL_HEAD.length + 1 + method.length + ARGS_KEY.length);
-    head.set(CALL_HEAD, 0);
-    let at = CALL_HEAD.length;
-    head[at++] = 0xa0 | method.length;
-    for (let i = 0; i < method.length; i++) head[at++] = method.charCodeAt(i);
-    head.set(ARGS_KEY, at);
-    const bytes = packAfter(head, args, DEFAULT_MAX_BYTES);
+    const bytes = packAfter(callHead(CALL_HEAD, method), args, DEFAULT_MAX_BYTES);
     if (bytes !== undefined) return bytes;
   }
   return encode('actor_call', { method, args });
@@ -63,18 +82,36 @@ export function decodeCall(bytes: Uint8Array): ActorCall {
   return fast ?? decode(bytes, CALL_ONLY).body;
 }
 
-function fastCall(bytes: Uint8Array, head: Uint8Array): ActorCall | undefined {
-  if (!(bytes instanceof Uint8Array) || bytes.byteLength > DEFAULT_MAX_BYTES || !startsWith(bytes, head, 0)) return undefined;
-  let at = head.length;
-  const header = bytes[at++]!;
-  const length = header - 0xa0;
-  if (length < 1 || length > FAST_METHOD_MAX || at + length + ARGS_KEY.length > bytes.length) return undefined;
+/** The ASCII name of `length` bytes at `at`, one of the recent names when it is; undefined when a byte is not ASCII. */
+function methodAt(bytes: Uint8Array, at: number, length: number): string | undefined {
+  const candidates = namesByLength[length];
+  if (candidates !== undefined) {
+    next: for (const name of candidates) {
+      for (let i = 0; i < length; i++) if (bytes[at + i] !== name.charCodeAt(i)) continue next;
+      return name;
+    }
+  }
   let method = '';
   for (let i = 0; i < length; i++) {
     const c = bytes[at + i]!;
     if (c > 0x7f) return undefined;
     method += String.fromCharCode(c);
   }
+  if (headOfMethod.size < RECENT_METHODS) {
+    (namesByLength[length] ??= []).push(method);
+    callHead(CALL_HEAD!, method);
+  }
+  return method;
+}
+
+function fastCall(bytes: Uint8Array, head: Uint8Array): ActorCall | undefined {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength > DEFAULT_MAX_BYTES || !startsWith(bytes, head, 0)) return undefined;
+  let at = head.length;
+  const header = bytes[at++]!;
+  const length = header - 0xa0;
+  if (length < 1 || length > FAST_METHOD_MAX || at + length + ARGS_KEY.length > bytes.length) return undefined;
+  const method = methodAt(bytes, at, length);
+  if (method === undefined) return undefined;
   at += length;
   if (!startsWith(bytes, ARGS_KEY, at)) return undefined;
   let args: unknown;

@@ -54,6 +54,18 @@ test('encodeOk makes the general bytes (fast or not) and decodeReply reads them 
   assert.is(encodeOkFast(undefined, MAX), undefined, 'undefined is a field left out: the general path makes it');
 });
 
+test('method names of one length, and more names than are kept, are each read as themselves', () => {
+  // names the fast path keeps (recent) and names past its bound (made anew each time), read in turns
+  const names = [...Array.from({ length: 100 }, (_, i) => `m${String(i).padStart(3, '0')}`), 'ping', 'pong', 'p\u00fcng'];
+  for (let round = 0; round < 3; round++) {
+    for (const method of names) {
+      const general = encode('actor_call', { method, args: [method] });
+      assert.equal(Array.from(encodeCall(method, [method])), Array.from(general), `${method}: bytes`);
+      assert.equal(decodeCall(general), { method, args: [method] }, `${method}: decoded`);
+    }
+  }
+});
+
 test('random arguments: the fast and general call bytes agree (seeded, 500 cases)', () => {
   const rng = seededRng(7);
   const int = (n: number): number => randomInt(rng, n);
