@@ -129,9 +129,20 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Any reply value: a method's result is whatever it returned. */
 const ANY_VALUE = { value: unknown() };
 
-interface PendingCall {
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
+/**
+ * A call sent and not answered yet, linked into its handle's InFlightCalls: a list rather than a
+ * Set, so adding and taking a call hashes nothing and allocates nothing beyond the call itself.
+ */
+class PendingCall {
+  prev: PendingCall | undefined;
+  next: PendingCall | undefined;
+  /** In its list: neither answered nor failed yet. */
+  live = false;
+
+  constructor(
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (err: unknown) => void,
+  ) {}
 }
 
 /**
@@ -142,7 +153,9 @@ interface PendingCall {
  * answer will come. A watch per call cost a registration, a watcher and three closures per call.
  */
 class InFlightCalls {
-  readonly #calls = new Set<PendingCall>();
+  #first: PendingCall | undefined;
+  #last: PendingCall | undefined;
+  #size = 0;
   #unwatch: (() => void) | undefined;
 
   constructor(
@@ -151,22 +164,24 @@ class InFlightCalls {
     private readonly observe: (info: ActorInfo) => void,
   ) {}
 
-  add(call: PendingCall): void {
-    if (this.#calls.size === 0) {
-      this.#unwatch = this.watch({
-        next: (info) => {
-          this.observe(info);
-          if (info.state === 'DEAD') this.#failAll(new ActorDiedError(this.actorId, info.deathCause));
-          else if (info.state === 'RESTARTING') this.#failAll(new UnavailableNow(this.actorId, info));
-        },
-        end: (err) => this.#failAll(err),
-      });
-    }
-    this.#calls.add(call);
-  }
+  /** Made once: a handle making one call at a time registers it again for each. */
+  readonly #watcher: ActorWatcher = {
+    next: (info) => {
+      this.observe(info);
+      if (info.state === 'DEAD') this.#failAll(new ActorDiedError(this.actorId, info.deathCause));
+      else if (info.state === 'RESTARTING') this.#failAll(new UnavailableNow(this.actorId, info));
+    },
+    end: (err) => this.#failAll(err),
+  };
 
-  has(call: PendingCall): boolean {
-    return this.#calls.has(call);
+  add(call: PendingCall): void {
+    if (this.#size === 0) this.#unwatch = this.watch(this.#watcher);
+    call.live = true;
+    call.prev = this.#last;
+    if (this.#last === undefined) this.#first = call;
+    else this.#last.next = call;
+    this.#last = call;
+    this.#size++;
   }
 
   resolve(call: PendingCall, value: unknown): void {
@@ -179,8 +194,15 @@ class InFlightCalls {
 
   /** Removes `call`; false when it was settled already. */
   #take(call: PendingCall): boolean {
-    if (!this.#calls.delete(call)) return false;
-    if (this.#calls.size === 0) {
+    if (!call.live) return false;
+    call.live = false;
+    const { prev, next } = call;
+    if (prev === undefined) this.#first = next;
+    else prev.next = next;
+    if (next === undefined) this.#last = prev;
+    else next.prev = prev;
+    call.prev = call.next = undefined;
+    if (--this.#size === 0) {
       const unwatch = this.#unwatch;
       this.#unwatch = undefined;
       unwatch?.();
@@ -189,7 +211,9 @@ class InFlightCalls {
   }
 
   #failAll(err: unknown): void {
-    for (const call of [...this.#calls]) this.reject(call, err);
+    const calls: PendingCall[] = [];
+    for (let call = this.#first; call !== undefined; call = call.next) calls.push(call);
+    for (const call of calls) this.reject(call, err);
   }
 }
 
@@ -406,10 +430,10 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       return Promise.reject(err);
     }
     return new Promise<unknown>((resolve, reject) => {
-      const call: PendingCall = { resolve, reject };
+      const call = new PendingCall(resolve, reject);
       this.#inFlight.add(call);
       this.ctx.bus.requestCallback(this.#callSubject!, data, { timeoutMs }, (err, msg) => {
-        if (!this.#inFlight.has(call)) return; // failed already by an actor_state event
+        if (!call.live) return; // failed already by an actor_state event
         if (err === undefined) return this.#answered(call, msg!);
         if (!(err instanceof NoRespondersError)) return this.#inFlight.reject(call, err);
         this.unreachable().then(
