@@ -79,7 +79,14 @@ export class GroupRunner {
     if ((path === 'PENDING.backoff' || path === 'RESCHEDULING.backoff') && path !== before.path) {
       this.#timer = setTimeout(() => this.send(afterBackoff(path) as GroupEvent), backoffMs(snapshot.context.failures));
     }
-    this.opts.observe(snapshot);
+    try {
+      this.opts.observe(snapshot);
+    } catch (err) {
+      // as an xstate actor reports an observer's error: thrown on its own, the step stands
+      setTimeout(() => {
+        throw err;
+      });
+    }
     this.opts.inspect?.({ type: '@xstate.snapshot', actorRef: this.#ref, rootId: this.opts.id, snapshot, event } as unknown as InspectionEvent);
     if (snapshot.status === 'done') this.stop();
   }
