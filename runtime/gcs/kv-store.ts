@@ -1,6 +1,7 @@
 import { decode, encode } from '../../protocols/codec.ts';
 import { storedRecords } from '../../protocols/messages/stored.ts';
 import { bucketName, kvKey, type KeyValue, type KvBucket } from '../bus/kv.ts';
+import { WriteBehind } from './write-behind.ts';
 import { MemoryStore, type ActorRecord, type GcsStore, type GroupRecord, type JobRecord, type MetaKey, type NodeRecord } from './store.ts';
 
 /**
@@ -8,22 +9,19 @@ import { MemoryStore, type ActorRecord, type GcsStore, type GroupRecord, type Jo
  * keys by id, values the codec's `stored_*` records). Reads come from a local copy (a MemoryStore)
  * loaded once at open; writes change the copy at once and go to the buckets behind it, gathered
  * per event-loop turn with only a key's latest value written, so an actor that changes state three
- * times in one turn costs one put. `durable()` resolves once everything written before it is
+ * times in one turn costs one put (write-behind.ts). `durable()` resolves once everything written before it is
  * acknowledged by JetStream: the GCS answers register_actor, kill_actor and the like only then, so
- * nothing it acknowledged is lost with it. A put that fails (the server away for a moment) is tried
- * again after `retryMs` unless a newer value replaced it; durable() waits for it.
+ * nothing it acknowledged is lost with it. A put that fails (the server away for a moment, a NATS
+ * cluster electing the bucket's stream leader) is tried again after `retryMs` unless a newer value
+ * replaced it; durable() waits for it. While the GCS's leader lease has lapsed (`valid()` false: its
+ * renewals could not reach JetStream) writes are held, not dropped: a renewal that goes through at
+ * the same revision proves the tables are still this GCS's, and they are written then. Only
+ * `close()` (the GCS stepped down) lets go of what is unwritten — the tables are the new leader's.
  *
  * Records read at open are validated like wire messages: one that does not decode (written by
  * someone else, or by a future version) is left out and counted in `refused`, never trusted.
  */
 type Table = 'nodes' | 'actors' | 'groups' | 'jobs' | 'meta';
-
-interface Write {
-  readonly table: Table;
-  readonly key: string;
-  /** The bytes to store; undefined deletes the key. */
-  readonly bytes: () => Uint8Array | undefined;
-}
 
 export interface KvStoreOptions {
   cluster: string;
@@ -31,8 +29,8 @@ export interface KvStoreOptions {
   /** Pause before a failed write is tried again; default 500 ms. */
   retryMs?: number;
   /**
-   * Whether this GCS may still write (it holds the leader lease, leader.ts); default always. A GCS
-   * that lost the lease drops what it has not written: the tables are the new leader's now.
+   * Whether this GCS may write now (its leader lease is valid, leader.ts); default always. While it
+   * is false writes wait; a GCS that lost the lease for good closes the store instead.
    */
   valid?: () => boolean;
 }
@@ -40,18 +38,16 @@ export interface KvStoreOptions {
 export class KvStore implements GcsStore {
   readonly persistent = true;
   readonly #local = new MemoryStore();
-  readonly #dirty = new Map<string, Write>();
-  #next: { promise: Promise<void>; resolve: () => void } | undefined;
-  #inflight: Promise<void> = Promise.resolve();
-  #scheduled = false;
-  #closed = false;
+  readonly #writes: WriteBehind;
   /** Records read at open that did not validate. */
   refused = 0;
 
   private constructor(
     private readonly buckets: Record<Table, KvBucket>,
     private readonly opts: KvStoreOptions,
-  ) {}
+  ) {
+    this.#writes = new WriteBehind({ log: opts.log, ...(opts.retryMs === undefined ? {} : { retryMs: opts.retryMs }), ...(opts.valid ? { mayWrite: opts.valid } : {}) });
+  }
 
   /** Opens (creating when missing) the cluster's buckets and loads every record. */
   static async open(kv: KeyValue, opts: KvStoreOptions): Promise<KvStore> {
@@ -171,74 +167,18 @@ export class KvStore implements GcsStore {
   }
 
   durable(): Promise<void> {
-    if (this.#dirty.size === 0) return this.#inflight;
-    return this.#nextFlush().promise;
+    return this.#writes.durable();
   }
 
-  async close(): Promise<void> {
-    await this.durable().catch(() => undefined);
-    this.#closed = true;
+  /**
+   * Stores what is pending while this GCS may still write, then lets go; a GCS without a valid
+   * lease (it stepped down) drops it instead: waiting for a lease that will not come back would hang.
+   */
+  close(): Promise<void> {
+    return this.#writes.close();
   }
 
   #write(table: Table, id: string, bytes: () => Uint8Array | undefined): void {
-    if (this.#closed) return;
-    const key = kvKey(id);
-    this.#dirty.set(`${table}/${key}`, { table, key, bytes });
-    this.#nextFlush();
-  }
-
-  #nextFlush(): { promise: Promise<void>; resolve: () => void } {
-    if (!this.#next) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => (resolve = r));
-      this.#next = { promise, resolve };
-    }
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(() => this.#flush());
-    }
-    return this.#next;
-  }
-
-  /** Writes what is dirty; what fails goes back to dirty (unless rewritten) and is tried again. */
-  #flush(): void {
-    this.#scheduled = false;
-    const batch = [...this.#dirty.entries()];
-    const done = this.#next!;
-    this.#dirty.clear();
-    this.#next = undefined;
-    if (this.opts.valid && !this.opts.valid()) {
-      this.#closed = true;
-      done.resolve();
-      return;
-    }
-    const writes = batch.map(async ([slot, write]) => {
-      const bucket = this.buckets[write.table];
-      let bytes: Uint8Array | undefined;
-      try {
-        bytes = write.bytes();
-      } catch (err) {
-        // a record that cannot be encoded (over the size limit) would fail every time: said once, left out
-        this.opts.log(`cannot store ${write.table}/${write.key}: ${err instanceof Error ? err.message : String(err)}`);
-        return true;
-      }
-      try {
-        if (bytes === undefined) await bucket.delete(write.key);
-        else await bucket.put(write.key, bytes);
-        return true;
-      } catch (err) {
-        this.opts.log(`cannot store ${write.table}/${write.key} (tried again): ${err instanceof Error ? err.message : String(err)}`);
-        if (!this.#dirty.has(slot)) this.#dirty.set(slot, write);
-        return false;
-      }
-    });
-    const settled = Promise.all(writes).then(async (oks) => {
-      if (oks.every(Boolean)) return;
-      // what failed is dirty again: it is written with the next flush, after a pause
-      await new Promise((r) => setTimeout(r, this.opts.retryMs ?? 500));
-      if (!this.#closed) await this.durable();
-    });
-    this.#inflight = Promise.all([this.#inflight, settled]).then(() => undefined);
-    void settled.then(done.resolve);
+    this.#writes.write(this.buckets[table], kvKey(id), bytes);
   }
 }

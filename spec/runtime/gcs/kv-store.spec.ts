@@ -7,7 +7,7 @@ import type { ActorRecord, NodeRecord } from '../../../runtime/gcs/store.ts';
 // The GCS's tables in key-value buckets (MemoryKeyValue here; spec/integration/kv.spec.ts runs the
 // JetStream buckets on a real nats-server): write-behind with one put per key per turn, durable(),
 // loading what an earlier store wrote, refusing records that do not validate, retrying failed puts,
-// and a store whose GCS lost its lease writing nothing more.
+// writes held while the GCS's lease has lapsed, and a store closed after it lost the lease writing nothing more.
 
 /** A KeyValue whose buckets count puts and can fail the next N of them. */
 class Counting implements KeyValue {
@@ -102,16 +102,57 @@ test('a put that fails is tried again; durable() waits until it is stored', asyn
   assert.is(again.getActor('a1')?.info.state, 'ALIVE');
 });
 
-test('a store whose GCS no longer holds the lease writes nothing more', async () => {
+test('after a failed put taken up by a later flush, a durable() with nothing dirty still resolves once stored', async () => {
+  // the GCS stall of issue 15: kill_actor's durable() comes after its write left, and a retry that
+  // waited on a chain holding itself made every such durable() hang for good
+  const kv = new Counting();
+  const store = await KvStore.open(kv, { cluster: 'c', log, retryMs: 20 });
+  kv.failNext = 1;
+  store.putActor(actor('a1', 'ALIVE'));
+  await new Promise((r) => setImmediate(r)); // a1's put goes out and fails
+  await new Promise((r) => setImmediate(r));
+  store.putActor(actor('a2', 'ALIVE')); // the next flush takes a1 along
+  await store.durable();
+  await store.durable(); // nothing dirty now
+  const again = await KvStore.open(kv, { cluster: 'c', log });
+  assert.equal(again.actors().map((a) => a.info.actorId).sort(), ['a1', 'a2']);
+});
+
+test('while the lease has lapsed writes wait, and go out once it is valid again', async () => {
   const kv = new Counting();
   let valid = true;
-  const store = await KvStore.open(kv, { cluster: 'c', log, valid: () => valid });
+  const store = await KvStore.open(kv, { cluster: 'c', log, valid: () => valid, retryMs: 5 });
   store.putActor(actor('a1', 'ALIVE'));
   await store.durable();
   valid = false;
   store.putActor(actor('a1', 'DEAD'));
+  let stored = false;
+  const waiting = store.durable().then(() => (stored = true));
+  await new Promise((r) => setTimeout(r, 30));
+  assert.is(stored, false, 'durable() waits while the lease is not valid');
+  assert.is((await KvStore.open(kv, { cluster: 'c', log })).getActor('a1')?.info.state, 'ALIVE', 'nothing written meanwhile');
+  valid = true;
+  await waiting;
+  assert.is((await KvStore.open(kv, { cluster: 'c', log })).getActor('a1')?.info.state, 'DEAD');
+});
+
+test('a store closed after its GCS lost the lease drops what is unwritten and writes nothing more', async () => {
+  const kv = new Counting();
+  let valid = true;
+  const store = await KvStore.open(kv, { cluster: 'c', log, valid: () => valid, retryMs: 5 });
+  store.putActor(actor('a1', 'ALIVE'));
   await store.durable();
-  assert.is((await KvStore.open(kv, { cluster: 'c', log })).getActor('a1')?.info.state, 'ALIVE');
+  valid = false;
+  store.putActor(actor('a1', 'DEAD'));
+  const waiting = store.durable();
+  await store.close();
+  await waiting;
+  store.putActor(actor('a2', 'ALIVE'));
+  valid = true;
+  await store.durable();
+  const again = await KvStore.open(kv, { cluster: 'c', log });
+  assert.is(again.getActor('a1')?.info.state, 'ALIVE');
+  assert.is(again.getActor('a2'), undefined);
 });
 
 test('clusters keep their tables apart', async () => {
