@@ -8,7 +8,9 @@ import { KvConflictError, type KvBucket } from '../bus/kv.ts';
  * renewals, each a compare-and-set on the key's revision:
  *
  *   - the holder writes the key again every `renewMs` (update at the revision it last wrote); a
- *     conflict means someone else took the lease: it is lost at once. A renewal that fails for
+ *     conflict means someone else took the lease: it is lost at once — unless the key holds this
+ *     holder's own lease at its epoch (a renewal stored whose acknowledgement was lost when a NATS
+ *     server died: #ownWrite). A renewal that fails for
  *     another reason (the store out of reach) is tried again at the same pace; meanwhile the holder
  *     is not `valid()`, and a renewal that then succeeds at the same revision proves nobody took the
  *     lease, so it leads on;
@@ -149,9 +151,29 @@ export class LeaderLease {
     return true;
   }
 
-  #schedule(): void {
+  #schedule(delayMs = this.renewMs): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => void this.#renew(), this.renewMs);
+    this.#timer = setTimeout(() => void this.#renew(), delayMs);
+  }
+
+  /**
+   * After a conflict: whether the key holds this holder's own lease at this epoch — an earlier
+   * renewal was stored but its acknowledgement lost (the stream's leader died between the two, the
+   * usual way a NATS server's death shows here). A standby writes its own name and epoch + 1, so this
+   * value is ours: its revision is adopted and the renewal asked again at once. It is not counted as
+   * a renewal (when it was stored is unknown). Unreadable is a lost lease, as before.
+   */
+  async #ownWrite(): Promise<boolean> {
+    try {
+      const current = await this.opts.bucket.get(KEY);
+      const lease = current && this.#read(current.value);
+      if (!current || lease?.holder !== this.opts.holder || lease.epoch !== this.#epoch) return false;
+      this.opts.log(`leader lease: an earlier renewal was stored without its acknowledgement; renewing from revision ${current.revision}`);
+      this.#revision = current.revision;
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   async #renew(): Promise<void> {
@@ -162,7 +184,10 @@ export class LeaderLease {
       this.#renewedAt = asked;
       this.#checkValidity();
     } catch (err) {
-      if (err instanceof KvConflictError) return this.#lose(`another GCS took the lease (epoch ${this.#epoch} is over)`);
+      if (err instanceof KvConflictError) {
+        if (await this.#ownWrite()) return this.#schedule(0);
+        return this.#lose(`another GCS took the lease (epoch ${this.#epoch} is over)`);
+      }
       // The store was out of reach (a NATS outage): not valid() meanwhile, so this GCS does nothing;
       // a later renewal at the same revision proves nobody took the lease, and it goes on leading.
       this.opts.log(`leader lease: renewal failed (trying again): ${err instanceof Error ? err.message : String(err)}`);

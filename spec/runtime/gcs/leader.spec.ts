@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryKeyValue, type KvBucket } from '../../../runtime/bus/kv.ts';
 import { LeaderLease } from '../../../runtime/gcs/leader.ts';
+import { encode } from '../../../protocols/codec.ts';
 
 // The leader lease on a MemoryKeyValue bucket (the JetStream bucket's compare-and-set is checked on a
 // real server in spec/integration/kv.spec.ts). Renewals and standby polls run on real timers with a
@@ -70,9 +71,25 @@ test('a renewal that finds the lease taken loses it at once, with the reason', a
   await leader.acquire();
   // someone else writes the key (a standby that judged it expired)
   const held = (await b.get('lease'))!;
-  await b.update('lease', held.value, held.revision);
+  await b.update('lease', encode('stored_lease', { holder: 'b', epoch: 2 }), held.revision);
   assert.match(await leader.lost, /another GCS took the lease/);
   assert.not.ok(leader.valid());
+});
+
+test('a conflict over its own lease (a renewal stored, its acknowledgement lost) is no loss: it renews on', async () => {
+  const b = await bucket();
+  const leader = new LeaderLease({ bucket: b, holder: 'a', ttlMs: 400, log });
+  await leader.acquire();
+  let lost = false;
+  void leader.lost.then(() => (lost = true));
+  // what a renewal whose answer died with a NATS server leaves: the key moved, holding the same lease
+  const held = (await b.get('lease'))!;
+  await b.update('lease', held.value, held.revision);
+  await renewals(b, 3);
+  assert.not.ok(lost);
+  assert.ok(leader.valid());
+  assert.is(leader.epoch, 1);
+  leader.stop();
 });
 
 test('of two standbys racing for an expired lease exactly one wins', async () => {
