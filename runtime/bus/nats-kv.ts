@@ -1,4 +1,4 @@
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { OrreryError } from '../../lib/errors.ts';
@@ -14,13 +14,22 @@ import { KvConflictError, type KeyValue, type KvBucket, type KvValue } from './k
 export async function openJetStreamKv(nc: NatsConnection, opts: { readyTimeoutMs?: number } = {}): Promise<KeyValue> {
   const deadline = Date.now() + (opts.readyTimeoutMs ?? READY_TIMEOUT_MS);
   await untilReady(deadline, () => jetstreamManager(nc, { timeout: 5000 }));
-  const kvm = new Kvm(nc);
+  const kvm = new Kvm(jetstream(nc, { timeout: WRITE_TIMEOUT_MS }));
   return {
     async bucket(name: string): Promise<KvBucket> {
       return new JetStreamBucket(name, await untilReady(Date.now() + (opts.readyTimeoutMs ?? READY_TIMEOUT_MS), () => createReplicated(kvm, name)));
     },
   };
 }
+
+/**
+ * How long a write (or any JetStream request of the buckets) waits for its acknowledgement. nats.js's
+ * default is 5 s; a put sent while the stream's leader is being replaced can sit unanswered that long
+ * after the new leader already takes writes, and every caller of the GCS waits behind it. Normal
+ * puts take milliseconds, so 2 s is still far above one under load; a put that times out is tried
+ * again by its owner (kv-store.ts, leader.ts).
+ */
+export const WRITE_TIMEOUT_MS = 2000;
 
 /** How long JetStream may stay "temporarily unavailable" (a NATS cluster electing its leaders) before opening fails. */
 const READY_TIMEOUT_MS = 30_000;
@@ -79,11 +88,25 @@ function isConflict(err: unknown): boolean {
   return e?.api_error?.err_code === 10071 || /wrong last sequence|key exists/i.test(e?.message ?? '');
 }
 
+/**
+ * A write that found no stream leader: nats.js reports JetStream's no-responders as "jetstream is not
+ * enabled", which on a NATS cluster means the bucket's stream is electing a leader (the server that
+ * led it is gone). Said as what it is; the caller tries again.
+ */
+function unavailable(bucket: string, err: unknown): unknown {
+  if ((err as Error)?.name !== 'JetStreamNotEnabled') return err;
+  return new OrreryError('KV_UNAVAILABLE', `no leader of ${bucket}'s stream answered (the NATS cluster is electing one?)`, { cause: err });
+}
+
 class JetStreamBucket implements KvBucket {
   constructor(readonly name: string, private readonly kv: KV) {}
 
-  put(key: string, value: Uint8Array): Promise<number> {
-    return this.kv.put(key, value);
+  async put(key: string, value: Uint8Array): Promise<number> {
+    try {
+      return await this.kv.put(key, value);
+    } catch (err) {
+      throw unavailable(this.name, err);
+    }
   }
 
   async create(key: string, value: Uint8Array): Promise<number> {
@@ -91,7 +114,7 @@ class JetStreamBucket implements KvBucket {
       return await this.kv.create(key, value);
     } catch (err) {
       if (isConflict(err)) throw new KvConflictError(key, `key ${key} exists in ${this.name}`);
-      throw err;
+      throw unavailable(this.name, err);
     }
   }
 
@@ -100,7 +123,7 @@ class JetStreamBucket implements KvBucket {
       return await this.kv.update(key, value, revision);
     } catch (err) {
       if (isConflict(err)) throw new KvConflictError(key, `key ${key} of ${this.name} is not at revision ${revision}`);
-      throw err;
+      throw unavailable(this.name, err);
     }
   }
 
@@ -112,7 +135,11 @@ class JetStreamBucket implements KvBucket {
   }
 
   async delete(key: string): Promise<void> {
-    await this.kv.delete(key);
+    try {
+      await this.kv.delete(key);
+    } catch (err) {
+      throw unavailable(this.name, err);
+    }
   }
 
   /**
