@@ -3,6 +3,8 @@ import * as assert from 'uvu/assert';
 import { parseResources } from '../../../lib/resources/resource-set.ts';
 import type { PlacementGroupInfoWire } from '../../../protocols/messages/placement-group.ts';
 import type { GcsOptions } from '../../../runtime/gcs/index.ts';
+import { MemoryStore } from '../../../runtime/gcs/store.ts';
+import { until } from '../../helpers/until.ts';
 import { Harness, type NodeSpec, type StubRaylet } from './support.ts';
 
 /**
@@ -317,5 +319,52 @@ test('create_pg with a name already taken in the namespace: PLACEMENT_GROUP_NAME
     assert.is(err.code, 'PLACEMENT_GROUP_NAME_TAKEN');
     assert.is((await h.request('get_pg', 'get_pg', { name: 'x' })).id, id);
   }));
+
+// ---- a group reported CREATED is stored ----
+
+/** A memory store that counts as persistent and, from the first CREATED record on, holds durable() until released. */
+class HeldStore extends MemoryStore {
+  override readonly persistent = true;
+  readonly groupPuts: string[] = [];
+  #held = false;
+  #waiting: (() => void)[] = [];
+  override putGroup(record: Parameters<MemoryStore['putGroup']>[0]): void {
+    this.groupPuts.push(record.info.state);
+    if (record.info.state === 'CREATED') this.#held = true;
+    super.putGroup(record);
+  }
+  override durable(): Promise<void> {
+    return this.#held ? new Promise((resolve) => this.#waiting.push(resolve)) : Promise.resolve();
+  }
+  release(): void {
+    this.#held = false;
+    for (const resolve of this.#waiting.splice(0)) resolve();
+  }
+}
+
+test('placement_group_state and get_pg tell of CREATED only once its record is stored; the record is written at create and at CREATED, not at PREPARED', async () => {
+  const store = new HeldStore();
+  await withGcs({ store }, async (h) => {
+    await addAll(h, four());
+    const id = pgId();
+    await create(h, { strategy: 'PACK', bundles: cpus(1) }, { pgId: id });
+    const states = (): string[] => h.events.got.filter((e) => e.type === 'placement_group_state' && e.placementGroup?.id === id).map((e) => e.placementGroup!.state);
+    // the GCS has it CREATED (list_placement_groups does not wait for the store) …
+    const listed = async (): Promise<PlacementGroupInfoWire[]> => (await h.request('list_placement_groups', 'list_placement_groups', {})).items;
+    await until(`${id} CREATED in the GCS`, async () => ((await listed()).some((g) => g.id === id && g.state === 'CREATED') ? true : undefined));
+    assert.equal(store.groupPuts, ['PENDING', 'CREATED']);
+    // … and has told no one while that record is not stored
+    const answer = getPg(h, id);
+    let answered = false;
+    void answer.then(() => (answered = true));
+    await listed(); // a request sent after get_pg, answered
+    assert.is(answered, false, 'get_pg waits for the store');
+    assert.not.ok(states().includes('CREATED'), `no CREATED event yet: ${states()}`);
+    store.release();
+    assert.is((await reachedPg(h, id, 'CREATED')).state, 'CREATED');
+    assert.is((await answer).state, 'CREATED');
+    assert.equal(states(), ['PENDING', 'PREPARED', 'CREATED']);
+  });
+});
 
 test.run();
