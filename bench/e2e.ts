@@ -41,7 +41,7 @@
  * 5. Code shipping (bench/e2e-code.ts): remote() to first call of an actor whose code is not yet on
  *    the node (bundled, uploaded, fetched, verified) beside one whose code is cached there.
  * 6. Creation by node count (--nodes 4,16,32, alone; bench/support/e2e-nodes.ts): per count a
- *    cluster of its own, 2,000 no-op actors SPREAD after a warm batch — actors/s, summed raylet CPU,
+ *    cluster of its own, 2,000 no-op actors SPREAD after a warm batch of as many — actors/s, summed raylet CPU,
  *    NATS messages and KB out per created actor; targets (issue 18, part 4): raylet CPU per actor
  *    with 16 raylets ≤ 1.5× with 4, NATS messages per actor with 32 raylets ≤ 2× with 4.
  *
@@ -659,7 +659,10 @@ async function main(): Promise<void> {
 // 6. creation cost by node count (--nodes)
 
 async function runScaling(counts: readonly number[]): Promise<void> {
-  const runs = await measureScaling(counts, { actors: args.quick ? 500 : 2_000, warm: (n) => Math.max(200, 8 * n) }, {
+  // the warm batch is as large as the measured one: with a few hundred, the raylets' view code is still
+  // being compiled during the measured batch (summed raylet CPU per actor ~2x at 4 and 16 raylets)
+  const actors = args.quick ? 500 : 2_000;
+  const runs = await measureScaling(counts, { actors, warm: () => actors }, {
     start: ({ address, nodes }) => startLocalCluster({ transport: 'nats', address, nodes, nodeFlags: CPU_PROF_DIR === undefined ? MODE.nodeFlags : [...MODE.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, '--cpu-prof-interval=1000'] }),
     createSpread: async (local, labelSelector) => {
       const h = await local.cluster.actor(NoopActor).options({ schedulingStrategy: 'SPREAD', ...(labelSelector ? { labelSelector } : {}) }).remote();

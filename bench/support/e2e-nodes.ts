@@ -1,8 +1,9 @@
 /**
  * bench:e2e --nodes N[,N…] (issue 18, part 4): what creating actors costs as the cluster grows. For
  * each node count, one cluster of its own — a nats-server with JetStream and HTTP monitoring, a GCS
- * and N raylet processes (startLocalCluster) — then a warm batch of SPREAD actors (so every raylet
- * has its worker host up and its code compiled), then the measured batch: ACTORS no-op actors,
+ * and N raylet processes (startLocalCluster) — then a warm batch of SPREAD actors as large as the
+ * measured one (so every raylet has its worker host up and its code, the view's included, compiled),
+ * then the measured batch: ACTORS no-op actors,
  * SPREAD, 256 in flight, until every one is ALIVE. Measured over that batch alone:
  *
  *   actors ALIVE/s                        wall time from the first remote() to the last ready()
