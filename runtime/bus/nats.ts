@@ -8,7 +8,11 @@ import type { ObjectBucket, ObjectBucketOptions } from './objects.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
 
 export interface NatsBusOptions extends BusOptions {
-  /** NATS server URLs, comma-separated (`nats://10.0.0.1:4222,nats://10.0.0.2:4222`). */
+  /**
+   * NATS server URLs, comma-separated (`nats://10.0.0.1:4222,nats://10.0.0.2:4222`). The first is
+   * tried first — list the server nearest the process first (its own machine's); the others, in a
+   * random order, are where it goes when that one is gone.
+   */
   servers: string;
   /** Connection name shown by the server's monitoring (e.g. `raylet-<nodeId>`). */
   name?: string;
@@ -43,7 +47,8 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   const tls = opts.tls === undefined ? undefined : { caFile: opts.tls.ca, certFile: opts.tls.cert, keyFile: opts.tls.key };
   try {
     const nc = await connect({
-      servers,
+      servers: preferFirst(servers),
+      noRandomize: true,
       name: opts.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: opts.reconnectTimeWaitMs ?? 250,
@@ -62,6 +67,20 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     const hint = /authoriz|authentica/i.test(reason) ? (creds === undefined ? ' (the server requires credentials: --creds FILE or ORRERY_CREDS)' : ` (the server refused the credentials in ${creds.path})`) : '';
     throw new ConnectionFailedError(address, reason + hint, { cause });
   }
+}
+
+/**
+ * The first server, then the rest shuffled: nats.js would shuffle them all, so a process given its own
+ * machine's server first could start on any other; with the rest in one fixed order, every process
+ * that loses the same server would go to the same next one.
+ */
+function preferFirst(servers: readonly string[]): string[] {
+  const rest = servers.slice(1);
+  for (let i = rest.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [rest[i], rest[j]] = [rest[j], rest[i]];
+  }
+  return [servers[0], ...rest];
 }
 
 /** Tokens kept for reuse: more than the server's subject cache (1,024) would gain nothing. */
