@@ -1,7 +1,7 @@
 // orrery on a cluster of three nats-servers (routes on loopback, JetStream on each), every process
 // given all three URLs: the GCS keeps its tables with three replicas (R3), raylets started with the
-// CLI join through the list, and a driver creates and calls actors on them. (Killing one server
-// under load: see docs/deploy.md, "Losing a server" — not yet a spec, see the note of issue 15.)
+// CLI join through the list, and a driver creates and calls actors on them. Killing one server under
+// it: nats-cluster-failover.spec.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
