@@ -51,9 +51,10 @@ async function untilReady<T>(deadline: number, attempt: () => Promise<T>): Promi
         throw new OrreryError('JETSTREAM_UNAVAILABLE', `the NATS server has no JetStream (start it with -js): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
       const message = err instanceof Error ? err.message : String(err);
-      // only what a leader election looks like is waited out; anything else (permissions, a bad
-      // name) is an answer, not a pause
-      if (code !== 10008 && !/time(d)? ?out|temporarily unavailable|no (stream )?leader|quorum/i.test(message)) throw err;
+      // only what a leader election looks like is waited out — and "no suitable peers for
+      // placement" (10005), what a NATS cluster answers an R3 bucket while its JetStream servers are
+      // still finding each other; anything else (permissions, a bad name) is an answer, not a pause
+      if (code !== 10008 && code !== 10005 && !/time(d)? ?out|temporarily unavailable|no (stream )?leader|quorum|no suitable peers/i.test(message)) throw err;
       if (Date.now() + pause > deadline) {
         throw new OrreryError('JETSTREAM_NOT_READY', `JetStream did not answer in time (a NATS cluster without a leader?): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
