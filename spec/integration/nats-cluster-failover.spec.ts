@@ -1,18 +1,21 @@
 // Losing one nats-server of three (issue 15 part 4, docs/deploy.md "Losing a server"). Three clustered
 // servers on loopback with JetStream on each; every process is given all three URLs with its own
-// server first: the GCS on A, raylets started with `orrery start` on B and C, the driver on C.
+// server first: the GCS on A, raylets started with `orrery start` on B and C, the driver on C, which
+// creates actors on both nodes — among them one from a .ts module with a relative import in a
+// temporary directory, shipped through the cluster's code store — and calls them.
 //   - B killed: node-b's raylet reconnects to A or C, no node goes DEAD, no actor dies or restarts,
 //     every actor answers again; what fails meanwhile fails typed;
 //   - (B back) the server that leads the GCS's actors bucket killed: kill_actor — a GCS write — works
 //     again once JetStream has a new leader, and what the GCS acknowledged is stored;
 //   - a GCS started afresh recovers every actor from the replicas: the live ones where they were,
 //     the killed ones DEAD.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connect, type ActorHandle, type Cluster } from '../../runtime/index.ts';
+import { connect, defineActor, type ActorHandle, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { CounterActor, type Counter } from '../fixtures/client/actors.ts';
 import { startNatsCluster, type NatsClusterHandle } from '../helpers/nats-server.ts';
@@ -32,7 +35,19 @@ let nats: NatsClusterHandle;
 let gcs: RuntimeProcess | undefined;
 let client: Cluster;
 let env: NodeJS.ProcessEnv;
-const actors: { at: string; handle: ActorHandle<Counter> }[] = [];
+/** What every actor of the spec answers: its count. */
+type Counting = Pick<Counter, 'get'>;
+const actors: { at: string; handle: ActorHandle<Counting> }[] = [];
+
+/** A user's module outside the repository: a .ts actor class importing a sibling by relative path. */
+function writeModule(): string {
+  const dir = join(runDir, 'project');
+  mkdirSync(join(dir, 'lib'), { recursive: true });
+  writeFileSync(join(dir, 'package.json'), '{ "name": "failover-project", "type": "module" }\n');
+  writeFileSync(join(dir, 'lib', 'start.ts'), 'export const START: number = 40;\n');
+  writeFileSync(join(dir, 'tally.ts'), `import { START } from './lib/start.js';\nexport class Tally {\n  private n: number = START;\n  get(): number { return this.n; }\n}\n`);
+  return pathToFileURL(join(dir, 'tally.ts')).href;
+}
 const killed: string[] = [];
 
 /** The address a process on server `home` is given: its own server first, then the other two. */
@@ -132,12 +147,20 @@ test('each process starts on the server it lists first; actors on both nodes ans
   assert.ok((await clientsOf(B)).includes('orrery-raylet-node-b'), 'node-b on B');
   assert.ok((await clientsOf(C)).includes('orrery-raylet-node-c'), 'node-c on C');
   for (const at of ['node-b', 'node-c']) {
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 3; i++) {
       const handle = await client.actor(CounterActor).options({ name: `${at}-${i}`, labelSelector: { at }, numCpus: 0.1 }).remote(i);
       await handle.ready({ timeoutMs: 30_000 });
       assert.is(await handle.call('add', 1), i + 1);
       actors.push({ at, handle });
     }
+  }
+  const moduleUrl = writeModule();
+  const Tally = defineActor(moduleUrl, ((await import(moduleUrl)) as { Tally: new () => Counting }).Tally);
+  for (const at of ['node-b', 'node-c']) {
+    const handle = await client.actor(Tally).options({ name: `tally-${at}`, labelSelector: { at }, numCpus: 0.1 }).remote();
+    await handle.ready({ timeoutMs: 30_000 });
+    assert.is(await handle.call('get'), 40, `the shipped .ts module on ${at}`);
+    actors.push({ at, handle });
   }
   await until('every GCS bucket replicated on the three servers', () => replicated());
 });
@@ -163,7 +186,7 @@ test('server B killed: its raylet reconnects elsewhere, no node goes DEAD, no ac
   await until('B back and every GCS bucket replicated again', () => replicated(), RECOVERY_MS);
 });
 
-test("the server leading the GCS's actors bucket killed: kill_actor works again within the election, and is stored", async () => {
+test("the server leading the GCS's actors bucket killed: kill_actor and creation work again after the election, and are stored", async () => {
   const streams = (await replicated())!;
   const leaderName = streams.find((s) => s.name === 'KV_orrery_default_actors')!.cluster!.leader!;
   const victim = Number(leaderName.split('-').pop());
@@ -174,6 +197,13 @@ test("the server leading the GCS's actors bucket killed: kill_actor works again 
     await eventually(`kill_actor of ${target.handle.actorId}`, () => target.handle.kill().then(() => true), failures);
     killed.push(target.handle.actorId);
   }
+  // and a creation, which writes the actor's record several times over
+  const created = await eventually('an actor created after the election', async () => {
+    const handle = await client.actor(CounterActor).options({ labelSelector: { at: 'node-c' }, numCpus: 0.1 }).remote(7);
+    await handle.ready({ timeoutMs: 30_000 });
+    return handle;
+  }, failures);
+  assert.is(await created.call('get'), 7);
   assertRetryable(failures, `GCS writes while ${leaderName} was gone`);
   await nats.servers[victim].restart();
   await until('every GCS bucket replicated again', () => replicated(), RECOVERY_MS);
