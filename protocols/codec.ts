@@ -15,7 +15,7 @@ import { isPlainObject, type Infer } from './validate.ts';
  * reference in a user payload (actor-ref.ts). Undefined fields are left out.
  * The body sits under `b` so its field names can never clash with the envelope's.
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 // History: 2 — a view delta's node upsert may carry `resourcesChanged` (or no resources) instead of
 // whole resource sets; a peer of version 1 would refuse those deltas, so it is refused at the envelope.
 // 3 — list_actors, list_nodes and list_placement_groups answer a page `{ items, next? }`
@@ -24,6 +24,10 @@ export const PROTOCOL_VERSION = 4;
 // 4 — view_snapshot answers pages (`{ after?, version? }` → a delta with `next?`): the whole view
 // outgrew the message size limit at about 11,000 actors (bench/sim). A version-3 raylet would take
 // the first page for the whole view without a word, so it is refused at the envelope.
+// 5 — the view carries per-node actor-label count changes (`actorLabelsChanged`) and the nodes' load
+// reports (`loads`) instead of actors, and user payloads may hold actor references (extension 0x41,
+// actor-ref.ts). A version-4 raylet would keep an empty actor table and never hear other nodes' load;
+// a version-4 peer would turn a reference into an unknown extension value. Refused at the envelope.
 
 /** Default largest message, in bytes: 1 MiB, the same as nats-server's default max_payload. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;

@@ -292,7 +292,8 @@ async function askFrom(h: Harness, verb: GcsVerb, inbox: string): Promise<string
 const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status', 'list_jobs'];
 const JOB: GcsVerb[] = ['register_job', 'job_heartbeat', 'finish_job'];
 const MAY_ASK: Record<'node' | 'driver' | 'observer' | 'admin', GcsVerb[]> = {
-  node: ['register_node', 'heartbeat', 'actor_died', 'view_snapshot'],
+  // and what actors and tasks do through connect() inside worker hosts (docs/actors.md), never jobs
+  node: ['register_node', 'heartbeat', 'actor_died', 'view_snapshot', ...READS.filter((v) => v !== 'autoscaler_status'), 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'],
   observer: READS,
   driver: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', ...JOB],
   admin: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', ...JOB, 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'],

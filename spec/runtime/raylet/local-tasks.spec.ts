@@ -90,7 +90,7 @@ test('a task that fits here runs here, holding its resources until it ends', asy
   const w = world();
   const id = w.submit({ options: { numCpus: 2 } });
   assert.is(w.running.length, 1);
-  assert.equal(w.running[0].task, { taskId: id, code: { moduleUrl: 'file:///x.ts', functionName: 'f', args: [] }, reply: `inbox.${id}` });
+  assert.equal(w.running[0].task, { taskId: id, code: { moduleUrl: 'file:///x.ts', functionName: 'f', args: [] }, reply: `inbox.${id}`, namespace: 'default' });
   assert.equal(w.leases.available(), { CPU: 0 });
   assert.is(w.view.state.node('me')!.available.CPU, 0, 'the view sees it at once');
   assert.not.ok(w.answers.has(id), 'the host answers the driver, not the raylet');
