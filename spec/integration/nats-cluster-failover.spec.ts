@@ -3,19 +3,21 @@
 // server first: the GCS on A, raylets started with `orrery start` on B and C, the driver on C, which
 // creates actors on both nodes — among them one from a .ts module with a relative import in a
 // temporary directory, shipped through the cluster's code store — and calls them.
+//   - the module deleted from disk: a node started afterwards with `orrery start` on A, with a code
+//     cache of its own, runs a new actor of it — fetched from the store;
 //   - B killed: node-b's raylet reconnects to A or C, no node goes DEAD, no actor dies or restarts,
 //     every actor answers again; what fails meanwhile fails typed;
 //   - (B back) the server that leads the GCS's actors bucket killed: kill_actor — a GCS write — works
 //     again once JetStream has a new leader, and what the GCS acknowledged is stored;
 //   - a GCS started afresh recovers every actor from the replicas: the live ones where they were,
 //     the killed ones DEAD.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connect, defineActor, type ActorHandle, type Cluster } from '../../runtime/index.ts';
+import { connect, defineActor, type ActorClass, type ActorHandle, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { CounterActor, type Counter } from '../fixtures/client/actors.ts';
 import { startNatsCluster, type NatsClusterHandle } from '../helpers/nats-server.ts';
@@ -49,6 +51,8 @@ function writeModule(): string {
   return pathToFileURL(join(dir, 'tally.ts')).href;
 }
 const killed: string[] = [];
+/** The shipped .ts actor class (defined in the first test, from the temporary module). */
+let Tally: ActorClass<Counting, []>;
 
 /** The address a process on server `home` is given: its own server first, then the other two. */
 function address(home: number): string {
@@ -155,7 +159,7 @@ test('each process starts on the server it lists first; actors on both nodes ans
     }
   }
   const moduleUrl = writeModule();
-  const Tally = defineActor(moduleUrl, ((await import(moduleUrl)) as { Tally: new () => Counting }).Tally);
+  Tally = defineActor(moduleUrl, ((await import(moduleUrl)) as { Tally: new () => Counting }).Tally);
   for (const at of ['node-b', 'node-c']) {
     const handle = await client.actor(Tally).options({ name: `tally-${at}`, labelSelector: { at }, numCpus: 0.1 }).remote();
     await handle.ready({ timeoutMs: 30_000 });
@@ -163,6 +167,20 @@ test('each process starts on the server it lists first; actors on both nodes ans
     actors.push({ at, handle });
   }
   await until('every GCS bucket replicated on the three servers', () => replicated());
+});
+
+test('the module deleted from disk: a node that joins afterwards (the CLI, on server A, a cache of its own) runs it from the code store', async () => {
+  rmSync(join(runDir, 'project'), { recursive: true, force: true });
+  // the new node's code cache is its own, as on another machine (runDir goes at the end)
+  const cache = join(runDir, 'node-a-code-cache');
+  const r = await orrery(['start', '--address', address(A), '--node-name', 'node-a', '--labels', 'at=node-a', '--num-cpus', '4'], { ...env, ORRERY_CODE_CACHE: cache });
+  assert.is(r.code, 0, r.stderr);
+  const handle = await client.actor(Tally).options({ name: 'tally-node-a', labelSelector: { at: 'node-a' }, numCpus: 0.1 }).remote();
+  await handle.ready({ timeoutMs: 60_000 });
+  assert.is(await handle.call('get'), 40, 'the deleted module ran on the new node');
+  const fetched = readdirSync(join(cache, 'orrery-code-default')).filter((f) => /^[0-9a-f]{64}$/.test(f));
+  assert.is(fetched.length, 1, 'fetched into the new node’s own cache, from the store');
+  actors.push({ at: 'node-a', handle });
 });
 
 test('server B killed: its raylet reconnects elsewhere, no node goes DEAD, no actor dies, every actor answers again', async () => {
