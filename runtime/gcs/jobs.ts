@@ -23,7 +23,12 @@ import type { GcsStore, JobRecord } from './store.ts';
  * falls while the GCS's own connection is down ends nothing, and every job gets a fresh window when
  * the connection is back (as nodes do, liveness.ts).
  */
-export const DEFAULT_JOB_TIMEOUT_MS = 30_000;
+/**
+ * 8 s: a driver killed outright loses what it owns within 10 s (issue 15), heartbeats every 1.3 s.
+ * A driver whose event loop is blocked longer (a long synchronous computation, a debugger stopped
+ * at a breakpoint) is finished too: raise it with --job-timeout-ms for such drivers (docs/jobs.md).
+ */
+export const DEFAULT_JOB_TIMEOUT_MS = 8_000;
 /** Finished jobs kept listed; older ones are forgotten (from the store too). */
 export const DEFAULT_MAX_FINISHED_JOBS = 10_000;
 
