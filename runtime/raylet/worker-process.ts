@@ -75,6 +75,8 @@ export class WorkerProcess implements WorkerHost {
   private readonly requests = new TurnBatch<ActorRequest>((list) => this.sendNow({ type: 'requests', requests: list }));
   private nextId = 1;
   private gone: string | undefined;
+  /** A renewal waiting for the end of its turn (lease()). */
+  private pendingRenewal: NodeJS.Immediate | undefined;
 
   private constructor(private readonly child: ChildProcess, private readonly opts: WorkerProcessOptions) {
     this.exited = new Promise((resolve) => {
@@ -166,9 +168,28 @@ export class WorkerProcess implements WorkerHost {
     if (this.gone === undefined) this.send({ type: 'revoke', leaseIds });
   }
 
-  /** Straight to the host (it needs no order against creates): its watchdog follows the raylet's fence. */
+  /**
+   * The raylet's fence, for the host's watchdog. A fence goes at once (after the creates and kills
+   * gathered so far). A renewal — which lifts a fence — goes in the check phase of this turn, after
+   * the turn's kills: a raylet declared dead and registering again hears the GCS kill the actors it
+   * moved elsewhere and then its registration answered, both in one turn, and the kills reach the
+   * host through promise chains and a turn batch. Sent at once, the renewal overtook them and a
+   * stale incarnation answered calls for a moment beside its successor (fencing.spec.ts caught it
+   * under load). A fence made meanwhile cancels the pending renewal.
+   */
   lease(lease: HostLease): void {
-    if (this.gone === undefined) this.sendNow(lease);
+    if (this.gone !== undefined) return;
+    if (lease.type === 'fence') {
+      if (this.pendingRenewal !== undefined) clearImmediate(this.pendingRenewal);
+      this.pendingRenewal = undefined;
+      this.send(lease);
+      return;
+    }
+    if (this.pendingRenewal !== undefined) clearImmediate(this.pendingRenewal);
+    this.pendingRenewal = setImmediate(() => {
+      this.pendingRenewal = undefined;
+      if (this.gone === undefined) this.send(lease);
+    });
   }
 
   private flushTasks(): void {
