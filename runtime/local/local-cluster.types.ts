@@ -28,7 +28,7 @@ export interface LocalClusterOptions {
   rareResources?: string[];
   /**
    * How long the GCS waits for a job's heartbeat before it finishes the job and kills what it owns
-   * (docs/jobs.md); default the GCS's, 8,000 ms.
+   * (docs/jobs.md); default the GCS's, 30,000 ms.
    */
   jobTimeoutMs?: number;
   /**

@@ -35,7 +35,7 @@ const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
  * gets the taint `orrery.io/rare-<name>=true`, and requests for them tolerate it automatically
  * (seed 003). `--taints "k=v[:Effect],…"` are this node's static taints. `--job-timeout-ms N` (head
  * and --gcs only, also the GCS's) is how long a job may go without a heartbeat before the GCS ends it
- * and kills what it owns (docs/jobs.md; default 8,000).
+ * and kills what it owns (docs/jobs.md; default 30,000).
  */
 export async function start(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('start', argv, FLAGS);
