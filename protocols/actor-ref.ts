@@ -120,25 +120,7 @@ export function isBareRef(value: unknown): value is ActorRef {
  * (acyclic, plain data and references only).
  */
 export function reviveRefs(value: unknown, make: (ref: ActorRef) => unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (isBareRef(value)) return make(value);
-  if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    for (let i = 0; i < value.length; i++) {
-      const item = value[i];
-      const next = reviveRefs(item, make);
-      if (next !== item) (out ??= value.slice())[i] = next;
-    }
-    return out ?? value;
-  }
-  if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
-  let out: Record<string, unknown> | undefined;
-  for (const key of Object.keys(value)) {
-    const item = (value as Record<string, unknown>)[key];
-    const next = reviveRefs(item, make);
-    if (next !== item) (out ??= { ...(value as Record<string, unknown>) })[key] = next;
-  }
-  return out ?? value;
+  return mapRefs(value, (v) => (isBareRef(v) ? make(v) : undefined));
 }
 
 /**
@@ -162,12 +144,15 @@ export function refsFromIpc(value: unknown): unknown {
   });
 }
 
-/** `value` with each part `swap` answers for replaced (copying only what changed); depth-bounded by the payload rules. */
+/**
+ * `value` with each part `swap` answers for replaced, copying only the arrays and plain objects on
+ * the path to a change; anything else (bytes, dates, class instances) is left as it is, not walked.
+ * Depth-bounded by the payload rules.
+ */
 function mapRefs(value: unknown, swap: (v: object) => unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const swapped = swap(value);
   if (swapped !== undefined) return swapped;
-  if (value instanceof Uint8Array || value instanceof Date || value instanceof Map) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
@@ -176,6 +161,8 @@ function mapRefs(value: unknown, swap: (v: object) => unknown): unknown {
     }
     return out ?? value;
   }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
   let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(value)) {
     const item = (value as Record<string, unknown>)[key];
