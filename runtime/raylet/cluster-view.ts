@@ -78,6 +78,8 @@ export class RayletView {
   private stopped = false;
   /** Set while applying when something about this node that constraints read changed. */
   private localChanged = false;
+  /** refresh() callers waiting for the next snapshot to be applied. */
+  private synced: (() => void)[] = [];
 
   constructor(
     private readonly opts: {
@@ -202,6 +204,26 @@ export class RayletView {
 
   stop(): void {
     this.stopped = true;
+    this.settleSynced();
+  }
+
+  /**
+   * Brings the view up to date from a snapshot (its raylet starts following `gcs.view` again after
+   * a pause, and has missed what happened meanwhile); resolves once one has been applied — at once
+   * when one is already being read — or the view stops. A snapshot that fails is asked for again
+   * after `retryMs`, as for a gap; deltas arriving meanwhile are held and applied after it.
+   */
+  refresh(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.synced.push(resolve));
+    if (!this.held) this.resync([]);
+    return done;
+  }
+
+  private settleSynced(): void {
+    const waiting = this.synced;
+    this.synced = [];
+    for (const resolve of waiting) resolve();
   }
 
   /** Asks for a snapshot, holding `pending` and whatever arrives until it is applied. */
@@ -212,6 +234,7 @@ export class RayletView {
         if (this.stopped) return;
         this.counts.snapshots++;
         this.replace(snapshot);
+        this.settleSynced();
         const held = this.held ?? [];
         this.held = undefined;
         for (const [i, delta] of held.entries()) {

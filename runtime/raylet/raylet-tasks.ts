@@ -4,6 +4,7 @@ import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
 import { decode, encode } from '../../protocols/codec.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
 import { messages } from '../../protocols/messages/registry.ts';
+import type { SubmitTask } from '../../protocols/messages/task.ts';
 import { viewDelta, type ViewDelta } from '../../protocols/messages/view.ts';
 import { decodeReply, encodeError } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
@@ -24,6 +25,17 @@ const VIEW_REGISTRY = { view_delta: messages.view_delta } as const;
  * than about twice per view period would only be thrown away there.
  */
 const LOAD_INTERVAL_MS = 50;
+/**
+ * How long a raylet keeps following `gcs.view` after its task work ended: the last submission, with
+ * no task queued or running and no worker lease left (see RayletTasks, "Following the view").
+ */
+export const DEFAULT_VIEW_LINGER_MS = 30_000;
+
+/**
+ * When a raylet follows the cluster view: 'with-tasks' (the default) from its first task submission
+ * until it has had no task work for the linger time, 'always' from its start.
+ */
+export type FollowView = 'with-tasks' | 'always';
 
 export interface RayletTasksOptions {
   bus: Bus;
@@ -38,6 +50,10 @@ export interface RayletTasksOptions {
   retryMs?: number;
   maxSpillHops?: number;
   workerLeases?: { idleMs: number; lifetimeMs: number } | false;
+  /** Default 'with-tasks'. */
+  followView?: FollowView;
+  /** Default DEFAULT_VIEW_LINGER_MS. */
+  viewLingerMs?: number;
 }
 
 /**
@@ -47,6 +63,18 @@ export interface RayletTasksOptions {
  * load traffic grows with the nodes, not their square); the
  * `submit_task` subject, whose messages it decodes and hands to LocalTasks; and the events tasks and
  * leases publish (`schedule_failed` for a task no node can take, `lease_revoked`).
+ *
+ * Following the view. Only task decisions read the view (the GCS places actors), so a raylet
+ * follows `gcs.view` only while it has task work: a submission subscribes it and reads a snapshot,
+ * and the submissions that arrive before that snapshot is applied wait for it (at most the request
+ * timeout; after that they are decided on the view as it was, and the snapshot, asked for again
+ * after each failure, decides the queued ones afresh when it comes). Once no submission came for
+ * `viewLingerMs` and no task is queued or running and no worker lease is held, it unsubscribes.
+ * Before, every raylet applied every delta: CPU and traffic on every node for each actor placed
+ * anywhere, which grew with the number of nodes (bench:e2e --nodes). A raylet's own node (its
+ * resources, leases and bundles) is its own accounting and always current; what a paused view
+ * misses of it (labels and taints the GCS changed, actor labels placed here) matters only to tasks
+ * and leases, and the snapshot brings it when they come. `followView: 'always'` keeps the old way.
  */
 export class RayletTasks {
   readonly view: RayletView;
@@ -57,6 +85,12 @@ export class RayletTasks {
   /** This raylet's load reports: the last one's time and what it said (none is sent that says the same). */
   private load = { seq: 0, last: Number.NEGATIVE_INFINITY, timer: undefined as NodeJS.Timeout | undefined, said: undefined as Readonly<Record<string, number>> | undefined };
   private closed = false;
+  /** The gcs.view subscription while following; see "Following the view". */
+  private viewSub: Subscription | undefined;
+  /** Submissions waiting for the view's snapshot, with the timer that stops the wait. */
+  private waiting: { submits: [SubmitTask, BusMsg & { reply: string }][]; timer: NodeJS.Timeout } | undefined;
+  private lastSubmit = Number.NEGATIVE_INFINITY;
+  private lingerTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: RayletTasksOptions) {
     const { config } = opts;
@@ -88,14 +122,57 @@ export class RayletTasks {
     return this.opts.config.nodeId;
   }
 
-  stats(): { tasks: { running: number; queued: number; leases: number }; view: ViewStats } {
-    return { tasks: this.tasks.stats(), view: this.view.stats() };
+  stats(): { tasks: { running: number; queued: number; leases: number }; view: ViewStats & { following: boolean } } {
+    return { tasks: this.tasks.stats(), view: { ...this.view.stats(), following: this.following } };
   }
 
-  /** Subscribes `gcs.view` and this raylet's `submit_task`; the caller ends them. */
+  /**
+   * Subscribes this raylet's `submit_task` (the caller ends it) and — with `followView: 'always'` —
+   * `gcs.view`, which stop() ends; otherwise the view is followed from the first submission.
+   */
   subscribe(): Subscription[] {
     const { bus, subjects } = this.opts;
-    return [bus.subscribe(subjects.view(), (msg) => this.onView(msg)), bus.subscribe(subjects.raylet(this.nodeId, 'submit_task'), (msg) => this.onSubmit(msg))];
+    if (this.opts.followView === 'always') this.follow();
+    return [bus.subscribe(subjects.raylet(this.nodeId, 'submit_task'), (msg) => this.onSubmit(msg))];
+  }
+
+  /** Whether this raylet follows gcs.view now. */
+  get following(): boolean {
+    return this.viewSub !== undefined;
+  }
+
+  /** Starts following gcs.view (a snapshot first); submissions wait for it, see "Following the view". */
+  private follow(): void {
+    if (this.viewSub !== undefined || this.closed) return;
+    const { bus, subjects } = this.opts;
+    this.viewSub = bus.subscribe(subjects.view(), (msg) => this.onView(msg));
+    this.waiting = { submits: [], timer: setTimeout(() => this.viewReady(), this.opts.requestTimeoutMs) };
+    this.view.refresh().then(() => this.viewReady());
+    if (this.opts.followView !== 'always') this.checkIdleLater();
+  }
+
+  /** The view's snapshot was applied (or the wait for it ended): waiting submissions are decided. */
+  private viewReady(): void {
+    const waiting = this.waiting;
+    if (waiting === undefined) return;
+    this.waiting = undefined;
+    clearTimeout(waiting.timer);
+    if (this.closed) return;
+    for (const [body, msg] of waiting.submits) this.tasks.submit(body, msg);
+  }
+
+  private checkIdleLater(): void {
+    const linger = this.opts.viewLingerMs ?? DEFAULT_VIEW_LINGER_MS;
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = undefined;
+      if (this.closed || this.viewSub === undefined) return;
+      const { running, queued, leases } = this.tasks.stats();
+      const idleFor = performance.now() - this.lastSubmit;
+      if (idleFor < linger || running > 0 || queued > 0 || leases > 0 || this.waiting !== undefined) return this.checkIdleLater();
+      this.viewSub.unsubscribe();
+      this.viewSub = undefined;
+    }, Math.max(50, linger / 2));
+    this.lingerTimer.unref?.();
   }
 
   /** From the registration reply: requests for these resources tolerate their taints. */
@@ -128,9 +205,17 @@ export class RayletTasks {
   stop(how: 'stop' | 'crash'): void {
     this.closed = true;
     clearTimeout(this.load.timer);
+    clearTimeout(this.lingerTimer);
+    this.viewSub?.unsubscribe();
+    this.viewSub = undefined;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) clearTimeout(waiting.timer);
     this.view.stop();
     if (how === 'crash') this.tasks.crash();
     else this.tasks.stop();
+    // submissions that were waiting for the view are answered as queued ones are (`resubmit`), or not at all after a crash
+    for (const [body, msg] of waiting?.submits ?? []) this.tasks.submit(body, msg);
   }
 
   /** submit_task: decoded here (malformed ones answered with their wire error), decided by LocalTasks. */
@@ -150,7 +235,10 @@ export class RayletTasks {
       this.opts.malformed.count(new ProtocolError('INVALID_MESSAGE', 'submit_task without a reply subject: nobody could receive its result'));
       return;
     }
-    this.tasks.submit(body, msg as BusMsg & { reply: string });
+    this.lastSubmit = performance.now();
+    this.follow();
+    if (this.waiting !== undefined) this.waiting.submits.push([body, msg as BusMsg & { reply: string }]);
+    else this.tasks.submit(body, msg as BusMsg & { reply: string });
   }
 
   /** A delta on gcs.view; one that does not decode is counted and dropped (a gap will show later). */

@@ -22,7 +22,7 @@ import { LocalBundles } from './bundles.ts';
 import { Fence, leaseFromNodeTimeout } from './fence.ts';
 import { forWire, Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
-import { RayletTasks } from './raylet-tasks.ts';
+import { RayletTasks, type FollowView } from './raylet-tasks.ts';
 import { rayletMachine, type HeartbeatInput, type RayletMachine } from './raylet.machine.ts';
 import type { WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
@@ -48,6 +48,10 @@ export interface RayletServiceOptions {
   workerLeases?: { idleMs: number; lifetimeMs: number } | false;
   /** The fence lease as a fraction of the GCS's node timeout (fence.ts); default 0.6. */
   fenceLeaseFraction?: number;
+  /** When the raylet follows gcs.view (raylet-tasks.ts, "Following the view"); default 'with-tasks'. */
+  followView?: FollowView;
+  /** How long it keeps following after its task work ended; default 30 s. */
+  viewLingerMs?: number;
   /** Handed the Raylet machine's actor system when the machine is created, so inspection (runtime/inspect) can attach to it while someone watches. */
   onActorSystem?: (system: Actor<RayletMachine>['system']) => void;
 }
@@ -129,6 +133,8 @@ export class RayletService {
       retryMs: opts.retryMs,
       maxSpillHops: opts.maxSpillHops,
       workerLeases: opts.workerLeases,
+      followView: opts.followView,
+      viewLingerMs: opts.viewLingerMs,
     });
   }
 
@@ -150,7 +156,8 @@ export class RayletService {
     hosts: number;
     taskHosts: number;
     tasks: { running: number; queued: number; leases: number };
-    view: ViewStats;
+    /** The cluster view and whether the raylet follows it now (raylet-tasks.ts, "Following the view"). */
+    view: ViewStats & { following: boolean };
     seq: number;
     registrations: number;
     available: Record<string, number>;

@@ -237,11 +237,14 @@ test("the GCS's view of this node does not hide bundle resources committed here 
   const w = await world();
   await prepare(w, [{ pgId: PG, index: 0, resources: { CPU: 1 * CPU } }]);
   await commit(w, [{ pgId: PG, index: 0 }]);
-  const self = { nodeId: w.raylet.nodeId, name: 'me', state: 'ALIVE', labels: {}, taints: {}, resources: { total: { CPU: 4 * CPU }, available: { CPU: 4 * CPU } } };
-  w.bus.publish(s.view(), encode('view_delta', { version: 1, previous: 0, upserts: [self], removals: [] }));
-  await until(() => w.raylet.stats().view.version === 1, 'the delta');
+  const self = { nodeId: w.raylet.nodeId, name: 'me', state: 'ALIVE' as const, labels: {}, taints: {}, resources: { total: { CPU: 4 * CPU }, available: { CPU: 4 * CPU } } };
+  // the raylet reads the GCS's view (a snapshot) when the task comes: it describes this node without the bundle
+  w.gcs.snapshot = { version: 1, previous: 0, upserts: [self], removals: [] };
+  const snapshotsBefore = w.gcs.snapshots;
   const answer = decodeReply((await submit(w, { numCpus: 1, schedulingStrategy: { type: 'PLACEMENT_GROUP', placementGroupId: PG, bundleIndex: -1 } })).data, { value: taskOutcome });
   assert.is(answer.kind, 'done');
+  assert.is(w.gcs.snapshots, snapshotsBefore + 1, 'the task was decided on the view read from the GCS');
+  assert.is(w.raylet.stats().view.version, 1);
   await w.raylet.stop();
 });
 

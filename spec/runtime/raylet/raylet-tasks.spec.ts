@@ -21,11 +21,11 @@ const s = subjects('default');
 const FIXTURES = new URL('../../fixtures/tasks/tasks.ts', import.meta.url).href;
 const CPU = 10_000;
 
-async function world() {
+async function world(opts: { followView?: 'always' | 'with-tasks'; viewLingerMs?: number } = {}) {
   const broker = new MemoryBroker();
   const gcs = new StubGcs(connectMemoryBus(broker));
   const bus = connectMemoryBus(broker);
-  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, nodeName: 'r1', resources: { CPU: 2 } });
+  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, nodeName: 'r1', resources: { CPU: 2 }, ...opts });
   const submit = (body: object) => bus.request(s.raylet(raylet.nodeId, 'submit_task'), encode('submit_task', body as never), { timeoutMs: 5000 });
   return { broker, gcs, bus, raylet, submit };
 }
@@ -33,14 +33,15 @@ async function world() {
 const peer = (nodeId: string): NodeView => ({ nodeId, name: nodeId, state: 'ALIVE', labels: {}, taints: {}, resources: { total: { CPU: 4 * CPU }, available: { CPU: 4 * CPU } } });
 
 test('follows gcs.view: deltas in order, a gap answered by a snapshot from the GCS', async () => {
-  const w = await world();
+  const w = await world({ followView: 'always' });
+  await until(() => w.raylet.stats().view.snapshots === 1, 'the first snapshot');
   w.bus.publish(s.view(), encode('view_delta', { version: 1, previous: 0, upserts: [peer('p1')], removals: [] }));
   await until(() => w.raylet.stats().view.version === 1, 'delta 1');
   assert.is(w.raylet.stats().view.nodes, 2);
   w.gcs.snapshot = { version: 7, previous: 0, upserts: [peer('p1'), peer('p2')], removals: [] };
   w.bus.publish(s.view(), encode('view_delta', { version: 7, previous: 6, upserts: [peer('p2')], removals: [] }));
   await until(() => w.raylet.stats().view.version === 7, 'the snapshot');
-  assert.is(w.gcs.snapshots, 1);
+  assert.is(w.gcs.snapshots, 2);
   assert.equal({ nodes: w.raylet.stats().view.nodes, gaps: w.raylet.stats().view.gaps }, { nodes: 3, gaps: 1 });
   w.bus.publish(s.view(), new Uint8Array([0xc1]));
   await w.bus.flush();
@@ -93,6 +94,33 @@ test('malformed submissions are answered with their wire error and change nothin
   assert.equal(after.tasks, { running: 0, queued: 0, leases: 0 });
   assert.ok(Object.values(after.malformed).reduce((a, b) => a + b, 0) >= 7, 'counted, the reply-less one too');
   assert.equal(decodeReply((await w.submit(good)).data, { value: taskOutcome }), { kind: 'done', value: 3 }, 'and it goes on running tasks');
+  await w.raylet.stop();
+});
+
+test('follows gcs.view only while it has tasks: a submission reads a snapshot first and is decided on it; idle again, it stops', async () => {
+  const w = await world({ viewLingerMs: 200 });
+  w.gcs.snapshot = { version: 4, previous: 0, upserts: [peer('p1')], removals: [] };
+  w.bus.publish(s.view(), encode('view_delta', { version: 1, previous: 0, upserts: [peer('p0')], removals: [] }));
+  await w.bus.flush();
+  const idle = w.raylet.stats().view;
+  assert.equal({ following: idle.following, version: idle.version, deltas: idle.deltas, snapshots: w.gcs.snapshots }, { following: false, version: 0, deltas: 0, snapshots: 0 }, 'no task yet: no view');
+  const failed: unknown[] = [];
+  w.bus.subscribe(s.event('schedule_failed'), (msg) => failed.push(msg));
+  // 3 CPUs do not fit this node's 2: the task goes where the snapshot read for it says they fit
+  const task = { taskId: 'aaaa000000000003', code: { moduleUrl: FIXTURES, functionName: 'add', args: [1, 2] }, namespace: 'default', options: { numCpus: 3 }, hops: 0, attempt: 0 };
+  assert.equal(decodeReply((await w.submit(task)).data, { value: taskOutcome }), { kind: 'spillback', nodeId: 'p1' });
+  assert.is(w.gcs.snapshots, 1);
+  assert.is(failed.length, 0, 'not reported unschedulable on the empty view it had before');
+  w.bus.publish(s.view(), encode('view_delta', { version: 5, previous: 4, upserts: [peer('p2')], removals: [] }));
+  await until(() => w.raylet.stats().view.version === 5, 'delta 5, followed now');
+  await until(() => !w.raylet.stats().view.following, 'the view left once idle for the linger time');
+  w.bus.publish(s.view(), encode('view_delta', { version: 6, previous: 5, upserts: [peer('p3')], removals: [] }));
+  await w.bus.flush();
+  assert.equal({ version: w.raylet.stats().view.version, nodes: w.raylet.stats().view.nodes }, { version: 5, nodes: 3 });
+  // the next task reads the view again, as it is now
+  w.gcs.snapshot = { version: 9, previous: 0, upserts: [peer('p1'), peer('p2'), peer('p3')], removals: [] };
+  assert.equal(decodeReply((await w.submit({ ...task, taskId: 'aaaa000000000004', code: { ...task.code, args: [2, 2] }, options: {} })).data, { value: taskOutcome }), { kind: 'done', value: 4 });
+  assert.equal({ version: w.raylet.stats().view.version, nodes: w.raylet.stats().view.nodes, snapshots: w.gcs.snapshots }, { version: 9, nodes: 4, snapshots: 2 });
   await w.raylet.stop();
 });
 

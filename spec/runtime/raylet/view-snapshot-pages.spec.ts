@@ -39,7 +39,7 @@ test('a raylet joining reads a view larger than one message in pages and has eve
     assert.ok(gcs.view.snapshot().upserts.length === 4);
 
     const config = rayletConfig({ cluster: 'spec', nodeName: 'joiner', labels: {}, taints: {}, resources: { CPU: 1 } });
-    raylet = new RayletService({ bus: connectMemoryBus(broker), config, hosts: { mode: 'inline' }, log: () => {} });
+    raylet = new RayletService({ bus: connectMemoryBus(broker), config, hosts: { mode: 'inline' }, log: () => {}, followView: 'always' });
     await raylet.start();
     const view = await until('the joiner’s view of all five nodes', () => {
       const v = raylet!.stats().view;
