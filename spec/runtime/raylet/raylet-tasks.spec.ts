@@ -21,7 +21,7 @@ const s = subjects('default');
 const FIXTURES = new URL('../../fixtures/tasks/tasks.ts', import.meta.url).href;
 const CPU = 10_000;
 
-async function world(opts: { followView?: 'always' | 'with-tasks'; viewLingerMs?: number } = {}) {
+async function world(opts: { followView?: 'always' | 'with-tasks'; viewLingerMs?: number; requestTimeoutMs?: number; retryMs?: number } = {}) {
   const broker = new MemoryBroker();
   const gcs = new StubGcs(connectMemoryBus(broker));
   const bus = connectMemoryBus(broker);
@@ -121,6 +121,19 @@ test('follows gcs.view only while it has tasks: a submission reads a snapshot fi
   w.gcs.snapshot = { version: 9, previous: 0, upserts: [peer('p1'), peer('p2'), peer('p3')], removals: [] };
   assert.equal(decodeReply((await w.submit({ ...task, taskId: 'aaaa000000000004', code: { ...task.code, args: [2, 2] }, options: {} })).data, { value: taskOutcome }), { kind: 'done', value: 4 });
   assert.equal({ version: w.raylet.stats().view.version, nodes: w.raylet.stats().view.nodes, snapshots: w.gcs.snapshots }, { version: 9, nodes: 4, snapshots: 2 });
+  await w.raylet.stop();
+});
+
+test('a GCS that does not answer the view snapshot holds a task only for the request timeout: it is then decided on the view the raylet has', async () => {
+  const w = await world({ requestTimeoutMs: 300, retryMs: 100 });
+  w.gcs.muteSnapshots = true;
+  const task = { taskId: 'aaaa000000000005', code: { moduleUrl: FIXTURES, functionName: 'add', args: [20, 22] }, namespace: 'default', options: {}, hops: 0, attempt: 0 };
+  assert.equal(decodeReply((await w.submit(task)).data, { value: taskOutcome }), { kind: 'done', value: 42 }, 'run here: it fits this node, which the raylet always knows');
+  assert.ok(w.gcs.snapshots >= 1, 'the snapshot was asked for');
+  assert.is(w.raylet.stats().view.snapshots, 0);
+  w.gcs.snapshot = { version: 3, previous: 0, upserts: [peer('p1')], removals: [] };
+  w.gcs.muteSnapshots = false;
+  await until(() => w.raylet.stats().view.version === 3, 'the snapshot, asked for again once the GCS answers');
   await w.raylet.stop();
 });
 

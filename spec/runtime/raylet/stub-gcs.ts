@@ -37,6 +37,8 @@ export class StubGcs {
   /** The answer to view_snapshot (a delta from the empty view); requests are counted. */
   snapshot: ViewDelta = { version: 0, previous: 0, upserts: [], removals: [] };
   snapshots = 0;
+  /** view_snapshot requests are counted but not answered (a GCS that is down for them). */
+  muteSnapshots = false;
   private readonly subs: Subscription[];
   private waiters: { check: () => boolean; resolve: () => void }[] = [];
 
@@ -45,7 +47,7 @@ export class StubGcs {
     const on = (verb: 'register_node' | 'heartbeat' | 'actor_died') => bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg));
     const snapshot = bus.subscribe(s.gcs('view_snapshot'), (msg) => {
       this.snapshots++;
-      msg.respond(encodeOk(this.snapshot));
+      if (!this.muteSnapshots) msg.respond(encodeOk(this.snapshot));
       this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
     });
     this.subs = [on('register_node'), on('heartbeat'), on('actor_died'), snapshot];
