@@ -221,7 +221,7 @@ class NatsBus implements Bus {
   async keyValue(): Promise<KeyValue | undefined> {
     const { openJetStreamKv } = await import('./nats-kv.ts');
     try {
-      return await openJetStreamKv(this.nc);
+      return await openJetStreamKv(this.nc, { request: async (subject, data, timeoutMs) => (await this.request(subject, data, { timeoutMs })).data });
     } catch (err) {
       if (err instanceof OrreryError && err.code === 'JETSTREAM_UNAVAILABLE') return undefined;
       throw err;

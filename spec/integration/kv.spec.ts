@@ -8,6 +8,9 @@ import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { KvConflictError, type KvBucket } from '../../runtime/bus/kv.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { OrreryError } from '../../lib/errors.ts';
 
 let nats: NatsServerHandle;
 let bus: Bus;
@@ -47,6 +50,25 @@ test('create refuses an existing key; update refuses a stale revision; both with
   const err2 = await bucket.update('lease', bytes('z'), r1).catch((e: unknown) => e);
   assert.instance(err2, KvConflictError);
   assert.is(text((await bucket.get('lease'))?.value), 'x2');
+});
+
+test("a put answers the revision it stored (update() takes it); a put whose bucket's stream is gone is KV_UNAVAILABLE, and nothing is stored", async () => {
+  const r1 = await bucket.put('rev', bytes('1'));
+  const r2 = await bucket.put('rev', bytes('2'));
+  assert.ok(r2 > r1, `revisions grow (${r1} then ${r2})`);
+  assert.is((await bucket.get('rev'))?.revision, r2);
+  const r3 = await bucket.update('rev', bytes('3'), r2);
+  assert.is(text((await bucket.get('rev'))?.value), '3');
+  assert.ok(r3 > r2);
+  const gone = await (await bus.keyValue!())!.bucket('orrery_spec_gone');
+  await gone.put('k', bytes('1'));
+  const nc: NatsConnection = await connect({ servers: nats.url });
+  const jsm = await jetstreamManager(nc);
+  assert.ok(await jsm.streams.delete('KV_orrery_spec_gone'));
+  const err = await gone.put('k', bytes('2')).catch((e: unknown) => e);
+  assert.instance(err, OrreryError);
+  assert.is((err as OrreryError).code, 'KV_UNAVAILABLE');
+  await nc.close();
 });
 
 test('many entries come back whole (the watcher reads until the last value present)', async () => {
