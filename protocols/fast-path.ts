@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_BYTES, decode, encode, packAfter, unpackFrom } from './codec.ts';
 import { messages } from './messages/registry.ts';
 import type { ActorCall } from './messages/actor.ts';
+import { NOT_SMALL, packSmallAfter, readSmallFrom } from './small-values.ts';
 
 /**
  * The three messages every actor call makes — the call, and a successful reply, written by one side
@@ -70,7 +71,8 @@ function callHead(head: Uint8Array, method: string): Uint8Array {
 /** The bytes of an actor_call message: the same as `encode('actor_call', { method, args })`. */
 export function encodeCall(method: string, args: unknown[]): Uint8Array {
   if (CALL_HEAD !== undefined && typeof method === 'string' && shortAscii(method)) {
-    const bytes = packAfter(callHead(CALL_HEAD, method), args, DEFAULT_MAX_BYTES);
+    const head = callHead(CALL_HEAD, method);
+    const bytes = packSmallAfter(head, args, DEFAULT_MAX_BYTES) ?? packAfter(head, args, DEFAULT_MAX_BYTES);
     if (bytes !== undefined) return bytes;
   }
   return encode('actor_call', { method, args });
@@ -114,11 +116,13 @@ function fastCall(bytes: Uint8Array, head: Uint8Array): ActorCall | undefined {
   if (method === undefined) return undefined;
   at += length;
   if (!startsWith(bytes, ARGS_KEY, at)) return undefined;
-  let args: unknown;
-  try {
-    args = unpackFrom(bytes, at + ARGS_KEY.length);
-  } catch {
-    return undefined;
+  let args = readSmallFrom(bytes, at + ARGS_KEY.length);
+  if (args === NOT_SMALL) {
+    try {
+      args = unpackFrom(bytes, at + ARGS_KEY.length);
+    } catch {
+      return undefined;
+    }
   }
   // what actorCall's validator demands of args
   if (!Array.isArray(args) || args.length > 100_000) return undefined;
@@ -129,7 +133,7 @@ function fastCall(bytes: Uint8Array, head: Uint8Array): ActorCall | undefined {
 export function encodeOkFast(value: unknown, maxBytes: number): Uint8Array | undefined {
   // an undefined value is a field left out, not a nil: the general path knows how
   if (OK_HEAD === undefined || value === undefined) return undefined;
-  return packAfter(OK_HEAD, value, maxBytes);
+  return packSmallAfter(OK_HEAD, value, maxBytes) ?? packAfter(OK_HEAD, value, maxBytes);
 }
 
 /** What decodeOkFast returns for bytes it does not read. */
@@ -142,6 +146,8 @@ export const NOT_FAST: unique symbol = Symbol('not fast');
  */
 export function decodeOkFast(bytes: Uint8Array, maxBytes: number): unknown {
   if (OK_HEAD === undefined || !(bytes instanceof Uint8Array) || bytes.byteLength > maxBytes || !startsWith(bytes, OK_HEAD, 0)) return NOT_FAST;
+  const small = readSmallFrom(bytes, OK_HEAD.length);
+  if (small !== NOT_SMALL) return small;
   try {
     return unpackFrom(bytes, OK_HEAD.length);
   } catch {
