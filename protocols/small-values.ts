@@ -1,6 +1,6 @@
 /**
- * The values most actor calls carry — ASCII strings, numbers, booleans, null and short arrays of
- * them — packed and read without msgpackr, for the call fast path (fast-path.ts). The bytes are
+ * The values most actor calls carry — ASCII strings, numbers, booleans, null, and short arrays and
+ * plain objects (ASCII keys) of them — packed and read without msgpackr, for the call fast path (fast-path.ts). The bytes are
  * exactly msgpackr's with codec.ts's options (spec/protocols/small-values.spec.ts compares them on
  * a random corpus); anything else — a non-ASCII string, an object, an actor reference, a typed
  * array, a long array, deep nesting — is not taken (`undefined` / NOT_SMALL), and the caller uses
@@ -13,6 +13,7 @@
  */
 
 const MAX_ARRAY = 15; // a msgpack fixarray
+const MAX_FIELDS = 15; // a msgpack fixmap
 const MAX_DEPTH = 4;
 const MAX_STRING = 0xffff; // str8 and str16
 
@@ -33,7 +34,9 @@ function sizeOf(value: unknown, depth: number): number {
       return 1;
     case 'object': {
       if (value === null) return 1;
-      if (depth >= MAX_DEPTH || !Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype || value.length > MAX_ARRAY) return -1;
+      if (depth >= MAX_DEPTH) return -1;
+      if (!Array.isArray(value)) return plainObjectSize(value, depth);
+      if (Object.getPrototypeOf(value) !== Array.prototype || value.length > MAX_ARRAY) return -1;
       let size = 1;
       for (let i = 0; i < value.length; i++) {
         const item = sizeOf(value[i], depth + 1);
@@ -45,6 +48,29 @@ function sizeOf(value: unknown, depth: number): number {
     default:
       return -1; // undefined (a field left out, or nil in an array), bigint, symbol, function
   }
+}
+
+/**
+ * A plain object (prototype Object.prototype or null) as msgpackr packs it with codec.ts's options:
+ * a map of its own enumerable string keys in their order, fields whose value is undefined left out.
+ * `__proto__` as an own key is not taken: msgpackr renames it when reading.
+ */
+function plainObjectSize(value: object, depth: number): number {
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return -1;
+  const keys = Object.keys(value);
+  if (keys.length > MAX_FIELDS) return -1;
+  let size = 1;
+  for (const key of keys) {
+    const field = (value as Record<string, unknown>)[key];
+    if (field === undefined) continue;
+    if (key === '__proto__') return -1;
+    const k = sizeOf(key, depth + 1);
+    const v = sizeOf(field, depth + 1);
+    if (k < 0 || v < 0) return -1;
+    size += k + v;
+  }
+  return size;
 }
 
 const scratch = new DataView(new ArrayBuffer(8));
@@ -115,9 +141,22 @@ function write(value: unknown, out: Uint8Array, at: number): number {
         out[at++] = 0xc0;
         return at;
       }
-      const list = value as unknown[];
-      out[at++] = 0x90 | list.length;
-      for (let i = 0; i < list.length; i++) at = write(list[i], out, at);
+      if (Array.isArray(value)) {
+        out[at++] = 0x90 | value.length;
+        for (let i = 0; i < value.length; i++) at = write(value[i], out, at);
+        return at;
+      }
+      const record = value as Record<string, unknown>;
+      const header = at++;
+      let fields = 0;
+      for (const key of Object.keys(record)) {
+        const field = record[key];
+        if (field === undefined) continue;
+        at = write(key, out, at);
+        at = write(field, out, at);
+        fields++;
+      }
+      out[header] = 0x80 | fields;
       return at;
     }
   }
@@ -149,6 +188,18 @@ function read(bytes: Uint8Array, depth: number): unknown {
   if (b < 0x80) return b;
   if (b >= 0xe0) return b - 0x100;
   if (b >= 0xa0 && b < 0xc0) return ascii(bytes, b - 0xa0);
+  if (b >= 0x80 && b < 0x90) {
+    if (depth >= MAX_DEPTH) return NOT_SMALL;
+    const record: Record<string, unknown> = {};
+    for (let i = b - 0x80; i > 0; i--) {
+      const key = read(bytes, depth + 1);
+      if (typeof key !== 'string' || key === '__proto__') return NOT_SMALL; // msgpackr reads other keys its own way
+      const field = read(bytes, depth + 1);
+      if (field === NOT_SMALL) return NOT_SMALL;
+      record[key] = field;
+    }
+    return record;
+  }
   if (b >= 0x90 && b < 0xa0) {
     if (depth >= MAX_DEPTH) return NOT_SMALL;
     const n = b - 0x90;
@@ -202,7 +253,7 @@ function read(bytes: Uint8Array, depth: number): unknown {
       pos += 2;
       return ascii(bytes, (bytes[pos - 2]! << 8) | bytes[pos - 1]!);
     default:
-      return NOT_SMALL; // maps, bin, ext (actor references), float32, 64-bit integers, str32, arrays past 15
+      return NOT_SMALL; // maps past 15 fields, bin, ext (actor references), float32, 64-bit integers, str32, arrays past 15
   }
 }
 

@@ -9,13 +9,15 @@ import { NOT_SMALL, packSmallAfter, readSmallFrom } from '../../protocols/small-
 // compares it with codec.ts's packAfter / unpackFrom, which are msgpackr.
 const HEAD = Uint8Array.of(0x83, 0xa1, 0x76, 0x05);
 const MAX = 1024 * 1024;
+const show = (v: unknown) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)).slice(0, 30);
 const hex = (b: Uint8Array | undefined) => (b === undefined ? 'undefined' : Buffer.from(b).toString('hex'));
 
 const NUMBERS = [0, -0, 1, 31, 32, 127, 128, 255, 256, 65535, 65536, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, -1, -32, -33, -128, -129, -32768, -32769, -(2 ** 31), -(2 ** 31) - 1, 0.5, -1.5, 1e300, 2 ** 53 - 1, -(2 ** 53), Number.MAX_VALUE, Number.MIN_VALUE, Infinity, -Infinity, NaN];
+const KEYS = ['a', 'b', 'id', 'value', 'x'.repeat(40), '0', '7', '10', 'nested', 'k'];
 const STRINGS = ['', 'x', 'x'.repeat(31), 'x'.repeat(32), 'x'.repeat(100), 'x'.repeat(255), 'x'.repeat(256), 'y'.repeat(65535), '\u0000\u007f~ !'];
 
 function randomValue(rng: Rng, depth: number): unknown {
-  const pick = Math.floor(rng() * (depth < 4 ? 7 : 5));
+  const pick = Math.floor(rng() * (depth < 4 ? 8 : 5));
   switch (pick) {
     case 0:
       return NUMBERS[Math.floor(rng() * NUMBERS.length)];
@@ -27,19 +29,25 @@ function randomValue(rng: Rng, depth: number): unknown {
       return rng() < 0.5;
     case 4:
       return null;
-    default:
+    case 5:
+    case 6:
       return Array.from({ length: Math.floor(rng() * 16) }, () => randomValue(rng, depth + 1));
+    default: {
+      const record: Record<string, unknown> = {};
+      for (let n = Math.floor(rng() * 17); n > 0; n--) record[KEYS[Math.floor(rng() * KEYS.length)]!] = rng() < 0.1 ? undefined : randomValue(rng, depth + 1);
+      return record;
+    }
   }
 }
 
 test('packs what msgpackr packs, byte for byte, and reads it back as msgpackr does: boundaries of every header', () => {
-  for (const value of [...NUMBERS, ...STRINGS, true, false, null, [], [1, 'a', [null, [true]]], Array.from({ length: 15 }, (_, i) => i)]) {
+  for (const value of [...NUMBERS, ...STRINGS, true, false, null, [], [1, 'a', [null, [true]]], Array.from({ length: 15 }, (_, i) => i), {}, { a: 1, b: 'two', c: [3] }, { b: 1, a: 2, 10: 'x', 2: 'y' }, { kept: 1, dropped: undefined }, Object.assign(Object.create(null), { bare: true }), { x: { y: { z: null } } }]) {
     const small = packSmallAfter(HEAD, value, MAX);
     const general = packAfter(HEAD, value, MAX);
-    assert.ok(small !== undefined, `taken: ${String(value).slice(0, 20)}`);
-    assert.is(hex(small), hex(general), `bytes of ${typeof value} ${String(value).slice(0, 20)}`);
+    assert.ok(small !== undefined, `taken: ${show(value)}`);
+    assert.is(hex(small), hex(general), `bytes of ${typeof value} ${show(value)}`);
     const read = readSmallFrom(general!, HEAD.length);
-    assert.ok(Object.is(read, unpackFrom(general!, HEAD.length)) || (typeof read === 'object' && read !== null), `read back ${String(value).slice(0, 20)}`);
+    assert.ok(Object.is(read, unpackFrom(general!, HEAD.length)) || (typeof read === 'object' && read !== null), `read back ${show(value)}`);
     assert.equal(read, unpackFrom(general!, HEAD.length));
   }
 });
@@ -58,12 +66,12 @@ test('a random corpus of 5,000 values: the same bytes and the same values as msg
 });
 
 test('leaves alone what it does not know, for msgpackr to carry whole', () => {
-  const others: unknown[] = ['zürich', '☃', 'x'.repeat(65536), { a: 1 }, [{ a: 1 }], new Uint8Array([1]), [undefined], undefined, 10n, Array.from({ length: 16 }, () => 0), [[[[['deep']]]]], new Date(0), new (class Sub extends Array {})()];
+  const others: unknown[] = ['zürich', '☃', 'x'.repeat(65536), { 'schlüssel': 1 }, [{ a: 1n }], JSON.parse('{"__proto__": 1}'), Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, i])), new Map(), new Uint8Array([1]), [undefined], undefined, 10n, Array.from({ length: 16 }, () => 0), [[[[['deep']]]]], new Date(0), new (class Sub extends Array {})()];
   for (const value of others) {
     assert.is(packSmallAfter(HEAD, value, MAX), undefined, `not taken: ${Object.prototype.toString.call(value)}`);
   }
   // and reading: maps, bin, ext, str32, float32, 64-bit integers, arrays past 15, non-ASCII text
-  for (const value of ['zürich', { a: 1 }, new Uint8Array([1]), Array.from({ length: 16 }, () => 0), 2n ** 40n]) {
+  for (const value of ['zürich', { ü: 1 }, JSON.parse('{"__proto__": 1}'), Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, i])), new Uint8Array([1]), Array.from({ length: 16 }, () => 0), 2n ** 40n]) {
     const bytes = packAfter(HEAD, value, MAX)!;
     assert.is(readSmallFrom(bytes, HEAD.length), NOT_SMALL, `not read: ${Object.prototype.toString.call(value)}`);
   }
