@@ -156,6 +156,49 @@ handleSpecs('actor handles on a secured cluster (worker hosts as the node role)'
   return { local, stop: () => local.stop() };
 });
 
+// A worker host SIGKILLed while an actor on another node is waiting on a call to one of its
+// actors: the caller's call fails at once with a typed cause (no waiting for its timeout), the
+// call is not run again on the restarted actor (at most once: maxTaskRetries 0), the calling actor
+// lives on, and its handle reaches the new incarnation.
+const hostKilled = suite<{ server?: NatsServerHandle; local?: LocalCluster }>('a worker host killed in the middle of an actor→actor call (real processes)');
+hostKilled.before(async (ctx) => {
+  ctx.server = await startNatsServer({ jetstream: true });
+  ctx.local = await startLocalCluster({ transport: 'nats', address: ctx.server.url, nodes: NODES });
+});
+hostKilled.after(async (ctx) => {
+  await ctx.local?.stop();
+  await ctx.server?.stop();
+});
+hostKilled('the caller fails fast with the cause, nothing runs twice, and the handle reaches the restarted actor', async ({ local }) => {
+  const c = local!.cluster;
+  const nodes = await c.nodes();
+  const [a, b] = ['h-a', 'h-b'].map((n) => nodes.find((x) => x.name === n)!);
+  const tally = await alive(c.actor(TallyActor).options({ maxRestarts: 1, maxConcurrency: 2, schedulingStrategy: nodeIdAffinity(b!.nodeId) }).remote(5));
+  const relay = await alive(c.actor(RelayActor).options({ schedulingStrategy: nodeIdAffinity(a!.nodeId) }).remote());
+  const hostPid = (await tally.call('pid')) as number;
+  const waiting = relay.call('callSlowVia', tally, 1, 120_000).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  await until('the slow call running in the actor', async () => ((await tally.call('started')) === 1 ? true : undefined));
+  const killedAt = performance.now();
+  process.kill(hostPid, 'SIGKILL');
+  const err = await waiting;
+  assert.instance(err, Error, 'the call failed');
+  assert.ok(performance.now() - killedAt < 60_000, 'long before the call’s own 120 s');
+  assert.match(String((err as Error).message), tally.actorId, 'the cause names the actor');
+  assert.match(String((err as Error).message), /unavailable|restart|died|dead/i);
+  const back = await until('the actor ALIVE again', async () => {
+    const info = await tally.info();
+    return info.state === 'ALIVE' && info.numRestarts === 1 ? info : undefined;
+  }, 60_000);
+  assert.is(back.nodeId, b!.nodeId, 'its node lives on: restarted there');
+  assert.is(await tally.call('started'), 0, 'the slow call was not run again on the new incarnation');
+  assert.is(await relay.call('callVia', tally, 1), 6, 'the relay’s handle reaches the new incarnation (constructed anew with 5)');
+  assert.is((await relay.info()).numRestarts, 0, 'the calling actor lived on');
+});
+hostKilled.run();
+
 // The embedded cluster: raylets, their worker hosts and the driver in one process. Each host has a
 // cluster of its own, found through the runtime context of the actor or task running.
 handleSpecs('actor handles on the memory transport (hosts inside the raylets’ process)', async () => {
