@@ -118,37 +118,37 @@ test('after a failed put taken up by a later flush, a durable() with nothing dir
   assert.equal(again.actors().map((a) => a.info.actorId).sort(), ['a1', 'a2']);
 });
 
-test('while the lease has lapsed writes wait, and go out once it is valid again', async () => {
+/** A store whose a1 is stored ALIVE, then — the leader lease lapsed — set DEAD and not yet written. */
+async function lapsedWithOneWrite() {
   const kv = new Counting();
-  let valid = true;
-  const store = await KvStore.open(kv, { cluster: 'c', log, valid: () => valid, retryMs: 5 });
+  const lease = { valid: true };
+  const store = await KvStore.open(kv, { cluster: 'c', log, valid: () => lease.valid, retryMs: 5 });
   store.putActor(actor('a1', 'ALIVE'));
   await store.durable();
-  valid = false;
+  lease.valid = false;
   store.putActor(actor('a1', 'DEAD'));
+  return { kv, lease, store };
+}
+
+test('while the lease has lapsed writes wait, and go out once it is valid again', async () => {
+  const { kv, lease, store } = await lapsedWithOneWrite();
   let stored = false;
   const waiting = store.durable().then(() => (stored = true));
   await new Promise((r) => setTimeout(r, 30));
   assert.is(stored, false, 'durable() waits while the lease is not valid');
   assert.is((await KvStore.open(kv, { cluster: 'c', log })).getActor('a1')?.info.state, 'ALIVE', 'nothing written meanwhile');
-  valid = true;
+  lease.valid = true;
   await waiting;
   assert.is((await KvStore.open(kv, { cluster: 'c', log })).getActor('a1')?.info.state, 'DEAD');
 });
 
 test('a store closed after its GCS lost the lease drops what is unwritten and writes nothing more', async () => {
-  const kv = new Counting();
-  let valid = true;
-  const store = await KvStore.open(kv, { cluster: 'c', log, valid: () => valid, retryMs: 5 });
-  store.putActor(actor('a1', 'ALIVE'));
-  await store.durable();
-  valid = false;
-  store.putActor(actor('a1', 'DEAD'));
+  const { kv, lease, store } = await lapsedWithOneWrite();
   const waiting = store.durable();
   await store.close();
   await waiting;
   store.putActor(actor('a2', 'ALIVE'));
-  valid = true;
+  lease.valid = true;
   await store.durable();
   const again = await KvStore.open(kv, { cluster: 'c', log });
   assert.is(again.getActor('a1')?.info.state, 'ALIVE');
