@@ -7,25 +7,17 @@
 // What must hold: a second's freeze is not a node death and not a lost call — every call made
 // across it is answered, exactly once (the actor's count equals the calls answered), no node is
 // declared dead, no actor restarted, and the cluster still creates actors afterwards.
-import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeIdAffinity } from '../../lib/index.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { TallyActor } from '../fixtures/handles/actors.ts';
+import { frozen } from '../helpers/frozen.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 
 const FREEZE_MS = 1000;
 const CALLERS = 8;
-
-/** Whether every thread of process `pid` is stopped (state T in /proc). */
-function stopped(pid: number): boolean {
-  return readdirSync(`/proc/${pid}/task`).every((tid) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
-  });
-}
 
 let server: NatsServerHandle;
 let local: LocalCluster;
@@ -50,7 +42,6 @@ test('a second-long freeze of the nats-server: every call answered once, no node
       return h;
     }),
   );
-  let frozen = false;
   let thawed = false;
   let answeredAfterThaw = 0;
   const failures: unknown[] = [];
@@ -71,9 +62,8 @@ test('a second-long freeze of the nats-server: every call answered once, no node
   });
   await until('calls flowing before the freeze', () => (answered.every((n) => n >= 5) ? true : undefined));
   process.kill(server.pid, 'SIGSTOP');
-  frozen = true;
   // a stop takes each of the server's threads as it next leaves the kernel: counted once all have
-  await until('every thread of the nats-server stopped', () => (stopped(server.pid) ? true : undefined));
+  await until('every thread of the nats-server stopped', () => (frozen(server.pid) ? true : undefined));
   const before = answered.reduce((a, b) => a + b, 0);
   await new Promise((resolve) => setTimeout(resolve, FREEZE_MS)); // the fault's length, not a wait for a condition
   // at most each caller's call in flight, answered from bytes the server wrote before it stopped
@@ -81,7 +71,6 @@ test('a second-long freeze of the nats-server: every call answered once, no node
   process.kill(server.pid, 'SIGCONT');
   thawed = true;
   await Promise.all(callers);
-  assert.ok(frozen);
   assert.equal(failures.map((e) => `${(e as { code?: string }).code}: ${(e as Error).message}`), [], 'no call failed');
   for (const [i, h] of tallies.entries()) assert.is(await h.call('get'), answered[i], `actor ${i}: every answered call ran, once`);
   for (const h of tallies) assert.is((await h.info()).numRestarts, 0, 'not restarted');
