@@ -107,8 +107,9 @@ test('a frozen raylet: its hosts stop answering before the GCS restarts its acto
   let resumed = false;
   let back: Promise<NodeEvent> | undefined;
   try {
-    // While frozen, a call without retries to an actor of the node fails typed (its hosts fenced
-    // themselves: NO_RESPONDERS, then the GCS says where the actor stands), never hangs.
+    // While frozen, a call without retries to an actor of the node fails typed, never hangs: its
+    // hosts fenced themselves (NO_RESPONDERS); it is sent again while the GCS says ALIVE, and fails
+    // once the GCS declares the node dead and the actor RESTARTING (call-resend.spec.ts).
     const once = await local.cluster.getActor<Tally>(names[0]);
     let failure: unknown;
     while (failure === undefined) failure = await once.call('peek').then(() => undefined, (err: unknown) => err);

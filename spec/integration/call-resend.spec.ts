@@ -1,0 +1,93 @@
+// A call that meets no responder while the GCS reports its actor ALIVE, on real processes: the
+// actor's worker host has fenced itself (its raylet frozen with SIGSTOP past the fence lease, but
+// not past the node timeout), so nothing subscribes the actor's subject and the GCS still says
+// ALIVE. Such a call is sent again — no one received it, so it cannot run twice — and is answered
+// once the raylet runs again and its hosts answer; a call made meanwhile waits behind it, so the
+// actor receives both in call order. Only a handle's latest call is sent again: an earlier one that
+// met no responder fails (ACTOR_UNAVAILABLE), as it did before there was a resend. The same gap, shorter, is a new actor whose host's
+// subscription has not reached the caller's server of a NATS cluster yet (nats-cluster-failover).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { nodeIdAffinity } from '../../lib/index.ts';
+import { subjects } from '../../protocols/subjects.ts';
+import type { Bus } from '../../runtime/bus/bus.ts';
+import { NoRespondersError } from '../../runtime/bus/errors.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
+import { JournalActor } from '../runtime/client/failover-actors.ts';
+import { frozen } from '../helpers/frozen.ts';
+import { until } from '../helpers/until.ts';
+
+// The fence lease is 60% of the node timeout: hosts fence after ~6 s of a frozen raylet, and the GCS
+// declares the node dead after 10 s; the spec resumes the raylet in between, with seconds to spare.
+process.env.ORRERY_HEARTBEAT_MS = '200';
+process.env.ORRERY_NODE_TIMEOUT_MS = '10000';
+const WAIT_MS = 30_000;
+
+let local: LocalCluster;
+let probe: Bus;
+
+test.before(async () => {
+  local = await startLocalCluster({ transport: 'nats', nodes: [{ name: 'n1', resources: { CPU: 4 } }] });
+  probe = await connectNatsBus({ servers: local.address, name: 'call-resend-probe' });
+});
+test.after(async () => {
+  await probe?.close();
+  await local?.stop();
+});
+
+/** Whether anything answers on `subject` now (a raw request; any answer, even a refusal, counts). */
+function answered(subject: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    probe.requestCallback(subject, new Uint8Array([0xc1]), { timeoutMs: 5_000 }, (err) => {
+      if (err === undefined) resolve(true);
+      else if (err instanceof NoRespondersError) resolve(false);
+      else reject(err);
+    });
+  });
+}
+
+test('a call that finds no responder on an ALIVE actor is sent again and runs once; one sent before it fails, one made after waits behind it', async () => {
+  const node = (await local.cluster.nodes())[0];
+  const rayletPid = local.rayletPid!(node.nodeId)!;
+  const actor = await local.cluster.actor(JournalActor).options({ schedulingStrategy: nodeIdAffinity(node.nodeId) }).remote();
+  await actor.ready({ timeoutMs: WAIT_MS });
+  assert.is(await actor.call('append', 'before'), 1);
+  const callSubject = subjects('default').actorCall(actor.actorId);
+  assert.ok(await answered(callSubject), 'the host answers before the freeze');
+
+  process.kill(rayletPid, 'SIGSTOP');
+  const settled: string[] = [];
+  const track = (name: string, call: Promise<unknown>): Promise<unknown> =>
+    call.then(
+      (v) => (settled.push(name), v),
+      (err: unknown) => (settled.push(`${name} failed`), err),
+    );
+  let calls: Promise<unknown>[] = [];
+  try {
+    await until('the raylet frozen', async () => (frozen(rayletPid) ? true : undefined), WAIT_MS);
+    await until('its worker host fenced (no responder on the actor subject)', async () => ((await answered(callSubject)) ? undefined : true), WAIT_MS);
+    // two calls back to back: both meet no responder; only the later may be sent again, since
+    // sending the earlier one again could run it after the later
+    calls = [track('a', actor.call('append', 'a')), track('b', actor.call('append', 'b'))];
+    // The server answers "no responders" to both before it routes this get_actor, sent after them
+    // on the same connection: once it is answered, b is being sent again and new calls wait.
+    assert.is((await actor.info()).state, 'ALIVE', 'the GCS still reports the actor ALIVE');
+    calls.push(track('c', actor.call('append', 'c')));
+    await until('a failed', async () => (settled.includes('a failed') ? true : undefined), WAIT_MS);
+    assert.equal(settled, ['a failed'], 'nothing answers while the host is fenced');
+  } finally {
+    process.kill(rayletPid, 'SIGCONT');
+  }
+  const [a, b, c] = await Promise.all(calls);
+  assert.is((a as { code?: string }).code, 'ACTOR_UNAVAILABLE', `a: ${String(a)}`);
+  assert.match((a as Error).message, '(ALIVE)');
+  assert.is(b, 2, 'b ran, once, on the same incarnation');
+  assert.is(c, 3, 'then c');
+  assert.equal(settled, ['a failed', 'b', 'c']);
+  assert.equal(await actor.call('journal'), ['before', 'b', 'c'], 'each call that succeeded ran once, in call order; a never ran');
+  const info = await actor.info();
+  assert.equal([info.state, info.numRestarts], ['ALIVE', 0], 'the node was not declared dead');
+});
+
+test.run();
