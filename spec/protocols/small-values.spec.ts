@@ -66,15 +66,23 @@ test('a random corpus of 5,000 values: the same bytes and the same values as msg
 });
 
 test('leaves alone what it does not know, for msgpackr to carry whole', () => {
-  const others: unknown[] = ['zürich', '☃', 'x'.repeat(65536), { 'schlüssel': 1 }, [{ a: 1n }], JSON.parse('{"__proto__": 1}'), Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, i])), new Map(), new Uint8Array([1]), [undefined], undefined, 10n, Array.from({ length: 16 }, () => 0), [[[[['deep']]]]], new Date(0), new (class Sub extends Array {})()];
+  // long strings are checked by a faster path than short ones: non-ASCII text at both lengths, at either end
+  const longNonAscii = ['x'.repeat(40) + 'ü', 'ü' + 'x'.repeat(40), 'x'.repeat(30) + '\ud800' + 'x'.repeat(5), '\u00ff'.repeat(20), 'x'.repeat(20) + '☃'];
+  const others: unknown[] = ['zürich', '☃', ...longNonAscii, 'x'.repeat(65536), { 'schlüssel': 1 }, [{ a: 1n }], JSON.parse('{"__proto__": 1}'), Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, i])), new Map(), new Uint8Array([1]), [undefined], undefined, 10n, Array.from({ length: 16 }, () => 0), [[[[['deep']]]]], new Date(0), new (class Sub extends Array {})()];
   for (const value of others) {
     assert.is(packSmallAfter(HEAD, value, MAX), undefined, `not taken: ${Object.prototype.toString.call(value)}`);
   }
   // and reading: maps, bin, ext, str32, float32, 64-bit integers, arrays past 15, non-ASCII text
-  for (const value of ['zürich', { ü: 1 }, JSON.parse('{"__proto__": 1}'), Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, i])), new Uint8Array([1]), Array.from({ length: 16 }, () => 0), 2n ** 40n]) {
+  for (const value of ['zürich', ...longNonAscii, { ü: 1 }, JSON.parse('{"__proto__": 1}'), Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, i])), new Uint8Array([1]), Array.from({ length: 16 }, () => 0), 2n ** 40n]) {
     const bytes = packAfter(HEAD, value, MAX)!;
     assert.is(readSmallFrom(bytes, HEAD.length), NOT_SMALL, `not read: ${Object.prototype.toString.call(value)}`);
   }
+});
+
+test('each packed message keeps its own bytes, however many are packed after it', () => {
+  const values = Array.from({ length: 3_000 }, (_, i) => [i, 'v'.repeat(i % 90), { n: i }]);
+  const packed = values.map((v) => packSmallAfter(HEAD, v, MAX)!);
+  values.forEach((v, i) => assert.is(hex(packed[i]!), hex(packAfter(HEAD, v, MAX)!), `message ${i}`));
 });
 
 test('over the size limit it packs nothing; truncated or trailing bytes are not read', () => {
