@@ -4,7 +4,9 @@
 // the view's snapshot only the request timeout, then runs on the raylet's own node, which the
 // raylet always knows. Once the GCS runs again, the raylet reads the view and spills a task that
 // does not fit it to the node that view describes. Malformed bytes published on gcs.view meanwhile
-// change none of that.
+// change none of that. Then the GCS is killed outright as a new raylet asks for its first snapshot:
+// the request fails at once, a task that fits the raylet's own node runs, and one that fits no node
+// it knows waits until a new GCS leads and its view says where to spill it.
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -81,6 +83,20 @@ test('a first task while the GCS is frozen runs on its own node after the snapsh
   assert.equal(spilled, { kind: 'spillback', nodeId: big.nodeId });
   const ran = await submit(big.nodeId, { ...task, taskId: 'f0110f0110f01102', options: { numCpus: 2 }, hops: 1 });
   assert.equal(ran, { kind: 'done', value: 42 });
+});
+
+test('the GCS killed (SIGKILL) as a raylet asks for its first snapshot: a task that fits runs at once; one that fits no node it knows waits, and is spilled once a new GCS leads', async () => {
+  const fresh = await local.addNode({ name: 'fresh', resources: { CPU: 1 } });
+  const big = (await local.cluster.nodes()).find((n) => n.name === 'big')!;
+  await local.killLeaderGcs!();
+  gcsPid = undefined; // nothing left to SIGCONT
+  const task = { taskId: 'f0110f0110f01103', code: { moduleUrl: FIXTURES, functionName: 'add', args: [20, 22] }, namespace: 'default', options: {}, hops: 0, attempt: 0 };
+  // nothing subscribes the GCS's subjects: the snapshot request fails at once, and the raylet decides on its own node
+  assert.equal(await submit(fresh.nodeId, task), { kind: 'done', value: 42 }, 'run here: it fits this node');
+  // 2 CPUs fit no node this raylet knows yet: it waits for the view, which comes once a GCS leads again
+  const waiting = submit(fresh.nodeId, { ...task, taskId: 'f0110f0110f01104', options: { numCpus: 2 } });
+  await local.startGcs!();
+  assert.equal(await waiting, { kind: 'spillback', nodeId: big.nodeId }, 'spilled to the node the new GCS\'s view describes');
 });
 
 test.run();
