@@ -9,13 +9,14 @@ import { rx } from '../rx.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus, BusMsg } from '../bus/bus.ts';
 import { InvalidOptionError } from '../../lib/errors.ts';
-import { BusClosedError, ConnectionLostError, NoRespondersError, TimeoutError } from '../bus/errors.ts';
+import { BusClosedError, ConnectionLostError, NoRespondersError } from '../bus/errors.ts';
 import { ActorDiedError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
 import type { ActorInfo, ActorState } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
+import { CallResend, type OutgoingCall } from './call-resend.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
 import { actorRank } from './actor-rank.ts';
 
@@ -56,15 +57,6 @@ export interface ActorWatcher {
 
 /** How long a wait for an actor state goes on events alone before it asks the GCS (waitFor). */
 export const RESYNC_MS = { first: 3_000, max: 15_000 } as const;
-/** The pause before a call that met no responder on an ALIVE actor is sent again (doubling). */
-const RESEND_MS = { first: 10, max: 500 } as const;
-
-/** A call being sent again after no responder took it: its next pause, and what releases held calls. */
-interface Resend {
-  pauseMs: number;
-  done(): void;
-}
-
 /** What a handle needs from its cluster connection. */
 export interface HandleContext {
   readonly bus: Bus;
@@ -141,15 +133,19 @@ const ANY_VALUE = { value: unknown() };
  * A call sent and not answered yet, linked into its handle's InFlightCalls: a list rather than a
  * Set, so adding and taking a call hashes nothing and allocates nothing beyond the call itself.
  */
-class PendingCall {
+class PendingCall implements OutgoingCall {
   prev: PendingCall | undefined;
   next: PendingCall | undefined;
   /** In its list: neither answered nor failed yet. */
   live = false;
+  sent = 0;
+  resent = false;
 
   constructor(
     readonly resolve: (value: unknown) => void,
     readonly reject: (err: unknown) => void,
+    readonly data: Uint8Array,
+    readonly deadline: number,
   ) {}
 }
 
@@ -242,10 +238,10 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   #callSubject: string | undefined;
   /** Calls sent and not yet answered. */
   readonly #inFlight: InFlightCalls;
-  /** How many times a call was sent on this handle: whether a call is still the latest one sent. */
+  /** Calls sent on this handle, until #resend numbers them. */
   #sends = 0;
-  /** While a call that met no responder is sent again: settles when it is (new calls wait). */
-  #resending: Promise<void> | undefined;
+  /** Calls that met no responder on an ALIVE actor, sent again (call-resend.ts); made when first needed. */
+  #resend: CallResend<PendingCall> | undefined;
 
   constructor(
     private readonly ctx: HandleContext,
@@ -430,10 +426,8 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   /**
    * One call straight to the actor's host. While it is in flight, an actor_state event saying the
    * actor died or is restarting fails it at once (see InFlightCalls), rather than leaving it
-   * waiting on a host that is gone.
-   *
-   * A call that meets no responder while the GCS reports the actor ALIVE is sent again (see
-   * #noResponder); calls made meanwhile wait behind it, so they reach the actor in call order.
+   * waiting on a host that is gone. One that meets no responder while the GCS reports the actor
+   * ALIVE is sent again (call-resend.ts); calls made meanwhile wait behind it, in call order.
    */
   private callOnce(method: string, args: unknown[], timeoutMs: number): Promise<unknown> {
     if (this.death) return Promise.reject(new ActorDiedError(this.actorId, this.death.cause));
@@ -445,84 +439,36 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       return Promise.reject(err);
     }
     return new Promise<unknown>((resolve, reject) => {
-      const call = new PendingCall(resolve, reject);
+      const call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs);
       this.#inFlight.add(call);
-      const deadline = Date.now() + timeoutMs;
-      if (this.#resending === undefined) return this.#send(call, data, deadline, undefined);
-      void this.#resending.then(() => {
-        if (!call.live) return;
-        if (this.death) return this.#inFlight.reject(call, new ActorDiedError(this.actorId, this.death.cause));
-        if (deadline <= Date.now()) return this.#inFlight.reject(call, new TimeoutError(this.#callSubject!, timeoutMs));
-        this.#send(call, data, deadline, undefined);
-      });
+      if (this.#resend?.holding) this.#resend.hold(call);
+      else this.#send(call);
     });
   }
 
-  /** Sends `call` (again, when `resend` is its pause state), to be answered by `deadline`. */
-  #send(call: PendingCall, data: Uint8Array, deadline: number, resend: Resend | undefined): void {
-    const sent = ++this.#sends;
-    this.ctx.bus.requestCallback(this.#callSubject!, data, { timeoutMs: Math.max(1, deadline - Date.now()) }, (err, msg) => {
+  #send(call: PendingCall): void {
+    const sent = (call.sent = this.#resend?.nextSend() ?? ++this.#sends);
+    this.ctx.bus.requestCallback(this.#callSubject!, call.data, { timeoutMs: Math.max(1, call.deadline - Date.now()) }, (err, msg) => {
       if (err === undefined) {
+        this.#resend?.answered(sent);
         if (call.live) this.#answered(call, msg!);
       } else if (call.live) {
-        if (err instanceof NoRespondersError) return this.#noResponder(call, data, sent, deadline, resend);
-        this.#inFlight.reject(call, err);
+        if (err instanceof NoRespondersError) (this.#resend ??= this.#newResend()).noResponder(call);
+        else this.#inFlight.reject(call, err);
       }
-      if (resend !== undefined) resend.done();
+      if (call.resent) this.#resend!.back(call);
     });
   }
 
-  /**
-   * No subscriber took the call, so sending it again cannot run the method twice. The GCS says
-   * why: DEAD fails it (ActorDiedError), PENDING or RESTARTING too (ActorUnavailableError). ALIVE
-   * with no responder is a host whose subscription has not reached this connection's server yet —
-   * a new actor's host on another server of a NATS cluster, a host reconnecting after its server
-   * was lost — so the call is sent again after a pause (RESEND_MS), until it is answered, an
-   * actor_state event says RESTARTING or DEAD, or its time is up (ActorUnavailableError).
-   *
-   * Only the handle's latest call is sent again: one sent after it may already have run, and
-   * sending this one now would run them out of call order; it fails instead, as it would have
-   * without the resend. While a call is being sent again, new calls wait behind it (#resending).
-   */
-  #noResponder(call: PendingCall, data: Uint8Array, sent: number, deadline: number, resend: Resend | undefined): void {
-    const latest = sent === this.#sends;
-    if (latest && resend === undefined) resend = this.#holdCalls();
-    this.unreachable().then(
-      (why) => {
-        if (!call.live) return resend?.done();
-        const pauseMs = Math.min(resend?.pauseMs ?? 0, deadline - Date.now());
-        if (!latest || !(why instanceof UnavailableNow) || why.info.state !== 'ALIVE' || pauseMs <= 0 || resend === undefined) {
-          this.#inFlight.reject(call, why);
-          return resend?.done();
-        }
-        const again = resend;
-        again.pauseMs = Math.min(again.pauseMs * 2, RESEND_MS.max);
-        setTimeout(() => {
-          if (!call.live) return again.done();
-          // a later call could only have been sent by the path that holds calls: none was
-          this.#send(call, data, deadline, again);
-        }, pauseMs);
-      },
-      (why: unknown) => {
-        if (call.live) this.#inFlight.reject(call, why);
-        resend?.done();
-      },
-    );
-  }
-
-  /** Holds new calls until the call being sent again is settled; the returned state releases them. */
-  #holdCalls(): Resend {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    this.#resending = held;
-    const resend: Resend = {
-      pauseMs: RESEND_MS.first,
-      done: () => {
-        if (this.#resending === held) this.#resending = undefined;
-        release();
-      },
-    };
-    return resend;
+  /** Made at the first call that meets no responder; it continues the handle's send numbers. */
+  #newResend(): CallResend<PendingCall> {
+    return new CallResend<PendingCall>({
+      firstSend: this.#sends,
+      actorId: this.actorId,
+      why: () => this.unreachable(),
+      send: (call) => this.#send(call),
+      fail: (call, err) => this.#inFlight.reject(call, err),
+    });
   }
 
   #answered(call: PendingCall, msg: BusMsg): void {

@@ -1,0 +1,169 @@
+import { ActorUnavailableError } from '../errors.ts';
+import { UnavailableNow } from './restart-gate.ts';
+
+/**
+ * Calls that met no responder while the GCS reports their actor ALIVE, sent again (one handle's).
+ *
+ * No responder means no subscriber took the message, so sending it again cannot run the method
+ * twice. While the GCS says ALIVE, it is a host whose subscription has not reached the caller's
+ * server yet — a new actor's host on another server of a NATS cluster, a host reconnecting after its
+ * server was lost — or a host that fenced itself (its raylet's lease lapsed) and will answer again
+ * once its raylet's next heartbeat is acknowledged, unless the GCS declares the node dead first.
+ *
+ * Such calls are parked, in the order they were sent, and sent again, in that order, after a pause
+ * (RESEND_MS, doubling while they keep meeting no responder). Meanwhile the GCS is asked where the
+ * actor stands (one get_actor at a time, not waited for: a GCS that is itself catching up after
+ * an outage may take its request timeout to answer, while the host is back sooner): DEAD fails the
+ * parked calls with ActorDiedError, PENDING or RESTARTING with ActorUnavailableError. Calls made
+ * meanwhile wait behind them and are sent, in call order, once none is parked or out again. An
+ * actor_state event saying RESTARTING or DEAD fails them wherever they are (InFlightCalls).
+ *
+ * A parked call fails instead of being sent again — ActorUnavailableError: it did not run — when
+ * its own time is up, or once a call sent after it has been answered: sending it then would run it
+ * after a later call.
+ */
+export interface OutgoingCall {
+  /** Whether it may still be answered or failed: false once an actor_state event failed it. */
+  readonly live: boolean;
+  /** Its absolute deadline (Date.now() ms). */
+  readonly deadline: number;
+  /** The send number of its latest send; set by the handle as it sends. */
+  sent: number;
+  /** Sent again by this and not yet back. */
+  resent: boolean;
+}
+
+export interface CallResendDeps<C extends OutgoingCall> {
+  /** Calls the handle sent before this was made: the send numbers go on from there. */
+  readonly firstSend: number;
+  readonly actorId: string;
+  /** Asks the GCS: ActorDiedError for DEAD, UnavailableNow (with the state) otherwise; rejects when it cannot be asked. */
+  why(): Promise<Error>;
+  send(call: C): void;
+  fail(call: C, err: unknown): void;
+}
+
+/** The pause before parked calls are sent again; doubles while they keep meeting no responder. */
+export const RESEND_MS = { first: 10, max: 500 } as const;
+
+export class CallResend<C extends OutgoingCall> {
+  #sends: number;
+  /** The highest send number that was answered. */
+  #lastAnswered = 0;
+  #parked: C[] = [];
+  /** New calls waiting behind the parked ones, in call order. */
+  #held: C[] = [];
+  /** Calls sent again whose answer (or failure) has not come back. */
+  #out = 0;
+  /** The pause before the parked calls go again. */
+  #timer: NodeJS.Timeout | undefined;
+  #pauseMs: number = RESEND_MS.first;
+  /** A get_actor is under way. */
+  #asking = false;
+
+  constructor(private readonly deps: CallResendDeps<C>) {
+    this.#sends = deps.firstSend;
+  }
+
+  /** Whether new calls must wait (hold) rather than be sent now. */
+  get holding(): boolean {
+    return this.#parked.length > 0 || this.#out > 0;
+  }
+
+  /** The number of the send about to be made. */
+  nextSend(): number {
+    return ++this.#sends;
+  }
+
+  /** A call made while holding: sent once the calls before it are through. */
+  hold(call: C): void {
+    this.#held.push(call);
+  }
+
+  /** Send number `sent` was answered. */
+  answered(sent: number): void {
+    if (sent > this.#lastAnswered) this.#lastAnswered = sent;
+  }
+
+  /** `call` (its latest send, `call.sent`) met no responder. */
+  noResponder(call: C): void {
+    let at = this.#parked.length;
+    while (at > 0 && this.#parked[at - 1]!.sent > call.sent) at--;
+    this.#parked.splice(at, 0, call);
+    this.#ask();
+    if (this.#timer === undefined) {
+      // not past the first parked call's deadline: it fails then, not up to a pause later
+      const due = this.#parked.reduce((first, c) => Math.min(first, c.deadline), Infinity) - Date.now();
+      const pause = Math.max(0, Math.min(this.#pauseMs, due));
+      this.#pauseMs = Math.min(this.#pauseMs * 2, RESEND_MS.max);
+      this.#timer = setTimeout(() => this.#resendParked(), pause);
+    }
+  }
+
+  /** A call this sent again came back (answered, failed or parked again: noResponder first). */
+  back(call: C): void {
+    call.resent = false;
+    this.#out--;
+    this.#release();
+  }
+
+  /** One get_actor at a time: anything but ALIVE fails the calls parked when it answers. */
+  #ask(): void {
+    if (this.#asking) return;
+    this.#asking = true;
+    this.deps.why().then(
+      (why) => {
+        this.#asking = false;
+        if (!(why instanceof UnavailableNow) || why.info.state !== 'ALIVE') this.#failParked(why);
+      },
+      () => {
+        this.#asking = false; // the GCS cannot be asked now: the calls go on until their time is up
+      },
+    );
+  }
+
+  #resendParked(): void {
+    this.#timer = undefined;
+    const parked = this.#parked;
+    this.#parked = [];
+    const now = Date.now();
+    for (const call of parked) {
+      if (!call.live) continue;
+      // past its time, or a later call already ran: it fails rather than run late or out of order
+      if (call.deadline <= now || call.sent < this.#lastAnswered) {
+        this.deps.fail(call, new ActorUnavailableError(this.deps.actorId, 'ALIVE'));
+        continue;
+      }
+      call.resent = true;
+      this.#out++;
+      this.deps.send(call);
+    }
+    this.#release();
+  }
+
+  #failParked(err: unknown): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const parked = this.#parked;
+    this.#parked = [];
+    for (const call of parked) if (call.live) this.deps.fail(call, err);
+    this.#release();
+  }
+
+  /** Nothing parked or out again: the held calls go, in call order. */
+  #release(): void {
+    if (this.holding) return;
+    this.#pauseMs = RESEND_MS.first;
+    const held = this.#held;
+    if (held.length === 0) return;
+    this.#held = [];
+    const now = Date.now();
+    for (let i = 0; i < held.length; i++) {
+      const call = held[i]!;
+      if (!call.live) continue;
+      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId));
+      else if (this.holding) this.#held.push(call); // an earlier one of these met no responder (memory bus: at once)
+      else this.deps.send(call);
+    }
+  }
+}

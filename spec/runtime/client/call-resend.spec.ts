@@ -1,0 +1,130 @@
+// CallResend (runtime/client/call-resend.ts): the order in which one handle's calls that met no
+// responder are sent again, and when they fail instead. The handle's part — the bus — is played by
+// the spec: `send` records each send, and the spec says how each came back.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { CallResend, type OutgoingCall } from '../../../runtime/client/call-resend.ts';
+import { UnavailableNow } from '../../../runtime/client/restart-gate.ts';
+import type { ActorInfo, ActorState } from '../../../runtime/client/cluster-info.types.ts';
+import { ActorDiedError } from '../../../runtime/errors.ts';
+import { until } from '../../helpers/until.ts';
+
+interface Call extends OutgoingCall {
+  readonly name: string;
+  live: boolean;
+}
+
+const ACTOR = 'a1a1a1a1a1a1a1a1';
+const info = (state: ActorState): ActorInfo => ({ actorId: ACTOR, namespace: 'default', className: 'Journal', state, numRestarts: 0, labels: {} });
+
+/** A CallResend whose sends are recorded; `gcs` is what get_actor answers next (a promise the spec may hold). */
+function harness(gcs: () => Promise<Error> = async () => new UnavailableNow(ACTOR, info('ALIVE'))) {
+  const sends: string[] = [];
+  const failed: { name: string; err: unknown }[] = [];
+  let asked = 0;
+  const resend: CallResend<Call> = new CallResend<Call>({
+    firstSend: 0,
+    actorId: ACTOR,
+    why: () => {
+      asked++;
+      return gcs();
+    },
+    send: (call) => {
+      call.sent = resend.nextSend();
+      sends.push(call.name);
+    },
+    fail: (call, err) => {
+      call.live = false;
+      failed.push({ name: call.name, err });
+    },
+  });
+  const call = (name: string, timeoutMs = 30_000): Call => ({ name, live: true, deadline: Date.now() + timeoutMs, sent: 0, resent: false });
+  /** The handle's send: held while the resend holds calls. */
+  const make = (c: Call): Call => {
+    if (resend.holding) resend.hold(c);
+    else {
+      c.sent = resend.nextSend();
+      sends.push(c.name);
+    }
+    return c;
+  };
+  /** How a send of `c` came back. */
+  const noResponder = (c: Call): void => {
+    resend.noResponder(c);
+    if (c.resent) resend.back(c);
+  };
+  const answered = (c: Call): void => {
+    resend.answered(c.sent);
+    c.live = false;
+    if (c.resent) resend.back(c);
+  };
+  return { resend, sends, failed, call, make, noResponder, answered, asked: () => asked };
+}
+
+test('calls that met no responder go again in the order they were sent; a call made meanwhile goes after them', async () => {
+  const h = harness();
+  const [a, b] = [h.make(h.call('a')), h.make(h.call('b'))];
+  h.noResponder(a);
+  h.noResponder(b);
+  const c = h.make(h.call('c'));
+  assert.equal(h.sends, ['a', 'b'], 'c waits behind the parked calls');
+  await until('a and b sent again', () => (h.sends.length >= 4 ? true : undefined));
+  assert.equal(h.sends, ['a', 'b', 'a', 'b']);
+  h.answered(a);
+  assert.equal(h.sends.length, 4, 'c still waits: b is out again');
+  h.answered(b);
+  assert.equal(h.sends, ['a', 'b', 'a', 'b', 'c'], 'then c');
+  h.answered(c);
+  assert.not.ok(h.resend.holding);
+  assert.equal(h.failed, []);
+  assert.ok(h.asked() >= 1, 'the GCS was asked where the actor stands');
+});
+
+test('a parked call fails, without being sent again, once a call sent after it was answered', async () => {
+  const h = harness();
+  const [a, b] = [h.make(h.call('a')), h.make(h.call('b'))];
+  h.noResponder(a); // the host's subscription arrived between the two sends
+  h.answered(b);
+  await until('a settled', () => (h.failed.length > 0 ? true : undefined));
+  assert.equal(h.sends, ['a', 'b'], 'a was not sent after b ran');
+  assert.is(h.failed[0]!.name, 'a');
+  assert.is((h.failed[0]!.err as { code?: string }).code, 'ACTOR_UNAVAILABLE');
+  assert.not.ok(h.resend.holding);
+});
+
+test('the GCS saying DEAD or RESTARTING fails the parked calls with its answer; calls held behind them then go', async () => {
+  for (const why of [new ActorDiedError(ACTOR, 'killed'), new UnavailableNow(ACTOR, info('RESTARTING'))]) {
+    let answer!: (err: Error) => void;
+    const h = harness(() => new Promise((resolve) => (answer = resolve)));
+    const a = h.make(h.call('a'));
+    h.noResponder(a);
+    const b = h.make(h.call('b'));
+    // sent again meanwhile, while the GCS has not answered: no responder again
+    await until('a sent again', () => (h.sends.length >= 2 ? true : undefined));
+    h.noResponder(a);
+    answer(why);
+    await until('a failed', () => (h.failed.length > 0 ? true : undefined));
+    assert.equal(h.failed, [{ name: 'a', err: why }]);
+    assert.equal(h.sends.at(-1), 'b', `${why.name}: b went once nothing was parked`);
+    assert.ok(b.live);
+  }
+});
+
+test('a parked call past its time fails rather than being sent again, and the pause does not run past its deadline', async () => {
+  const h = harness(() => new Promise(() => {})); // a GCS that never answers holds nothing back
+  const a = h.make(h.call('a', 40));
+  h.noResponder(a);
+  const long = h.make(h.call('long'));
+  for (let sends = 2; ; sends++) {
+    await until(`send ${sends} or a's failure`, () => (h.sends.length >= sends || h.failed.length > 0 ? true : undefined));
+    if (h.failed.length > 0) break;
+    h.noResponder(a);
+  }
+  assert.is(h.failed[0]!.name, 'a');
+  assert.is((h.failed[0]!.err as { code?: string }).code, 'ACTOR_UNAVAILABLE');
+  assert.ok(Date.now() >= a.deadline, 'not before its deadline');
+  assert.equal(h.sends.at(-1), 'long', 'the call held behind it went then');
+  assert.is(h.asked(), 1, 'one get_actor at a time');
+});
+
+test.run();
