@@ -13,9 +13,9 @@ import { actorRank } from './actor-rank.ts';
  *
  * The gate learns the actor's state from its actor_state events and from get_actor: once when it
  * shuts (the event it waits for may have passed already), then again after a back-off (250 ms,
- * doubling to 4 s) when a call failed on an actor the GCS still reports ALIVE — the GCS has not
- * noticed the node's death yet, or the failure was passing; such a probe that finds it ALIVE opens
- * the gate for another try.
+ * doubling to 4 s) when it shut on an actor reported ALIVE; such a probe that finds it ALIVE opens
+ * the gate for another try. (A call that meets no responder on an ALIVE actor no longer comes here:
+ * call-resend.ts sends it again itself, so the gate shuts on ALIVE only through shutUntilAlive.)
  */
 export class UnavailableNow extends ActorUnavailableError {
   constructor(actorId: string, readonly info: ActorInfo) {
