@@ -14,8 +14,8 @@ import { actorRank } from './actor-rank.ts';
  * The gate learns the actor's state from its actor_state events and from get_actor: once when it
  * shuts (the event it waits for may have passed already), then again after a back-off (250 ms,
  * doubling to 4 s) when it shut on an actor reported ALIVE; such a probe that finds it ALIVE opens
- * the gate for another try. (A call that meets no responder on an ALIVE actor no longer comes here:
- * call-resend.ts sends it again itself, so the gate shuts on ALIVE only through shutUntilAlive.)
+ * the gate for another try. (No call path shuts it on ALIVE now: a call that meets no responder on
+ * an ALIVE actor is sent again by call-resend.ts itself, and fails there when its time is up.)
  */
 export class UnavailableNow extends ActorUnavailableError {
   constructor(actorId: string, readonly info: ActorInfo) {
