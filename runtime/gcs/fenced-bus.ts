@@ -1,10 +1,10 @@
 import { OrreryError } from '../../lib/errors.ts';
-import type { Bus, BusMsg, MsgHandler, RequestCallback, Subscription } from '../bus/bus.ts';
+import { invokeHandler, type Bus, type BusMsg, type MsgHandler, type RequestCallback, type Subscription } from '../bus/bus.ts';
 
 /**
  * The bus as a GCS under a leader lease sees it (leader.ts): while `valid()` is false nothing goes
  * out and nothing comes in — publishes are dropped, requests fail with STALE_EPOCH, and messages
- * that arrive are not handled (so not answered). A GCS frozen past its lease and resumed may run
+ * that arrive are not handled (so not answered) while it lasts (held: see fencedBus). A GCS frozen past its lease and resumed may run
  * its timers and read its socket before it learns it lost the lease; through this it can neither
  * answer a request nor tell a raylet anything in that moment. One clock read per message.
  */
@@ -14,20 +14,62 @@ export interface Validity {
   onValidityChange(listener: (valid: boolean) => void): () => void;
 }
 
+/** How long a message that came while the lease was not valid is kept for it to come back. */
+const HOLD_MS = 2_000;
+/** At most this many such messages are kept; past it the oldest go. */
+const MAX_HELD = 10_000;
+/** How often held messages look whether the lease is valid again. */
+const HOLD_POLL_MS = 25;
+
 /**
  * `onStatus` reports the lease like the connection: 'disconnected' while either the connection is
  * down or the lease is not valid (the GCS hears nothing then, so its node timeouts must not run:
  * nodes.ts), 'reconnected' once both are good again.
+ *
+ * Messages that come while the lease is not valid are not handled then, but held: when a renewal
+ * goes through at the same revision (nobody took the lease) within HOLD_MS of their coming, they
+ * are handled then, in the order they came. A lease lost for good drops them. Before, they were
+ * dropped at once, and a lapse of a few hundred ms — a GCS catching up after a NATS freeze past its
+ * lease — cost every request that came in it its sender's whole request timeout (10 s for a client;
+ * the nats-freeze-long spec).
  */
-export function fencedBus(bus: Bus, lease: Validity): Bus {
+export function fencedBus(bus: Bus, lease: Validity, opts: { holdMs?: number; log?: (line: string) => void } = {}): Bus {
   const valid = (): boolean => lease.valid();
   const stale = (): Error => new OrreryError('STALE_EPOCH', 'this GCS no longer holds the leader lease');
+  const holdMs = opts.holdMs ?? HOLD_MS;
+  const held: { at: number; handler: MsgHandler; msg: BusMsg }[] = [];
+  let poll: NodeJS.Timeout | undefined;
+  const onError = (err: unknown): void => opts.log?.(`handler error: ${String(err)}`);
+  /** Handles the held messages once the lease is valid again; drops those held too long. */
+  const release = (): void => {
+    const now = Date.now();
+    while (held.length > 0 && now - held[0]!.at > holdMs) held.shift();
+    if (held.length > 0 && valid()) {
+      const list = held.splice(0);
+      for (const h of list) invokeHandler(h.handler, answeredWhileValid(h.msg, valid), onError);
+    }
+    if (held.length === 0) {
+      clearTimeout(poll);
+      poll = undefined;
+    } else poll ??= setTimeout(() => ((poll = undefined), release()), HOLD_POLL_MS).unref();
+  };
+  lease.onValidityChange((ok) => ok && release());
+  const receive = (handler: MsgHandler) => (msg: BusMsg) => {
+    if (!valid()) {
+      if (held.length >= MAX_HELD) held.shift();
+      held.push({ at: Date.now(), handler, msg });
+      release();
+      return undefined;
+    }
+    if (held.length > 0) release(); // the ones that came before it first
+    return handler(answeredWhileValid(msg, valid));
+  };
   return {
     publish(subject: string, data: Uint8Array, opts?: { reply?: string }): void {
       if (valid()) bus.publish(subject, data, opts);
     },
     subscribe(subject: string, handler: MsgHandler, opts?: { queue?: string }): Subscription {
-      return bus.subscribe(subject, (msg: BusMsg) => (valid() ? handler(answeredWhileValid(msg, valid)) : undefined), opts);
+      return bus.subscribe(subject, receive(handler), opts);
     },
     request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg> {
       return valid() ? bus.request(subject, data, opts) : Promise.reject(stale());

@@ -91,7 +91,7 @@ async function leaderLoop(kv: KeyValue): Promise<void> {
     const store = await KvStore.open(kv, { cluster: flags.cluster, log: main.say, valid });
     const { nodes, actors } = store.counts();
     main.say(`tables in JetStream KV: ${nodes} node(s), ${actors} actor(s) stored`);
-    current = await serve(fencedBus(bus, lease), store, lease);
+    current = await serve(fencedBus(bus, lease, { log: main.say }), store, lease);
     ready({ epoch });
     const why = await lease.lost;
     if (main.stopping) return;

@@ -11,11 +11,17 @@
 // out across the freeze, and then only because its own time ran out: with
 // ACTOR_UNAVAILABLE when it met no responder (the host fenced) and was sent again until then — it
 // did not run — or with TIMEOUT when it reached a host's connection after that host had fenced
-// itself and was dropped there unanswered; calls flow again after the thaw; and the cluster still
-// creates actors.
+// itself and was dropped there unanswered; calls flow again after the thaw; GCS requests sent
+// during the freeze are answered after it (the GCS holds what comes while its own lease is lapsed:
+// runtime/gcs/fenced-bus.ts); and the cluster still creates actors.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeIdAffinity } from '../../lib/index.ts';
+import { decode, encode } from '../../protocols/codec.ts';
+import { messages } from '../../protocols/messages/registry.ts';
+import { subjects } from '../../protocols/subjects.ts';
+import type { Bus, BusMsg } from '../../runtime/bus/bus.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { TallyActor } from '../fixtures/handles/actors.ts';
 import { frozen } from '../helpers/frozen.ts';
@@ -32,13 +38,16 @@ const CALLERS = 6;
 
 let server: NatsServerHandle;
 let local: LocalCluster;
+let probe: Bus;
 
 test.before(async () => {
   server = await startNatsServer({ jetstream: true });
   local = await startLocalCluster({ transport: 'nats', address: server.url, nodes: [{ name: 'g1', resources: { CPU: 4 } }, { name: 'g2', resources: { CPU: 4 } }] });
+  probe = await connectNatsBus({ servers: server.url, name: 'freeze-long-probe' });
 });
 test.after(async () => {
   process.kill(server.pid, 'SIGCONT'); // never leave it frozen, whatever failed
+  await probe?.close();
   await local?.stop();
   await server?.stop();
 });
@@ -83,8 +92,16 @@ test('a freeze past the fence lease, short of the node timeout: no node dead, no
   phase = 'frozen';
   // the fault's length, not a wait for a condition: past the fence lease, short of the node timeout
   await new Promise((resolve) => setTimeout(resolve, FREEZE_MS));
+  // GCS requests sent during the freeze reach the GCS while its own lease is still lapsed: it holds
+  // them, and answers once its renewal goes through — well inside their 5 s, not never
+  const asked = tallies.map((h) => probe.request(subjects('default').gcs('get_actor'), encode('get_actor', { actorId: h.actorId }), { timeoutMs: 5_000 }));
   process.kill(server.pid, 'SIGCONT');
   phase = 'thawed';
+  for (const [i, answer] of (await Promise.allSettled(asked)).entries()) {
+    assert.is(answer.status, 'fulfilled', `get_actor ${i} sent during the freeze answered: ${answer.status === 'rejected' ? String(answer.reason) : ''}`);
+    const reply = decode((answer as PromiseFulfilledResult<BusMsg>).value.data, { registry: { reply: messages.reply } }).body;
+    assert.ok(reply.ok && (reply.value as { state?: string }).state === 'ALIVE', `get_actor ${i}: ALIVE`);
+  }
   await Promise.all(callers);
 
   assert.ok(FREEZE_MS > FENCE_LEASE_MS);
