@@ -48,7 +48,11 @@ export const RESEND_MS = { first: 10, max: 500 } as const;
 
 export class CallResend<C extends OutgoingCall> {
   #sends: number;
-  /** The highest send number that was answered. */
+  /**
+   * The highest send number answered since this was made. Answers from before do not matter: the
+   * server writes a call's "no responders" to the caller before it routes any later call, so the
+   * first parked call's NO_RESPONDERS comes before the answer to any call sent after it.
+   */
   #lastAnswered = 0;
   #parked: C[] = [];
   /** New calls waiting behind the parked ones, in call order. */
