@@ -9,7 +9,7 @@ import { rx } from '../rx.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus, BusMsg } from '../bus/bus.ts';
 import { InvalidOptionError } from '../../lib/errors.ts';
-import { BusClosedError, ConnectionLostError, NoRespondersError } from '../bus/errors.ts';
+import { BusClosedError, ConnectionLostError, NoRespondersError, TimeoutError } from '../bus/errors.ts';
 import { ActorDiedError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
 import type { ActorInfo, ActorState } from './cluster-info.types.ts';
@@ -146,6 +146,8 @@ class PendingCall implements OutgoingCall {
     readonly reject: (err: unknown) => void,
     readonly data: Uint8Array,
     readonly deadline: number,
+    /** The call's timeout as given: what a TimeoutError names, whenever it was sent. */
+    readonly timeoutMs: number,
   ) {}
 }
 
@@ -439,21 +441,23 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       return Promise.reject(err);
     }
     return new Promise<unknown>((resolve, reject) => {
-      const call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs);
+      const call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, timeoutMs);
       this.#inFlight.add(call);
       if (this.#resend?.holding) this.#resend.hold(call);
-      else this.#send(call);
+      else this.#send(call, timeoutMs);
     });
   }
 
-  #send(call: PendingCall): void {
+  /** Sends `call`; one sent again, or held first, has what is left of its time. */
+  #send(call: PendingCall, timeoutMs = Math.max(1, call.deadline - Date.now())): void {
     const sent = (call.sent = this.#resend?.nextSend() ?? ++this.#sends);
-    this.ctx.bus.requestCallback(this.#callSubject!, call.data, { timeoutMs: Math.max(1, call.deadline - Date.now()) }, (err, msg) => {
+    this.ctx.bus.requestCallback(this.#callSubject!, call.data, { timeoutMs }, (err, msg) => {
       if (err === undefined) {
         this.#resend?.answered(sent);
         if (call.live) this.#answered(call, msg!);
       } else if (call.live) {
         if (err instanceof NoRespondersError) (this.#resend ??= this.#newResend()).noResponder(call);
+        else if (err instanceof TimeoutError && timeoutMs !== call.timeoutMs) this.#inFlight.reject(call, new TimeoutError(this.#callSubject!, call.timeoutMs));
         else this.#inFlight.reject(call, err);
       }
       if (call.resent) this.#resend!.back(call);
