@@ -1,10 +1,10 @@
 /**
  * The values most actor calls carry — ASCII strings, numbers, booleans, null, and short arrays and
- * plain objects (ASCII keys) of them — packed and read without msgpackr, for the call fast path (fast-path.ts). The bytes are
- * exactly msgpackr's with codec.ts's options (spec/protocols/small-values.spec.ts compares them on
- * a random corpus); anything else — a non-ASCII string, an object, an actor reference, a typed
- * array, a long array, deep nesting — is not taken (`undefined` / NOT_SMALL), and the caller uses
- * msgpackr for the whole value.
+ * plain objects (ASCII keys) of them — packed and read without msgpackr, for the call fast path
+ * (fast-path.ts). The bytes are exactly msgpackr's with codec.ts's options
+ * (spec/protocols/small-values.spec.ts compares them on a random corpus); anything else — a
+ * non-ASCII string, a class instance, an actor reference, a typed array, a long array, deep
+ * nesting — is not taken (`undefined` / NOT_SMALL), and the caller uses msgpackr for the whole value.
  *
  * Why: with one call in flight every process on the path sleeps between calls, and a call's cost is
  * then mostly the code it touches while cold. msgpackr's pack and unpack cost ~4 µs each on such a

@@ -240,7 +240,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   #callSubject: string | undefined;
   /** Calls sent and not yet answered. */
   readonly #inFlight: InFlightCalls;
-  /** Calls sent on this handle, until #resend numbers them. */
+  /** Sends made on this handle: a call's number tells whether a later one was answered (call-resend.ts). */
   #sends = 0;
   /** Calls that met no responder on an ALIVE actor, sent again (call-resend.ts); made when first needed. */
   #resend: CallResend<PendingCall> | undefined;
@@ -450,7 +450,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
 
   /** Sends `call`; one sent again, or held first, has what is left of its time. */
   #send(call: PendingCall, timeoutMs = Math.max(1, call.deadline - Date.now())): void {
-    const sent = (call.sent = this.#resend?.nextSend() ?? ++this.#sends);
+    const sent = (call.sent = ++this.#sends);
     this.ctx.bus.requestCallback(this.#callSubject!, call.data, { timeoutMs }, (err, msg) => {
       if (err === undefined) {
         this.#resend?.answered(sent);
@@ -464,10 +464,9 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
     });
   }
 
-  /** Made at the first call that meets no responder; it continues the handle's send numbers. */
+  /** Made at the first call that meets no responder. */
   #newResend(): CallResend<PendingCall> {
     return new CallResend<PendingCall>({
-      firstSend: this.#sends,
       actorId: this.actorId,
       why: () => this.unreachable(),
       send: (call) => this.#send(call),

@@ -27,15 +27,13 @@ export interface OutgoingCall {
   readonly live: boolean;
   /** Its absolute deadline (Date.now() ms). */
   readonly deadline: number;
-  /** The send number of its latest send; set by the handle as it sends. */
+  /** The number of its latest send, counted by the handle across all its calls. */
   sent: number;
   /** Sent again by this and not yet back. */
   resent: boolean;
 }
 
 export interface CallResendDeps<C extends OutgoingCall> {
-  /** Calls the handle sent before this was made: the send numbers go on from there. */
-  readonly firstSend: number;
   readonly actorId: string;
   /** Asks the GCS: ActorDiedError for DEAD, UnavailableNow (with the state) otherwise; rejects when it cannot be asked. */
   why(): Promise<Error>;
@@ -47,7 +45,6 @@ export interface CallResendDeps<C extends OutgoingCall> {
 export const RESEND_MS = { first: 10, max: 500 } as const;
 
 export class CallResend<C extends OutgoingCall> {
-  #sends: number;
   /**
    * The highest send number answered since this was made. Answers from before do not matter: the
    * server writes a call's "no responders" to the caller before it routes any later call, so the
@@ -65,18 +62,11 @@ export class CallResend<C extends OutgoingCall> {
   /** A get_actor is under way. */
   #asking = false;
 
-  constructor(private readonly deps: CallResendDeps<C>) {
-    this.#sends = deps.firstSend;
-  }
+  constructor(private readonly deps: CallResendDeps<C>) {}
 
   /** Whether new calls must wait (hold) rather than be sent now. */
   get holding(): boolean {
     return this.#parked.length > 0 || this.#out > 0;
-  }
-
-  /** The number of the send about to be made. */
-  nextSend(): number {
-    return ++this.#sends;
   }
 
   /** A call made while holding: sent once the calls before it are through. */

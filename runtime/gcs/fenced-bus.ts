@@ -4,7 +4,8 @@ import { invokeHandler, type Bus, type BusMsg, type MsgHandler, type RequestCall
 /**
  * The bus as a GCS under a leader lease sees it (leader.ts): while `valid()` is false nothing goes
  * out and nothing comes in — publishes are dropped, requests fail with STALE_EPOCH, and messages
- * that arrive are not handled (so not answered) while it lasts (held: see fencedBus). A GCS frozen past its lease and resumed may run
+ * that arrive are not handled (so not answered) while it lasts (they are held: see fencedBus). A GCS
+ * frozen past its lease and resumed may run
  * its timers and read its socket before it learns it lost the lease; through this it can neither
  * answer a request nor tell a raylet anything in that moment. One clock read per message.
  */
@@ -16,7 +17,7 @@ export interface Validity {
 
 /** How long a message that came while the lease was not valid is kept for it to come back. */
 const HOLD_MS = 2_000;
-/** At most this many such messages are kept; past it the oldest go. */
+/** At most this many such messages are kept; past it, what comes is dropped. */
 const MAX_HELD = 10_000;
 /** How often held messages look whether the lease is valid again. */
 const HOLD_POLL_MS = 25;
@@ -43,7 +44,9 @@ export function fencedBus(bus: Bus, lease: Validity, opts: { holdMs?: number; lo
   /** Handles the held messages once the lease is valid again; drops those held too long. */
   const release = (): void => {
     const now = Date.now();
-    while (held.length > 0 && now - held[0]!.at > holdMs) held.shift();
+    let stale = 0;
+    while (stale < held.length && now - held[stale]!.at > holdMs) stale++;
+    if (stale > 0) held.splice(0, stale);
     if (held.length > 0 && valid()) {
       const list = held.splice(0);
       for (const h of list) invokeHandler(h.handler, answeredWhileValid(h.msg, valid), onError);
@@ -56,8 +59,7 @@ export function fencedBus(bus: Bus, lease: Validity, opts: { holdMs?: number; lo
   lease.onValidityChange((ok) => ok && release());
   const receive = (handler: MsgHandler) => (msg: BusMsg) => {
     if (!valid()) {
-      if (held.length >= MAX_HELD) held.shift();
-      held.push({ at: Date.now(), handler, msg });
+      if (held.length < MAX_HELD) held.push({ at: Date.now(), handler, msg });
       release();
       return undefined;
     }

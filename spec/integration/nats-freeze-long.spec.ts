@@ -16,7 +16,6 @@
 // runtime/gcs/fenced-bus.ts); and the cluster still creates actors.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { nodeIdAffinity } from '../../lib/index.ts';
 import { decode, encode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { subjects } from '../../protocols/subjects.ts';
@@ -26,6 +25,7 @@ import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { TallyActor } from '../fixtures/handles/actors.ts';
 import { frozen } from '../helpers/frozen.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { tallyPerNode } from '../helpers/tallies.ts';
 import { until } from '../helpers/until.ts';
 
 // the GCS process reads these (runtime/gcs/flags.ts); the raylets learn both from its registration reply
@@ -54,14 +54,7 @@ test.after(async () => {
 
 test('a freeze past the fence lease, short of the node timeout: no node dead, no restart, no call run twice, calls flow again', async () => {
   const c = local.cluster;
-  const nodes = await c.nodes();
-  const tallies = await Promise.all(
-    nodes.map(async (n) => {
-      const h = await c.actor(TallyActor).options({ maxRestarts: 1, schedulingStrategy: nodeIdAffinity(n.nodeId) }).remote(0);
-      await h.ready({ timeoutMs: 60_000 });
-      return h;
-    }),
-  );
+  const tallies = await tallyPerNode(c);
   let phase: 'before' | 'frozen' | 'thawed' = 'before';
   let answeredAfterThaw = 0;
   const answered = tallies.map(() => 0);

@@ -9,11 +9,11 @@
 // declared dead, no actor restarted, and the cluster still creates actors afterwards.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { nodeIdAffinity } from '../../lib/index.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { TallyActor } from '../fixtures/handles/actors.ts';
 import { frozen } from '../helpers/frozen.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { tallyPerNode } from '../helpers/tallies.ts';
 import { until } from '../helpers/until.ts';
 
 const FREEZE_MS = 1000;
@@ -34,14 +34,7 @@ test.after(async () => {
 
 test('a second-long freeze of the nats-server: every call answered once, no node dead, no actor restarted', async () => {
   const c = local.cluster;
-  const nodes = await c.nodes();
-  const tallies = await Promise.all(
-    nodes.map(async (n) => {
-      const h = await c.actor(TallyActor).options({ maxRestarts: 1, schedulingStrategy: nodeIdAffinity(n.nodeId) }).remote(0);
-      await h.ready({ timeoutMs: 60_000 });
-      return h;
-    }),
-  );
+  const tallies = await tallyPerNode(c);
   let thawed = false;
   let answeredAfterThaw = 0;
   const failures: unknown[] = [];

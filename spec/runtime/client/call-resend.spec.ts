@@ -22,15 +22,15 @@ function harness(gcs: () => Promise<Error> = async () => new UnavailableNow(ACTO
   const sends: string[] = [];
   const failed: { name: string; err: unknown }[] = [];
   let asked = 0;
+  let sendNo = 0;
   const resend: CallResend<Call> = new CallResend<Call>({
-    firstSend: 0,
     actorId: ACTOR,
     why: () => {
       asked++;
       return gcs();
     },
     send: (call) => {
-      call.sent = resend.nextSend();
+      call.sent = ++sendNo;
       sends.push(call.name);
     },
     fail: (call, err) => {
@@ -43,7 +43,7 @@ function harness(gcs: () => Promise<Error> = async () => new UnavailableNow(ACTO
   const make = (c: Call): Call => {
     if (resend.holding) resend.hold(c);
     else {
-      c.sent = resend.nextSend();
+      c.sent = ++sendNo;
       sends.push(c.name);
     }
     return c;
