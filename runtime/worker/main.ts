@@ -52,8 +52,27 @@ function send(message: HostToRaylet, then?: () => void): void {
   else then?.();
 }
 
-/** The answers to creates and kills of one turn, in one message (protocols/ipc.ts). */
-const results = new TurnBatch<ActorResult>((list) => send({ type: 'results', results: list }));
+/** How long the results wait for the server to confirm this turn's subscriptions before they go anyway. */
+const SUBSCRIBED_WAIT_MS = 1_000;
+
+/**
+ * The answers to creates and kills of one turn, in one message (protocols/ipc.ts) — sent once the
+ * NATS server has the turn's SUB and UNSUB (a flush: PING, PONG): the raylet reports an actor ALIVE,
+ * and a caller calls it, only after that. Sent at once, a caller that heard of a new incarnation
+ * could reach the server before the host's UNSUB of the old one: the server delivered its call to
+ * the old subscription, the host's client dropped it, and the call waited out its timeout
+ * (raylet.spec, under load). Batches keep their order: flushes complete in order.
+ */
+const results = new TurnBatch<ActorResult>((list) => {
+  const deliver = (): void => send({ type: 'results', results: list });
+  if (bus === undefined) return deliver();
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBSCRIBED_WAIT_MS)));
+  void Promise.race([bus.flush().catch(() => undefined), waited]).then(() => {
+    clearTimeout(timer);
+    deliver();
+  });
+});
 
 async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<void> {
   if (bus) return;
