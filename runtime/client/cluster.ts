@@ -21,7 +21,7 @@ import type { ActorInfo, ActorState, ClusterEvent, JobInfo, NodeInfo, PlacementG
 import { EventStream, type PlacementGroupWatcher } from './event-stream.ts';
 import { actorFromWire, eventFromWire, nodeFromWire, placementGroupFromWire } from './from-wire.ts';
 import { GcsClient } from './gcs-client.ts';
-import { ClientPlacementGroup, type PlacementGroupContext } from './placement-group-handle.ts';
+import { ClientPlacementGroup, PlacementGroupCreationWatch, type PlacementGroupContext } from './placement-group-handle.ts';
 import { newPlacementGroupId, validatePlacementGroupOptions, type ClientPlacementGroupOptions } from './placement-group-options.ts';
 import { taskBuilder, type TaskBuilder } from './task-builder.ts';
 import type { AnyFunction, TaskFunction } from './task-function.ts';
@@ -178,8 +178,17 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
     const valid = validatePlacementGroupOptions(opts, { namespace: this.namespace, pgId });
     const create = (jobId: string | undefined) =>
       this.gcs.request('create_pg', { pgId, namespace: valid.namespace, name: valid.name, options: valid.wire, ...(jobId === undefined ? {} : { jobId }) }, placementGroupInfo);
-    const info = await (this.job ? this.job.run(create) : create(undefined));
-    return new ClientPlacementGroup(this, info.id, info.namespace, info.name);
+    // following the group's events from before it exists: ready() then needs no get_pg
+    const creation = new PlacementGroupCreationWatch((w) => this.watchPlacementGroup(pgId, w));
+    let info;
+    try {
+      info = await (this.job ? this.job.run(create) : create(undefined));
+    } catch (err) {
+      creation.stop();
+      throw err;
+    }
+    creation.seen(placementGroupFromWire(info));
+    return new ClientPlacementGroup(this, info.id, info.namespace, info.name, creation);
   }
 
   async explain(options: ActorOptions): Promise<DryRun> {

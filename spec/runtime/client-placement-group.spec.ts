@@ -21,6 +21,7 @@ import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { runCli } from '../../runtime/cli/run.ts';
 import { placementGroupStatus, placementGroupTable } from '../../runtime/cli/format.ts';
 import { ClusterClient } from '../../runtime/client/cluster.ts';
+import { RESYNC_MS } from '../../runtime/client/actor-handle.ts';
 import { eventFromWire, placementGroupFromWire } from '../../runtime/client/from-wire.ts';
 import {
   PlacementGroupNameTakenError,
@@ -55,6 +56,8 @@ function wirePg(id: string, state: PlacementGroupInfoWire['state'], more: Partia
 class FakeGcs {
   readonly groups = new Map<string, PlacementGroupInfoWire>();
   readonly received: { verb: string; body: unknown }[] = [];
+  /** The state a new group is answered with (and kept in). */
+  createState: PlacementGroupInfoWire['state'] = 'PENDING';
   /** Runs when a get_pg arrives, before its answer; the answer is the group as it is after this returns. */
   onGetPg: ((pgId: string) => void | Promise<void>) | undefined;
   private readonly subs: { unsubscribe(): void }[] = [];
@@ -66,7 +69,7 @@ class FakeGcs {
       if (b.name !== undefined && [...this.groups.values()].some((g) => g.name === b.name && g.namespace === b.namespace && g.id !== b.pgId)) {
         throw new PlacementGroupNameTakenError(b.name, b.namespace);
       }
-      const pg = this.groups.get(b.pgId) ?? wirePg(b.pgId, 'PENDING', { namespace: b.namespace, ...(b.name === undefined ? {} : { name: b.name }) });
+      const pg = this.groups.get(b.pgId) ?? wirePg(b.pgId, this.createState, { namespace: b.namespace, ...(b.name === undefined ? {} : { name: b.name }) });
       this.groups.set(pg.id, pg);
       return pg;
     });
@@ -142,6 +145,18 @@ async function openClient(): Promise<ClusterClient> {
     callTimeoutMs: 5000,
     ownsBus: true,
   });
+}
+
+let named = 0;
+
+/**
+ * A group made through placementGroup(), and a second handle to it from getPlacementGroup(): one
+ * without placementGroup()'s creation watch, so its ready() asks get_pg at once.
+ */
+async function fetchedGroup() {
+  const name = `fetched-${++named}`;
+  await client.placementGroup({ bundles: [{ CPU: 1 }], name });
+  return client.getPlacementGroup(name);
 }
 
 test.before.each(async () => {
@@ -283,7 +298,7 @@ test('ready(): a group already CREATED resolves with its info', async () => {
 });
 
 test('ready(): CREATED between the watch and the get_pg answer is not missed, though the answer is stale', async () => {
-  const pg = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  const pg = await fetchedGroup();
   // the GCS computed PENDING, then the group was created and its event published before the answer left
   gcs.onGetPg = (pgId) => {
     const stale = gcs.groups.get(pgId)!;
@@ -295,7 +310,7 @@ test('ready(): CREATED between the watch and the get_pg answer is not missed, th
 });
 
 test('ready(): waits through PENDING, PREPARED and RESCHEDULING, and ignores other groups, until CREATED', async () => {
-  const pg = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  const pg = await fetchedGroup();
   const other = await client.placementGroup({ bundles: [{ CPU: 1 }] });
   let settled = false;
   const asked = gcs.nextGetPg();
@@ -312,7 +327,7 @@ test('ready(): waits through PENDING, PREPARED and RESCHEDULING, and ignores oth
 });
 
 test('ready(): REMOVED is a PlacementGroupRemovedError with its cause, from an event or from the answer', async () => {
-  const pg = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  const pg = await fetchedGroup();
   const asked = gcs.nextGetPg();
   const ready = pg.ready().catch((e: unknown) => e);
   await asked;
@@ -337,18 +352,72 @@ test('ready({ timeoutMs }): a TimeoutError (code TIMEOUT) while the group stays 
 });
 
 test('ready(): closing the client ends the wait with BusClosedError; an unknown id with PlacementGroupNotFoundError', async () => {
-  const pg = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  const pg = await fetchedGroup();
+  const fresh = await client.placementGroup({ bundles: [{ CPU: 1 }] });
   const asked = gcs.nextGetPg();
   const ready = pg.ready().catch((e: unknown) => e);
+  const freshReady = fresh.ready().catch((e: unknown) => e);
   await asked;
   await client.close();
   assert.instance(await ready, BusClosedError);
+  assert.instance(await freshReady, BusClosedError, 'a ready() waiting on the creation watch ends too');
   client = await openClient();
-  const ghost = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  const ghost = await fetchedGroup();
   gcs.groups.delete(ghost.id);
   const err = (await ghost.ready().catch((e: unknown) => e)) as PlacementGroupNotFoundError;
   assert.instance(err, PlacementGroupNotFoundError);
   assert.is(err.code, 'PLACEMENT_GROUP_NOT_FOUND');
+});
+
+test('ready() on the handle placementGroup() returned asks no get_pg: its watch from before create_pg settles it', async () => {
+  const pg = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  const other = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  let settled = false;
+  const ready = pg.ready().finally(() => (settled = true));
+  gcs.set(pg.id, { state: 'PREPARED' });
+  gcs.set(other.id, { state: 'CREATED' });
+  await other.info(); // a round trip orders after the events above on the bus
+  assert.not.ok(settled, 'not ready while PREPARED, nor on another group');
+  gcs.set(pg.id, { state: 'CREATED', bundles: [{ index: 0, resources: parseResources({ CPU: 1 }) as Record<string, number>, nodeId: 'n1' }] });
+  const info = await ready;
+  assert.is(info.state, 'CREATED');
+  assert.equal(info.bundles, [{ index: 0, resources: { CPU: 1 }, nodeId: 'n1' }]);
+  assert.equal(
+    gcs.received.filter((r) => r.verb === 'get_pg').map((r) => (r.body as { pgId: string }).pgId),
+    [other.id],
+    'the only get_pg is the test\'s own info()',
+  );
+  // REMOVED the same way
+  const doomed = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  const failed = doomed.ready().catch((e: unknown) => e);
+  gcs.set(doomed.id, { state: 'REMOVED', removedCause: 'removed by the user' });
+  const err = (await failed) as PlacementGroupRemovedError;
+  assert.instance(err, PlacementGroupRemovedError);
+  assert.is(err.removedCause, 'removed by the user');
+  // REMOVED is final: a later ready() fails the same way, without asking
+  assert.instance(await doomed.ready().catch((e: unknown) => e), PlacementGroupRemovedError);
+  assert.is(gcs.count('get_pg'), 1);
+});
+
+test('ready(): once the creation watch has stopped (the create_pg answer said CREATED), it asks get_pg, so a group removed since is REMOVED', async () => {
+  gcs.createState = 'CREATED';
+  const pg = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  assert.is((await pg.ready()).state, 'CREATED');
+  assert.is(gcs.count('get_pg'), 1);
+  gcs.set(pg.id, { state: 'REMOVED', removedCause: 'removed by the user' });
+  const err = (await pg.ready().catch((e: unknown) => e)) as PlacementGroupRemovedError;
+  assert.instance(err, PlacementGroupRemovedError);
+  assert.is(gcs.count('get_pg'), 2, 'a CREATED seen earlier is not taken for the state now');
+});
+
+test('ready(): a lost CREATED event does not hang it: the GCS is asked after RESYNC_MS.first', async () => {
+  const pg = await client.placementGroup({ bundles: [{ CPU: 1 }] });
+  const started = Date.now();
+  const ready = pg.ready({ timeoutMs: 4 * RESYNC_MS.first });
+  gcs.groups.set(pg.id, { ...gcs.groups.get(pg.id)!, state: 'CREATED' }); // created, its event lost
+  assert.is((await ready).state, 'CREATED');
+  assert.ok(Date.now() - started >= RESYNC_MS.first - 50, 'events first: the GCS is asked only after a while');
+  assert.is(gcs.count('get_pg'), 1);
 });
 
 test('info(), remove(), placementGroups() and getPlacementGroup()', async () => {
