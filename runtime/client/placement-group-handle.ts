@@ -43,10 +43,6 @@ export class PlacementGroupCreationWatch {
     });
   }
 
-  get following(): boolean {
-    return this.#stop !== undefined;
-  }
-
   /** An event, or the create_pg reply. */
   seen(info: PlacementGroupInfo): void {
     if (this.#stop === undefined || !settles(info)) return;
@@ -56,8 +52,8 @@ export class PlacementGroupCreationWatch {
   }
 
   /**
-   * Hands `watcher` what settles ready() once the watch sees it; false when the watch has stopped
-   * (the caller asks the GCS instead). The returned function, when called, stops the handing.
+   * Hands `watcher` what settles ready() once the watch sees it, until the returned function is
+   * called; undefined when the watch has stopped (the caller asks the GCS instead).
    */
   wait(watcher: PlacementGroupWatcher): (() => void) | undefined {
     if (this.#stop === undefined) return undefined;
@@ -71,7 +67,7 @@ export class PlacementGroupCreationWatch {
     stop?.();
   }
 
-  /** What settled it, if the watch saw it (kept for a ready() that raced the stop). */
+  /** The CREATED or REMOVED that stopped the watch, if one did: REMOVED is final, a later ready() needs no question. */
   get settledWith(): PlacementGroupInfo | undefined {
     return this.#settled;
   }
