@@ -26,6 +26,7 @@ import type { ActorHandle } from '../runtime/index.ts';
 import type { Echo } from './fixtures/actors.ts';
 import { BenchProcesses, PLAIN_MODE, distState, sourceVersion, startResponder, stopChild } from './support/bench-run.ts';
 import { loadAverage, mean, percentile, runPool } from './support/e2e-stats.ts';
+import { cpuSeconds, cpuSnapshot } from './support/proc-cpu.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
 
 const args = parseBenchArgs();
@@ -47,10 +48,19 @@ type Peer = (typeof PEERS)[number];
 const out = (line = ''): void => console.log(line);
 const progress = (line: string): void => console.log(`  … ${line}`);
 
+/** Where a call's CPU goes: this process, the process that answers it, nats-server (/proc utime+stime, seconds). */
+interface Cpu {
+  driver: number;
+  answering: number;
+  nats: number;
+}
+
 interface Samples {
   readonly seq: number[];
   calls: number;
   ms: number;
+  /** CPU of the rounds with PIPELINE in flight, summed. */
+  readonly cpu?: Cpu;
   /** Each round's sequential p50 (µs) and calls/s with PIPELINE in flight: the spread of the ratios. */
   readonly rounds: { p50: number; rate: number }[];
 }
@@ -84,7 +94,8 @@ async function main(): Promise<void> {
   const procs = new BenchProcesses();
   let moleculerResponder: Awaited<ReturnType<typeof startResponder>> | undefined;
   let caller: ServiceBroker | undefined;
-  const samples: Record<Peer, Samples> = { orrery: { seq: [], calls: 0, ms: 0, rounds: [] }, Moleculer: { seq: [], calls: 0, ms: 0, rounds: [] }, 'raw NATS': { seq: [], calls: 0, ms: 0, rounds: [] } };
+  const fresh = (): Samples => ({ seq: [], calls: 0, ms: 0, rounds: [], cpu: { driver: 0, answering: 0, nats: 0 } });
+  const samples: Record<Peer, Samples> = { orrery: fresh(), Moleculer: fresh(), 'raw NATS': fresh() };
   try {
     const local = await pkg.startLocalCluster({ transport: 'nats', nodes: [{ name: 'peers', resources: { CPU: 4 } }] });
     procs.local = local;
@@ -116,6 +127,16 @@ async function main(): Promise<void> {
         if ((await raw.request(subject, request, { timeoutMs: 30_000 })).data.length !== request.length) throw new Error('the raw responder answered other bytes');
       },
     };
+    // The processes whose CPU each peer's rounds are charged: found once (walking /proc per round would cost the driver more than a call).
+    const procs0 = cpuSnapshot();
+    const pidOf = (role: string): number | undefined => [...procs0].find(([, p]) => p.role === role)?.[0];
+    const answering: Record<Peer, number | undefined> = { orrery: pidOf('worker hosts'), Moleculer: moleculerResponder.pid, 'raw NATS': procs.responder.pid };
+    const natsPid = pidOf('nats-server');
+    const cpuNow = (peer: Peer): Cpu => {
+      const own = process.cpuUsage();
+      const pid = answering[peer];
+      return { driver: (own.user + own.system) / 1e6, answering: pid === undefined ? NaN : cpuSeconds(pid), nats: natsPid === undefined ? NaN : cpuSeconds(natsPid) };
+    };
     for (const peer of PEERS) {
       await sequential(SIZE.warmup, calls[peer], []);
       await pipelined(SIZE.warmup * 4, calls[peer], { seq: [], calls: 0, ms: 0, rounds: [] });
@@ -129,7 +150,13 @@ async function main(): Promise<void> {
       for (const peer of order) await sequential(perRound, calls[peer], (seq[peer] = []));
       for (const peer of order) {
         const round: Samples = { seq: [], calls: 0, ms: 0, rounds: [] };
+        const before = cpuNow(peer);
         await pipelined(pipeRound, calls[peer], round);
+        const after = cpuNow(peer);
+        const cpu = samples[peer].cpu!;
+        cpu.driver += after.driver - before.driver;
+        cpu.answering += after.answering - before.answering;
+        cpu.nats += after.nats - before.nats;
         samples[peer].calls += round.calls;
         samples[peer].ms += round.ms;
         rate[peer] = round.calls / (round.ms / 1000);
@@ -156,9 +183,20 @@ async function main(): Promise<void> {
     ['sequential mean (µs)', ...PEERS.map((p) => formatNumber(mean(samples[p].seq)))],
     [`calls/s, ${PIPELINE} in flight`, ...PEERS.map((p) => formatNumber(rate(p)))],
   ];
+  const perCall = (p: Peer, part: keyof Cpu): number => (samples[p].cpu![part] / samples[p].calls) * 1e6;
+  const cpuParts: [keyof Cpu, string][] = [
+    ['driver', 'the caller (this process)'],
+    ['answering', 'the answering process (worker host / Moleculer broker / responder)'],
+    ['nats', 'nats-server'],
+  ];
+  const cpuTable = [
+    ...cpuParts.map(([part, label]) => [label, ...PEERS.map((p) => formatNumber(perCall(p, part)))]),
+    ['all three', ...PEERS.map((p) => formatNumber(cpuParts.reduce((sum, [part]) => sum + perCall(p, part), 0)))],
+  ];
   for (const p of PEERS) {
     rows.push({ name: `peers: ${p} sequential p50`, value: p50(p), unit: 'µs' });
     rows.push({ name: `peers: ${p} calls/s with ${PIPELINE} in flight`, value: rate(p), unit: 'calls/s' });
+    for (const [part] of cpuParts) rows.push({ name: `peers: ${p} CPU per call with ${PIPELINE} in flight, ${part}`, value: perCall(p, part), unit: 'µs' });
   }
   /** The lowest and highest of the per-round ratios (rounds run the three peers back to back). */
   const spread = (of: (r: { p50: number; rate: number }) => number, over: Peer): string => {
@@ -181,6 +219,8 @@ async function main(): Promise<void> {
   ];
   out(`\nActor call, Moleculer call and raw NATS request — ${PAYLOAD_BYTES}-byte payload, ${SIZE.sequential.toLocaleString('en-US')} sequential and ${SIZE.pipelined.toLocaleString('en-US')} with ${PIPELINE} in flight each, ${ROUNDS} rotating rounds`);
   out(formatTable(['figure', ...PEERS], table));
+  out(`\nCPU per call with ${PIPELINE} in flight, µs (/proc utime+stime over the rounds, 10 ms ticks: where a gap in calls/s comes from)`);
+  out(formatTable(['process', ...PEERS], cpuTable));
   out('');
   out(formatTable(['ratio', 'value', `rounds (${ROUNDS}), lowest–highest`, 'target', 'verdict'], ratios));
   out('\ntargets');
