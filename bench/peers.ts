@@ -13,7 +13,10 @@
  * Each is measured sequentially (latency) and with 64 calls in flight (throughput), in 10 rounds
  * whose order rotates, so drift of the machine falls on all three alike. The ratios are judged on
  * the whole run; beside each, the lowest and highest of the same ratio round by round, so a reader
- * can tell a ratio that sits at its target from one that crosses it in every round.
+ * can tell a ratio that sits at its target from one that crosses it in every round. Beside the rates,
+ * the CPU each peer's calls cost with 64 in flight — this process, the process that answers, and
+ * nats-server (/proc utime+stime over the rounds) — which moves far less from run to run than the
+ * rates of short rounds on a shared machine, and says where a gap comes from.
  *
  * Targets (issue 18, never lowered): calls/s with 64 in flight ≥ 1.5× Moleculer's and ≥ 0.8× the
  * raw multiplexer's; sequential p50 below Moleculer's and ≤ 1.15× the raw multiplexer's.
