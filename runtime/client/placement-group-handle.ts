@@ -127,8 +127,9 @@ export class ClientPlacementGroup implements PlacementGroup {
       if (timeoutMs !== undefined) {
         timer = setTimeout(() => settle(() => reject(new WaitTimeoutError(`ready() of placement group ${this.id}`, timeoutMs))), timeoutMs);
       }
-      // The first answer, when it is asked at once, settles an error as it always did; a later ask
-      // that fails (the GCS not answering for now) is made again later.
+      // The first answer, when it is asked at once, settles an error as it always did. A later ask
+      // that fails is made again later: the GCS not answering for now, or one that does not know
+      // the group yet (PLACEMENT_GROUP_NOT_FOUND from a GCS restarted meanwhile, still recovering).
       const ask = (first: boolean): void => {
         this.info().then(
           (info) => {
@@ -138,7 +139,7 @@ export class ClientPlacementGroup implements PlacementGroup {
           },
           (err: unknown) => {
             if (settled) return;
-            if (first || err instanceof BusClosedError || (err as { code?: string }).code === 'PLACEMENT_GROUP_NOT_FOUND') settle(() => reject(err));
+            if (first || err instanceof BusClosedError) settle(() => reject(err));
             else askLater();
           },
         );

@@ -34,6 +34,15 @@ function mutating<T>(gcs: GcsService, run: () => T | Promise<T>): Promise<T> {
   return gcs.isServing ? go() : gcs.serving.then(go);
 }
 
+/**
+ * A read of what a recovery restores only when it reconciles (placement groups: recovery.ts): it
+ * waits while the GCS recovers, as a mutating verb does. Answered before, it said a stored group did
+ * not exist (get_pg: PLACEMENT_GROUP_NOT_FOUND) or left it out of a list.
+ */
+function restored<T>(gcs: GcsService, run: () => T | Promise<T>): T | Promise<T> {
+  return gcs.isServing ? run() : gcs.serving.then(run);
+}
+
 export function routes(gcs: GcsService): Record<GcsVerb, Route> {
   // list replies are pages (paging.ts) that fit in one message of the size the GCS accepts
   const paged = { maxBytes: gcs.intake.maxBytes };
@@ -51,10 +60,10 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     view_snapshot: route('view_snapshot', (body) => gcs.view.snapshotPage(body, paged)),
     actor_died: route('actor_died', (body) => mutating(gcs, () => (gcs.nodes.owners.check(body.nodeId, body.secret, 'actor_died'), gcs.actors.died(body)))),
     list_events: route('list_events', (body) => gcs.history.query(body)),
-    list_placement_groups: route('list_placement_groups', (body) => pageOfList(gcs.groups.list(), (pg) => pg.id, body, paged)),
+    list_placement_groups: route('list_placement_groups', (body) => restored(gcs, () => pageOfList(gcs.groups.list(), (pg) => pg.id, body, paged))),
     create_pg: route('create_pg', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.groups.create(body)))),
     remove_pg: route('remove_pg', (body) => mutating(gcs, () => gcs.groups.remove(body))),
-    get_pg: route('get_pg', (body) => gcs.groups.getStored(body)),
+    get_pg: route('get_pg', (body) => restored(gcs, () => gcs.groups.getStored(body))),
     explain: route('explain', (body) => {
       if ((body.options === undefined) === (body.placementGroup === undefined)) {
         throw new InvalidOptionError('explain', body, 'expected exactly one of options (an actor) and placementGroup');

@@ -140,4 +140,25 @@ test('placement groups come back as they were: CREATED with their bundles where 
   assert.is((await inGroup.info()).state, 'DEAD');
 });
 
+test('a ready() waiting on a group it created rides through a GCS killed meanwhile; the new GCS answers get_pg for it while it recovers, and places it once a node fits', async () => {
+  // 6 CPUs in one bundle: no node of 4 CPUs fits it, so it waits PENDING
+  const group = await cluster.placementGroup({ strategy: 'PACK', bundles: [{ CPU: 6 }] });
+  let settled = false;
+  const ready = group.ready({ timeoutMs: WAIT_MS }).finally(() => (settled = true));
+
+  await gcs.crash();
+  gcs = await startGcs();
+  // asked at once: the new GCS answers once it has restored the group, not PLACEMENT_GROUP_NOT_FOUND
+  assert.is((await group.info()).state, 'PENDING', 'the new GCS has it, still waiting');
+  assert.not.ok(settled);
+
+  // a node that fits it joins the new GCS
+  raylets.push(await spawnRuntimeProcess('raylet', ['--address', nats.url, '--cluster', CLUSTER, '--node-name', 'n3', '--num-cpus', '8']));
+  const info = await ready;
+  assert.is(info.state, 'CREATED');
+  const n3 = (await cluster.nodes()).find((n) => n.name === 'n3')!;
+  assert.is(info.bundles[0].nodeId, n3.nodeId);
+  await group.remove();
+});
+
 test.run();
