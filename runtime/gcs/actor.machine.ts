@@ -16,6 +16,7 @@ import type { ActorState as WireActorState } from '../../protocols/messages/acto
  *    │  └── REJECTED / KILL ──▶ DEAD (final)
  *    └── UNSCHEDULABLE ── RESTARTING ── PLACED ──▶ onNode.SCHEDULED
  *                              └── REJECTED / KILL ──▶ DEAD
+ *   PENDING ── ADOPTED ──▶ onNode.ALIVE   (a restarted GCS's actor that its raylet still runs)
  *
  * SCHEDULED and ALIVE sit inside `onNode`: entering SCHEDULED is the one place an actor's resources
  * are allocated and its labels added on its node (`placeOnNode`); leaving `onNode` — for RESTARTING
@@ -38,6 +39,11 @@ import type { ActorState as WireActorState } from '../../protocols/messages/acto
  * run, so nothing failed: the actor goes back to PENDING as if it had never been placed, with no
  * restart counted (Ray keeps such an actor pending creation too). `incarnation` still rises, so a
  * stray answer about the undelivered attempt can never be taken for the next one.
+ *
+ * ADOPTED is how a GCS that restarted takes back an actor a raylet reported still running, with the
+ * very incarnation the store holds (recovery.ts): placed on that node and ALIVE at once, without a
+ * create_actor — its constructor ran long ago. Through SCHEDULED it would read SCHEDULED to anyone
+ * who asked, and publish a SCHEDULED event, until the raylet answered a create it did not need.
  *
  * RESTARTING is a waiting state like PENDING: the pending queue tries to place it at once and sends
  * PLACED (straight to SCHEDULED) or UNSCHEDULABLE (to PENDING, with its explanation). A restart
@@ -81,6 +87,8 @@ export interface ActorContext extends ActorMachineInput {
 
 export type ActorEvent =
   | { type: 'PLACED'; nodeId: string }
+  /** Recovery: the actor runs on `nodeId` already, this very incarnation (no create_actor). */
+  | { type: 'ADOPTED'; nodeId: string }
   | { type: 'UNSCHEDULABLE'; failure: ScheduleFailure }
   /** The scheduler says it can never be placed (NODE_NOT_FOUND, NODE_UNAVAILABLE): it dies. */
   | { type: 'REJECTED'; cause: string }
@@ -113,7 +121,7 @@ export const actorMachine = setup({
     input: {} as ActorMachineInput,
   },
   actions: {
-    /** SCHEDULED entry: allocate `resources` and add `labels` on `nodeId` in the cluster state. */
+    /** SCHEDULED entry (and ADOPTED): allocate `resources` and add `labels` on `nodeId` in the cluster state. */
     placeOnNode: () => {},
     /** Leaving SCHEDULED/ALIVE: remove the labels and release the resources on `nodeId`. */
     removeFromNode: () => {},
@@ -159,6 +167,7 @@ export const actorMachine = setup({
     PENDING: {
       on: {
         PLACED: { target: 'onNode', actions: { type: 'setNode', params: ({ event }) => ({ nodeId: event.nodeId }) } },
+        ADOPTED: { target: 'onNode.ALIVE', actions: [{ type: 'setNode', params: ({ event }) => ({ nodeId: event.nodeId }) }, 'placeOnNode'] },
         UNSCHEDULABLE: {
           guard: { type: 'explanationChanged', params: ({ event }) => ({ message: event.failure.message }) },
           actions: [

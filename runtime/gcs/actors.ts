@@ -189,7 +189,8 @@ export class ActorDirectory {
       return;
     }
     const ref = this.#start(reg, compiled, { numRestarts, incarnation });
-    if (how.kind === 'running') ref.send({ type: 'PLACED', nodeId: how.nodeId });
+    // still running there, this incarnation: ALIVE at once, not created again (actor.machine.ts)
+    if (how.kind === 'running') ref.send({ type: 'ADOPTED', nodeId: how.nodeId });
   }
 
   /**

@@ -59,6 +59,24 @@ test('placed, created: labels are added on entering SCHEDULED and nowhere else',
   assert.is(s.context.incarnation, 0);
 });
 
+test('adopted (a restarted GCS, the raylet still runs this incarnation): ALIVE at once, placed on its node, no create_actor', () => {
+  const s = walk({ incarnation: 3, numRestarts: 1, maxRestarts: 2 }, [
+    { event: { type: 'ADOPTED', nodeId: 'n2' }, state: 'ALIVE', actions: ['placeOnNode'] },
+    // from there it is any running actor: a failure of that incarnation restarts it
+    { event: { type: 'FAILED', incarnation: 3, cause: 'worker died' }, state: 'RESTARTING', actions: REMOVE },
+  ]);
+  assert.is(s.context.incarnation, 4);
+  assert.is(s.context.numRestarts, 2);
+});
+
+test('ADOPTED applies only to an actor not yet placed', () => {
+  const placed = walk({}, [{ event: { type: 'PLACED', nodeId: 'n1' }, state: 'SCHEDULED', actions: PLACE }]);
+  const [next, actions] = transition(actorMachine, placed, { type: 'ADOPTED', nodeId: 'n2' });
+  assert.is(actorStateOf(next), 'SCHEDULED');
+  assert.is(next.context.nodeId, 'n1');
+  assert.equal(named(actions), []);
+});
+
 const lifecycles: { name: string; over?: Partial<ActorMachineInput>; steps: Step[]; want: { numRestarts: number; deathCause?: string; incarnation?: number } }[] = [
   {
     name: 'a worker failure without restarts kills it and removes its labels',
@@ -361,6 +379,32 @@ test('effects: labels and resources are on the node exactly while SCHEDULED or A
     'placed n1', 'changed n1', 'create n1#0', 'left n1', 'changed n1', 'freed',
     'placed n2', 'changed n2', 'create n2#1', 'left n2', 'changed n2', 'freed', 'kill n2#1',
   ]);
+});
+
+test('effects: an adopted actor holds its resources and labels on its node, and gives them back when it leaves', () => {
+  const state = placedCluster();
+  const calls: string[] = [];
+  const logic = provideActorEffects({
+    state,
+    log: (line) => calls.push(`log ${line}`),
+    nodeChanged: (id) => calls.push(`changed ${id}`),
+    resourcesFreed: () => calls.push('freed'),
+    requestCreate: (c) => calls.push(`create ${c.nodeId}#${c.incarnation}`),
+    requestKill: (c) => calls.push(`kill ${c.nodeId}#${c.incarnation}`),
+    scheduleFailed: () => calls.push('schedule_failed'),
+    actorPlaced: (c) => calls.push(`placed ${c.nodeId}`),
+    actorLeft: (c) => calls.push(`left ${c.nodeId}`),
+  });
+  const actor = createActor(logic, { input: input({ incarnation: 2 }) }).start();
+  actor.send({ type: 'ADOPTED', nodeId: 'n2' });
+  assert.is(actorStateOf(actor.getSnapshot()), 'ALIVE');
+  assert.equal(actorNodes(state), ['n2']);
+  assert.equal(teamNodes(state), ['n2']);
+  assert.is(state.node('n2')!.available.CPU, parseResources({ CPU: 2 }).CPU);
+  actor.send({ type: 'KILL', noRestart: true });
+  assert.equal(actorNodes(state), []);
+  assert.is(state.node('n2')!.available.CPU, parseResources({ CPU: 4 }).CPU);
+  assert.equal(calls, ['placed n2', 'changed n2', 'left n2', 'changed n2', 'freed', 'kill n2#2']);
 });
 
 test('effects: a node that left the cluster state has nothing to give back, and nothing throws', () => {
