@@ -35,9 +35,10 @@ function mutating<T>(gcs: GcsService, run: () => T | Promise<T>): Promise<T> {
 }
 
 /**
- * A read of what a recovery restores only when it reconciles (placement groups: recovery.ts): it
- * waits while the GCS recovers, as a mutating verb does. Answered before, it said a stored group did
- * not exist (get_pg: PLACEMENT_GROUP_NOT_FOUND) or left it out of a list.
+ * A read of what a recovery restores only when it reconciles (actors and placement groups:
+ * recovery.ts): it waits while the GCS recovers, as a mutating verb does. Answered before, it said a
+ * stored actor or group did not exist (get_actor: ACTOR_NOT_FOUND, so `getActor(name)` failed for a
+ * named actor that ran all along; get_pg: PLACEMENT_GROUP_NOT_FOUND) or left it out of a list.
  */
 function restored<T>(gcs: GcsService, run: () => T | Promise<T>): T | Promise<T> {
   return gcs.isServing ? run() : gcs.serving.then(run);
@@ -50,10 +51,10 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     register_node: route('register_node', (body) => gcs.nodes.register(body)),
     heartbeat: route('heartbeat', (body) => gcs.nodes.heartbeat(body)),
     register_actor: route('register_actor', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.actors.register(body)))),
-    get_actor: route('get_actor', (body) => gcs.actors.get(body)),
+    get_actor: route('get_actor', (body) => restored(gcs, () => gcs.actors.get(body))),
     kill_actor: route('kill_actor', (body) => mutating(gcs, () => gcs.actors.kill(body))),
     list_nodes: route('list_nodes', (body) => pageOfList(gcs.nodes.list(), (n) => n.nodeId, body, paged)),
-    list_actors: route('list_actors', (body) => gcs.actors.page(body, paged)),
+    list_actors: route('list_actors', (body) => restored(gcs, () => gcs.actors.page(body, paged))),
     set_node_labels: route('set_node_labels', (body) => mutating(gcs, () => gcs.nodes.setLabels(body))),
     set_node_taints: route('set_node_taints', (body) => mutating(gcs, () => gcs.nodes.setTaints(body))),
     drain_node: route('drain_node', (body) => mutating(gcs, () => gcs.nodes.drain(body))),

@@ -6,7 +6,7 @@
 // condition, bounded.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { placementGroupStrategy } from '../../lib/index.ts';
+import { nodeIdAffinity, placementGroupStrategy } from '../../lib/index.ts';
 import { connect, type ActorHandle, type ActorInfo, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
@@ -23,7 +23,7 @@ let gcs: RuntimeProcess;
 const raylets: RuntimeProcess[] = [];
 let cluster: Cluster;
 
-const startGcs = (): Promise<RuntimeProcess> => spawnRuntimeProcess('gcs', ['--address', nats.url, '--cluster', CLUSTER, '--grace-ms', '10000']);
+const startGcs = (graceMs = 10_000): Promise<RuntimeProcess> => spawnRuntimeProcess('gcs', ['--address', nats.url, '--cluster', CLUSTER, '--grace-ms', String(graceMs)]);
 
 test.before(async () => {
   nats = await startNatsServer({ jetstream: true });
@@ -138,6 +138,33 @@ test('placement groups come back as they were: CREATED with their bundles where 
   assert.is((await cluster.getPlacementGroup('pair')).id, group.id);
   await group.remove();
   assert.is((await inGroup.info()).state, 'DEAD');
+});
+
+test('asked while a restarted GCS recovers (waiting for a frozen raylet), get_actor and list_actors answer with the stored actors, not ACTOR_NOT_FOUND', async () => {
+  const n1 = (await cluster.nodes()).find((n) => n.name === 'n1')!;
+  const keeper = await cluster.actor(CounterActor).options({ name: 'keeper', schedulingStrategy: nodeIdAffinity(n1.nodeId) }).remote(40);
+  await keeper.ready({ timeoutMs: WAIT_MS });
+  // n2 frozen: the next GCS holds it as live and recovers — the actors restored only at the end —
+  // for its whole grace window (3 s), since n2 cannot register again
+  const n2 = raylets[1];
+  process.kill(n2.pid, 'SIGSTOP');
+  try {
+    await gcs.crash();
+    // asked while no GCS runs: the client asks again (100 ms, doubling to 1 s) until one answers,
+    // and the next GCS answers from the moment its subjects open, while it recovers
+    const found = cluster.getActor<Counter>('keeper');
+    const listed = cluster.actors();
+    gcs = await startGcs(3000);
+    assert.is((await found).actorId, keeper.actorId, 'found by name');
+    const info = (await listed).find((a) => a.actorId === keeper.actorId);
+    assert.equal([info?.state, info?.nodeId, info?.numRestarts], ['ALIVE', n1.nodeId, 0], 'listed, ALIVE where it was');
+    assert.is(await (await found).call('add', 2), 42, 'its state kept');
+  } finally {
+    process.kill(n2.pid, 'SIGCONT');
+  }
+  // declared dead when the grace window ran out, n2 registers again once it runs
+  await until('n2 ALIVE again', async () => ((await cluster.nodes()).find((n) => n.name === 'n2')?.state === 'ALIVE' ? true : undefined));
+  await keeper.kill();
 });
 
 test('a ready() waiting on a group it created rides through a GCS killed meanwhile; the new GCS answers get_pg for it while it recovers, and places it once a node fits', async () => {
