@@ -167,17 +167,27 @@ test('asked while a restarted GCS recovers (waiting for a frozen raylet), get_ac
   await keeper.kill();
 });
 
-test('a ready() waiting on a group it created rides through a GCS killed meanwhile; the new GCS answers get_pg for it while it recovers, and places it once a node fits', async () => {
+test('a ready() waiting on a group it created rides through a GCS killed meanwhile; the new GCS answers get_pg for it while it recovers (waiting for a frozen raylet), and places it once a node fits', async () => {
   // 6 CPUs in one bundle: no node of 4 CPUs fits it, so it waits PENDING
   const group = await cluster.placementGroup({ strategy: 'PACK', bundles: [{ CPU: 6 }] });
   let settled = false;
   const ready = group.ready({ timeoutMs: WAIT_MS }).finally(() => (settled = true));
+  ready.catch(() => undefined); // awaited below; a failed assertion before that must not leave it unhandled
 
-  await gcs.crash();
-  gcs = await startGcs();
-  // asked at once: the new GCS answers once it has restored the group, not PLACEMENT_GROUP_NOT_FOUND
-  assert.is((await group.info()).state, 'PENDING', 'the new GCS has it, still waiting');
-  assert.not.ok(settled);
+  // n2 frozen: the next GCS recovers (groups restored only at the end) for its whole grace window
+  const n2 = raylets[1];
+  process.kill(n2.pid, 'SIGSTOP');
+  try {
+    await gcs.crash();
+    // asked while no GCS runs, and so again while the next one recovers: answered once it has
+    // restored the group, not PLACEMENT_GROUP_NOT_FOUND
+    const asked = group.info();
+    gcs = await startGcs(3000);
+    assert.is((await asked).state, 'PENDING', 'the new GCS has it, still waiting');
+    assert.not.ok(settled);
+  } finally {
+    process.kill(n2.pid, 'SIGCONT');
+  }
 
   // a node that fits it joins the new GCS
   raylets.push(await spawnRuntimeProcess('raylet', ['--address', nats.url, '--cluster', CLUSTER, '--node-name', 'n3', '--num-cpus', '8']));
