@@ -56,6 +56,9 @@ export const MAX_EVENT_NODES = 100;
  * actor_evicted carries `actor`, `reason` (`no_execute_taint` | `affinity_lost`) and `message`.
  * placement_group_state carries `placementGroup` (its PlacementGroupInfo after the change).
  * job_started and job_finished carry `job` (its JobInfo after the change).
+ * gcs_leader carries `epoch` and `message`: a GCS has opened its subjects as the cluster's GCS — a
+ * restart, or a standby taking over (epoch: its leader lease's, 0 without one). A client sends again
+ * at once the requests it has not had answered: the GCS they went to may be frozen or cut off.
  */
 /** Node events: the node after the change. */
 export const NODE_EVENT_TYPES = ['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed', 'node_draining', 'node_alive'] as const;
@@ -65,7 +68,7 @@ export const NODE_EVENT_TYPES = ['node_added', 'node_dead', 'node_labels_changed
  * leases died); the autoscaler's (AUTOSCALER_EVENT_TYPES: node_launch_requested … demand_infeasible)
  * are published by the GCS from its autoscaler_report; the rest are the GCS's.
  */
-export const CLUSTER_EVENT_TYPES = [...NODE_EVENT_TYPES, 'actor_state', 'actor_evicted', 'schedule_failed', 'placement_group_state', 'lease_revoked', 'job_started', 'job_finished', ...AUTOSCALER_EVENT_TYPES] as const;
+export const CLUSTER_EVENT_TYPES = [...NODE_EVENT_TYPES, 'actor_state', 'actor_evicted', 'schedule_failed', 'placement_group_state', 'lease_revoked', 'job_started', 'job_finished', 'gcs_leader', ...AUTOSCALER_EVENT_TYPES] as const;
 export type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
 
 /** What each type of event must carry besides `type` and `time`. */
@@ -78,6 +81,7 @@ const PAYLOAD: Readonly<Record<ClusterEventType, readonly string[]>> = {
   lease_revoked: ['target', 'reason', 'message'],
   job_started: ['job'],
   job_finished: ['job'],
+  gcs_leader: ['epoch', 'message'],
   ...(Object.fromEntries(AUTOSCALER_EVENT_TYPES.map((t) => [t, ['nodeType', 'message']])) as unknown as Record<(typeof AUTOSCALER_EVENT_TYPES)[number], readonly string[]>),
 };
 
@@ -99,6 +103,8 @@ const eventShape = object({
   nodeType: optional(str({ min: 1, max: 256 })),
   nodeName: optional(str({ min: 1, max: 256 })),
   nodeId: optional(id),
+  /** gcs_leader: the new GCS's leader epoch. */
+  epoch: optional(num({ int: true, min: 0 })),
 });
 
 /** One event: its type from the list above, and the payload that type carries. */

@@ -36,6 +36,8 @@ function subjectOf(event: ClusterEvent): string {
     case 'job_started':
     case 'job_finished':
       return `job ${event.job.jobId}${event.job.name ? ` (${event.job.name})` : ''}`;
+    case 'gcs_leader':
+      return `gcs (epoch ${event.epoch})`;
     default:
       return `node ${event.node.nodeId} (${event.node.name})`;
   }
@@ -60,6 +62,8 @@ function detailOf(event: ClusterEvent): string {
       return `RUNNING: pid ${event.job.pid} on ${event.job.host}${event.job.entrypoint ? `: ${event.job.entrypoint}` : ''}`;
     case 'job_finished':
       return `FINISHED (${event.job.endReason ?? 'ended'})${event.job.endMessage ? `: ${event.job.endMessage}` : ''}`;
+    case 'gcs_leader':
+      return event.message;
     case 'node_labels_changed':
       return `labels ${pairs(event.node.labels)}`;
     case 'node_taints_changed':

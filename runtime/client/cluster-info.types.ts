@@ -170,8 +170,20 @@ export interface JobEvent {
   job: JobInfo;
 }
 
+/**
+ * A GCS opened its subjects as the cluster's GCS: it restarted, or a standby took over (`epoch`: its
+ * leader lease's, one higher than the last leader's; 0 without JetStream). `message` says which.
+ */
+export interface GcsLeaderEvent {
+  type: 'gcs_leader';
+  time: number;
+  seq?: number;
+  epoch: number;
+  message: string;
+}
+
 /** Every lifecycle event the GCS publishes, discriminated by `type`. */
-export type ClusterEvent = NodeEvent | ActorStateEvent | ActorEvictedEvent | PlacementGroupStateEvent | ScheduleFailedEvent | AutoscalerClusterEvent | JobEvent;
+export type ClusterEvent = NodeEvent | ActorStateEvent | ActorEvictedEvent | PlacementGroupStateEvent | ScheduleFailedEvent | AutoscalerClusterEvent | JobEvent | GcsLeaderEvent;
 
 /** What `cluster.recentEvents()` answers: the GCS's recent events, oldest first. */
 export interface RecentEvents {

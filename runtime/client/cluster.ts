@@ -126,7 +126,7 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
     this.callTimeoutMs = opts.callTimeoutMs;
     this.subjects = clusterSubjects(opts.cluster);
     this.gcs = new GcsClient(bus, this.subjects, { address: opts.address, timeoutMs: opts.requestTimeoutMs });
-    this.stream = new EventStream(bus, this.subjects);
+    this.stream = new EventStream(bus, this.subjects, () => this.gcs.leaderChanged());
     this.job = opts.borrowed?.owner ?? (opts.job === undefined ? undefined : new JobSession(this.gcs, { namespace: opts.namespace, ...(opts.job.name === undefined ? {} : { name: opts.job.name }) }));
   }
 

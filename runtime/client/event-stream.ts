@@ -34,7 +34,12 @@ export class EventStream {
   private readonly sub: Subscription;
   private ended = false;
 
-  constructor(bus: Bus, subjects: ClusterSubjects) {
+  constructor(
+    bus: Bus,
+    subjects: ClusterSubjects,
+    /** A gcs_leader event: a GCS opened its subjects (the GcsClient sends its unanswered requests again). */
+    private readonly onLeader?: (epoch: number) => void,
+  ) {
     this.sub = bus.subscribe(subjects.allEvents(), (msg) => this.receive(msg.data));
   }
 
@@ -106,6 +111,8 @@ export class EventStream {
     } else if (event.type === 'placement_group_state') {
       const set = this.pgWatchers.get(event.placementGroup.id);
       if (set) for (const w of [...set]) w.next(event.placementGroup);
+    } else if (event.type === 'gcs_leader') {
+      this.onLeader?.(event.epoch);
     }
     this.subject?.next(event);
   }

@@ -50,6 +50,7 @@ export function eventFromWire(wire: ClusterEventWire): ClusterEvent | undefined 
     return { type, time, ...seq, actor: actorFromWire(wire.actor), reason: wire.reason as 'affinity_lost', message: wire.message ?? '' };
   }
   if ((type === 'job_started' || type === 'job_finished') && wire.job) return { type, time, ...seq, job: { ...wire.job } };
+  if (type === 'gcs_leader' && wire.epoch !== undefined && wire.message !== undefined) return { type, time, ...seq, epoch: wire.epoch, message: wire.message };
   if (type === 'placement_group_state' && wire.placementGroup) {
     return { type, time, ...seq, placementGroup: placementGroupFromWire(wire.placementGroup) };
   }

@@ -57,11 +57,21 @@ type PagedVerb = 'list_actors' | 'list_nodes' | 'list_placement_groups' | 'list_
  * long each time up to a second, for at most `outageMs` (default 15 s) before it fails. Every verb is
  * safe to send twice: registrations carry their id, kills and label changes are idempotent. A client
  * that never reached one fails at once: its address or cluster name is more likely wrong.
+ *
+ * A request that went to a GCS frozen or cut off from the bus gets no answer until its attempt times
+ * out (`timeoutMs`, 10 s by default): no one else saw it. So when a GCS opens its subjects — a
+ * standby taking over, a restart — and says so (the gcs_leader event, `leaderChanged()`), every
+ * request still waiting for an answer is sent again at once, to it.
  */
 export const DEFAULT_GCS_OUTAGE_MS = 15_000;
 
+/** What an attempt's race says when a GCS announced itself before the attempt was answered. */
+const NEW_LEADER = Symbol('new GCS');
+
 export class GcsClient {
   #reached = false;
+  /** The attempts waiting for an answer, each told when a GCS announces itself. */
+  readonly #waiting = new Set<() => void>();
 
   constructor(
     private readonly bus: Bus,
@@ -113,15 +123,36 @@ export class GcsClient {
     return this.request('autoscaler_status', {}, autoscalerStatusReply);
   }
 
+  /** A GCS opened its subjects (a gcs_leader event): the requests not answered yet go again, to it. */
+  leaderChanged(): void {
+    const waiting = [...this.#waiting];
+    this.#waiting.clear();
+    for (const go of waiting) go();
+  }
+
+  /** How many requests wait for an answer now. */
+  get waiting(): number {
+    return this.#waiting.size;
+  }
+
   async #send(subject: string, data: Uint8Array): Promise<BusMsg> {
     let deadline: number | undefined;
     let pause = 100;
     for (;;) {
+      let told: (() => void) | undefined;
       try {
-        const reply = await this.bus.request(subject, data, { timeoutMs: this.opts.timeoutMs });
+        const attempt = this.bus.request(subject, data, { timeoutMs: this.opts.timeoutMs });
+        const announced = new Promise<typeof NEW_LEADER>((resolve) => this.#waiting.add((told = () => resolve(NEW_LEADER))));
+        const reply = await Promise.race([attempt, announced]);
+        if (reply === NEW_LEADER) {
+          // this attempt's answer, should it ever come, is not waited for; its failure is not news
+          attempt.catch(() => undefined);
+          continue;
+        }
         this.#reached = true;
         return reply;
       } catch (err) {
+        if (told !== undefined) this.#waiting.delete(told);
         const code = (err as { code?: string }).code;
         const unanswered = err instanceof NoRespondersError || code === 'TIMEOUT' || code === 'CONNECTION_LOST';
         deadline ??= Date.now() + (this.opts.outageMs ?? DEFAULT_GCS_OUTAGE_MS);
@@ -129,8 +160,14 @@ export class GcsClient {
           if (err instanceof NoRespondersError) throw new GcsUnavailableError(this.subjects.cluster, this.opts.address, { cause: err });
           throw err;
         }
-        await new Promise((resolve) => setTimeout(resolve, pause));
+        // the pause ends early when a GCS announces itself
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pause);
+          this.#waiting.add((told = () => (clearTimeout(timer), resolve())));
+        });
         pause = Math.min(pause * 2, 1000);
+      } finally {
+        if (told !== undefined) this.#waiting.delete(told);
       }
     }
   }

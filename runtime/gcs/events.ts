@@ -51,6 +51,11 @@ export class EventPublisher {
     this.#publish({ type, time: this.#now(), job });
   }
 
+  /** gcs_leader: this GCS has opened its subjects (a restart, a standby taking over). */
+  leader(epoch: number, message: string): void {
+    this.#publish({ type: 'gcs_leader', time: this.#now(), epoch, message });
+  }
+
   placementGroupState(placementGroup: PlacementGroupInfoWire): void {
     this.#publish({ type: 'placement_group_state', time: this.#now(), placementGroup });
   }

@@ -315,7 +315,15 @@ export class GcsService {
     });
     const graceMs = positiveInt('graceMs', opts.graceMs, 3000, 0);
     this.actor = createActor(machine, { input: { cluster: this.cluster, recover: this.recovery.needed, graceMs }, ...(opts.inspect ? { inspect: opts.inspect } : {}) });
+    let announced = false;
     this.actor.subscribe((snapshot) => {
+      // subjects open (recovering or serving): said once, so clients send again at once what they
+      // sent to a GCS that may be frozen or cut off (protocols/messages/cluster.ts, gcs_leader)
+      if (!announced && (snapshot.value === 'serving' || snapshot.matches('recovering'))) {
+        announced = true;
+        const who = epoch > 0 ? `leader epoch ${epoch}` : 'no leader lease';
+        events.leader(epoch, this.recovery.needed ? `the GCS opened its subjects (${who}), recovering what an earlier GCS left` : `the GCS opened its subjects (${who})`);
+      }
       if (snapshot.value === 'serving') {
         this.#markServing();
         void this.jobs.serve();

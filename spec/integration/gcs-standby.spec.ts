@@ -2,6 +2,7 @@
 // processes): a standby takes over when the leader is killed, keeping every actor where it runs;
 // a leader frozen (SIGSTOP) until a standby took over and then resumed never answers again — every
 // request gets exactly one answer, counted on a reply subject of our own. Waits are on conditions.
+import { performance } from 'node:perf_hooks';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encode } from '../../protocols/codec.ts';
@@ -18,6 +19,8 @@ process.env.ORRERY_HEARTBEAT_MS = '200';
 process.env.ORRERY_NODE_TIMEOUT_MS = '2000';
 const CLUSTER = 'standby';
 const WAIT_MS = 30_000;
+/** A per-attempt request timeout no run of this spec comes near. */
+const PATIENT_MS = 600_000;
 
 let nats: NatsServerHandle;
 let bus: Bus;
@@ -107,13 +110,28 @@ test('the first GCS leads, a second waits as a standby and takes over when the l
   assert.is((await fresh.ready({ timeoutMs: WAIT_MS })).state, 'ALIVE');
 });
 
-test('a leader frozen until a standby took over, then resumed, steps down and never answers again', async () => {
+test('a leader frozen until a standby took over, then resumed, steps down and never answers again; what it got while frozen is asked again of the new leader at once', async () => {
   const leader = gcses.find((p) => /holding the leader lease with epoch 2/.test(p.recentOutput()))!;
   const next = await startGcs();
   assert.is(next.ready.standby, true);
+  // a client that would wait PATIENT_MS for an answer before asking again on its own
+  const patient = await connect({ address: nats.url, cluster: CLUSTER, requestTimeoutMs: PATIENT_MS });
+  const leaders: number[] = [];
+  const seen = patient.events$.subscribe((e) => {
+    if (e.type === 'gcs_leader') leaders.push(e.epoch);
+  });
   process.kill(leader.pid, 'SIGSTOP');
+  // only the frozen leader subscribes the GCS's subjects now: it gets the request and cannot answer
+  const askedAt = performance.now();
+  const askedWhileFrozen = patient.nodes();
   await until('the standby holding the lease', () => (/holding the leader lease with epoch 3/.test(next.recentOutput()) ? true : undefined));
   await until('the new leader serving', async () => ((await cluster.nodes()).length === 2 ? true : undefined));
+  // the new leader said so (gcs_leader), and the client sent its unanswered request again to it
+  assert.equal((await askedWhileFrozen).map((n) => n.state), ['ALIVE', 'ALIVE']);
+  assert.ok(performance.now() - askedAt < PATIENT_MS, 'answered after the announcement, not after the attempt timed out');
+  assert.equal(leaders, [3]);
+  seen.unsubscribe();
+  await patient.close();
   // requests the frozen leader reads only once resumed, while its lease is not valid: it holds
   // them (fenced-bus.ts), and drops them when its renewal finds the lease taken
   const whileFrozen = await probes(20);

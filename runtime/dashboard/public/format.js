@@ -67,6 +67,7 @@ export function describeEvent(e, nodeName) {
     case 'placement_group_state': return `placement group ${e.placementGroup.name ?? shortId(e.placementGroup.id)} → ${e.placementGroup.state}`;
     case 'job_started': return `job ${e.job.name ?? shortId(e.job.jobId)} started: pid ${e.job.pid} on ${e.job.host}`;
     case 'job_finished': return `job ${e.job.name ?? shortId(e.job.jobId)} finished (${e.job.endReason ?? 'ended'})${e.job.endMessage ? ` — ${e.job.endMessage}` : ''}`;
+    case 'gcs_leader': return `GCS: ${e.message}`;
     // the autoscaler's events (issue 16): its node type and its own one-line message
     case 'node_launch_requested': case 'node_launched': case 'node_launch_failed':
     case 'node_drained': case 'node_terminated': case 'demand_infeasible': return `autoscaler ${e.nodeType}: ${e.message}`;
