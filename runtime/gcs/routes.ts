@@ -35,10 +35,12 @@ function mutating<T>(gcs: GcsService, run: () => T | Promise<T>): Promise<T> {
 }
 
 /**
- * A read of what a recovery restores only when it reconciles (actors and placement groups:
- * recovery.ts): it waits while the GCS recovers, as a mutating verb does. Answered before, it said a
- * stored actor or group did not exist (get_actor: ACTOR_NOT_FOUND, so `getActor(name)` failed for a
- * named actor that ran all along; get_pg: PLACEMENT_GROUP_NOT_FOUND) or left it out of a list.
+ * A read of what a recovery restores only when it reconciles (actors, placement groups, the nodes
+ * that did not come back: recovery.ts): it waits while the GCS recovers, as a mutating verb does.
+ * Answered before, it said a stored actor or group did not exist (get_actor: ACTOR_NOT_FOUND, so
+ * `getActor(name)` failed for a named actor that ran all along; get_pg: PLACEMENT_GROUP_NOT_FOUND),
+ * left things out of a list, listed a node as the store left it (ALIVE, though it never came back),
+ * explained a placement against half a cluster, or showed the autoscaler nodes idle that run actors.
  */
 function restored<T>(gcs: GcsService, run: () => T | Promise<T>): T | Promise<T> {
   return gcs.isServing ? run() : gcs.serving.then(run);
@@ -53,7 +55,7 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     register_actor: route('register_actor', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.actors.register(body)))),
     get_actor: route('get_actor', (body) => restored(gcs, () => gcs.actors.get(body))),
     kill_actor: route('kill_actor', (body) => mutating(gcs, () => gcs.actors.kill(body))),
-    list_nodes: route('list_nodes', (body) => pageOfList(gcs.nodes.list(), (n) => n.nodeId, body, paged)),
+    list_nodes: route('list_nodes', (body) => restored(gcs, () => pageOfList(gcs.nodes.list(), (n) => n.nodeId, body, paged))),
     list_actors: route('list_actors', (body) => restored(gcs, () => gcs.actors.page(body, paged))),
     set_node_labels: route('set_node_labels', (body) => mutating(gcs, () => gcs.nodes.setLabels(body))),
     set_node_taints: route('set_node_taints', (body) => mutating(gcs, () => gcs.nodes.setTaints(body))),
@@ -69,9 +71,10 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
       if ((body.options === undefined) === (body.placementGroup === undefined)) {
         throw new InvalidOptionError('explain', body, 'expected exactly one of options (an actor) and placementGroup');
       }
-      return body.options !== undefined ? gcs.actors.explain(body.namespace, body.options) : gcs.groups.explain(body.namespace, body.placementGroup!);
+      return restored(gcs, () => (body.options !== undefined ? gcs.actors.explain(body.namespace, body.options) : gcs.groups.explain(body.namespace, body.placementGroup!)));
     }),
-    resource_demands: route('resource_demands', (body) => gcs.demands.resourceDemands(body)),
+    // the autoscaler's view: while recovering, the queue is empty and nodes look idle that are not
+    resource_demands: route('resource_demands', (body) => restored(gcs, () => gcs.demands.resourceDemands(body))),
     autoscaler_report: route('autoscaler_report', (body) => gcs.autoscaler.report(body)),
     autoscaler_status: route('autoscaler_status', () => gcs.autoscaler.status()),
     register_job: route('register_job', (body) => mutating(gcs, () => gcs.jobs.register(body))),

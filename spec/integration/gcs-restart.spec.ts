@@ -140,7 +140,7 @@ test('placement groups come back as they were: CREATED with their bundles where 
   assert.is((await inGroup.info()).state, 'DEAD');
 });
 
-test('asked while a restarted GCS recovers (waiting for a frozen raylet), get_actor and list_actors answer with the stored actors, not ACTOR_NOT_FOUND', async () => {
+test('asked while a restarted GCS recovers (waiting for a frozen raylet), get_actor, list_actors and list_nodes answer with what it recovered, not ACTOR_NOT_FOUND or the node table as the store left it', async () => {
   const n1 = (await cluster.nodes()).find((n) => n.name === 'n1')!;
   const keeper = await cluster.actor(CounterActor).options({ name: 'keeper', schedulingStrategy: nodeIdAffinity(n1.nodeId) }).remote(40);
   await keeper.ready({ timeoutMs: WAIT_MS });
@@ -154,11 +154,14 @@ test('asked while a restarted GCS recovers (waiting for a frozen raylet), get_ac
     // and the next GCS answers from the moment its subjects open, while it recovers
     const found = cluster.getActor<Counter>('keeper');
     const listed = cluster.actors();
+    const nodes = cluster.nodes();
     gcs = await startGcs(3000);
     assert.is((await found).actorId, keeper.actorId, 'found by name');
     const info = (await listed).find((a) => a.actorId === keeper.actorId);
     assert.equal([info?.state, info?.nodeId, info?.numRestarts], ['ALIVE', n1.nodeId, 0], 'listed, ALIVE where it was');
     assert.is(await (await found).call('add', 2), 42, 'its state kept');
+    // every node the table held, the frozen one too: DEAD once the grace window ran out without it
+    assert.equal((await nodes).map((n) => `${n.name} ${n.state}`).sort(), ['n1 ALIVE', 'n2 DEAD']);
   } finally {
     process.kill(n2.pid, 'SIGCONT');
   }
