@@ -35,4 +35,17 @@ test("the autoscaler's events carry their node type and message; node name and i
   assert.match(refused({ ...ok, nodeId: 'no spaces allowed? yes' + 'x'.repeat(300) })!, /^nodeId: /);
 });
 
+test('gcs_leader carries its epoch and message; from the wire the client types it, and orrery events prints one line', async () => {
+  const wire = { type: 'gcs_leader', time: Date.UTC(2026, 10, 27, 2, 0, 0), seq: 7, epoch: 3, message: 'the GCS opened its subjects (leader epoch 3), recovering what an earlier GCS left' };
+  assert.is(refused(wire), undefined);
+  assert.match(refused({ ...wire, epoch: undefined })!, /^epoch: a gcs_leader event carries its epoch/);
+  assert.match(refused({ ...wire, epoch: -1 })!, /^epoch: /);
+  assert.match(refused({ ...wire, message: undefined })!, /^message: a gcs_leader event carries its message/);
+  const { eventFromWire } = await import('../../../runtime/client/from-wire.ts');
+  const { describeEvent } = await import('../../../runtime/cli/event-format.ts');
+  const event = eventFromWire(check(clusterEvent, wire))!;
+  assert.equal(event, { type: 'gcs_leader', time: wire.time, seq: 7, epoch: 3, message: wire.message });
+  assert.is(describeEvent(event), '2026-11-27T02:00:00.000Z  gcs_leader           gcs (epoch 3)  the GCS opened its subjects (leader epoch 3), recovering what an earlier GCS left');
+});
+
 test.run();

@@ -24,6 +24,18 @@ async function withGcs(opts: Partial<GcsOptions>, fn: (h: Harness) => Promise<vo
 
 const CPU = (n: number) => parseResources({ CPU: n }).CPU;
 
+// ---- start ----
+
+test('a GCS says it opened its subjects: one gcs_leader event, first of all, with its epoch, also in list_events', () =>
+  withGcs({ epoch: 4 }, async (h) => {
+    const e = await h.events.wait((x) => x.type === 'gcs_leader', 'gcs_leader');
+    assert.is(e.epoch, 4);
+    assert.is(e.message, 'the GCS opened its subjects (leader epoch 4)');
+    await h.addNode({ nodeId: 'n1' });
+    const history = await h.request('list_events', 'list_events', {});
+    assert.equal(history.events.map((x: { type: string }) => x.type), ['gcs_leader', 'node_added']);
+  }));
+
 // ---- nodes ----
 
 test('register_node answers registered, publishes node_added, lists the node with rare-resource taints added', () =>
