@@ -124,16 +124,29 @@ export class CodeCache implements ShippedCodeSource {
 /**
  * Where shipped code is cached on this node: env ORRERY_CODE_CACHE, else
  * `<tmpdir>/orrery-code/<install>`, `<install>` naming the orrery package this process runs from.
+ * The default is worked out once per process: a driver asks on every remote() (shipper.ts), and
+ * finding the package (a walk up the directories reading package.json files), hashing it and
+ * reading the temp directory's variables cost ~50 µs each time — a fifth of the driver's CPU per
+ * created actor.
  */
 export function codeCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   const named = env.ORRERY_CODE_CACHE?.trim();
   if (named) return named;
-  const install = createHash('sha256').update(orreryPackageRoot() ?? '').digest('hex').slice(0, 12);
-  return join(tmpdir(), 'orrery-code', install);
+  return (defaultCacheRoot ??= join(tmpdir(), 'orrery-code', createHash('sha256').update(orreryPackageRoot() ?? '').digest('hex').slice(0, 12)));
 }
+let defaultCacheRoot: string | undefined;
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** orreryPackageRoot() from this file: the same answer for the life of the process. */
+let ownPackageRoot: { readonly dir: string | undefined } | undefined;
 
 /** The directory of the orrery package this file belongs to (its package.json names orrery). */
-export function orreryPackageRoot(from: string = dirname(fileURLToPath(import.meta.url))): string | undefined {
+export function orreryPackageRoot(from: string = HERE): string | undefined {
+  if (from !== HERE) return findPackageRoot(from);
+  return (ownPackageRoot ??= { dir: findPackageRoot(from) }).dir;
+}
+
+function findPackageRoot(from: string): string | undefined {
   for (let dir = from; dirname(dir) !== dir; dir = dirname(dir)) {
     const manifest = join(dir, 'package.json');
     if (!existsSync(manifest)) continue;
