@@ -139,20 +139,12 @@ export class GcsClient {
     let deadline: number | undefined;
     let pause = 100;
     for (;;) {
-      let told: (() => void) | undefined;
       try {
-        const attempt = this.bus.request(subject, data, { timeoutMs: this.opts.timeoutMs });
-        const announced = new Promise<typeof NEW_LEADER>((resolve) => this.#waiting.add((told = () => resolve(NEW_LEADER))));
-        const reply = await Promise.race([attempt, announced]);
-        if (reply === NEW_LEADER) {
-          // this attempt's answer, should it ever come, is not waited for; its failure is not news
-          attempt.catch(() => undefined);
-          continue;
-        }
+        const reply = await this.#attempt(subject, data);
+        if (reply === NEW_LEADER) continue; // sent again at once, to the GCS that announced itself
         this.#reached = true;
         return reply;
       } catch (err) {
-        if (told !== undefined) this.#waiting.delete(told);
         const code = (err as { code?: string }).code;
         const unanswered = err instanceof NoRespondersError || code === 'TIMEOUT' || code === 'CONNECTION_LOST';
         deadline ??= Date.now() + (this.opts.outageMs ?? DEFAULT_GCS_OUTAGE_MS);
@@ -162,14 +154,36 @@ export class GcsClient {
         }
         // the pause ends early when a GCS announces itself
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pause);
-          this.#waiting.add((told = () => (clearTimeout(timer), resolve())));
+          const go = (): void => {
+            clearTimeout(timer);
+            this.#waiting.delete(go);
+            resolve();
+          };
+          const timer = setTimeout(go, pause);
+          this.#waiting.add(go);
         });
         pause = Math.min(pause * 2, 1000);
-      } finally {
-        if (told !== undefined) this.#waiting.delete(told);
       }
     }
+  }
+
+  /** One attempt: its answer, its failure, or NEW_LEADER when a GCS announced itself first (the answer, should it come, is dropped). */
+  #attempt(subject: string, data: Uint8Array): Promise<BusMsg | typeof NEW_LEADER> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const told = (): void => {
+        settled = true;
+        resolve(NEW_LEADER);
+      };
+      this.#waiting.add(told);
+      this.bus.requestCallback(subject, data, { timeoutMs: this.opts.timeoutMs }, (err, msg) => {
+        this.#waiting.delete(told);
+        if (settled) return;
+        settled = true;
+        if (err !== undefined) reject(err);
+        else resolve(msg!);
+      });
+    });
   }
 
   /**
