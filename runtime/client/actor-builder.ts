@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import type { ActorClass } from './actor-class.ts';
 import { ClientActorHandle, CreationWatch, type ActorHandle, type HandleContext } from './actor-handle.ts';
@@ -7,6 +6,7 @@ import { validateActorOptions, type ActorOptions } from './actor-options.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
 import { OrreryError } from '../../lib/errors.ts';
 import { shipCode } from '../code/shipper.ts';
+import { newRandomId } from './random-id.ts';
 
 /** A constructor argument that cannot be sent as it is (a class instance, a function, a cycle, nested too deep). */
 export class ActorArgumentError extends OrreryError {
@@ -30,7 +30,7 @@ export interface ActorBuilder<T, A extends unknown[]> {
 }
 
 /** A fresh actor id: 16 lowercase hex characters, a valid subject token. */
-export const newActorId = (): string => randomBytes(8).toString('hex');
+export const newActorId = newRandomId;
 
 export function actorBuilder<T, A extends unknown[]>(
   ctx: HandleContext & { readonly namespace: string },

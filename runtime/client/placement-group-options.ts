@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { InvalidOptionError } from '../../lib/errors.ts';
 import { compilePlacementGroup, type PlacementGroupOptions } from '../../lib/scheduling/bundles/request.ts';
 import { checkLifetime } from './actor-options.ts';
+import { newRandomId } from './random-id.ts';
 
 /** `cluster.placementGroup()`'s argument: the API's options, and the namespace its name lives in. */
 export type ClientPlacementGroupOptions = PlacementGroupOptions & {
@@ -13,19 +13,8 @@ export type ClientPlacementGroupOptions = PlacementGroupOptions & {
 const KNOWN = new Set(['bundles', 'strategy', 'name', 'bundleLabelSelector', 'fallbackStrategy', 'tolerations', 'namespace', 'lifetime']);
 const MAX_NAME = 256;
 
-/** Random bytes for ids, drawn 256 ids at a time: a randomBytes() call per group was 4% of a driver creating groups (bench:pg). */
-let idBytes = Buffer.alloc(0);
-let idAt = 0;
-
 /** A fresh placement group id: the actors' scheme, 16 lowercase hex characters (a valid subject token). */
-export function newPlacementGroupId(): string {
-  if (idAt + 8 > idBytes.length) {
-    idBytes = randomBytes(8 * 256);
-    idAt = 0;
-  }
-  idAt += 8;
-  return idBytes.toString('hex', idAt - 8, idAt);
-}
+export const newPlacementGroupId = newRandomId;
 
 /** Placement-group options after validation: what create_pg carries. */
 export interface ValidatedPlacementGroupOptions {

@@ -1,4 +1,3 @@
-import { randomFillSync } from 'node:crypto';
 import type { Observable, Subscription } from 'rxjs';
 import { NodeNotFoundError, OrreryError } from '../../lib/errors.ts';
 import { encode } from '../../protocols/codec.ts';
@@ -14,6 +13,7 @@ import type { ClusterEvent } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
 import type { GcsClient } from './gcs-client.ts';
 import { NoNodesError, TaskNodeDiedError, TaskWorkerDiedError } from './task-errors.ts';
+import { newRandomId } from './random-id.ts';
 
 /** What the submitter needs from its cluster connection (the ClusterClient provides it). */
 export interface TaskContext {
@@ -51,18 +51,8 @@ export interface TaskResult<R = unknown> {
   readonly attempts: number;
 }
 
-const ID_POOL = Buffer.alloc(8 * 512);
-let idAt = ID_POOL.length;
-
-/** A fresh task id: 16 lowercase hex characters (random bytes drawn 4 KiB at a time). */
-export function newTaskId(): string {
-  if (idAt === ID_POOL.length) {
-    randomFillSync(ID_POOL);
-    idAt = 0;
-  }
-  idAt += 8;
-  return ID_POOL.toString('hex', idAt - 8, idAt);
-}
+/** A fresh task id: 16 lowercase hex characters (random-id.ts). */
+export const newTaskId = newRandomId;
 
 /** Requests in a row that found no raylet to take the task before the driver gives up. */
 const MAX_REFUSALS = 20;
