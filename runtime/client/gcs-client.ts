@@ -65,12 +65,12 @@ type PagedVerb = 'list_actors' | 'list_nodes' | 'list_placement_groups' | 'list_
  */
 export const DEFAULT_GCS_OUTAGE_MS = 15_000;
 
-/** What an attempt's race says when a GCS announced itself before the attempt was answered. */
+/** What an attempt resolves with when a GCS announced itself before the attempt was answered. */
 const NEW_LEADER = Symbol('new GCS');
 
 export class GcsClient {
   #reached = false;
-  /** The attempts waiting for an answer, each told when a GCS announces itself. */
+  /** The attempts waiting for an answer and the pauses between attempts, each told when a GCS announces itself. */
   readonly #waiting = new Set<() => void>();
 
   constructor(
