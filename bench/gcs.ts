@@ -31,7 +31,8 @@
  * 3. persist (support/gcs-persist.ts): actor creation with --persist on ÷ --persist off, ≥ 0.75.
  * 4. recovery (support/gcs-recovery.ts): 10,000 actors, the GCS SIGKILLed and started again; grace
  *    window over → serving ≤ 3,000 ms (the GCS's own `serving: recovered in …` line), all kept.
- * 5. takeover (support/gcs-takeover.ts): leader SIGKILLed, standby serving ≤ 5,000 ms after the kill.
+ * 5. takeover (support/gcs-takeover.ts): leader SIGKILLed, standby serving ≤ 5,000 ms after the kill;
+ *    then the leader frozen (SIGSTOP): when a driver's request sent to it is answered.
  *
  * `--section storm|persist|recovery|takeover` (repeatable) runs only those; `--gcs-cpu-prof DIR`
  * gives the fault sections' GCS processes --cpu-prof (a SIGKILLed one writes nothing).
@@ -334,7 +335,7 @@ async function main(): Promise<void> {
     const c = recoveryConfig(args.quick, own.gcsCpuProf !== undefined);
     out(`recovery: ${count(c.actors)} actors (numCpus 0.01) on 2 raylets of 100 CPUs; ${c.rounds} round(s) of SIGKILL to the GCS and a new one (--persist on, grace window ${count(GRACE_MS)} ms)`);
   }
-  if (sections.includes('takeover')) out(`takeover: a leader and a standby GCS (lease ${count(LEASE_MS)} ms), 2 raylets, 200 actors; ${args.quick ? 1 : 3} round(s) of SIGKILL to the leader`);
+  if (sections.includes('takeover')) out(`takeover: a leader and a standby GCS (lease ${count(LEASE_MS)} ms), 2 raylets, 200 actors; ${args.quick ? 1 : 3} round(s) of SIGKILL to the leader, then one of SIGSTOP`);
 
   const procs = new BenchProcesses();
   const loads: string[] = [];

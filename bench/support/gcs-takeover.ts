@@ -11,6 +11,12 @@
  *
  * Then every actor must be ALIVE on its node with numRestarts 0, and a new standby is started for
  * the next round.
+ *
+ * Last, one round with the leader frozen (SIGSTOP) instead of killed: its subscriptions stay on the
+ * server, so the driver's `nodes()` asked right after the freeze goes to it alone and gets no answer.
+ * The same times are taken from the freeze; the first answer shows whether the driver asked again as
+ * soon as the standby said it serves (its gcs_leader event) or only when its 10 s attempt ran out.
+ * Then the old leader is resumed and must step down.
  */
 import { performance } from 'node:perf_hooks';
 import { createActors, startCreationCluster } from './gcs-persist.ts';
@@ -18,6 +24,8 @@ import { keptOn, untilKept } from './gcs-recovery.ts';
 import { withFaultCluster, type SectionContext } from './fault-cluster.ts';
 
 export interface TakeoverRound {
+  /** How the leader was stopped: SIGKILL, or SIGSTOP (frozen, resumed after the round). */
+  readonly fault: 'kill' | 'freeze';
   readonly epoch: number;
   /** Kill → lease held, → serving line, → first nodes() answer (ms). */
   readonly leaseHeld: number;
@@ -47,13 +55,16 @@ export async function measureTakeover(ctx: SectionContext, load: () => string): 
     const client = fc.client!;
     const before = new Map((await client.actors()).map((a) => [a.actorId, a]));
     const out: TakeoverRound[] = [];
-    for (let i = 0; i < rounds; i++) {
+    for (let i = 0; i <= rounds; i++) {
+      const fault = i < rounds ? 'kill' : 'freeze';
       const epoch = i + 2;
       const leader = fc.gcses[fc.gcses.length - 2];
+      const oldLeader = `gcs-${fc.gcses.length - 1}`;
       const standby = `gcs-${fc.gcses.length}`;
       const loadAt = load();
       const t0 = performance.now();
-      await leader.crash();
+      if (fault === 'kill') await leader.crash();
+      else process.kill(leader.pid, 'SIGSTOP');
       const answered = client.nodes().then(() => performance.now() - t0);
       const held = await fc.line(standby, new RegExp(`holding the leader lease with epoch ${epoch}\\b`), t0);
       const serving = await fc.line(standby, /serving: recovered in [\d.]+ ms/, t0);
@@ -62,10 +73,16 @@ export async function measureTakeover(ctx: SectionContext, load: () => string): 
       const after = await untilKept(client, before);
       const allAlive = performance.now() - t0;
       const kept = keptOn(before, after);
-      const r = { epoch, leaseHeld: held.at - t0, serving: serving.at - t0, firstAnswer, allAlive, afterGrace, kept, actors: before.size, load: loadAt };
-      ctx.progress(`takeover round ${i + 1}: lease held ${r.leaseHeld.toFixed(0)} ms after the kill, serving ${r.serving.toFixed(0)} ms, first nodes() answer ${firstAnswer.toFixed(0)} ms; ${kept} of ${before.size} kept`);
+      const r = { fault, epoch, leaseHeld: held.at - t0, serving: serving.at - t0, firstAnswer, allAlive, afterGrace, kept, actors: before.size, load: loadAt } as const;
+      ctx.progress(`takeover round ${i + 1}: lease held ${r.leaseHeld.toFixed(0)} ms after the ${fault}, serving ${r.serving.toFixed(0)} ms, first nodes() answer ${firstAnswer.toFixed(0)} ms; ${kept} of ${before.size} kept`);
       out.push(r);
-      if (i + 1 < rounds) await fc.gcs(args);
+      if (fault === 'freeze') {
+        // resumed, it finds the lease taken and steps down
+        const resumedAt = performance.now();
+        process.kill(leader.pid, 'SIGCONT');
+        await fc.line(oldLeader, /stepping down/, resumedAt);
+      }
+      if (i < rounds) await fc.gcs(args);
     }
     return out;
   });
