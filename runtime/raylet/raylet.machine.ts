@@ -23,6 +23,12 @@ import { assign, fromPromise, setup } from 'xstate';
  * beat timer, not the request's, is what decides it went unanswered.
  * An answer of `known: false` means the GCS has forgotten the node: the raylet drops its actors
  * (the GCS no longer knows them) and registers again.
+ *
+ * GCS_ANNOUNCED (a GCS opened its subjects: the gcs_leader event) sends the next beat — or the next
+ * registration attempt — at once instead of when it is due, and the beat in flight, if any, is
+ * forgotten: it went to a GCS that is gone, restarted, or frozen, and no answer will come. So a
+ * standby that takes over, or a restarted GCS, hears from every raylet within a round trip and ends
+ * its grace window early, not up to a heartbeat period later. Misses are not counted for it.
  */
 export interface RayletContext {
   readonly nodeId: string;
@@ -47,7 +53,7 @@ export interface RayletInput {
   retryMs?: number;
 }
 
-export type RayletEvent = { type: 'STOP' };
+export type RayletEvent = { type: 'STOP' } | { type: 'GCS_ANNOUNCED' };
 
 export interface Registered {
   heartbeatMs: number;
@@ -154,14 +160,15 @@ export const rayletMachine = setup({
             ],
           },
         },
-        waiting: { after: { retry: 'requesting' } },
+        waiting: { after: { retry: 'requesting' }, on: { GCS_ANNOUNCED: 'requesting' } },
       },
     },
     running: {
       initial: 'waiting',
       states: {
-        waiting: { after: { heartbeat: 'beating' } },
+        waiting: { after: { heartbeat: 'beating' }, on: { GCS_ANNOUNCED: 'beating' } },
         beating: {
+          on: { GCS_ANNOUNCED: { target: 'beating', reenter: true } },
           entry: 'nextSeq',
           invoke: {
             src: 'heartbeat',
@@ -185,8 +192,9 @@ export const rayletMachine = setup({
     reconnecting: {
       initial: 'waiting',
       states: {
-        waiting: { after: { heartbeat: 'beating' } },
+        waiting: { after: { heartbeat: 'beating' }, on: { GCS_ANNOUNCED: 'beating' } },
         beating: {
+          on: { GCS_ANNOUNCED: { target: 'beating', reenter: true } },
           entry: 'nextSeq',
           invoke: {
             src: 'heartbeat',

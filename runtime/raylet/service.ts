@@ -27,6 +27,8 @@ import { rayletMachine, type HeartbeatInput, type RayletMachine } from './raylet
 import type { WorkerHost } from './worker-host.ts';
 import { WorkerProcess } from './worker-process.ts';
 
+const eventOnly = { event: messages.event } as const;
+
 export type HostsOption = { mode: 'inline' } | { mode: 'process'; natsAddress: string; natsAccess?: NatsAccess; workerExecArgv?: readonly string[] };
 
 export interface RayletServiceOptions {
@@ -253,6 +255,7 @@ export class RayletService {
     on(RayletVerb.commit_bundle, this.signed('commit_bundle', async (body) => this.bundles.commit(body.bundles)));
     on(RayletVerb.cancel_bundle, this.signed('cancel_bundle', async (body) => this.bundles.cancel(body.bundles)));
     this.subs.push(...this.tasks.subscribe());
+    this.subs.push(this.opts.bus.subscribe(this.s.event('gcs_leader'), (msg) => this.gcsAnnounced(msg)));
     // load is published by a raylet, not requested of it
     const served = new Set<string>([
       RayletVerb.create_actor,
@@ -271,6 +274,30 @@ export class RayletService {
       });
     }
     await this.opts.bus.flush();
+  }
+
+  /** When a gcs_leader event last made the machine beat at once (performance.now()). */
+  private lastAnnounced = -Infinity;
+
+  /**
+   * A GCS opened its subjects (the gcs_leader event): the Raylet machine beats at once, so a standby
+   * that takes over or a restarted GCS hears from this node within a round trip (raylet.machine.ts,
+   * GCS_ANNOUNCED). At most once per heartbeat period, whatever publishes such events; a malformed
+   * one is counted and changes nothing.
+   */
+  private gcsAnnounced(msg: BusMsg): void {
+    try {
+      const { body } = decode(msg.data, { registry: eventOnly });
+      if (body.type !== 'gcs_leader') throw new OrreryError('INVALID_MESSAGE', `type: expected gcs_leader on ${msg.subject}, got ${body.type}`);
+    } catch (err) {
+      this.malformed.count(err);
+      return;
+    }
+    const now = performance.now();
+    const period = this.machine?.getSnapshot().context.heartbeatMs ?? 0;
+    if (now - this.lastAnnounced < period) return;
+    this.lastAnnounced = now;
+    this.machine?.send({ type: 'GCS_ANNOUNCED' });
   }
 
   /** Decodes with the one message type a subject takes; anything else is refused with its wire error. */

@@ -141,6 +141,50 @@ test('reconnecting that hears known:false registers again', async () => {
   assert.is(h.phase(), 'running');
 });
 
+test('GCS_ANNOUNCED beats at once: from waiting, and in place of a beat in flight (whose late answer is then ignored), no miss counted', async () => {
+  const lost = new Later<{ known: boolean }>();
+  const h = harness({ register: [{ heartbeatMs: 1000 }, { heartbeatMs: 1000 }], heartbeat: [lost, { known: false }] });
+  await h.settle();
+  assert.is(h.phase(), 'running');
+  assert.equal(h.beats, [], 'the first beat is not due yet');
+  // waiting for the next beat: it goes now
+  h.actor.send({ type: 'GCS_ANNOUNCED' });
+  await h.settle();
+  assert.equal(h.beats.map((b) => [b.seq, b.at]), [[1, 0]]);
+  // beat 1 is in flight to a GCS that will not answer: another announcement sends beat 2 at once
+  h.actor.send({ type: 'GCS_ANNOUNCED' });
+  await h.settle();
+  assert.equal(h.beats.map((b) => [b.seq, b.at]), [[1, 0], [2, 0]]);
+  // the new GCS does not know the node: the raylet registers again; beat 1's late answer changes nothing
+  assert.equal(h.calls.slice(-2), ['forget', 'register']);
+  lost.settle({ known: false });
+  await h.settle();
+  assert.is(h.calls.filter((c) => c === 'forget').length, 1);
+  assert.is(h.phase(), 'running');
+  assert.is(h.actor.getSnapshot().context.misses, 0);
+});
+
+test('GCS_ANNOUNCED while a registration waits to be retried: it is retried at once', async () => {
+  const h = harness({ register: [{ error: 'NO_RESPONDERS' }, { heartbeatMs: 1000 }], heartbeat: [] });
+  await h.settle();
+  assert.equal(h.calls, ['connect', 'register']);
+  h.actor.send({ type: 'GCS_ANNOUNCED' });
+  await h.settle();
+  assert.equal(h.calls, ['connect', 'register', 'register'], 'before retryMs passed');
+  assert.is(h.phase(), 'running');
+});
+
+test('GCS_ANNOUNCED while reconnecting beats at once', async () => {
+  const h = harness({ register: [{ heartbeatMs: 1000 }], heartbeat: [{ error: 'NO_RESPONDERS' }, { known: true }] });
+  await h.settle();
+  await h.tick(1000);
+  assert.is(h.phase(), 'reconnecting');
+  h.actor.send({ type: 'GCS_ANNOUNCED' });
+  await h.settle();
+  assert.equal(h.beats.map((b) => [b.seq, b.at]), [[1, 1000], [2, 1000]]);
+  assert.is(h.phase(), 'running');
+});
+
 test('STOP from any state ends the machine; no heartbeat follows', async () => {
   const h = harness({ register: [{ heartbeatMs: 10 }], heartbeat: [{ known: true }] });
   await h.settle();

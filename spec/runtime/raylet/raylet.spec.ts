@@ -449,4 +449,27 @@ test('create_actor naming a module the node does not load is CODE_SOURCE_REFUSED
   }
 });
 
+test('a gcs_leader event makes the raylet beat at once (once per heartbeat period); a malformed one is counted and changes nothing', async () => {
+  const broker = new MemoryBroker();
+  const gcs = new StubGcs(connectMemoryBus(broker));
+  gcs.heartbeatMs = 3_600_000; // no beat falls due during this spec: any beat is the announcement's
+  const bus = connectMemoryBus(broker);
+  const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' } });
+  assert.is(gcs.heartbeats.length, 0);
+  const announce = () => bus.publish(s.event('gcs_leader'), encode('event', { type: 'gcs_leader', time: Date.now(), epoch: 2, message: 'the GCS opened its subjects (leader epoch 2)' }));
+  announce();
+  await gcs.until(() => gcs.heartbeats.length === 1, 'a beat after the announcement');
+  // a second one within the period, and one that is not a gcs_leader event
+  announce();
+  bus.publish(s.event('gcs_leader'), encode('event', { type: 'node_added', time: Date.now() }));
+  bus.publish(s.event('gcs_leader'), new Uint8Array([0xc1]));
+  // a round trip to the raylet after them: they have been handled
+  await ask(bus, raylet.nodeId, 'kill_actor', encode('raylet_kill_actor', { actorId: 'none', incarnation: 0 }));
+  assert.is(gcs.heartbeats.length, 1, 'at most one early beat per heartbeat period');
+  const malformed = Object.values(raylet.stats().malformed).reduce((a, b) => a + b, 0);
+  assert.is(malformed, 2);
+  await raylet.stop();
+  gcs.close();
+});
+
 test.run();
