@@ -25,8 +25,9 @@ import { assign, fromPromise, setup } from 'xstate';
  * (the GCS no longer knows them) and registers again.
  *
  * GCS_ANNOUNCED (a GCS opened its subjects: the gcs_leader event) sends the next beat — or the next
- * registration attempt — at once instead of when it is due, and the beat in flight, if any, is
- * forgotten: it went to a GCS that is gone, restarted, or frozen, and no answer will come. So a
+ * registration attempt — at once instead of when it is due, and the beat or registration in flight,
+ * if any, is forgotten: it went to a GCS that is gone, restarted, or frozen, and no answer will come
+ * (a registration answered twice is one registration: nodes.ts takes its own raylet's repeat). So a
  * standby that takes over, or a restarted GCS, hears from every raylet within a round trip and ends
  * its grace window early, not up to a heartbeat period later. Misses are not counted for it.
  */
@@ -150,6 +151,8 @@ export const rayletMachine = setup({
       initial: 'requesting',
       states: {
         requesting: {
+          // one in flight went to a GCS that may be frozen: sent again (the GCS takes its own raylet's repeat as the same registration)
+          on: { GCS_ANNOUNCED: { target: 'requesting', reenter: true } },
           invoke: {
             src: 'register',
             input: ({ context }) => ({ registrations: context.registrations }),

@@ -174,6 +174,22 @@ test('GCS_ANNOUNCED while a registration waits to be retried: it is retried at o
   assert.is(h.phase(), 'running');
 });
 
+test("GCS_ANNOUNCED while a registration is in flight sends it again; the first one's late answer is ignored", async () => {
+  const lost = new Later<{ heartbeatMs: number }>();
+  const h = harness({ register: [lost, { heartbeatMs: 1000 }], heartbeat: [] });
+  await h.settle();
+  assert.equal(h.calls, ['connect', 'register']);
+  h.actor.send({ type: 'GCS_ANNOUNCED' });
+  await h.settle();
+  assert.equal(h.calls, ['connect', 'register', 'register']);
+  assert.is(h.phase(), 'running');
+  assert.is(h.actor.getSnapshot().context.registrations, 1);
+  lost.settle({ heartbeatMs: 5 });
+  await h.settle();
+  assert.is(h.actor.getSnapshot().context.registrations, 1, 'the abandoned attempt counts for nothing');
+  assert.is(h.actor.getSnapshot().context.heartbeatMs, 1000);
+});
+
 test('GCS_ANNOUNCED while reconnecting beats at once', async () => {
   const h = harness({ register: [{ heartbeatMs: 1000 }], heartbeat: [{ error: 'NO_RESPONDERS' }, { known: true }] });
   await h.settle();
