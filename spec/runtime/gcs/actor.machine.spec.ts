@@ -339,8 +339,8 @@ function placedCluster(): ClusterState {
 const actorNodes = (state: ClusterState, actorId = 'a1'): string[] => [...state.index.nodesByKeyValue(actorScope('default'), ACTOR_ID_LABEL, [actorId])].sort();
 const teamNodes = (state: ClusterState): string[] => [...state.index.nodesByKeyValue(actorScope('default'), 'team', ['ml'])].sort();
 
-test('effects: labels and resources are on the node exactly while SCHEDULED or ALIVE', () => {
-  const state = placedCluster();
+/** The Actor machine with its effects on `state`, every dependency call recorded in `calls`. */
+function recordingEffects(state: ClusterState) {
   const calls: string[] = [];
   const logic = provideActorEffects({
     state,
@@ -353,6 +353,12 @@ test('effects: labels and resources are on the node exactly while SCHEDULED or A
     actorPlaced: (c) => calls.push(`placed ${c.nodeId}`),
     actorLeft: (c) => calls.push(`left ${c.nodeId}`),
   });
+  return { calls, logic };
+}
+
+test('effects: labels and resources are on the node exactly while SCHEDULED or ALIVE', () => {
+  const state = placedCluster();
+  const { calls, logic } = recordingEffects(state);
   const actor = createActor(logic, { input: input({ maxRestarts: 1 }) }).start();
   const cpu = (id: string) => state.node(id)!.available.CPU;
   assert.equal(actorNodes(state), []);
@@ -383,18 +389,7 @@ test('effects: labels and resources are on the node exactly while SCHEDULED or A
 
 test('effects: an adopted actor holds its resources and labels on its node, and gives them back when it leaves', () => {
   const state = placedCluster();
-  const calls: string[] = [];
-  const logic = provideActorEffects({
-    state,
-    log: (line) => calls.push(`log ${line}`),
-    nodeChanged: (id) => calls.push(`changed ${id}`),
-    resourcesFreed: () => calls.push('freed'),
-    requestCreate: (c) => calls.push(`create ${c.nodeId}#${c.incarnation}`),
-    requestKill: (c) => calls.push(`kill ${c.nodeId}#${c.incarnation}`),
-    scheduleFailed: () => calls.push('schedule_failed'),
-    actorPlaced: (c) => calls.push(`placed ${c.nodeId}`),
-    actorLeft: (c) => calls.push(`left ${c.nodeId}`),
-  });
+  const { calls, logic } = recordingEffects(state);
   const actor = createActor(logic, { input: input({ incarnation: 2 }) }).start();
   actor.send({ type: 'ADOPTED', nodeId: 'n2' });
   assert.is(actorStateOf(actor.getSnapshot()), 'ALIVE');
