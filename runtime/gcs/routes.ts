@@ -26,12 +26,13 @@ function route<K extends MessageType>(type: K, handle: Handler<K>): Route {
  * with the GCS.
  */
 function mutating<T>(gcs: GcsService, run: () => T | Promise<T>): Promise<T> {
-  const go = async (): Promise<T> => {
-    const value = await run();
-    await gcs.store.durable();
-    return value;
-  };
-  return gcs.isServing ? go() : gcs.serving.then(go);
+  return Promise.resolve(
+    restored(gcs, async () => {
+      const value = await run();
+      await gcs.store.durable();
+      return value;
+    }),
+  );
 }
 
 /**

@@ -322,7 +322,7 @@ export class GcsService {
       if (!announced && (snapshot.value === 'serving' || snapshot.matches('recovering'))) {
         announced = true;
         const who = epoch > 0 ? `leader epoch ${epoch}` : 'no leader lease';
-        events.leader(epoch, this.recovery.needed ? `the GCS opened its subjects (${who}), recovering what an earlier GCS left` : `the GCS opened its subjects (${who})`);
+        events.leader(epoch, `the GCS opened its subjects (${who})${this.recovery.needed ? ', recovering what an earlier GCS left' : ''}`);
       }
       if (snapshot.value === 'serving') {
         this.#markServing();
