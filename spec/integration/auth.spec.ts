@@ -151,6 +151,8 @@ s('driver: cannot speak for a node, drive a raylet, change nodes or read the vie
     [sub.raylet(nodeId, 'create_actor'), new Uint8Array([0x80])],
     [sub.raylet(nodeId, 'kill_actor'), new Uint8Array([0x80])],
     [sub.raylet(nodeId, 'prepare_bundle'), new Uint8Array([0x80])],
+    // only the GCS announces itself: a forged gcs_leader would make every client and raylet resend
+    [sub.event('gcs_leader'), encode('event', { type: 'gcs_leader', time: 1, epoch: 99, message: 'forged' })],
   ] as const;
   for (const [subject, data] of forged) {
     assert.is(await outcome(() => b.request(subject, data, { timeoutMs: 10_000 })), 'PERMISSION_DENIED', subject);
@@ -195,6 +197,7 @@ s('node: cannot act as the GCS (drive another raylet, publish the view) nor read
   const nodeId = (await local.cluster.nodes())[0].nodeId;
   assert.is(await outcome(() => b.request(sub.raylet(nodeId, 'create_actor'), new Uint8Array([0x80]), { timeoutMs: 10_000 })), 'PERMISSION_DENIED');
   assert.is(await outcome(() => b.request(sub.gcs('set_node_labels'), new Uint8Array([0x80]), { timeoutMs: 10_000 })), 'PERMISSION_DENIED');
+  assert.is(await outcome(() => b.request(sub.event('gcs_leader'), encode('event', { type: 'gcs_leader', time: 1, epoch: 99, message: 'forged' }), { timeoutMs: 10_000 })), 'PERMISSION_DENIED', 'announce itself as the GCS');
   const nc = await rawAs('node');
   for (const subject of [`${inboxPrefix('default', 'driver')}.>`, `${inboxPrefix('default', 'gcs')}.>`]) {
     assert.ok(await subscriptionRefused(nc, subject), `subscribe ${subject}`);
