@@ -4,7 +4,9 @@ import { PAGE_OVERHEAD_BYTES } from './paging.ts';
 
 /**
  * The GCS's recent events: a ring of the last `capacity` events it published, each numbered with a
- * `seq` that grows by one per event. `orrery events` reads it through `gcs.list_events` (what
+ * `seq` that grows by one per event (and across a GCS restart jumps ahead to the mark the last GCS
+ * stored, at most RESERVED_SEQS: see `reserve`; `omitted` counts the numbers skipped so with the
+ * events an earlier GCS published). `orrery events` reads it through `gcs.list_events` (what
  * happened before the command ran), then follows `events.>` and skips what it already printed by
  * seq. A reply is kept under `maxReplyBytes` (the ring can hold far more than one NATS message),
  * measured as the events' encoded size: in the default (tail) query the newest events win and
@@ -25,15 +27,31 @@ export interface EventQuery {
 export interface EventLogOptions {
   /** Largest list_events reply; default under 1 MiB. */
   maxReplyBytes?: number;
-  /** The seq the last event had before this log (a restarted GCS goes on from its store); default 0. */
+  /**
+   * Seqs up to here may have been used before this log (a restarted GCS goes on from the mark its
+   * store kept: see `reserve`); default 0.
+   */
   firstSeq?: number;
-  /** Told every new seq (the GCS keeps it in its store). */
-  onSeq?: (seq: number) => void;
+  /**
+   * Told a mark, once when the log is made and again whenever half of the seqs it covers are used:
+   * every seq this log hands out stays at or below the last mark it told, so a GCS that keeps the
+   * mark in its store and starts again from it never hands out a seq twice. The mark runs
+   * RESERVED_SEQS ahead, so it is stored well before the events it covers go out, and the store
+   * takes one write per 500 events. (A write per event, as before, followed its event: a GCS killed
+   * between the two numbered the next events from the old value again, and cost a JetStream write
+   * and its acknowledgement per turn that published anything.)
+   */
+  reserve?: (upTo: number) => void;
 }
+
+/** How far ahead of the newest seq the stored mark runs; a restarted GCS skips at most this many. */
+export const RESERVED_SEQS = 1_000;
 
 export class EventLog {
   readonly #ring: (ClusterEventWire | undefined)[];
-  readonly #onSeq: ((seq: number) => void) | undefined;
+  readonly #reserve: ((upTo: number) => void) | undefined;
+  /** The last mark told to `reserve` (or the first seq): no seq above it is handed out before a new mark is told. */
+  #reservedUpTo: number;
   readonly maxReplyBytes: number;
   #next = 0;
   #seq: number;
@@ -47,7 +65,10 @@ export class EventLog {
     this.#ring = new Array<ClusterEventWire | undefined>(capacity);
     this.maxReplyBytes = opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.#seq = opts.firstSeq ?? 0;
-    this.#onSeq = opts.onSeq;
+    this.#reservedUpTo = this.#seq;
+    this.#reserve = opts.reserve;
+    // the first mark is told before the first event, so it is stored (normally) before one goes out
+    if (this.#reserve !== undefined) this.#reserve((this.#reservedUpTo = this.#seq + RESERVED_SEQS));
   }
 
   /** The seq of the newest event (0 before the first). */
@@ -57,9 +78,10 @@ export class EventLog {
 
   /** Numbers the event, keeps it (dropping the oldest when full) and returns it with its seq. */
   append(event: Omit<ClusterEventWire, 'seq'>): ClusterEventWire {
-    const numbered: ClusterEventWire = { ...event, seq: ++this.#seq };
+    const seq = ++this.#seq;
+    if (this.#reserve !== undefined && seq > this.#reservedUpTo - RESERVED_SEQS / 2) this.#reserve((this.#reservedUpTo = seq + RESERVED_SEQS));
+    const numbered: ClusterEventWire = { ...event, seq };
     this.#appended++;
-    this.#onSeq?.(this.#seq);
     this.#ring[this.#next] = numbered;
     this.#next = (this.#next + 1) % this.capacity;
     return numbered;

@@ -161,9 +161,9 @@ export class GcsService {
       },
     });
     this.history = new EventLog(positiveInt('eventHistory', opts.eventHistory, DEFAULT_EVENT_HISTORY, 1), {
-      // event seqs go on from where an earlier GCS left them, so readers never see one twice
+      // event seqs go on above the mark an earlier GCS stored ahead of them, so readers never see one twice
       firstSeq: this.store.getMeta('eventSeq') ?? 0,
-      onSeq: (seq) => this.store.putMeta('eventSeq', seq),
+      reserve: (upTo) => this.store.putMeta('eventSeq', upTo),
     });
     this.serving = new Promise((resolve) => (this.#markServing = resolve));
     const events = new EventPublisher({ bus, subjects: this.subjects, log, history: this.history });

@@ -49,6 +49,8 @@ test('a GCS killed and started again keeps every actor where it runs, with its s
   assert.is(await named.call('add', 5), 15);
   const before = new Map((await cluster.actors()).map((a) => [a.actorId, a]));
   assert.is(before.get(pending.actorId)?.state, 'PENDING');
+  const seqBefore = (await cluster.recentEvents({ limit: 1 })).lastSeq;
+  assert.ok(seqBefore > 0);
 
   // no GCS: calls go straight to the worker hosts and are answered all along
   await gcs.crash();
@@ -90,6 +92,15 @@ test('a GCS killed and started again keeps every actor where it runs, with its s
   assert.is(dead.deathCause, 'killed');
   const nodes = await cluster.nodes();
   assert.equal(nodes.map((n) => n.state).sort(), ['ALIVE', 'ALIVE']);
+
+  // the new GCS numbered its events above every seq the killed one handed out: `orrery events`
+  // skips by seq, so a seq handed out again would hide the event that got it
+  // (its ring holds only what it published itself)
+  const published = (await cluster.recentEvents({})).events;
+  assert.ok(published.some((e) => e.type === 'gcs_leader'));
+  assert.ok(published.some((e) => e.type === 'actor_state' && e.actor.actorId === shared[0].actorId && e.actor.state === 'DEAD'));
+  const low = published.filter((e) => e.seq! <= seqBefore);
+  assert.equal(low.map((e) => `${e.seq} ${e.type}`), [], `every seq above ${seqBefore}, the last one the killed GCS handed out`);
 });
 
 test('an actor the restarted GCS expects but no raylet runs is restarted; an incarnation it does not know is killed', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EventLog } from '../../../runtime/gcs/event-log.ts';
+import { EventLog, RESERVED_SEQS } from '../../../runtime/gcs/event-log.ts';
 import type { ClusterEventType } from '../../../protocols/messages/cluster.ts';
 import { Harness } from './support.ts';
 
@@ -96,18 +96,39 @@ test('list_events answers what the GCS published, each event carrying its seq', 
   }
 });
 
-test.run();
 
 test('a restarted GCS numbers on from the seq its store kept, and reports the seqs before it as gone', () => {
-  const told: number[] = [];
-  const log = new EventLog(4, { firstSeq: 100, onSeq: (seq) => told.push(seq) });
+  const log = new EventLog(4, { firstSeq: 100 });
   assert.is(log.lastSeq, 100);
   assert.equal(log.query({}).events, []);
   for (let i = 1; i <= 6; i++) log.append(ev('lease_revoked', i));
-  assert.equal(told, [101, 102, 103, 104, 105, 106]);
   const newest = log.query({});
   assert.equal(newest.events.map((e) => e.seq), [103, 104, 105, 106]);
   assert.is(newest.omitted, 102, 'seqs 1..102 are not held: 100 from the earlier GCS, 2 pushed out');
   const pages = log.query({ afterSeq: 104, fromOldest: true });
   assert.equal(pages.events.map((e) => e.seq), [105, 106]);
 });
+
+test('the store is told a mark ahead of the seqs, before the first event and again when half of it is used; no seq handed out passes the last mark told', () => {
+  const told: number[] = [];
+  const log = new EventLog(8, { firstSeq: 100, reserve: (upTo) => told.push(upTo) });
+  assert.equal(told, [100 + RESERVED_SEQS], 'told on creation, before any event');
+  const seqs: number[] = [];
+  const marks: number[] = [];
+  for (let i = 1; i <= 3 * RESERVED_SEQS; i++) {
+    seqs.push(log.append(ev('lease_revoked', i)).seq!);
+    marks.push(told.at(-1)!);
+  }
+  assert.equal(seqs, Array.from({ length: 3 * RESERVED_SEQS }, (_, i) => 101 + i), 'one by one, on from the stored seq');
+  assert.ok(seqs.every((seq, i) => seq <= marks[i]), 'each seq at or below the mark told when it was handed out');
+  assert.ok(seqs.every((seq, i) => marks[i] - seq >= RESERVED_SEQS / 2), 'at least half a reservation in hand after every event');
+  assert.ok(told.length - 1 <= (3 * RESERVED_SEQS) / (RESERVED_SEQS / 2), `one write per half reservation, not one per event (${told.length})`);
+
+  // a GCS started from the last mark never hands out a seq the first one did
+  const next = new EventLog(8, { firstSeq: told.at(-1)!, reserve: (upTo) => told.push(upTo) });
+  const first = next.append(ev('lease_revoked', 0)).seq!;
+  assert.ok(first > Math.max(...seqs));
+  assert.ok(first - Math.max(...seqs) <= RESERVED_SEQS + 1, 'skipping at most a reservation');
+});
+
+test.run();
