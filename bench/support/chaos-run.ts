@@ -61,7 +61,16 @@ export interface FreezeRecord {
   readonly probed: number;
   readonly answers: number;
   readonly detectedMs: number;
+  /** SIGSTOP → every called actor that could be placed without the frozen node answering from a new incarnation. */
   readonly recoveredMs: number;
+  /**
+   * Called actors no other node could take while the node was frozen (PENDING with the scheduler's
+   * reason after node_dead — e.g. anti-affinity with actors on every other node); they answer again
+   * once the node is back.
+   */
+  readonly pinned: number;
+  /** SIGCONT → every called actor answering from a new incarnation (the pinned ones placed again); 0 without pinned ones. */
+  readonly pinnedRecoveredMs: number;
 }
 
 export interface ChaosResult {
@@ -192,7 +201,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     const freezeViolations: Violation[] = [];
     for (let f = 1; f <= (opts.freezes ?? 0); f++) {
       const { record, violations } = await freezeOne(local, states, handles, names, settleMs);
-      log(`freeze ${f}: SIGSTOP ${record.node} (${record.actorsOnNode} actors, ${record.probed} called throughout): detected in ${(record.detectedMs / 1000).toFixed(2)} s, every called actor answering again ${(record.recoveredMs / 1000).toFixed(2)} s after the SIGSTOP; ${record.answers} answers checked`);
+      const pinned = record.pinned > 0 ? ` (${record.pinned} of them, which no other node could take, once the node was back: ${(record.pinnedRecoveredMs / 1000).toFixed(2)} s after the SIGCONT)` : '';
+      log(`freeze ${f}: SIGSTOP ${record.node} (${record.actorsOnNode} actors, ${record.probed} called throughout): detected in ${(record.detectedMs / 1000).toFixed(2)} s, every called actor answering again ${(record.recoveredMs / 1000).toFixed(2)} s after the SIGSTOP${pinned}; ${record.answers} answers checked`);
       freezes.push(record);
       freezeViolations.push(...violations);
     }
@@ -280,6 +290,9 @@ async function freezeOne(
   const records: AnswerRecord[] = [];
   const oldIncarnations = new Set<string>();
   const fresh = new Map<string, number>(); // actorId → answers from an incarnation not on the victim
+  const lastAnswer = new Map<string, { nodeId: string; incarnation: string; at: number }>();
+  const lastError = new Map<string, { code: string; at: number }>();
+  let sawDead = false;
   let resumedAt = Number.POSITIVE_INFINITY;
   let afterResume = 0;
   let running = true;
@@ -287,19 +300,36 @@ async function freezeOne(
     const h = handles.get(actorId)!;
     while (running) {
       const sentAt = performance.now();
-      const a = await h.call('answer').catch(() => undefined);
+      const a = await h.call('answer').catch((err: unknown) => void lastError.set(actorId, { code: String((err as { code?: unknown }).code ?? err), at: performance.now() }));
       const answeredAt = performance.now();
       if (!a) continue;
+      lastAnswer.set(actorId, { nodeId: a.nodeId, incarnation: a.incarnation, at: answeredAt });
       records.push({ actorId, incarnation: a.incarnation, pid: a.pid, sentAt, answeredAt });
-      if (a.nodeId === victim && resumedAt === Number.POSITIVE_INFINITY) oldIncarnations.add(a.incarnation);
-      if (a.nodeId !== victim) fresh.set(actorId, (fresh.get(actorId) ?? 0) + 1);
+      if (a.nodeId === victim && resumedAt === Number.POSITIVE_INFINITY && !sawDead) oldIncarnations.add(a.incarnation);
+      // a new incarnation: elsewhere, or on the node once it is back (actors only it could take)
+      if (!oldIncarnations.has(a.incarnation)) fresh.set(actorId, (fresh.get(actorId) ?? 0) + 1);
       if (sentAt > resumedAt) afterResume++;
     }
   });
+  /** The called actors without a fresh answer: what each last answered or failed with, and its state in the GCS's table. */
+  const stuck = (): string => {
+    const now = performance.now();
+    const left = probed.filter((id) => (fresh.get(id) ?? 0) === 0);
+    const ms = (t: number | undefined): string => (t === undefined ? '—' : `${Math.round(now - t)} ms ago`);
+    return `${left.length} of ${probed.length} without one, e.g. ${left
+      .slice(0, 5)
+      .map((id) => {
+        const a = lastAnswer.get(id);
+        const e = lastError.get(id);
+        const s = states.get(id);
+        return `${id} (${s?.state ?? '?'} on ${s?.nodeId === victim ? 'the frozen node' : (s?.nodeId ?? '—')}${s?.pendingReason ? `: ${s.pendingReason}` : ''}; last answer from ${a === undefined ? '—' : a.nodeId === victim ? 'the frozen node' : a.nodeId} ${ms(a?.at)}; last error ${e?.code ?? '—'} ${ms(e?.at)})`;
+      })
+      .join('; ')}`;
+  };
   const until = async (what: string, pass: () => boolean): Promise<void> => {
     const giveUp = performance.now() + settleMs;
     while (!pass()) {
-      if (performance.now() > giveUp) throw new Error(`freeze: timed out waiting for ${what}`);
+      if (performance.now() > giveUp) throw new Error(`freeze: timed out waiting for ${what}${what.includes('new incarnation') ? `: ${stuck()}` : ''}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   };
@@ -310,23 +340,35 @@ async function freezeOne(
     process.kill(pid, 'SIGSTOP');
     let detectedMs = 0;
     let recoveredMs = 0;
+    const pinned = new Set<string>();
     try {
       await dead;
+      sawDead = true;
       detectedMs = performance.now() - t0;
-      await until('every called actor answering from a new incarnation', () => probed.every((id) => (fresh.get(id) ?? 0) > 0));
+      // What each called actor's state was at node_dead: a PENDING state reported after it, with the
+      // scheduler's reason, means no node left could take the actor (until the frozen one is back).
+      const atDead = new Map(probed.map((id) => [id, states.get(id)]));
+      const waitsForNode = (id: string): boolean => {
+        const s = states.get(id);
+        return s !== atDead.get(id) && s?.state === 'PENDING' && /^0\/\d+ nodes are available/.test(s.pendingReason ?? '');
+      };
+      await until('every called actor answering from a new incarnation', () => probed.every((id) => (fresh.get(id) ?? 0) > 0 || waitsForNode(id)));
       recoveredMs = performance.now() - t0;
-      await allAlive(local, states, settleMs);
+      for (const id of probed) if ((fresh.get(id) ?? 0) === 0) pinned.add(id);
     } finally {
       const back = nodeAdded(local, victim);
       resumedAt = performance.now();
       process.kill(pid, 'SIGCONT');
       await back;
     }
+    await until('every called actor answering from a new incarnation', () => probed.every((id) => (fresh.get(id) ?? 0) > 0));
+    const pinnedRecoveredMs = pinned.size > 0 ? performance.now() - resumedAt : 0;
+    await allAlive(local, states, settleMs);
     await until('answers after the raylet registered again', () => afterResume >= probed.length * 5);
     running = false;
     await Promise.all(callers);
     return {
-      record: { node: names.get(victim) ?? victim, actorsOnNode: onNode.length, probed: probed.length, answers: records.length, detectedMs, recoveredMs },
+      record: { node: names.get(victim) ?? victim, actorsOnNode: onNode.length, probed: probed.length, answers: records.length, detectedMs, recoveredMs, pinned: pinned.size, pinnedRecoveredMs },
       violations: answerOverlaps(records, { after: resumedAt, incarnations: oldIncarnations }),
     };
   } finally {
