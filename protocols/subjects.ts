@@ -51,6 +51,8 @@ export const GcsVerb = {
   job_heartbeat: 'job_heartbeat',
   finish_job: 'finish_job',
   list_jobs: 'list_jobs',
+  /** What the GCS is doing now (recovering, serving): answered at once, where the reads wait while it recovers. */
+  gcs_status: 'gcs_status',
 } as const;
 export type GcsVerb = (typeof GcsVerb)[keyof typeof GcsVerb];
 

@@ -31,6 +31,7 @@ export {
   type PlacementGroupOptions,
   type PlacementGroupState,
   type PlacementGroupStateEvent,
+  type GcsStatus,
   type RecentEvents,
   type ScheduleFailedEvent,
   type TaskOptions,

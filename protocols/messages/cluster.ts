@@ -152,3 +152,25 @@ export const nodeRef = object({ nodeId: id });
 export const labelsChange = object({ nodeId: id, set: optional(labels), remove: optional(array(str({ min: 1, max: 317 }), { max: 1024 })) });
 export const taintsChange = object({ nodeId: id, add: optional(taints), remove: optional(array(str({ min: 1, max: 317 }), { max: 1024 })) });
 export { resourceSet };
+
+/**
+ * The answer to gcs_status (body `{}`): what the GCS is doing now, answered at once in every state in
+ * which its subjects are open — where the reads (list_nodes, list_actors, …) wait while it recovers.
+ * `epoch`: its leader epoch (0 without a lease). `recovering` (state RECOVERING only): the nodes the
+ * earlier GCS's tables held as live (`nodesExpected`) and how many have registered again
+ * (`nodesBack`); `phase` WAITING — for them, at most `graceLeftMs` more — or RECONCILING (the grace
+ * window is over: the tables are being rebuilt from what came back).
+ */
+export const gcsStatus = object({
+  epoch: num({ int: true, min: 0 }),
+  state: literal('RECOVERING', 'SERVING', 'STOPPING'),
+  recovering: optional(
+    object({
+      phase: literal('WAITING', 'RECONCILING'),
+      nodesExpected: num({ int: true, min: 0 }),
+      nodesBack: num({ int: true, min: 0 }),
+      graceLeftMs: num({ min: 0 }),
+    }),
+  ),
+});
+export type GcsStatusWire = Infer<typeof gcsStatus>;

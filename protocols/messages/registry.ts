@@ -52,6 +52,7 @@ export const messages = {
   job_heartbeat: jobHeartbeat,
   finish_job: finishJob,
   list_jobs: listJobs,
+  gcs_status: empty,
   ...inspectMessages,
   reply,
 } as const satisfies MessageRegistry;

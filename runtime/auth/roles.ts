@@ -33,7 +33,7 @@ export const ROLE_SUMMARY: Readonly<Record<Role, string>> = {
 };
 
 /** GCS verbs a role may request (the GCS serves them all). */
-const READ_VERBS: readonly GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status', 'list_jobs'];
+const READ_VERBS: readonly GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status', 'list_jobs', 'gcs_status'];
 /** A driver's connection is a job (docs/jobs.md): it registers, heartbeats and finishes it (the GCS checks the job's secret). */
 const DRIVER_VERBS: readonly GcsVerb[] = [...READ_VERBS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', 'register_job', 'job_heartbeat', 'finish_job'];
 /** The autoscaler runs as admin: it reads the demands, reports, and drains the nodes it terminates. */
@@ -48,7 +48,8 @@ const NODE_VERBS: readonly GcsVerb[] = [
   'heartbeat',
   'actor_died',
   'view_snapshot',
-  ...READ_VERBS.filter((v) => v !== 'autoscaler_status'),
+  // what `orrery status` shows (the autoscaler's report, the GCS's own state) no node needs
+  ...READ_VERBS.filter((v) => v !== 'autoscaler_status' && v !== 'gcs_status'),
   'register_actor',
   'kill_actor',
   'create_pg',

@@ -185,6 +185,25 @@ export interface GcsLeaderEvent {
 /** Every lifecycle event the GCS publishes, discriminated by `type`. */
 export type ClusterEvent = NodeEvent | ActorStateEvent | ActorEvictedEvent | PlacementGroupStateEvent | ScheduleFailedEvent | AutoscalerClusterEvent | JobEvent | GcsLeaderEvent;
 
+/**
+ * What `cluster.gcsStatus()` answers: what the GCS is doing now. While it recovers what an earlier GCS
+ * left (a restart, a standby taking over), reads such as `nodes()` and `actors()` wait for it;
+ * this is answered at once and says how far the recovery is.
+ */
+export interface GcsStatus {
+  /** The GCS's leader epoch (0: it runs without a leader lease, e.g. without JetStream). */
+  epoch: number;
+  state: 'RECOVERING' | 'SERVING' | 'STOPPING';
+  /** While RECOVERING. */
+  recovering?: {
+    /** WAITING for the nodes the earlier GCS's tables held as live, at most `graceLeftMs` more; then RECONCILING the tables with what came back. */
+    phase: 'WAITING' | 'RECONCILING';
+    nodesExpected: number;
+    nodesBack: number;
+    graceLeftMs: number;
+  };
+}
+
 /** What `cluster.recentEvents()` answers: the GCS's recent events, oldest first. */
 export interface RecentEvents {
   events: ClusterEvent[];

@@ -17,7 +17,7 @@ import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleCont
 import { JobSession, type JobOwner, type JobSpec } from './job-session.ts';
 import { reviveRefs } from '../../protocols/actor-ref.ts';
 import { jobInfo } from '../../protocols/messages/job.ts';
-import type { ActorInfo, ActorState, ClusterEvent, JobInfo, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
+import type { ActorInfo, ActorState, ClusterEvent, GcsStatus, JobInfo, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
 import { EventStream, type PlacementGroupWatcher } from './event-stream.ts';
 import { actorFromWire, eventFromWire, nodeFromWire, placementGroupFromWire } from './from-wire.ts';
 import { GcsClient } from './gcs-client.ts';
@@ -81,6 +81,12 @@ export interface Cluster {
    * no autoscaler has reported since the GCS started). What `orrery status` shows.
    */
   autoscalerStatus(): Promise<AutoscalerStatusReply>;
+  /**
+   * What the GCS is doing now: SERVING, or RECOVERING what an earlier GCS left — how many of the
+   * nodes it expects are back and how long it waits at most for the rest. Answered at once while
+   * reads such as `nodes()` wait for the recovery to end (what `orrery status` prints first).
+   */
+  gcsStatus(): Promise<GcsStatus>;
   close(): Promise<void>;
 }
 
@@ -276,6 +282,10 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
 
   autoscalerStatus(): Promise<AutoscalerStatusReply> {
     return this.gcs.autoscalerStatus();
+  }
+
+  gcsStatus(): Promise<GcsStatus> {
+    return this.gcs.gcsStatus();
   }
 
   watchActor(actorId: string, watcher: ActorWatcher): () => void {

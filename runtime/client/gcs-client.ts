@@ -7,6 +7,7 @@ import {
   type AutoscalerStatusReply,
   type ResourceDemandsReply,
 } from '../../protocols/messages/autoscaling.ts';
+import { gcsStatus, type GcsStatusWire } from '../../protocols/messages/cluster.ts';
 import { MAX_PAGE_LIMIT, page } from '../../protocols/messages/page.ts';
 import type { MessageBody, MessageType } from '../../protocols/messages/registry.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
@@ -40,6 +41,7 @@ const MESSAGE_OF = {
   job_heartbeat: 'job_heartbeat',
   finish_job: 'finish_job',
   list_jobs: 'list_jobs',
+  gcs_status: 'gcs_status',
 } as const satisfies Partial<Record<GcsVerb, MessageType>>;
 type ClientVerb = keyof typeof MESSAGE_OF;
 /** A reply that carries nothing (`{}`). */
@@ -121,6 +123,11 @@ export class GcsClient {
   /** The latest status an autoscaler reported; `status: null` when none has since the GCS started. */
   autoscalerStatus(): Promise<AutoscalerStatusReply> {
     return this.request('autoscaler_status', {}, autoscalerStatusReply);
+  }
+
+  /** What the GCS is doing now (recovering, serving): answered at once, where reads wait while it recovers. */
+  gcsStatus(): Promise<GcsStatusWire> {
+    return this.request('gcs_status', {}, gcsStatus);
   }
 
   /** A GCS opened its subjects (a gcs_leader event): the requests not answered yet go again, to it. */

@@ -59,6 +59,13 @@ export class Recovery {
     this.#active = this.needed;
   }
 
+  /** How many of the expected nodes have registered again (gcs_status). */
+  get nodesBack(): number {
+    let back = 0;
+    for (const id of this.expected) if (this.#reported.has(id)) back++;
+    return back;
+  }
+
   /** A raylet registered: remembered until the reconciliation while recovering, else reconciled now. */
   registered(nodeId: string, running: Running): void {
     const bundles = running.bundles ?? [];

@@ -83,6 +83,8 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     job_heartbeat: route('job_heartbeat', (body) => gcs.jobs.heartbeat(body)),
     finish_job: route('finish_job', (body) => mutating(gcs, () => gcs.jobs.finish(body))),
     list_jobs: route('list_jobs', (body) => pageOfList(gcs.jobs.list(), (j) => j.jobId, body, paged)),
+    // answered at once while the GCS recovers: it says so, where the reads above wait
+    gcs_status: route('gcs_status', () => gcs.status()),
   };
 }
 

@@ -27,6 +27,7 @@ import { RayletClient } from './raylets.ts';
 import { serveVerbs } from './routes.ts';
 import { MemoryStore, type GcsStore } from './store.ts';
 import { Recovery } from './recovery.ts';
+import type { GcsStatusWire } from '../../protocols/messages/cluster.ts';
 import { DEFAULT_VIEW_INTERVAL_MS, ViewBroadcaster } from './view.ts';
 import { AutoscalerReports } from './autoscaler-reports.ts';
 import { Demands } from './demands.ts';
@@ -125,6 +126,9 @@ export class GcsService {
   #markServing!: () => void;
   /** When and why the grace window ended (recovering only): what `start()` times serving from. */
   #graceEnded: { at: number; by: string } | undefined;
+  /** When the grace window began (recovering only): gcs_status counts what is left of it from here. */
+  #graceFrom: number | undefined;
+  readonly #epoch: number;
   #subscriptions: Subscription[] = [];
   #stopWatchingBus: (() => void) | undefined;
   #actorLogic: ActorMachine;
@@ -143,6 +147,7 @@ export class GcsService {
     const rng = opts.rng ?? Math.random;
     const { bus } = opts;
     const epoch = positiveInt('epoch', opts.epoch, 0, 0);
+    this.#epoch = epoch;
     let staleSaid = false;
     const staleEpoch = (): void => {
       if (staleSaid) return;
@@ -324,6 +329,7 @@ export class GcsService {
         const who = epoch > 0 ? `leader epoch ${epoch}` : 'no leader lease';
         events.leader(epoch, `the GCS opened its subjects (${who})${this.recovery.needed ? ', recovering what an earlier GCS left' : ''}`);
       }
+      if (this.#graceFrom === undefined && snapshot.matches({ recovering: 'grace' })) this.#graceFrom = performance.now();
       if (snapshot.value === 'serving') {
         this.#markServing();
         void this.jobs.serve();
@@ -355,6 +361,29 @@ export class GcsService {
     this.actor.send({ type: 'STOP' });
     await waitFor(this.actor, (s) => s.status !== 'active');
     this.actor.stop();
+  }
+
+  /**
+   * gcs_status: what this GCS is doing now — answered at once, so `orrery status` and the dashboard
+   * can say a GCS is recovering (and for how long at most) while the reads they need wait for it.
+   */
+  status(): GcsStatusWire {
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.matches('recovering')) {
+      const waiting = snapshot.matches({ recovering: 'grace' });
+      const elapsed = this.#graceFrom === undefined ? 0 : performance.now() - this.#graceFrom;
+      return {
+        epoch: this.#epoch,
+        state: 'RECOVERING',
+        recovering: {
+          phase: waiting ? 'WAITING' : 'RECONCILING',
+          nodesExpected: this.recovery.expected.size,
+          nodesBack: this.recovery.nodesBack,
+          graceLeftMs: waiting ? Math.max(0, Math.round(snapshot.context.graceMs - elapsed)) : 0,
+        },
+      };
+    }
+    return { epoch: this.#epoch, state: snapshot.value === 'serving' ? 'SERVING' : 'STOPPING' };
   }
 
   /** Whether the Gcs machine serves (not starting, recovering or stopping). */

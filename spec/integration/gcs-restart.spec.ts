@@ -4,6 +4,7 @@
 // stay where they were, same incarnation, no restart; a pending actor is pending again; calls are
 // answered while no GCS runs; a new GCS serves requests that waited for it. Every wait is on a
 // condition, bounded.
+import { spawn } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeIdAffinity, placementGroupStrategy } from '../../lib/index.ts';
@@ -11,6 +12,7 @@ import { connect, type ActorHandle, type ActorInfo, type Cluster } from '../../r
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
+import { ORRERY_MAIN } from '../helpers/orrery-cli.ts';
 import { CounterActor, type Counter } from '../fixtures/client/actors.ts';
 
 process.env.ORRERY_HEARTBEAT_MS = '200';
@@ -179,6 +181,53 @@ test('asked while a restarted GCS recovers (waiting for a frozen raylet), get_ac
   // declared dead when the grace window ran out, n2 registers again once it runs
   await until('n2 ALIVE again', async () => ((await cluster.nodes()).find((n) => n.name === 'n2')?.state === 'ALIVE' ? true : undefined));
   await keeper.kill();
+});
+
+test('gcs_status and `orrery status`, asked while a restarted GCS waits for a frozen raylet, say at once that it recovers and how far; the tables follow once it serves', async () => {
+  const n2 = raylets[1];
+  process.kill(n2.pid, 'SIGSTOP');
+  let resumed = false;
+  // a window long enough that only n2's return ends it: the test decides when the recovery ends
+  let starting: Promise<RuntimeProcess> | undefined;
+  try {
+    await gcs.crash();
+    starting = startGcs(120_000);
+    // asked while no GCS runs, answered by the new one as soon as its subjects open
+    const status = await cluster.gcsStatus();
+    assert.is(status.state, 'RECOVERING');
+    assert.ok(status.epoch > 0, 'a leader epoch: the GCS holds the lease');
+    assert.is(status.recovering?.phase, 'WAITING');
+    assert.is(status.recovering?.nodesExpected, 2);
+    assert.ok(status.recovering!.nodesBack <= 1, 'n2 is frozen');
+    assert.ok(status.recovering!.graceLeftMs > 0 && status.recovering!.graceLeftMs <= 120_000);
+    // a read meanwhile waits for the recovery
+    let nodesRead = false;
+    const nodes = cluster.nodes().then((list) => ((nodesRead = true), list));
+
+    const cli = spawn(process.execPath, [...process.execArgv, ORRERY_MAIN, 'status', '--address', nats.url, '--cluster', CLUSTER], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const said = new Promise<void>((resolve) => cli.stdout.on('data', (d) => ((out += d), /^GCS: /m.test(out) && resolve())));
+    cli.stderr.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((resolve) => cli.on('close', resolve));
+    await Promise.race([said, exited]);
+    assert.match(out, /^GCS: recovering what an earlier GCS left \(leader epoch \d+\): [01] of 2 node\(s\) back; waiting at most \d+\.\d s more for the rest/m, `stdout: ${out} stderr: ${err}`);
+    assert.not.match(out, /^Nodes:/m, 'the tables wait for the recovery');
+    assert.is(nodesRead, false);
+
+    process.kill(n2.pid, 'SIGCONT');
+    resumed = true;
+    gcs = await starting;
+    starting = undefined;
+    assert.is(await exited, 0, err);
+    assert.match(out, /^Nodes: 2/m);
+    assert.equal((await nodes).map((n) => `${n.name} ${n.state}`).sort(), ['n1 ALIVE', 'n2 ALIVE'], 'n2 came back within the window');
+    const serving = await cluster.gcsStatus();
+    assert.equal([serving.state, serving.epoch, serving.recovering], ['SERVING', status.epoch, undefined]);
+  } finally {
+    if (!resumed) process.kill(n2.pid, 'SIGCONT');
+    if (starting) gcs = await starting;
+  }
 });
 
 test('a ready() waiting on a group it created rides through a GCS killed meanwhile; the new GCS answers get_pg for it while it recovers (waiting for a frozen raylet), and places it once a node fits', async () => {

@@ -1,7 +1,7 @@
 import { parseArgs } from '../args.ts';
 import { addressOf } from '../address.ts';
 import { clusterOf, withCluster } from '../connection.ts';
-import type { PlacementGroupInfo } from '../../client/cluster-info.types.ts';
+import type { GcsStatus, PlacementGroupInfo } from '../../client/cluster-info.types.ts';
 import type { Cluster } from '../../client/cluster.ts';
 import { clusterUse, extraLabels, pairs, placementGroupStatus, resourceUse, stateColour } from '../format.ts';
 import type { CliIo } from '../io.ts';
@@ -11,7 +11,8 @@ import type { AutoscalerStatusReply } from '../../../protocols/messages/autoscal
 const FLAGS = { address: 'string', cluster: 'string' } as const;
 
 /**
- * `orrery status`: the cluster's resource use (used/total over live nodes), nodes by state with
+ * `orrery status`: what the GCS is doing (serving; or recovering, and for how long at most — said at
+ * once, before the tables wait for it), the cluster's resource use (used/total over live nodes), nodes by state with
  * labels, taints and resource use; actors by state, pending ones and why they wait; jobs by state;
  * placement groups per state, and why those not created wait; then the autoscaler's last report
  * (autoscaler-format.ts), or "Autoscaler: not running".
@@ -21,9 +22,12 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
   const address = addressOf('status', args, io.env)!;
   const cluster = clusterOf('status', args, io.env);
   await withCluster(address, cluster, async (client) => {
+    io.out(`cluster ${JSON.stringify(cluster)} at ${address}`);
+    // said before the tables: while the GCS recovers they wait for it (up to its grace window)
+    const gcs = await gcsStatusOf(client);
+    if (gcs !== undefined) io.out(`GCS: ${gcsStatusLine(gcs)}`);
     const [nodes, actors, groups, jobs, autoscaler] = await Promise.all([client.nodes(), client.actors(), placementGroupsOf(client), jobsOf(client), autoscalerOf(client)]);
     const live = nodes.filter((n) => n.state !== 'DEAD');
-    io.out(`cluster ${JSON.stringify(cluster)} at ${address}`);
     // the cluster at a glance, as `ray status` opens: used of total over the live nodes
     io.out(`Usage: ${live.length > 0 ? clusterUse(live) : 'no live nodes'}`);
     io.out(`Nodes: ${nodes.length}${countsOf(nodes.map((n) => n.state), io)}`);
@@ -50,6 +54,29 @@ export async function status(argv: readonly string[], io: CliIo): Promise<number
     else for (const line of autoscalerLines(autoscaler)) io.out(line);
   }, io.access);
   return 0;
+}
+
+/** What the GCS is doing; undefined from a GCS that does not serve gcs_status (UNKNOWN_TYPE). */
+async function gcsStatusOf(client: Cluster): Promise<GcsStatus | undefined> {
+  try {
+    return await client.gcsStatus();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'UNKNOWN_TYPE') return undefined;
+    throw err;
+  }
+}
+
+/** "serving (leader epoch 2)", or how far a recovery is and what the tables below wait for. */
+export function gcsStatusLine(s: GcsStatus): string {
+  const epoch = s.epoch > 0 ? `leader epoch ${s.epoch}` : 'no leader lease';
+  if (s.state !== 'RECOVERING' || s.recovering === undefined) return `${s.state.toLowerCase()} (${epoch})`;
+  const r = s.recovering;
+  const back = `${r.nodesBack} of ${r.nodesExpected} node(s) back`;
+  const step =
+    r.phase === 'WAITING'
+      ? `waiting at most ${(r.graceLeftMs / 1000).toFixed(1)} s more for the rest, then rebuilding its tables from what came back`
+      : 'rebuilding its tables from what came back';
+  return `recovering what an earlier GCS left (${epoch}): ${back}; ${step} — the tables below follow once it serves`;
 }
 
 /** The cluster's placement groups; undefined from a GCS that does not serve them (UNKNOWN_TYPE). */

@@ -54,6 +54,7 @@ const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown 
     illTyped: { status: { time: 1, nodeTypes: [], launching: [], demands: [], infeasible: [], failures: [] }, events: [{ type: 'node_exploded', time: 1, nodeType: 'cpu', message: 'x' }] },
   },
   autoscaler_status: { type: 'autoscaler_status', valid: {}, illTyped: 'now' },
+  gcs_status: { type: 'gcs_status', valid: {}, illTyped: 'now' },
   register_job: {
     type: 'register_job',
     valid: { jobId: 'j9', secret: 's'.repeat(64), host: 'h', pid: 1, namespace: 'default' },
@@ -289,11 +290,11 @@ async function askFrom(h: Harness, verb: GcsVerb, inbox: string): Promise<string
 }
 
 // What each role may ask the GCS (docs/security.md), written out here rather than read from roles.ts.
-const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status', 'list_jobs'];
+const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placement_groups', 'get_pg', 'list_events', 'explain', 'autoscaler_status', 'list_jobs', 'gcs_status'];
 const JOB: GcsVerb[] = ['register_job', 'job_heartbeat', 'finish_job'];
 const MAY_ASK: Record<'node' | 'driver' | 'observer' | 'admin', GcsVerb[]> = {
   // and what actors and tasks do through connect() inside worker hosts (docs/actors.md), never jobs
-  node: ['register_node', 'heartbeat', 'actor_died', 'view_snapshot', ...READS.filter((v) => v !== 'autoscaler_status'), 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'],
+  node: ['register_node', 'heartbeat', 'actor_died', 'view_snapshot', ...READS.filter((v) => v !== 'autoscaler_status' && v !== 'gcs_status'), 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'],
   observer: READS,
   driver: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', ...JOB],
   admin: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', ...JOB, 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'],
