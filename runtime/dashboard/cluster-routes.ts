@@ -19,8 +19,8 @@ export interface ClusterRoutesOptions {
 }
 
 /**
- * The cluster half of the REST API (docs/dashboard.md): nodes, actors, placement groups, recent and
- * live events, and taint and label changes.
+ * The cluster half of the REST API (docs/dashboard.md): nodes, actors, placement groups, what the
+ * GCS is doing, recent and live events, and taint and label changes.
  */
 export function clusterRoutes(app: Hono<DashboardEnv>, { cluster, streams, change }: ClusterRoutesOptions): void {
   const client = (): MaybeWithPlacementGroups => {
@@ -39,6 +39,8 @@ export function clusterRoutes(app: Hono<DashboardEnv>, { cluster, streams, chang
       const pgs = client();
       return jsonReply(c, 200, pagedList(typeof pgs.placementGroups === 'function' ? await pgs.placementGroups() : [], (pg) => pg.id, queryOf(c)));
     })
+    // answered at once while a restarted GCS recovers, when the lists above wait for it
+    .get('/api/gcs', async (c) => jsonReply(c, 200, await client().gcsStatus()))
     .get('/api/events', async (c) => jsonReply(c, 200, await client().recentEvents(eventQuery(queryOf(c)))))
     .get('/api/events/stream', (c) => {
       const events$ = client().events$;

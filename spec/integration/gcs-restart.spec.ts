@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeIdAffinity, placementGroupStrategy } from '../../lib/index.ts';
-import { connect, type ActorHandle, type ActorInfo, type Cluster } from '../../runtime/index.ts';
+import { connect, type ActorHandle, type ActorInfo, type Cluster, type GcsStatus } from '../../runtime/index.ts';
+import { startDashboard } from '../../runtime/dashboard/server.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
@@ -189,6 +190,7 @@ test('gcs_status and `orrery status`, asked while a restarted GCS waits for a fr
   let resumed = false;
   // a window long enough that only n2's return ends it: the test decides when the recovery ends
   let starting: Promise<RuntimeProcess> | undefined;
+  const dash = await startDashboard({ cluster, port: 0 });
   try {
     await gcs.crash();
     starting = startGcs(120_000);
@@ -200,6 +202,9 @@ test('gcs_status and `orrery status`, asked while a restarted GCS waits for a fr
     assert.is(status.recovering?.nodesExpected, 2);
     assert.ok(status.recovering!.nodesBack <= 1, 'n2 is frozen');
     assert.ok(status.recovering!.graceLeftMs > 0 && status.recovering!.graceLeftMs <= 120_000);
+    // the dashboard's summary asks the same, through its REST API
+    const viaDashboard = (await (await fetch(new URL('/api/gcs', dash.url))).json()) as GcsStatus;
+    assert.equal([viaDashboard.state, viaDashboard.recovering?.phase, viaDashboard.recovering?.nodesExpected], ['RECOVERING', 'WAITING', 2]);
     // a read meanwhile waits for the recovery
     let nodesRead = false;
     const nodes = cluster.nodes().then((list) => ((nodesRead = true), list));
@@ -227,6 +232,7 @@ test('gcs_status and `orrery status`, asked while a restarted GCS waits for a fr
   } finally {
     if (!resumed) process.kill(n2.pid, 'SIGCONT');
     if (starting) gcs = await starting;
+    await dash.close();
   }
 });
 

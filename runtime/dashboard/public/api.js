@@ -27,6 +27,7 @@ export const api = {
   nodes: () => request('GET', '/api/nodes'),
   actors: () => request('GET', '/api/actors'),
   placementGroups: () => request('GET', '/api/placement-groups'),
+  gcs: () => request('GET', '/api/gcs'),
   events: (limit = 200) => request('GET', `/api/events?limit=${limit}`),
   trace: () => request('GET', '/api/trace'),
   explain: (body) => request('POST', '/api/explain', body),

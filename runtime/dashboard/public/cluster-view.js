@@ -2,7 +2,7 @@
 // controls), the actor and placement-group tables, and the live event feed.
 import { api, follow } from './api.js';
 import { timeCharts } from './charts.js';
-import { BUILTIN_PREFIX, amount, clock, describeEvent, h, shortId, stateClass } from './format.js';
+import { BUILTIN_PREFIX, amount, clock, describeEvent, gcsSummary, h, shortId, stateClass } from './format.js';
 
 const FEED_MAX = 300;
 /** Resource use changes without events (tasks); the view is also refreshed this often. */
@@ -28,7 +28,13 @@ export function clusterView({ toast, onConnection, openActor, readOnly = () => f
     }
     refreshing = true;
     try {
+      // answered at once: while a restarted GCS recovers, the lists below wait for it, and the
+      // summary says why meanwhile
+      state.gcs = await api.gcs();
+      renderSummary();
       const [nodes, actors, pgs] = await Promise.all([api.nodes(), api.actors(), api.placementGroups()]);
+      // the lists were answered: a recovery that was under way is over
+      if (state.gcs?.state === 'RECOVERING') state.gcs = await api.gcs();
       Object.assign(state, { nodes, actors, pgs });
       render();
     } catch (err) {
@@ -60,7 +66,9 @@ export function clusterView({ toast, onConnection, openActor, readOnly = () => f
     const pending = by('PENDING') + by('RESTARTING');
     const failures = state.events.filter((e) => e.type === 'schedule_failed').length;
     const stat = (label, value, cls = '') => h('div', { class: `stat ${cls}` }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value));
+    const gcs = gcsSummary(state.gcs);
     $('summary').replaceChildren(
+      ...(gcs ? [stat('GCS', gcs.value, gcs.cls)] : []),
       stat('Nodes alive', `${alive} / ${state.nodes.length}`),
       stat('Actors alive', by('ALIVE')),
       stat('Pending / restarting', pending, pending ? 'warn' : ''),

@@ -78,3 +78,15 @@ export function describeEvent(e, nodeName) {
 export function stateClass(state) {
   return String(state ?? '').replace(/[^A-Za-z_]/g, '');
 }
+
+/**
+ * The summary's GCS tile from /api/gcs: "serving", or a recovery — the nodes back of those expected
+ * and the longest it still waits — marked as a warning; null before the first answer.
+ */
+export function gcsSummary(s) {
+  if (!s) return null;
+  if (s.state !== 'RECOVERING' || !s.recovering) return { value: s.state.toLowerCase(), cls: s.state === 'SERVING' ? '' : 'warn' };
+  const r = s.recovering;
+  const left = r.phase === 'WAITING' ? `, ≤ ${(r.graceLeftMs / 1000).toFixed(1)} s` : ', reconciling';
+  return { value: `recovering: ${r.nodesBack}/${r.nodesExpected} nodes back${left}`, cls: 'warn' };
+}
