@@ -12,10 +12,10 @@ const FLAGS = { address: 'string', cluster: 'string' } as const;
 
 /**
  * `orrery status`: what the GCS is doing (serving; or recovering, and for how long at most — said at
- * once, before the tables wait for it), the cluster's resource use (used/total over live nodes), nodes by state with
- * labels, taints and resource use; actors by state, pending ones and why they wait; jobs by state;
- * placement groups per state, and why those not created wait; then the autoscaler's last report
- * (autoscaler-format.ts), or "Autoscaler: not running".
+ * once, before the tables wait for it); the cluster's resource use (used/total over live nodes);
+ * nodes by state with labels, taints and resource use; actors by state, pending ones and why they
+ * wait; jobs by state; placement groups per state, and why those not created wait; then the
+ * autoscaler's last report (autoscaler-format.ts), or "Autoscaler: not running".
  */
 export async function status(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('status', argv, FLAGS);
