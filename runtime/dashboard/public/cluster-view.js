@@ -29,12 +29,11 @@ export function clusterView({ toast, onConnection, openActor, readOnly = () => f
     refreshing = true;
     try {
       // answered at once: while a restarted GCS recovers, the lists below wait for it, and the
-      // summary says why meanwhile
-      state.gcs = await api.gcs();
-      renderSummary();
+      // summary says why meanwhile (asked beside them, so a GCS from before /api/gcs delays nothing)
+      askGcs();
       const [nodes, actors, pgs] = await Promise.all([api.nodes(), api.actors(), api.placementGroups()]);
       // the lists were answered: a recovery that was under way is over
-      if (state.gcs?.state === 'RECOVERING') state.gcs = await api.gcs();
+      if (state.gcs?.state === 'RECOVERING') askGcs();
       Object.assign(state, { nodes, actors, pgs });
       render();
     } catch (err) {
@@ -46,6 +45,22 @@ export function clusterView({ toast, onConnection, openActor, readOnly = () => f
         void refresh();
       }
     }
+  }
+
+  /** What the GCS is doing, into the summary; one question at a time, none of its failures shown (the lists report an outage). */
+  let askingGcs = false;
+  function askGcs() {
+    if (askingGcs) return;
+    askingGcs = true;
+    api.gcs().then(
+      (s) => {
+        state.gcs = s;
+        renderSummary();
+      },
+      () => {
+        state.gcs = undefined;
+      },
+    ).finally(() => (askingGcs = false));
   }
 
   const soon = () => {
