@@ -184,7 +184,8 @@ if (missing) {
       assert.is(await page.getAttribute(card(name), 'data-node-id'), ids[name]);
     }
     assert.is(await page.textContent(`${card('alpha')} [data-label="zone"]`), 'zone=east×');
-    // the summary opens with what the GCS is doing (from /api/gcs)
+    // the summary opens with what the GCS is doing (from /api/gcs, asked beside the lists)
+    await page.waitForSelector('#summary .stat:first-child:has-text("GCS")');
     assert.match((await page.textContent('#summary .stat:first-child'))!, /^GCS\s*serving$/);
     assert.match((await page.textContent(`${card('beta')} [data-resource="GPU"]`))!, /GPU\s*0\/1/);
     await page.waitForSelector(`${card('beta')} .actor-pill[data-actor-id="${handle.actorId}"]`);
