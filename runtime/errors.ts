@@ -37,6 +37,19 @@ export class ActorUnavailableError extends OrreryError {
   }
 }
 
+/**
+ * A call reached the actor's worker host after the host had fenced itself (its raylet's lease ran
+ * out: runtime/raylet/fence.ts), and was answered without running. Like NO_RESPONDERS it proves
+ * the method did not run, so an actor handle sends such a call again rather than failing it
+ * (runtime/client/call-resend.ts); a caller sees it only from a client that predates it.
+ */
+export class ActorFencedError extends OrreryError {
+  override name = 'ActorFencedError';
+  constructor(readonly actorId: string) {
+    super('ACTOR_FENCED', `actor ${actorId} did not run the call: its worker host has fenced itself until its raylet's lease is renewed`, { detail: { actorId } });
+  }
+}
+
 export class ActorNotFoundError extends OrreryError {
   override name = 'ActorNotFoundError';
   constructor(what: { actorId?: string; name?: string; namespace?: string }) {
@@ -133,6 +146,7 @@ const byCode: Record<string, (detail: Record<string, unknown>, message: string) 
   REMOTE_ERROR: (d, m) => new RemoteError({ name: String(d.name ?? 'Error'), message: String(d.message ?? m), stack: d.stack as string | undefined }),
   ACTOR_DIED: (d) => new ActorDiedError(String(d.actorId), d.deathCause as string | undefined),
   ACTOR_UNAVAILABLE: (d) => new ActorUnavailableError(String(d.actorId), d.state as string | undefined),
+  ACTOR_FENCED: (d) => new ActorFencedError(String(d.actorId)),
   ACTOR_NOT_FOUND: (d) => new ActorNotFoundError(d as { actorId?: string; name?: string; namespace?: string }),
   ACTOR_NAME_TAKEN: (d) => new ActorNameTakenError(String(d.name), String(d.namespace)),
   NODE_NAME_TAKEN: (d) => new NodeNameTakenError(String(d.name), String(d.holder)),

@@ -53,6 +53,7 @@ export { startLocalCluster, NatsServerMissingError, type LocalCluster, type Loca
 export { getRuntimeContext } from './worker/context.ts';
 export {
   ActorDiedError,
+  ActorFencedError,
   ActorNameTakenError,
   ActorNotFoundError,
   ActorUnavailableError,

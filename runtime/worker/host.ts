@@ -4,7 +4,7 @@ import type { CreateActor } from '../../protocols/messages/actor.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
-import { ActorDiedError, RemoteError } from '../errors.ts';
+import { ActorDiedError, ActorFencedError, RemoteError } from '../errors.ts';
 import { runInContext, type RuntimeContext } from './context.ts';
 import { loadActorClass } from './load.ts';
 import { Answers } from './answers.ts';
@@ -137,14 +137,17 @@ export class ActorHost {
   /**
    * Stops answering calls (issue 13: the raylet's lease ran out, the GCS may start these actors
    * elsewhere): every actor's call subscription ends, and actors created meanwhile are not
-   * subscribed. Callers get NO_RESPONDERS, as from a host that is gone. Calls already delivered
-   * finish. The cost is paid here, once per transition, not per call.
+   * subscribed. Callers get NO_RESPONDERS, as from a host that is gone. Calls already in a mailbox
+   * finish. The subscriptions are drained, not dropped: a call the server routed here before it
+   * had our UNSUB is answered ACTOR_FENCED without running (onCall), so its caller sends it again
+   * at once rather than waiting out its timeout for an answer that would never come. The cost is
+   * paid here, once per transition, not per call.
    */
   fence(): void {
     if (this.fenced) return;
     this.fenced = true;
     for (const actor of this.actors.values()) {
-      actor.sub?.unsubscribe();
+      void actor.sub?.drain();
       actor.sub = undefined;
     }
   }
@@ -200,6 +203,10 @@ export class ActorHost {
 
 
   private onCall(actor: HostedActor, msg: BusMsg): void {
+    // delivered by a subscription still draining since fence(): not run, and answered so; unfenced
+    // again, the host runs what the old subscription still brings, in order, as the server routes
+    // every later call to the fresh one
+    if (this.fenced) return void respond(msg, () => encodeError(new ActorFencedError(actor.actorId)));
     let method: string;
     let args: unknown[];
     const refs = refsDecoded();

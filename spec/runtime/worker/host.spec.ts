@@ -9,7 +9,7 @@ import { decodeReply } from '../../../protocols/reply.ts';
 import { subjects } from '../../../protocols/subjects.ts';
 import { unknown } from '../../../protocols/validate.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
-import { ActorDiedError, CodeLoadError, CodeSourceRefusedError, RemoteError } from '../../../runtime/errors.ts';
+import { ActorDiedError, ActorFencedError, CodeLoadError, CodeSourceRefusedError, RemoteError } from '../../../runtime/errors.ts';
 import { ActorHost } from '../../../runtime/worker/host.ts';
 import { FIXTURES_URL } from '../../fixtures/actors.ts';
 import { DECORATED_URL } from '../../fixtures/decorated.ts';
@@ -277,6 +277,23 @@ test('fenced, the host answers no call (callers see NO_RESPONDERS) and keeps its
   fenced.unfence();
   assert.is(await call(bus, before.actorId, 'increment'), 7);
   assert.is(await call(bus, during.actorId, 'get'), 0);
+  fenced.stop();
+});
+
+test('a call the bus routed to the host before it fenced itself is answered ACTOR_FENCED and does not run; unfenced, the actor has not seen it', async () => {
+  const fenced = new ActorHost({ bus, node });
+  const spec = createSpec('Counter', { args: [5] });
+  await fenced.create(spec);
+  const racing = call(bus, spec.actorId, 'increment'); // routed to the actor's subscription, not delivered yet
+  fenced.fence();
+  const err = await rejection(racing);
+  assert.instance(err, ActorFencedError);
+  assert.is(err.code, 'ACTOR_FENCED');
+  assert.equal(err.detail, { actorId: spec.actorId });
+  // the draining subscription has ended: calls made now meet nobody
+  assert.is((await rejection(call(bus, spec.actorId, 'get'))).code, 'NO_RESPONDERS');
+  fenced.unfence();
+  assert.is(await call(bus, spec.actorId, 'get'), 5, 'the fenced call did not run');
   fenced.stop();
 });
 
