@@ -10,7 +10,7 @@ import { unknown } from '../../protocols/validate.ts';
 import type { Bus, BusMsg } from '../bus/bus.ts';
 import { InvalidOptionError } from '../../lib/errors.ts';
 import { BusClosedError, ConnectionLostError, NoRespondersError, TimeoutError } from '../bus/errors.ts';
-import { ActorDiedError, WaitTimeoutError } from '../errors.ts';
+import { ActorDiedError, ActorFencedError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
 import type { ActorInfo, ActorState } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
@@ -453,8 +453,23 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
     const sent = (call.sent = ++this.#sends);
     this.ctx.bus.requestCallback(this.#callSubject!, call.data, { timeoutMs }, (err, msg) => {
       if (err === undefined) {
-        this.#resend?.answered(sent);
-        if (call.live) this.#answered(call, msg!);
+        let value: unknown;
+        let failure: unknown;
+        let failed = false;
+        try {
+          value = this.#valueOf(msg!);
+        } catch (err) {
+          failed = true;
+          failure = err;
+        }
+        if (failure instanceof ActorFencedError) {
+          // a host that had fenced itself did not run it: as if nobody had received it
+          if (call.live) (this.#resend ??= this.#newResend()).noResponder(call);
+        } else {
+          this.#resend?.answered(sent);
+          if (call.live && failed) this.#inFlight.reject(call, failure);
+          else if (call.live) this.#inFlight.resolve(call, value);
+        }
       } else if (call.live) {
         if (err instanceof NoRespondersError) (this.#resend ??= this.#newResend()).noResponder(call);
         else if (err instanceof TimeoutError && timeoutMs !== call.timeoutMs) this.#inFlight.reject(call, new TimeoutError(this.#callSubject!, call.timeoutMs));
@@ -474,17 +489,17 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
     });
   }
 
-  #answered(call: PendingCall, msg: BusMsg): void {
-    let value: unknown;
+  /** A call's answer: its value, or thrown, the error it carries (a wire error as its runtime class). */
+  #valueOf(msg: BusMsg): unknown {
     const refs = refsDecoded();
+    let value: unknown;
     try {
       value = decodeReply(msg.data, ANY_VALUE);
     } catch (err) {
-      return this.#inFlight.reject(call, specializeWireError(err));
+      throw specializeWireError(err);
     }
     // a handle returned by the method arrives as a reference: a handle on this connection
-    if (refsDecoded() !== refs) value = this.ctx.revive(value);
-    this.#inFlight.resolve(call, value);
+    return refsDecoded() !== refs ? this.ctx.revive(value) : value;
   }
 
   /** Nothing hosts the actor: ask the GCS whether it is dead or just not alive right now. */
