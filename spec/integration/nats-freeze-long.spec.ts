@@ -10,8 +10,9 @@
 // no node is declared dead and no actor restarts; no call runs twice; a call fails only if it was
 // out across the freeze, and then only because its own time ran out: with
 // ACTOR_UNAVAILABLE when it met no responder (the host fenced) and was sent again until then — it
-// did not run — or with TIMEOUT when it reached a host's connection after that host had fenced
-// itself and was dropped there unanswered; calls flow again after the thaw; GCS requests sent
+// did not run; one that reached a host after the host had fenced itself is answered ACTOR_FENCED
+// and sent again the same way — or with TIMEOUT when no answer reached it in its time (one the
+// frozen server held past it); calls flow again after the thaw; GCS requests sent
 // during the freeze are answered after it (the GCS holds what comes while its own lease is lapsed:
 // runtime/gcs/fenced-bus.ts); and the cluster still creates actors.
 import { test } from 'uvu';
