@@ -119,7 +119,10 @@ export class ActorHost {
     }
   }
 
-  /** Drops an actor: unsubscribes it, and fails its waiting and running calls with ACTOR_DIED. */
+  /**
+   * Drops an actor: unsubscribes it, and fails its waiting and running calls with ACTOR_DIED — and
+   * the calls still on their way to it, which its draining subscription brings to a closed mailbox.
+   */
   kill(actorId: string): boolean {
     const pending = this.starting.get(actorId);
     if (pending) {
@@ -129,7 +132,7 @@ export class ActorHost {
     const actor = this.actors.get(actorId);
     if (!actor) return pending !== undefined;
     this.actors.delete(actorId);
-    actor.sub?.unsubscribe();
+    void actor.sub?.drain();
     actor.mailbox.close(new ActorDiedError(actorId, 'killed'));
     return true;
   }
