@@ -119,10 +119,7 @@ export class ActorHost {
     }
   }
 
-  /**
-   * Drops an actor: unsubscribes it, and fails its waiting and running calls with ACTOR_DIED — and
-   * the calls still on their way to it, which its draining subscription brings to a closed mailbox.
-   */
+  /** Drops an actor: unsubscribes it, and fails its waiting and running calls with ACTOR_DIED. */
   kill(actorId: string): boolean {
     const pending = this.starting.get(actorId);
     if (pending) {
@@ -132,7 +129,7 @@ export class ActorHost {
     const actor = this.actors.get(actorId);
     if (!actor) return pending !== undefined;
     this.actors.delete(actorId);
-    void actor.sub?.drain();
+    actor.sub?.unsubscribe();
     actor.mailbox.close(new ActorDiedError(actorId, 'killed'));
     return true;
   }

@@ -189,16 +189,6 @@ test('kill unsubscribes the actor and fails the calls in its mailbox with ACTOR_
   assert.is(host.kill(id), false);
 });
 
-test('a call on its way to an actor when it is killed is answered ACTOR_DIED, not dropped', async () => {
-  const id = await spawn('Counter');
-  const racing = rejection(call(bus, id, 'increment')); // routed to the actor's subscription, not delivered yet
-  assert.ok(host.kill(id));
-  const err = await racing;
-  assert.instance(err, ActorDiedError);
-  assert.is((err as ActorDiedError).deathCause, 'killed');
-  assert.is((await rejection(call(bus, id, 'get'))).code, 'NO_RESPONDERS');
-});
-
 test('getRuntimeContext inside a constructor and methods gives the node and the actor', async () => {
   const id = await spawn('Counter');
   const expected = { nodeId: node.nodeId, nodeName: node.nodeName, labels: node.labels, actorId: id };
