@@ -50,6 +50,19 @@ export class ActorFencedError extends OrreryError {
   }
 }
 
+/**
+ * A raylet that is stopping (SIGTERM, `orrery stop`) answers a create it can no longer finish —
+ * one that arrives while it stops, or whose worker host it stops meanwhile — with this, not with the
+ * host's exit: the constructor did nothing wrong, so the GCS counts it as the node going away
+ * (a restart, as for a node that died), not as a creation that failed (DEAD at once).
+ */
+export class NodeStoppingError extends OrreryError {
+  override name = 'NodeStoppingError';
+  constructor(readonly nodeId: string, readonly actorId: string) {
+    super('NODE_STOPPING', `node ${nodeId} is stopping: actor ${actorId} was not created there`, { detail: { nodeId, actorId } });
+  }
+}
+
 export class ActorNotFoundError extends OrreryError {
   override name = 'ActorNotFoundError';
   constructor(what: { actorId?: string; name?: string; namespace?: string }) {
@@ -147,6 +160,7 @@ const byCode: Record<string, (detail: Record<string, unknown>, message: string) 
   ACTOR_DIED: (d) => new ActorDiedError(String(d.actorId), d.deathCause as string | undefined),
   ACTOR_UNAVAILABLE: (d) => new ActorUnavailableError(String(d.actorId), d.state as string | undefined),
   ACTOR_FENCED: (d) => new ActorFencedError(String(d.actorId)),
+  NODE_STOPPING: (d) => new NodeStoppingError(String(d.nodeId), String(d.actorId)),
   ACTOR_NOT_FOUND: (d) => new ActorNotFoundError(d as { actorId?: string; name?: string; namespace?: string }),
   ACTOR_NAME_TAKEN: (d) => new ActorNameTakenError(String(d.name), String(d.namespace)),
   NODE_NAME_TAKEN: (d) => new NodeNameTakenError(String(d.name), String(d.holder)),

@@ -16,8 +16,10 @@ import { answerSecret } from './node-owner.ts';
  *   created      the raylet answered ok: the constructor returned
  *   failed       the raylet answered an error (REMOTE_ERROR: the constructor threw;
  *                CODE_LOAD_FAILED: …) — the actor dies with that cause
- *   unreachable  no raylet answered (NO_RESPONDERS, TIMEOUT) or its answer was unreadable — the
- *                actor failed through no fault of its own and restarts when it may
+ *   unreachable  no raylet answered (NO_RESPONDERS, TIMEOUT), its answer was unreadable, or it
+ *                answered NODE_STOPPING (it stopped, or stopped the worker host, before the
+ *                constructor returned) — the actor failed through no fault of its own and
+ *                restarts when it may, as when its node dies
  *
  * kill_actor is best effort: the GCS has already moved the actor on, so errors are only logged.
  */
@@ -58,8 +60,8 @@ export class RayletClient {
         this.deps.forged?.(nodeId, 'create_actor');
         return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: NODE_NOT_OWNED: answered without that node's secret`, noResponders: false };
       }
-      if (!body.ok && body.error.code === 'STALE_EPOCH') {
-        this.deps.staleEpoch();
+      if (!body.ok && (body.error.code === 'STALE_EPOCH' || body.error.code === 'NODE_STOPPING')) {
+        if (body.error.code === 'STALE_EPOCH') this.deps.staleEpoch();
         return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(fromWireError(body.error))}`, noResponders: false };
       }
       return body.ok ? { kind: 'created' } : { kind: 'failed', cause: describe(fromWireError(body.error)) };

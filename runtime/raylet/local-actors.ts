@@ -1,7 +1,7 @@
 import { OrreryError } from '../../lib/errors.ts';
 import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import type { CreateActor } from '../../protocols/messages/actor.ts';
-import { ActorDiedError } from '../errors.ts';
+import { ActorDiedError, NodeStoppingError } from '../errors.ts';
 import { HostManager } from './host-manager.ts';
 import { Leases } from './leases.ts';
 import type { WorkerHost } from './worker-host.ts';
@@ -20,6 +20,8 @@ export interface LostActor {
 }
 
 export interface LocalActorsOptions {
+  /** The node these actors run on (named by NodeStoppingError). */
+  nodeId: string;
   total: ResourceSet;
   /** The node's leases, shared with its tasks; default: leases of their own over `total`. */
   leases?: Leases;
@@ -82,7 +84,7 @@ export class LocalActors {
 
   /** Starts an actor; resolves once its constructor returned (its create_actor reply). */
   create(spec: CreateActor): Promise<ActorCreated> {
-    if (this.closed) return Promise.reject(new ActorDiedError(spec.actorId, 'the raylet is stopping'));
+    if (this.closed) return Promise.reject(new NodeStoppingError(this.opts.nodeId, spec.actorId));
     const existing = this.records.get(spec.actorId);
     if (existing && existing.incarnation === spec.incarnation) return existing.created;
     if (existing && existing.incarnation > spec.incarnation) {
@@ -141,12 +143,15 @@ export class LocalActors {
   private async start(spec: CreateActor, record: ActorRecord): Promise<ActorCreated> {
     try {
       const { pid } = await this.hosts.create(spec);
+      // created as the raylet stops: it goes with the node, so it is not reported running
+      if (this.closed) throw new NodeStoppingError(this.opts.nodeId, spec.actorId);
       if (this.records.get(spec.actorId) !== record) throw new ActorDiedError(spec.actorId, 'killed while starting');
       record.acknowledged = true;
       return { actorId: spec.actorId, incarnation: spec.incarnation, pid };
     } catch (err) {
       if (this.records.get(spec.actorId) === record) this.drop(spec.actorId);
-      throw err;
+      // stopped with the raylet (its host stopped, or it never got one): not the constructor's doing
+      throw this.closed ? new NodeStoppingError(this.opts.nodeId, spec.actorId) : err;
     }
   }
 

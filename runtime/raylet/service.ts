@@ -104,6 +104,7 @@ export class RayletService {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.leases = new Leases(config.total, () => this.tasks.leasesChanged());
     this.actors = new LocalActors({
+      nodeId: config.nodeId,
       total: config.total,
       leases: this.leases,
       maxTaskHosts: opts.maxTaskHosts ?? defaultTaskHosts(config.total.CPU ?? 0),

@@ -1,6 +1,8 @@
 // Actor classes for the failover specs (memory and nats). Exported under their own names from this
 // module, so worker hosts (in-process or forked) load them by this module's URL.
 import { randomUUID } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineActor, getRuntimeContext } from '../../../runtime/index.ts';
 
 /** Remembers the calls it received, in order; a new incarnation starts with an empty journal. */
@@ -60,3 +62,20 @@ export class Tally {
 }
 
 export const TallyActor = defineActor(import.meta.url, Tally);
+
+/**
+ * A constructor the spec holds at a gate: it writes `<dir>/started`, then runs (synchronously, as a
+ * long constructor would) until `<dir>/gate` exists or `maxMs` has passed.
+ */
+export class GatedStart {
+  constructor(dir: string, maxMs = 20_000) {
+    writeFileSync(join(dir, 'started'), String(process.pid));
+    const end = Date.now() + maxMs;
+    while (!existsSync(join(dir, 'gate')) && Date.now() < end) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+  }
+  where(): string {
+    return getRuntimeContext().nodeId;
+  }
+}
+
+export const GatedStartActor = defineActor(import.meta.url, GatedStart);

@@ -235,6 +235,17 @@ test('a constructor that throws on the raylet makes the actor DEAD with that cau
     assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(4) });
   }));
 
+test('a raylet that answers NODE_STOPPING (it stopped while the constructor ran) fails the attempt as a node death would: a restart, not DEAD', () =>
+  withGcs({}, async (h) => {
+    const raylet = await h.addNode(us('n1'));
+    raylet.failCreate = (req) => (req.incarnation === 0 ? { code: 'NODE_STOPPING', message: 'node n1 is stopping', detail: { nodeId: 'n1', actorId: 'a1' } } : undefined);
+    await h.registerActor('a1', { maxRestarts: 1 });
+    await h.reached('a1', 'RESTARTING', 3000);
+    const alive = await h.reached('a1', 'ALIVE');
+    assert.is(alive.numRestarts, 1);
+    assert.equal(raylet.created.map((c) => c.incarnation), [0, 1]);
+  }));
+
 test('actor_died from a raylet restarts the actor; a stale report changes nothing', () =>
   withGcs({}, async (h) => {
     await h.addNode(us('n1'));

@@ -96,6 +96,7 @@ function raylet() {
   let holding = false;
   const held: (() => void)[] = [];
   const actors = new LocalActors({
+    nodeId: 'node000000000001',
     total: { CPU: 40_000 },
     launch: async ({ dedicated }) => {
       if (holding) await new Promise<void>((resolve) => held.push(resolve));

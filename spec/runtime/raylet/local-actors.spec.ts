@@ -9,6 +9,7 @@ function table() {
   const lost: { actors: LostActor[]; cause: string }[] = [];
   let gate: Promise<void> | undefined;
   const actors = new LocalActors({
+    nodeId: 'node000000000001',
     total: { CPU: 40_000, GPU: 10_000 },
     launch: async () => {
       const host = new FakeHost();
@@ -79,6 +80,28 @@ test('a kill while the constructor runs fails the create with ACTOR_DIED and lea
   assert.is(hosts.length, 1);
 });
 
+test('a create still running when the raylet stops fails NODE_STOPPING naming the node, whether its host then answers or exits', async () => {
+  for (const ending of ['answers', 'exits'] as const) {
+    const { actors, hosts, holdCreates } = table();
+    let open!: () => void;
+    holdCreates(new Promise<void>((resolve) => (open = resolve)));
+    const spec = createSpec('Counter', { resources: { CPU: 10_000 } });
+    const creating = rejection(actors.create(spec));
+    await turn();
+    const stopping = actors.stop();
+    if (ending === 'exits') {
+      hosts[0].failCreate = new Error('host exited (signal SIGTERM)'); // what a real host's create rejects with
+      hosts[0].die('signal SIGTERM');
+    }
+    open(); // the constructor returns, or its host has gone, as the raylet stops
+    const err = await creating;
+    assert.is(err.code, 'NODE_STOPPING', ending);
+    assert.equal(err.detail, { nodeId: 'node000000000001', actorId: spec.actorId }, ending);
+    await stopping;
+    assert.is(actors.count, 0, ending);
+  }
+});
+
 test('forgetAll drops every actor; stop refuses later creates', async () => {
   const { actors } = table();
   await actors.create(createSpec('Counter'));
@@ -87,7 +110,7 @@ test('forgetAll drops every actor; stop refuses later creates', async () => {
   await turn();
   assert.is(actors.count, 0);
   await actors.stop();
-  assert.is((await rejection(actors.create(createSpec('Counter')))).code, 'ACTOR_DIED');
+  assert.is((await rejection(actors.create(createSpec('Counter')))).code, 'NODE_STOPPING');
 });
 
 test.run();
