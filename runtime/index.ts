@@ -62,6 +62,7 @@ export {
   JobFinishedError,
   JobNotFoundError,
   JobNotOwnedError,
+  NodeStoppingError,
   PlacementGroupNameTakenError,
   PlacementGroupNotFoundError,
   PlacementGroupRemovedError,
