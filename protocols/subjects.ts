@@ -26,6 +26,8 @@ export const ROOT = 'orrery';
 export const GcsVerb = {
   register_node: 'register_node',
   heartbeat: 'heartbeat',
+  /** A raylet that stops gracefully says so: its node is DEAD at once (protocols/messages/node.ts). */
+  unregister_node: 'unregister_node',
   register_actor: 'register_actor',
   kill_actor: 'kill_actor',
   get_actor: 'get_actor',

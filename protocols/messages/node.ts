@@ -47,3 +47,16 @@ export const heartbeat = object({
   secret: optional(nodeSecret),
 });
 export type Heartbeat = Infer<typeof heartbeat>;
+
+/**
+ * raylet → GCS (`gcs.unregister_node`): the raylet is stopping gracefully (SIGTERM, `orrery stop`)
+ * and has stopped its worker hosts, so nothing of the node answers any more. The GCS declares the
+ * node DEAD at once, as if its heartbeats had stopped, and restarts its actors elsewhere without
+ * waiting out the node timeout. Answered `{ known }`: false when the GCS has no live node by that
+ * id (it died already, or this GCS never heard of it). Taken only with the node's secret.
+ */
+export const unregisterNode = object({
+  nodeId: id,
+  secret: optional(nodeSecret),
+});
+export type UnregisterNode = Infer<typeof unregisterNode>;

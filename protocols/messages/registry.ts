@@ -1,5 +1,5 @@
 import type { Infer, Validator } from '../validate.ts';
-import { heartbeat, registerNode } from './node.ts';
+import { heartbeat, registerNode, unregisterNode } from './node.ts';
 import { reply } from './reply.ts';
 import { viewDelta, viewSnapshotQuery } from './view.ts';
 import { actorCall, actorDied, createActor, explainRequest, getActor, killActor, listActors, rayletKillActor, registerActor } from './actor.ts';
@@ -18,6 +18,7 @@ export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
 export const messages = {
   register_node: registerNode,
   heartbeat,
+  unregister_node: unregisterNode,
   view_delta: viewDelta,
   view_snapshot: viewSnapshotQuery,
   register_actor: registerActor,

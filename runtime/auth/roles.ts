@@ -46,6 +46,7 @@ const ADMIN_VERBS: readonly GcsVerb[] = [...DRIVER_VERBS, 'set_node_labels', 'se
 const NODE_VERBS: readonly GcsVerb[] = [
   'register_node',
   'heartbeat',
+  'unregister_node',
   'actor_died',
   'view_snapshot',
   // what `orrery status` shows (the autoscaler's report, the GCS's own state) no node needs

@@ -370,11 +370,11 @@ export class ActorDirectory {
     return killed;
   }
 
-  /** Every actor placed on a node that died fails (and restarts elsewhere when it may). */
-  failOnNode(nodeId: string): void {
+  /** Every actor placed on a node that died (or stopped) fails with `cause`, and restarts elsewhere when it may. */
+  failOnNode(nodeId: string, cause = `node ${nodeId} died`): void {
     for (const entry of this.#entries.values()) {
       const context = this.#context(entry);
-      if (context?.nodeId === nodeId) this.#awake(entry)!.send({ type: 'FAILED', incarnation: context.incarnation, cause: `node ${nodeId} died` });
+      if (context?.nodeId === nodeId) this.#awake(entry)!.send({ type: 'FAILED', incarnation: context.incarnation, cause });
     }
   }
 
@@ -574,7 +574,11 @@ export class ActorDirectory {
       if (outcome.noResponders) {
         this.deps.nodeUnreachable(sent.nodeId);
         entry.ref!.send({ type: 'UNDELIVERED', incarnation, cause: outcome.cause });
-      } else entry.ref!.send({ type: 'FAILED', incarnation, cause: outcome.cause });
+      } else {
+        // a stopping raylet: the restart must not be placed there again while it unregisters
+        if (outcome.stopping) this.deps.nodeUnreachable(sent.nodeId);
+        entry.ref!.send({ type: 'FAILED', incarnation, cause: outcome.cause });
+      }
     }
   }
 

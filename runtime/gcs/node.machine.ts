@@ -5,7 +5,8 @@ import { assign, setup, type SnapshotFrom } from 'xstate';
  *
  *   ALIVE ──DRAIN──▶ DRAINING ──UNDRAIN──▶ ALIVE
  *     │                 │
- *     └── TIMEOUT (while heard) ──▶ DEAD (final)
+ *     ├── TIMEOUT (while heard) ──▶ DEAD (final)
+ *     └── LEAVE ──────────────────▶ DEAD
  *
  * TIMEOUT means no heartbeat reached the GCS for `nodeTimeoutMs`. The clock is kept outside the
  * machine (liveness.ts): a heartbeat only moves a deadline, so the GCS does not run a transition and
@@ -13,7 +14,8 @@ import { assign, setup, type SnapshotFrom } from 'xstate';
  * machine's history shows what changed the node rather than every beat. While the GCS's own
  * connection to the bus is down (UNHEARD … HEARD) no heartbeat can reach it, so a TIMEOUT then does
  * not end the node: it is reported (`timeoutUnheard`) and the node waits, and HEARD gives every node
- * a fresh window. What a death means for the cluster (its actors fail, it leaves the scheduler's
+ * a fresh window. LEAVE is the raylet saying it stops (gcs.unregister_node, once its worker hosts
+ * are stopped): the node is DEAD at once, whatever the GCS can hear. What a death means for the cluster (its actors fail, it leaves the scheduler's
  * view) is the GCS's business: it watches the snapshots. The context is plain data.
  */
 export type NodeState = 'ALIVE' | 'DRAINING' | 'DEAD';
@@ -28,7 +30,7 @@ export interface NodeContext extends NodeMachineInput {
   unheard: boolean;
 }
 
-export type NodeEvent = { type: 'TIMEOUT' } | { type: 'DRAIN' } | { type: 'UNDRAIN' } | { type: 'UNHEARD' } | { type: 'HEARD' };
+export type NodeEvent = { type: 'TIMEOUT' } | { type: 'LEAVE' } | { type: 'DRAIN' } | { type: 'UNDRAIN' } | { type: 'UNHEARD' } | { type: 'HEARD' };
 
 /**
  * The timeout ends the node only while the GCS could have heard it; one that passes unheard is
@@ -59,6 +61,7 @@ export const nodeMachine = setup({
     ALIVE: {
       on: {
         TIMEOUT: timedOut,
+        LEAVE: 'DEAD',
         DRAIN: 'DRAINING',
         UNHEARD: { actions: 'unheard' },
         HEARD: { actions: 'heard' },
@@ -67,6 +70,7 @@ export const nodeMachine = setup({
     DRAINING: {
       on: {
         TIMEOUT: timedOut,
+        LEAVE: 'DEAD',
         UNDRAIN: 'ALIVE',
         UNHEARD: { actions: 'unheard' },
         HEARD: { actions: 'heard' },

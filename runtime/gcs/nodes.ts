@@ -30,7 +30,8 @@ export interface NodeDirectoryDeps {
   readonly events: EventPublisher;
   readonly view: ViewBroadcaster;
   readonly spawn: (input: NodeMachineInput) => NodeRef;
-  readonly failActorsOn: (nodeId: string) => void;
+  /** The node is DEAD: its actors fail with `cause` (`node … died`, or `node … stopped` when its raylet unregistered). */
+  readonly failActorsOn: (nodeId: string, cause: string) => void;
   /** Placement groups holding bundles on the dead node lose them (before it leaves the cluster state). */
   readonly failGroupsOn: (nodeId: string) => void;
   readonly kick: (reason: KickReason) => void;
@@ -135,6 +136,23 @@ export class NodeDirectory {
     if (this.#unreachable.delete(beat.nodeId)) this.deps.kick('node_reachable');
     return { known: true, ...this.#epoch };
   }
+
+  /**
+   * unregister_node: the node's raylet stops and its worker hosts are gone — DEAD now, its actors
+   * failed (restarting elsewhere when they may), rather than after the node timeout. `known: false`
+   * for a node that is not live here (dead already, or never registered with this GCS).
+   */
+  unregister(leaving: MessageBody<'unregister_node'>): { known: boolean } {
+    const ref = this.#refs.get(leaving.nodeId);
+    if (!ref) return { known: false };
+    this.owners.check(leaving.nodeId, leaving.secret, 'unregister_node');
+    this.#leaving.add(leaving.nodeId);
+    ref.send({ type: 'LEAVE' });
+    return { known: true };
+  }
+
+  /** Nodes whose raylet said it stops (unregister), until their death is handled. */
+  readonly #leaving = new Set<string>();
 
   /** `{ epoch }` for answers to raylets, nothing without a lease. */
   get #epoch(): { epoch?: number } {
@@ -274,8 +292,9 @@ export class NodeDirectory {
     this.#liveness.forget(nodeId);
     this.#unreachable.delete(nodeId);
     this.deps.state.setNodeState(nodeId, 'DEAD');
-    this.deps.log(`node ${nodeId} missed its heartbeats for ${this.deps.nodeTimeoutMs} ms: DEAD`);
-    this.deps.failActorsOn(nodeId);
+    const left = this.#leaving.delete(nodeId);
+    this.deps.log(left ? `node ${nodeId} stopped (its raylet unregistered): DEAD` : `node ${nodeId} missed its heartbeats for ${this.deps.nodeTimeoutMs} ms: DEAD`);
+    this.deps.failActorsOn(nodeId, left ? `node ${nodeId} stopped` : `node ${nodeId} died`);
     this.deps.failGroupsOn(nodeId);
     const info = this.#sync(nodeId);
     this.deps.state.removeNode(nodeId);

@@ -26,7 +26,14 @@ import { answerSecret } from './node-owner.ts';
 export type CreateOutcome =
   | { readonly kind: 'created' }
   | { readonly kind: 'failed'; readonly cause: string }
-  | { readonly kind: 'unreachable'; readonly cause: string; /** Nothing subscribes the raylet's subject: its raylet is gone or cut off. */ readonly noResponders: boolean };
+  | {
+      readonly kind: 'unreachable';
+      readonly cause: string;
+      /** Nothing subscribes the raylet's subject: its raylet is gone or cut off. */
+      readonly noResponders: boolean;
+      /** The raylet answered NODE_STOPPING: it is going away, so nothing more is placed there. */
+      readonly stopping?: boolean;
+    };
 
 const replyOnly = { reply: messages.reply } as const;
 const anyValue = unknown();
@@ -61,8 +68,9 @@ export class RayletClient {
         return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: NODE_NOT_OWNED: answered without that node's secret`, noResponders: false };
       }
       if (!body.ok && (body.error.code === 'STALE_EPOCH' || body.error.code === 'NODE_STOPPING')) {
-        if (body.error.code === 'STALE_EPOCH') this.deps.staleEpoch();
-        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(fromWireError(body.error))}`, noResponders: false };
+        const stopping = body.error.code === 'NODE_STOPPING';
+        if (!stopping) this.deps.staleEpoch();
+        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(fromWireError(body.error))}`, noResponders: false, stopping };
       }
       return body.ok ? { kind: 'created' } : { kind: 'failed', cause: describe(fromWireError(body.error)) };
     } catch (err) {

@@ -53,6 +53,7 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
   return {
     register_node: route('register_node', (body) => gcs.nodes.register(body)),
     heartbeat: route('heartbeat', (body) => gcs.nodes.heartbeat(body)),
+    unregister_node: route('unregister_node', (body) => mutating(gcs, () => gcs.nodes.unregister(body))),
     register_actor: route('register_actor', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.actors.register(body)))),
     get_actor: route('get_actor', (body) => restored(gcs, () => gcs.actors.get(body))),
     kill_actor: route('kill_actor', (body) => mutating(gcs, () => gcs.actors.kill(body))),

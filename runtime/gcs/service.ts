@@ -252,7 +252,7 @@ export class GcsService {
       state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick, epoch,
       constraintsChanged: (nodeId) => this.eviction.mark(nodeId),
       spawn: (input) => this.#startChild(this.#nodeLogic, nodeChildId(input.nodeId), input) as NodeRef,
-      failActorsOn: (nodeId) => this.actors.failOnNode(nodeId),
+      failActorsOn: (nodeId, cause) => this.actors.failOnNode(nodeId, cause),
       registered: (nodeId, running) => this.recovery.registered(nodeId, running),
       failGroupsOn: (nodeId) => this.groups.failOnNode(nodeId),
     });

@@ -59,6 +59,7 @@ export interface RayletServiceOptions {
 }
 
 const heartbeatAnswer = object({ known: bool(), epoch: optional(num({ int: true, min: 0 })) });
+const unregisterAnswer = object({ known: bool() });
 const KILL_TYPE = 'raylet_kill_actor';
 /** The message types that each take one raylet subject of their own name. */
 type Served = 'create_actor' | typeof KILL_TYPE | 'prepare_bundle' | 'commit_bundle' | 'cancel_bundle';
@@ -235,7 +236,11 @@ export class RayletService {
     this.subs = [];
     this.tasks.stop(how);
     if (how === 'crash') this.actors.crash();
-    else await this.actors.stop();
+    else {
+      await this.actors.stop();
+      // nothing of the node answers any more: the GCS may restart its actors elsewhere now
+      await this.unregister();
+    }
     this.machine?.stop();
     this.state = 'stopped';
     this.markClosed(result);
@@ -369,11 +374,31 @@ export class RayletService {
       throw err;
     }
     this.nameTakenSaid = false;
+    this.registered = true;
     this.checkEpoch(reply.epoch);
     this.tasks.setRareResources(reply.rareResources);
     if (reply.nodeTimeoutMs !== undefined) this.fence.setLease(leaseFromNodeTimeout(reply.nodeTimeoutMs, this.opts.fenceLeaseFraction));
     this.fence.acked(sentAt); // the GCS starts the node's timeout when it registers it
     return { heartbeatMs: reply.heartbeatMs };
+  }
+
+  /** A registration went through: a graceful stop then tells the GCS (unregister). */
+  private registered = false;
+
+  /**
+   * Tells the GCS this node is gone (gcs.unregister_node), once its worker hosts are stopped, so it
+   * restarts the node's actors without waiting out the node timeout. Best effort: a GCS that cannot
+   * be reached declares the node dead at its timeout, as before.
+   */
+  private async unregister(): Promise<void> {
+    if (!this.registered) return;
+    try {
+      const msg = await this.opts.bus.request(this.s.gcs('unregister_node'), encode('unregister_node', { nodeId: this.nodeId, secret: this.secret }), { timeoutMs: this.timeoutMs });
+      decodeReply(msg.data, { value: unregisterAnswer });
+      this.opts.log(`raylet ${this.nodeId}: unregistered from the GCS`);
+    } catch (err) {
+      this.opts.log(`raylet ${this.nodeId}: could not unregister (the GCS declares the node dead at its timeout): ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /** One beat; its request waits as long as the machine says (two periods), not `requestTimeoutMs`. */

@@ -235,15 +235,17 @@ test('a constructor that throws on the raylet makes the actor DEAD with that cau
     assert.equal((await h.nodes())[0].resources.available, { CPU: CPU(4) });
   }));
 
-test('a raylet that answers NODE_STOPPING (it stopped while the constructor ran) fails the attempt as a node death would: a restart, not DEAD', () =>
+test('a raylet that answers NODE_STOPPING (it stopped while the constructor ran) fails the attempt as a node death would — a restart, not DEAD — and the restart keeps off that node', () =>
   withGcs({}, async (h) => {
-    const raylet = await h.addNode(us('n1'));
-    raylet.failCreate = (req) => (req.incarnation === 0 ? { code: 'NODE_STOPPING', message: 'node n1 is stopping', detail: { nodeId: 'n1', actorId: 'a1' } } : undefined);
-    await h.registerActor('a1', { maxRestarts: 1 });
+    const n1 = await h.addNode(us('n1'));
+    const n2 = await h.addNode(us('n2'));
+    n1.failCreate = () => ({ code: 'NODE_STOPPING', message: 'node n1 is stopping', detail: { nodeId: 'n1', actorId: 'a1' } });
+    await h.registerActor('a1', { maxRestarts: 1, schedulingStrategy: nodeIdAffinity('n1', { soft: true }) });
     await h.reached('a1', 'RESTARTING', 3000);
     const alive = await h.reached('a1', 'ALIVE');
-    assert.is(alive.numRestarts, 1);
-    assert.equal(raylet.created.map((c) => c.incarnation), [0, 1]);
+    assert.equal([alive.numRestarts, alive.nodeId], [1, 'n2']);
+    assert.equal(n1.created.map((c) => c.incarnation), [0]);
+    assert.equal(n2.created.map((c) => c.incarnation), [1]);
   }));
 
 test('actor_died from a raylet restarts the actor; a stale report changes nothing', () =>
@@ -486,6 +488,43 @@ test('a node that stops heartbeating is DEAD: node_dead, its actors restart else
     n1.startHeartbeats();
     await h.events.wait((e) => e.type === 'node_added' && e.node?.nodeId === 'n1' && h.events.got.indexOf(e) > h.events.got.indexOf(dead), 'n1 back');
     assert.equal((await h.nodes()).map((n) => `${n.nodeId}:${n.state}`), ['n1:ALIVE', 'n2:ALIVE']);
+  }));
+
+test('unregister_node: the node is DEAD at once, long before its timeout; its actors fail with "node … stopped" and restart elsewhere or die; asked again, known: false', () =>
+  withGcs({ heartbeatMs: 20, nodeTimeoutMs: 60_000 }, async (h) => {
+    const n1 = await h.addNode(us('n1'), { heartbeat: true });
+    await h.registerActor('keeps', { maxRestarts: 1, numCpus: 1 });
+    await h.registerActor('dies', { numCpus: 1 });
+    await h.reached('keeps', 'ALIVE');
+    await h.reached('dies', 'ALIVE');
+    await h.addNode(us('n2'), { heartbeat: true });
+
+    n1.stopHeartbeats();
+    assert.equal(await h.request('unregister_node', 'unregister_node', { nodeId: 'n1' }), { known: true });
+    const dead = await h.events.wait((e) => e.type === 'node_dead', 'node_dead', 3000);
+    assert.is(dead.node!.nodeId, 'n1');
+    const restarted = await h.events.wait((e) => e.actor?.actorId === 'keeps' && e.actor.state === 'ALIVE' && e.actor.numRestarts === 1, 'keeps restarted');
+    assert.is(restarted.actor!.nodeId, 'n2');
+    assert.is((await h.reached('dies', 'DEAD')).deathCause, 'node n1 stopped');
+    assert.equal(await h.request('unregister_node', 'unregister_node', { nodeId: 'n1' }), { known: false });
+    assert.equal(await h.request('unregister_node', 'unregister_node', { nodeId: 'n7' }), { known: false });
+    assert.equal((await h.nodes()).map((n) => `${n.nodeId}:${n.state}`), ['n1:DEAD', 'n2:ALIVE']);
+  }));
+
+test('unregister_node without the secret the node registered with is NODE_NOT_OWNED and changes nothing', () =>
+  withGcs({}, async (h) => {
+    await h.addNode(us('n1', { secret: 'k'.repeat(32) }));
+    await h.registerActor('a1', { numCpus: 1 });
+    await h.reached('a1', 'ALIVE');
+    for (const secret of [undefined, 'x'.repeat(32)]) {
+      const err = await h.request('unregister_node', 'unregister_node', { nodeId: 'n1', ...(secret === undefined ? {} : { secret }) }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.is((err as { code?: string }).code, 'NODE_NOT_OWNED', `secret ${secret}`);
+    }
+    assert.equal((await h.nodes()).map((n) => `${n.nodeId}:${n.state}`), ['n1:ALIVE']);
+    assert.is((await h.actor('a1')).state, 'ALIVE');
   }));
 
 // ---- the cluster view ----
