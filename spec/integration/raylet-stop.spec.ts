@@ -1,10 +1,16 @@
-// A raylet stopped gracefully (SIGTERM: `orrery stop`, a rolling restart) while an actor's
-// constructor runs on one of its worker hosts, on real processes: a nats-server, a GCS and two
-// raylets. The constructor did nothing wrong, so the actor must be restarted elsewhere as for a node
-// that died (one restart), not die for good with its host's exit, and never be reported ALIVE on the
-// node that is going away. (Before the raylet answered NODE_STOPPING, it answered the host's
-// WORKER_EXITED — DEAD at once, whatever maxRestarts said — or, when the constructor returned
-// first, "created", and the GCS reported the actor ALIVE on the stopping node until its timeout.)
+// A raylet stopped gracefully (SIGTERM: `orrery stop`, a rolling restart), on real processes: a
+// nats-server, a GCS and raylets. The node timeout is 60 s here, longer than any wait of this spec,
+// so whatever happens before it is the raylet's own doing.
+//
+// - While an actor's constructor runs on one of its worker hosts: the constructor did nothing wrong,
+//   so the actor must be restarted elsewhere as for a node that died (one restart), not die for
+//   good with its host's exit, and never be reported ALIVE on the node that is going away. (Before
+//   the raylet answered NODE_STOPPING, it answered the host's WORKER_EXITED — DEAD at once,
+//   whatever maxRestarts said — or, when the constructor returned first, "created", and the GCS
+//   reported the actor ALIVE on the stopping node until its timeout.)
+// - With actors running: once its hosts are stopped the raylet unregisters (gcs.unregister_node),
+//   and the GCS declares the node DEAD and restarts its actors at once instead of after the node
+//   timeout.
 import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +20,10 @@ import { nodeIdAffinity } from '../../lib/index.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import type { ActorStateEvent } from '../../runtime/client/cluster-info.types.ts';
 import { GatedStartActor } from '../runtime/client/failover-actors.ts';
+import { CounterActor } from '../fixtures/client/actors.ts';
 import { until } from '../helpers/until.ts';
+
+process.env.ORRERY_NODE_TIMEOUT_MS = '60000';
 
 let local: LocalCluster;
 const output: string[] = [];
@@ -45,6 +54,32 @@ test('an actor whose constructor runs on a raylet stopped with SIGTERM restarts 
   const states = (events as ActorStateEvent[]).filter((e) => e.actor.actorId === actor.actorId).map((e) => `${e.actor.state}${e.actor.nodeId === a.nodeId ? '@a' : e.actor.nodeId === b.nodeId ? '@b' : ''}`);
   assert.not.ok(states.includes('ALIVE@a'), `never ALIVE on the stopping node: ${states.join(' → ')}`);
   assert.not.ok(states.includes('DEAD'), `never DEAD: ${states.join(' → ')}`);
+});
+
+test('a raylet stopped with SIGTERM unregisters once its hosts are stopped: its node is DEAD and its actors restart elsewhere long before the node timeout', async () => {
+  const c = await local.addNode({ name: 'c', resources: { CPU: 2 } });
+  const here = { schedulingStrategy: nodeIdAffinity(c.nodeId, { soft: true }) };
+  const keeps = await local.cluster.actor(CounterActor).options({ ...here, maxRestarts: 1 }).remote(5);
+  const dies = await local.cluster.actor(CounterActor).options(here).remote(0);
+  for (const h of [keeps, dies]) assert.is((await h.ready({ timeoutMs: 30_000 })).nodeId, c.nodeId);
+  assert.is(await keeps.call('add', 10), 15);
+  const started = Date.now();
+  process.kill(local.rayletPid!(c.nodeId)!, 'SIGTERM');
+  const info = await until('keeps ALIVE again after a restart', async () => {
+    const i = await keeps.info();
+    return i.state === 'ALIVE' && i.numRestarts === 1 ? i : undefined;
+  });
+  assert.is.not(info.nodeId, c.nodeId);
+  assert.is(await keeps.call('add', 1), 6, 'a new incarnation, from its constructor');
+  const dead = await until('the actor with no restarts DEAD', async () => {
+    const i = await dies.info();
+    return i.state === 'DEAD' ? i : undefined;
+  });
+  assert.is(dead.deathCause, `node ${c.nodeId} stopped`);
+  const node = (await local.cluster.nodes()).find((n) => n.nodeId === c.nodeId)!;
+  assert.is(node.state, 'DEAD');
+  assert.ok(Date.now() - started < 60_000, 'before the node timeout');
+  assert.ok(output.some((l) => l.includes(`raylet ${c.nodeId}: unregistered from the GCS`)), 'the raylet says so');
 });
 
 test.run();
