@@ -1,4 +1,4 @@
-import { num, object, optional, str, type Infer } from '../validate.ts';
+import { bool, num, object, optional, str, type Infer } from '../validate.ts';
 import { actorInfo, registerActor } from './actor.ts';
 import { nodeInfo } from './cluster.ts';
 import { registerNode } from './node.ts';
@@ -44,6 +44,12 @@ export const storedMeta = object({
 export const storedLease = object({
   holder: str({ min: 1, max: 256 }),
   epoch: num({ int: true, min: 1 }),
+  /**
+   * The holder stopped gracefully and handed the lease over (runtime/gcs/leader.ts, release()): a
+   * standby takes it at once with the next epoch. A GCS from before it ignores the field and waits
+   * out the ttl, as for a holder that died.
+   */
+  released: optional(bool()),
 });
 export type StoredLease = Infer<typeof storedLease>;
 

@@ -17,6 +17,9 @@ import { KvConflictError, type KvBucket } from '../bus/kv.ts';
  *   - a candidate (a standby) reads the key every `renewMs` and takes the lease when its revision
  *     has not moved for `ttlMs` by the candidate's own clock, with `epoch + 1` (compare-and-set
  *     again, so of two candidates one wins); with no key at all it creates it with epoch 1;
+ *   - a holder that stops gracefully, once it has stopped acting as leader, writes the key once
+ *     more with `released: true` (release()); a candidate that reads a released lease takes it at
+ *     once, with `epoch + 1` (compare-and-set on that revision), rather than after `ttlMs`;
  *   - the holder counts itself leader only until `ttlMs - marginMs` after its last renewal was
  *     acknowledged (`valid()`, monotonic clock). A candidate waits a whole `ttlMs` after it last saw
  *     the revision move, which is after that acknowledgement, so the old holder has stopped before
@@ -112,7 +115,13 @@ export class LeaderLease {
             told = true;
             onWaiting?.(lease ?? { holder: 'unknown', epoch: 0 });
           }
-          if (seen?.revision !== current.revision) seen = { revision: current.revision, since: started };
+          if (lease?.released) {
+            // its holder handed it over: no ttl to wait out
+            if (await this.#take(current.revision, lease.epoch + 1)) {
+              this.opts.log(`leader lease: ${lease.holder} released it (epoch ${lease.epoch}); taken at once`);
+              return this.#epoch;
+            }
+          } else if (seen?.revision !== current.revision) seen = { revision: current.revision, since: started };
           else if (this.#now() - seen.since >= this.ttlMs && (await this.#take(current.revision, (lease?.epoch ?? 0) + 1))) return this.#epoch;
         }
       } catch (err) {
@@ -135,6 +144,28 @@ export class LeaderLease {
     clearTimeout(this.#validityTimer);
   }
 
+  /**
+   * Stops renewing (if it has not stopped yet) and hands the lease over: the key is written once
+   * more, marked released, at the revision this holder last wrote, so a standby takes it at once
+   * instead of after `ttlMs`. Call it only once this process no longer acts as leader (stopped
+   * serving). A lease never held, lost, or taken meanwhile (the write conflicts) is left as it is:
+   * it expires as before.
+   */
+  async release(): Promise<void> {
+    this.stop();
+    await this.#renewing; // a renewal under way would move the revision under the release
+    if (this.#epoch === 0 || this.#lostAlready) return;
+    try {
+      await this.opts.bucket.update(KEY, encode('stored_lease', { holder: this.opts.holder, epoch: this.#epoch, released: true }), this.#revision);
+      this.opts.log(`leader lease: released (epoch ${this.#epoch})`);
+    } catch (err) {
+      this.opts.log(`leader lease: not released, it expires instead: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** The renewal under way, if any. */
+  #renewing: Promise<void> | undefined;
+
   async #take(revision: number | undefined, epoch: number): Promise<boolean> {
     const value = encode('stored_lease', { holder: this.opts.holder, epoch });
     const asked = this.#now();
@@ -153,7 +184,11 @@ export class LeaderLease {
 
   #schedule(delayMs = this.renewMs): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => void this.#renew(), delayMs);
+    this.#timer = setTimeout(() => {
+      const renewing = (this.#renewing = this.#renew().finally(() => {
+        if (this.#renewing === renewing) this.#renewing = undefined;
+      }));
+    }, delayMs);
   }
 
   /**
@@ -197,8 +232,12 @@ export class LeaderLease {
 
   #lose(why: string): void {
     this.stop();
+    this.#lostAlready = true;
     this.#lost(why);
   }
+
+  /** The lease was lost (taken, or given up): nothing to release. */
+  #lostAlready = false;
 
   #read(bytes: Uint8Array): StoredLease | undefined {
     try {

@@ -118,8 +118,11 @@ try {
 }
 
 main.onSignals(async () => {
-  current?.lease?.stop();
-  if (current) await stepDown(current);
+  const serving = current;
+  serving?.lease?.stop(); // no longer the leader: nothing more is written or sent as one
+  if (serving) await stepDown(serving);
+  // then hand the lease over: a standby takes it at once rather than after its ttl (leader.ts)
+  await serving?.lease?.release();
   await bus.close().catch(() => undefined);
 });
 

@@ -109,6 +109,41 @@ test('of two standbys racing for an expired lease exactly one wins', async () =>
   winner.stop();
 });
 
+test('a leader that releases its lease hands it over at once: a standby takes the next epoch without waiting out the ttl', async () => {
+  const b = await bucket();
+  // a ttl no run of this spec reaches: only the release can let the standby in
+  const ttlMs = 600_000;
+  const leader = new LeaderLease({ bucket: b, holder: 'a', ttlMs, renewMs: 10, log });
+  assert.is(await leader.acquire(), 1);
+  await renewals(b, 2);
+  const lines: string[] = [];
+  const standby = new LeaderLease({ bucket: b, holder: 'b', ttlMs, renewMs: 10, log: (line) => lines.push(line) });
+  let waiting = false;
+  const acquired = standby.acquire(() => (waiting = true));
+  await new Promise<void>((resolve) => {
+    const poll = (): void => void (waiting ? resolve() : setTimeout(poll, 5));
+    poll();
+  });
+  leader.stop(); // as the GCS does on SIGTERM: no longer the leader, then it steps down
+  await leader.release();
+  assert.not.ok(leader.valid());
+  assert.is(await acquired, 2);
+  assert.ok(standby.valid());
+  assert.equal(lines, ['leader lease: a released it (epoch 1); taken at once']);
+  standby.stop();
+});
+
+test('a release after the lease was lost, or by a lease never held, writes nothing', async () => {
+  const b = await bucket();
+  const lease = new LeaderLease({ bucket: b, holder: 'a', ttlMs: 200, log });
+  await lease.acquire();
+  lease.giveUp('a raylet has heard from a newer leader');
+  const revision = (await b.get('lease'))!.revision;
+  await lease.release();
+  await new LeaderLease({ bucket: b, holder: 'never', ttlMs: 200, log }).release();
+  assert.is((await b.get('lease'))!.revision, revision);
+});
+
 test('giveUp ends the lease at once (a raylet heard from a newer leader)', async () => {
   const lease = new LeaderLease({ bucket: await bucket(), holder: 'a', ttlMs: 200, log });
   await lease.acquire();
