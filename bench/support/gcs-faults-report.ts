@@ -76,10 +76,10 @@ export function reportRecovery(r: RecoveryResult, s: Sink): void {
 }
 
 export function reportTakeover(rounds: readonly TakeoverRound[], leaseMs: number, s: Sink): void {
-  s.out(`\n5. Standby takeover: leader SIGKILLed (then, last, frozen with SIGSTOP), a hot standby takes the lease (ttl ${count(leaseMs)} ms) and serves; ${count(rounds[0]?.actors ?? 0)} actors on 2 raylets`);
-  s.out('times from the kill or freeze (ms): lease held, serving (its "serving: recovered" line), first nodes() answer a driver got (asked right after), every actor ALIVE again; "after grace" is the GCS\'s own figure');
+  s.out(`\n5. Standby takeover: leader SIGKILLed (then stopped with SIGTERM, then, last, frozen with SIGSTOP), a hot standby takes the lease (ttl ${count(leaseMs)} ms) and serves; ${count(rounds[0]?.actors ?? 0)} actors on 2 raylets`);
+  s.out('times from the signal (ms): lease held, serving (its "serving: recovered" line), first nodes() answer a driver got (asked right after), every actor ALIVE again; "after grace" is the GCS\'s own figure');
   s.out(formatTable(['round', 'fault', 'epoch', 'lease held', 'serving', 'nodes() answered', 'all ALIVE', 'after grace', 'kept', 'load average'], rounds.map((x, i) => [
-    String(i + 1), x.fault === 'kill' ? 'SIGKILL' : 'SIGSTOP', String(x.epoch), ms(x.leaseHeld), ms(x.serving), ms(x.firstAnswer), ms(x.allAlive), ms(x.afterGrace), `${count(x.kept)}/${count(x.actors)}`, x.load,
+    String(i + 1), x.fault === 'kill' ? 'SIGKILL' : x.fault === 'stop' ? 'SIGTERM' : 'SIGSTOP', String(x.epoch), ms(x.leaseHeld), ms(x.serving), ms(x.firstAnswer), ms(x.allAlive), ms(x.afterGrace), `${count(x.kept)}/${count(x.actors)}`, x.load,
   ])));
   const name = (x: string): string => `gcs faults: standby takeover: ${x}`;
   for (const [i, x] of rounds.entries()) {

@@ -12,6 +12,10 @@
  * Then every actor must be ALIVE on its node with numRestarts 0, and a new standby is started for
  * the next round.
  *
+ * Then one round with the leader stopped gracefully (SIGTERM, as a rolling upgrade does): it releases
+ * the lease once it has stopped serving, and the standby takes it at its next read of the key rather
+ * than after a whole lease (runtime/gcs/leader.ts, release()).
+ *
  * Last, one round with the leader frozen (SIGSTOP) instead of killed: its subscriptions stay on the
  * server, so the driver's `nodes()` asked right after the freeze goes to it alone and gets no answer.
  * The same times are taken from the freeze; the first answer shows whether the driver asked again as
@@ -24,8 +28,8 @@ import { keptOn, untilKept } from './gcs-recovery.ts';
 import { withFaultCluster, type SectionContext } from './fault-cluster.ts';
 
 export interface TakeoverRound {
-  /** How the leader was stopped: SIGKILL, or SIGSTOP (frozen, resumed after the round). */
-  readonly fault: 'kill' | 'freeze';
+  /** How the leader was stopped: SIGKILL, SIGTERM (a graceful stop), or SIGSTOP (frozen, resumed after the round). */
+  readonly fault: 'kill' | 'stop' | 'freeze';
   readonly epoch: number;
   /** Kill → lease held, → serving line, → first nodes() answer (ms). */
   readonly leaseHeld: number;
@@ -55,8 +59,8 @@ export async function measureTakeover(ctx: SectionContext, load: () => string): 
     const client = fc.client!;
     const before = new Map((await client.actors()).map((a) => [a.actorId, a]));
     const out: TakeoverRound[] = [];
-    for (let i = 0; i <= rounds; i++) {
-      const fault = i < rounds ? 'kill' : 'freeze';
+    for (let i = 0; i <= rounds + 1; i++) {
+      const fault = i < rounds ? 'kill' : i === rounds ? 'stop' : 'freeze';
       const epoch = i + 2;
       const leader = fc.gcses[fc.gcses.length - 2];
       const oldLeader = `gcs-${fc.gcses.length - 1}`;
@@ -64,6 +68,7 @@ export async function measureTakeover(ctx: SectionContext, load: () => string): 
       const loadAt = load();
       const t0 = performance.now();
       if (fault === 'kill') await leader.crash();
+      else if (fault === 'stop') process.kill(leader.pid, 'SIGTERM');
       else process.kill(leader.pid, 'SIGSTOP');
       const answered = client.nodes().then(() => performance.now() - t0);
       const held = await fc.line(standby, new RegExp(`holding the leader lease with epoch ${epoch}\\b`), t0);
@@ -82,7 +87,8 @@ export async function measureTakeover(ctx: SectionContext, load: () => string): 
         process.kill(leader.pid, 'SIGCONT');
         await fc.line(oldLeader, /stepping down/, resumedAt);
       }
-      if (i < rounds) await fc.gcs(args);
+      if (fault === 'stop') await leader.exited;
+      if (fault !== 'freeze') await fc.gcs(args);
     }
     return out;
   });
