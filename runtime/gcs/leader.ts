@@ -14,7 +14,9 @@ import { KvConflictError, type KvBucket } from '../bus/kv.ts';
  *     another reason (the store out of reach) is tried again at the same pace; meanwhile the holder
  *     is not `valid()`, and a renewal that then succeeds at the same revision proves nobody took the
  *     lease, so it leads on;
- *   - a candidate (a standby) reads the key every `renewMs` and takes the lease when its revision
+ *   - a candidate (a standby) reads the key every `pollMs` (`renewMs`, at most 100 ms: a read is a
+ *     small JetStream request, and the sooner a standby sees a lease stop moving or released, the
+ *     sooner it serves) and takes the lease when its revision
  *     has not moved for `ttlMs` by the candidate's own clock, with `epoch + 1` (compare-and-set
  *     again, so of two candidates one wins); with no key at all it creates it with epoch 1;
  *   - a holder that stops gracefully, once it has stopped acting as leader, writes the key once
@@ -33,8 +35,10 @@ export interface LeaderLeaseOptions {
   holder: string;
   /** How long a lease lasts without renewal; default 2,000 ms. */
   ttlMs?: number;
-  /** Renewal (and standby polling) period; default ttl / 4. */
+  /** Renewal period; default ttl / 4. */
   renewMs?: number;
+  /** How often a standby reads the key; default renewMs, at most 100 ms. */
+  pollMs?: number;
   /** How much earlier than the ttl the holder stops counting itself leader; default ttl / 5. */
   marginMs?: number;
   log: (line: string) => void;
@@ -47,6 +51,7 @@ const KEY = 'lease';
 export class LeaderLease {
   readonly ttlMs: number;
   readonly renewMs: number;
+  readonly pollMs: number;
   readonly marginMs: number;
   #epoch = 0;
   #revision = 0;
@@ -63,6 +68,7 @@ export class LeaderLease {
   constructor(private readonly opts: LeaderLeaseOptions) {
     this.ttlMs = opts.ttlMs ?? 2000;
     this.renewMs = opts.renewMs ?? Math.max(10, Math.floor(this.ttlMs / 4));
+    this.pollMs = opts.pollMs ?? Math.min(this.renewMs, 100);
     this.marginMs = opts.marginMs ?? Math.floor(this.ttlMs / 5);
     this.lost = new Promise((resolve) => (this.#lost = resolve));
   }
@@ -127,7 +133,7 @@ export class LeaderLease {
       } catch (err) {
         this.opts.log(`leader lease: cannot read it (trying again): ${err instanceof Error ? err.message : String(err)}`);
       }
-      await new Promise((resolve) => setTimeout(resolve, this.renewMs));
+      await new Promise((resolve) => setTimeout(resolve, this.pollMs));
     }
     throw new Error('the leader lease was given up while waiting for it');
   }
