@@ -464,14 +464,20 @@ test('a node name is one live node\'s: a second registration under it is NODE_NA
 
 // ---- node death ----
 
+/** n1 (heartbeating) runs 'keeps' (one restart left) and 'dies' (none); then n2 joins. Returns n1. */
+async function keepsAndDiesOnN1(h: Harness) {
+  const n1 = await h.addNode(us('n1'), { heartbeat: true });
+  await h.registerActor('keeps', { maxRestarts: 1, numCpus: 1 });
+  await h.registerActor('dies', { numCpus: 1 });
+  await h.reached('keeps', 'ALIVE');
+  await h.reached('dies', 'ALIVE');
+  await h.addNode(us('n2'), { heartbeat: true });
+  return n1;
+}
+
 test('a node that stops heartbeating is DEAD: node_dead, its actors restart elsewhere or die', () =>
   withGcs({ heartbeatMs: 20, nodeTimeoutMs: 200 }, async (h) => {
-    const n1 = await h.addNode(us('n1'), { heartbeat: true });
-    await h.registerActor('keeps', { maxRestarts: 1, numCpus: 1 });
-    await h.registerActor('dies', { numCpus: 1 });
-    await h.reached('keeps', 'ALIVE');
-    await h.reached('dies', 'ALIVE');
-    await h.addNode(us('n2'), { heartbeat: true });
+    const n1 = await keepsAndDiesOnN1(h);
 
     n1.stopHeartbeats();
     const dead = await h.events.wait((e) => e.type === 'node_dead', 'node_dead', 3000);
@@ -492,12 +498,7 @@ test('a node that stops heartbeating is DEAD: node_dead, its actors restart else
 
 test('unregister_node: the node is DEAD at once, long before its timeout; its actors fail with "node … stopped" and restart elsewhere or die; asked again, known: false', () =>
   withGcs({ heartbeatMs: 20, nodeTimeoutMs: 60_000 }, async (h) => {
-    const n1 = await h.addNode(us('n1'), { heartbeat: true });
-    await h.registerActor('keeps', { maxRestarts: 1, numCpus: 1 });
-    await h.registerActor('dies', { numCpus: 1 });
-    await h.reached('keeps', 'ALIVE');
-    await h.reached('dies', 'ALIVE');
-    await h.addNode(us('n2'), { heartbeat: true });
+    const n1 = await keepsAndDiesOnN1(h);
 
     n1.stopHeartbeats();
     assert.equal(await h.request('unregister_node', 'unregister_node', { nodeId: 'n1' }), { known: true });

@@ -20,7 +20,13 @@ function table() {
     onLost: (list, cause) => lost.push({ actors: list, cause }),
     log: () => {},
   });
-  return { actors, hosts, lost, holdCreates: (p: Promise<void>) => (gate = p) };
+  /** Creates wait until the function returned is called (hosts launched from now on). */
+  const holdCreates = (): (() => void) => {
+    let open!: () => void;
+    gate = new Promise<void>((resolve) => (open = resolve));
+    return open;
+  };
+  return { actors, hosts, lost, holdCreates };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -66,8 +72,7 @@ test('a host that dies reports only the actors whose creation was acknowledged',
 
 test('a kill while the constructor runs fails the create with ACTOR_DIED and leaves nothing', async () => {
   const { actors, hosts, holdCreates } = table();
-  let open!: () => void;
-  holdCreates(new Promise<void>((resolve) => (open = resolve)));
+  const open = holdCreates();
   const spec = createSpec('Counter', { resources: { CPU: 10_000 } });
   const creating = rejection(actors.create(spec));
   await turn();
@@ -83,8 +88,7 @@ test('a kill while the constructor runs fails the create with ACTOR_DIED and lea
 test('a create still running when the raylet stops fails NODE_STOPPING naming the node, whether its host then answers or exits', async () => {
   for (const ending of ['answers', 'exits'] as const) {
     const { actors, hosts, holdCreates } = table();
-    let open!: () => void;
-    holdCreates(new Promise<void>((resolve) => (open = resolve)));
+    const open = holdCreates();
     const spec = createSpec('Counter', { resources: { CPU: 10_000 } });
     const creating = rejection(actors.create(spec));
     await turn();
