@@ -76,6 +76,24 @@ test('registers with built-in and user labels, taints and resources in units', a
   await w.raylet.stop();
 });
 
+test('stop() unregisters with the node secret once no actor of the node answers; a GCS that does not answer delays the stop by at most the request timeout', async () => {
+  for (const gcsAnswers of [true, false]) {
+    const w = await world({ requestTimeoutMs: 300 });
+    const spec = createSpec('Counter');
+    await create(w, spec);
+    assert.is(await call(w.bus, spec.actorId, 'get'), 0);
+    w.gcs.muteUnregister = !gcsAnswers;
+    let answeredThen: boolean | undefined;
+    w.gcs.onUnregister = () => (answeredThen = w.broker.hasInterest(s.actorCall(spec.actorId)));
+    const started = performance.now();
+    await w.raylet.stop();
+    const took = performance.now() - started;
+    assert.equal(w.gcs.unregistered, [{ nodeId: w.raylet.nodeId, secret: w.gcs.registrations[0].secret }], `gcs answers: ${gcsAnswers}`);
+    assert.is(answeredThen, false, 'the actor no longer answers when the GCS hears the node is gone');
+    if (!gcsAnswers) assert.ok(took >= 300 && took < 5_000, `waited for the unanswered request, then stopped (${took.toFixed(0)} ms)`);
+  }
+});
+
 test('CPU defaults to the machine parallelism; defaults name the node and find its IP', async () => {
   const { availableParallelism } = await import('node:os');
   const w = await world({ nodeIp: undefined });

@@ -1,6 +1,6 @@
 import { decode } from '../../../protocols/codec.ts';
 import { messages } from '../../../protocols/messages/registry.ts';
-import type { Heartbeat, RegisterNode } from '../../../protocols/messages/node.ts';
+import type { Heartbeat, RegisterNode, UnregisterNode } from '../../../protocols/messages/node.ts';
 import type { ViewDelta } from '../../../protocols/messages/view.ts';
 import { encodeError, encodeOk } from '../../../protocols/reply.ts';
 import { subjects } from '../../../protocols/subjects.ts';
@@ -13,7 +13,7 @@ export interface ActorDiedReport {
   cause: string;
 }
 
-type Seen = { type: 'register_node'; body: RegisterNode } | { type: 'heartbeat'; body: Heartbeat } | { type: 'actor_died'; body: ActorDiedReport };
+type Seen = { type: 'register_node'; body: RegisterNode } | { type: 'heartbeat'; body: Heartbeat } | { type: 'actor_died'; body: ActorDiedReport } | { type: 'unregister_node'; body: UnregisterNode };
 
 /**
  * A stand-in GCS for raylet specs: answers register_node and heartbeat, accepts actor_died, and
@@ -31,6 +31,11 @@ export class StubGcs {
   nodeTimeoutMs: number | undefined;
   /** Heartbeats are recorded but not answered (the raylet's requests time out). */
   mute = false;
+  /** Every unregister_node received, with `onUnregister` called before it is answered. */
+  readonly unregistered: UnregisterNode[] = [];
+  onUnregister: ((body: UnregisterNode) => void) | undefined;
+  /** unregister_node is recorded but not answered (a GCS frozen or gone for it). */
+  muteUnregister = false;
   refuse: OrreryError | undefined;
   /** Called with each register_node before it is answered. */
   onRegister: ((body: RegisterNode) => void) | undefined;
@@ -44,13 +49,13 @@ export class StubGcs {
 
   constructor(private readonly bus: Bus, cluster = 'default') {
     const s = subjects(cluster);
-    const on = (verb: 'register_node' | 'heartbeat' | 'actor_died') => bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg));
+    const on = (verb: Seen['type']) => bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg));
     const snapshot = bus.subscribe(s.gcs('view_snapshot'), (msg) => {
       this.snapshots++;
       if (!this.muteSnapshots) msg.respond(encodeOk(this.snapshot));
       this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
     });
-    this.subs = [on('register_node'), on('heartbeat'), on('actor_died'), snapshot];
+    this.subs = [on('register_node'), on('heartbeat'), on('actor_died'), on('unregister_node'), snapshot];
   }
 
   /** Resolves once `check` holds, re-checked after every message this GCS receives. */
@@ -90,6 +95,10 @@ export class StubGcs {
     } else if (type === 'actor_died') {
       this.died.push(body as ActorDiedReport);
       msg.respond(encodeOk(null));
+    } else if (type === 'unregister_node') {
+      this.onUnregister?.(body);
+      this.unregistered.push(body);
+      if (!this.muteUnregister) msg.respond(encodeOk({ known: true }));
     }
     this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
   }
