@@ -453,22 +453,18 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
     const sent = (call.sent = ++this.#sends);
     this.ctx.bus.requestCallback(this.#callSubject!, call.data, { timeoutMs }, (err, msg) => {
       if (err === undefined) {
-        let value: unknown;
-        let failure: unknown;
-        let failed = false;
         try {
-          value = this.#valueOf(msg!);
-        } catch (err) {
-          failed = true;
-          failure = err;
-        }
-        if (failure instanceof ActorFencedError) {
-          // a host that had fenced itself did not run it: as if nobody had received it
-          if (call.live) (this.#resend ??= this.#newResend()).noResponder(call);
-        } else {
+          const value = this.#valueOf(msg!);
           this.#resend?.answered(sent);
-          if (call.live && failed) this.#inFlight.reject(call, failure);
-          else if (call.live) this.#inFlight.resolve(call, value);
+          if (call.live) this.#inFlight.resolve(call, value);
+        } catch (failure) {
+          // a host that had fenced itself did not run it: as if nobody had received it
+          if (failure instanceof ActorFencedError) {
+            if (call.live) (this.#resend ??= this.#newResend()).noResponder(call);
+          } else {
+            this.#resend?.answered(sent);
+            if (call.live) this.#inFlight.reject(call, failure);
+          }
         }
       } else if (call.live) {
         if (err instanceof NoRespondersError) (this.#resend ??= this.#newResend()).noResponder(call);
