@@ -1,4 +1,4 @@
-import { array, bool, literal, num, object, optional, plainData, record, str, unknown, type Infer } from '../validate.ts';
+import { array, bool, bytes, literal, num, object, optional, plainData, record, str, unknown, type Infer } from '../validate.ts';
 import { codeModuleUrl } from '../code-source.ts';
 import { epoch, id, labels, resourceSet } from './common.ts';
 import { pageFields } from './page.ts';
@@ -117,6 +117,32 @@ export const actorCall = object({
   args: array(unknown(), { max: 100_000 }),
 });
 export type ActorCall = Infer<typeof actorCall>;
+
+/** The most calls one call_batch (and its reply_batch) carries. */
+export const MAX_BATCH_CALLS = 1024;
+/** A request token of the caller's multiplexer: what its inbox subscription tells answers apart by. */
+const batchToken = str({ min: 1, max: 16, pattern: /^[0-9a-z]+$/ });
+
+/**
+ * caller → actor (`actor.<actorId>.call`): calls one handle made in the same turn, in call order,
+ * in one message (protocols/call-batch.ts). `calls[i]` is the bytes of one actor_call; `tokens[i]`
+ * names its answer in the reply_batch that answers it.
+ */
+export const callBatch = object({
+  tokens: array(batchToken, { min: 1, max: MAX_BATCH_CALLS }),
+  calls: array(bytes(), { min: 1, max: MAX_BATCH_CALLS }),
+});
+export type CallBatch = Infer<typeof callBatch>;
+
+/**
+ * actor → caller (the call_batch's reply subject): answers to calls of one call_batch, each the
+ * bytes of a reply; calls answered in different turns come in different reply_batch messages.
+ */
+export const replyBatch = object({
+  tokens: array(batchToken, { min: 1, max: MAX_BATCH_CALLS }),
+  replies: array(bytes(), { min: 1, max: MAX_BATCH_CALLS }),
+});
+export type ReplyBatch = Infer<typeof replyBatch>;
 
 /**
  * driver → GCS (`gcs.explain`): where an actor with these options — or a placement group with these
