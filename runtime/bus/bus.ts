@@ -55,6 +55,18 @@ export interface Bus {
    */
   requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void;
   /**
+   * Several requests to one subject in one message (an actor handle's calls of one turn,
+   * protocols/call-batch.ts): each request gets a token of this connection's multiplexer, `codec`
+   * makes the message from the tokens and the requests' bytes, and the answers come to one reply
+   * subject of the batch as messages `codec` splits back into answers by token — each settling its
+   * own request as requestCallback's answer would, and only a request of that batch. An answer
+   * `codec` cannot split (the responder could not read the batch) is the answer to every request
+   * of the batch still waiting; no responders, a dropped connection and a closed bus fail each as
+   * they would fail it alone; each has its own timeout. Optional: without it (the memory bus), a
+   * caller sends its requests one at a time. Never throws.
+   */
+  requestBatch?(subject: string, requests: readonly BatchRequest[], codec: BatchCodec): void;
+  /**
    * Tells `listener` when this process's own connection drops ('disconnected': requests waiting
    * then, and made until it is back, fail with ConnectionLostError) and when it is back
    * ('reconnected': its subscriptions have been sent again; a flush() after it confirms the server
@@ -84,6 +96,20 @@ export type BusStatus = 'disconnected' | 'reconnected';
 
 /** Receives the outcome of one requestCallback(): an error, or (when `err` is undefined) the answer. */
 export type RequestCallback = (err: Error | undefined, msg: BusMsg | undefined) => void;
+
+/** One request of a requestBatch(). */
+export interface BatchRequest {
+  readonly data: Uint8Array;
+  readonly timeoutMs: number;
+  readonly done: RequestCallback;
+}
+
+/** How requestBatch() puts requests in one message and reads the answers that come back. */
+export interface BatchCodec {
+  frame(tokens: readonly string[], datas: readonly Uint8Array[]): Uint8Array;
+  /** The answers one message carries, by token; undefined when it is not such a message. */
+  split(data: Uint8Array): { readonly tokens: readonly string[]; readonly datas: readonly Uint8Array[] } | undefined;
+}
 
 export interface BusOptions {
   /** Called when a handler throws or rejects; by default the error is rethrown asynchronously. */

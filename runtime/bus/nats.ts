@@ -1,7 +1,7 @@
 import { connect, createInbox, credsAuthenticator, errors, nkeyAuthenticator, type Msg, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
 import { OrreryError } from '../../lib/errors.ts';
 import { readCredentials, redactAddress } from '../auth/credentials.ts';
-import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
+import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type Subscription, type BatchCodec, type BatchRequest } from './bus.ts';
 import { BusClosedError, ConnectionFailedError, PermissionDeniedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
 import type { KeyValue } from './kv.ts';
 import type { ObjectBucket, ObjectBucketOptions } from './objects.ts';
@@ -91,6 +91,22 @@ interface PendingRequest {
   readonly subject: string;
   readonly done: RequestCallback;
   readonly timer: NodeJS.Timeout;
+  /** The requestBatch() it went out in, if any. */
+  readonly batch?: PendingBatch;
+}
+
+/** A requestBatch() with requests still waiting: answers to its reply subject are read with its codec. */
+interface PendingBatch {
+  /** Its reply subject's last token: `_` and a counter, never a request's token (base 36). */
+  readonly token: string;
+  readonly subject: string;
+  /** Its requests' tokens, in order. */
+  readonly tokens: readonly string[];
+  readonly codec: BatchCodec;
+  /** How many of its requests are still in `pending`. */
+  left: number;
+  /** Every request of it settled so far was answered: its reply subject may be used again once all are. */
+  answered: boolean;
 }
 
 /**
@@ -125,6 +141,11 @@ class NatsBus implements Bus {
   private inboxPrefix = '';
   private readonly pending = new Map<string, PendingRequest>();
   private nextToken = 0;
+  /** requestBatch()es with requests still waiting, by their reply subject's token. */
+  private readonly batches = new Map<string, PendingBatch>();
+  private nextBatch = 0;
+  /** Batch tokens whose every request was answered, free again (as `reusable`, for the server's caches). */
+  private readonly reusableBatches: string[] = [];
   private readonly reusable: string[] = [];
   private readonly statusListeners = new Set<(status: BusStatus) => void>();
   /** Between a 'disconnect' and the next 'reconnect' of the connection's status stream. */
@@ -217,6 +238,64 @@ class NatsBus implements Bus {
     }
   }
 
+  requestBatch(subject: string, requests: readonly BatchRequest[], codec: BatchCodec): void {
+    try {
+      assertSubject(subject, 'publish');
+      if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
+      if (this.down) throw new ConnectionLostError(subject);
+      this.inbox ??= this.openInbox();
+    } catch (err) {
+      const error = mapError(err);
+      queueMicrotask(() => {
+        for (const r of requests) settle(r.done, error, undefined);
+      });
+      return;
+    }
+    const tokens: string[] = [];
+    const datas: Uint8Array[] = [];
+    const batchToken = this.reusableBatches.pop() ?? `_${(this.nextBatch++).toString(36)}`;
+    const batch: PendingBatch = { token: batchToken, subject, tokens, codec, left: requests.length, answered: true };
+    for (const { data, timeoutMs, done } of requests) {
+      const token = this.reusable.pop() ?? (this.nextToken++).toString(36);
+      const timer = setTimeout(() => {
+        if (this.take(token) !== undefined) done(new TimeoutError(subject, timeoutMs), undefined);
+      }, timeoutMs);
+      this.pending.set(token, { subject, done, timer, batch });
+      tokens.push(token);
+      datas.push(data);
+    }
+    this.batches.set(batch.token, batch);
+    try {
+      this.nc.publish(subject, codec.frame(tokens, datas), { reply: this.inboxPrefix + batch.token });
+    } catch (err) {
+      const error = mapError(err);
+      const failed = tokens.map((t) => this.take(t));
+      queueMicrotask(() => {
+        for (const p of failed) if (p !== undefined) settle(p.done, error, undefined);
+      });
+    }
+  }
+
+  /**
+   * Removes a waiting request (its timer stopped, its batch told); undefined when it is not waiting.
+   * `answered`: it is settled by its answer — a batch all of whose requests were frees its token.
+   */
+  private take(token: string, answered = false): PendingRequest | undefined {
+    const p = this.pending.get(token);
+    if (p === undefined) return undefined;
+    this.pending.delete(token);
+    clearTimeout(p.timer);
+    const batch = p.batch;
+    if (batch !== undefined) {
+      if (!answered) batch.answered = false;
+      if (--batch.left === 0) {
+        this.batches.delete(batch.token);
+        if (batch.answered && this.reusableBatches.length < MAX_REUSABLE_TOKENS) this.reusableBatches.push(batch.token);
+      }
+    }
+    return p;
+  }
+
   /** JetStream KV, loaded on first use (nats-kv.ts); undefined when the server has no JetStream. */
   async keyValue(): Promise<KeyValue | undefined> {
     const { openJetStreamKv } = await import('./nats-kv.ts');
@@ -277,10 +356,9 @@ class NatsBus implements Bus {
 
   private answer(msg: Msg, prefix: string): void {
     const token = msg.subject.slice(prefix.length);
-    const pending = this.pending.get(token);
+    if (token.charCodeAt(0) === UNDERSCORE) return this.answerBatch(token, msg);
+    const pending = this.take(token);
     if (pending === undefined) return; // its request timed out (or failed) already: dropped
-    this.pending.delete(token);
-    clearTimeout(pending.timer);
     // With headers on (nats.js turns them on whenever the server supports them), a server of
     // NATS 2.2+ answers a request nobody subscribes to with an empty 503 status message.
     try {
@@ -291,6 +369,38 @@ class NatsBus implements Bus {
       }
     } catch (err) {
       rethrowLater(err); // a callback's bug, not the inbox's: the inbox goes on
+    }
+  }
+
+  /** Answers to a requestBatch(): each settles a request of that batch still waiting, and no other. */
+  private answerBatch(token: string, msg: Msg): void {
+    const batch = this.batches.get(token);
+    if (batch === undefined) return; // every request of it was settled already
+    // a request of this batch still waiting, taken; a token reused since by another request is not its
+    const waiting = (t: string, answered = false): PendingRequest | undefined => (this.pending.get(t)?.batch === batch ? this.take(t, answered) : undefined);
+    if (msg.data.length === 0 && msg.headers?.code === 503) {
+      for (const t of batch.tokens) {
+        const p = waiting(t);
+        if (p !== undefined) settle(p.done, new NoRespondersError(batch.subject), undefined);
+      }
+      return;
+    }
+    const answers = batch.codec.split(msg.data);
+    if (answers === undefined) {
+      // not a batch of answers (the responder could not read the batch): the answer to each request
+      const whole = wrap(msg);
+      for (const t of batch.tokens) {
+        const p = waiting(t);
+        if (p !== undefined) settle(p.done, undefined, whole);
+      }
+      return;
+    }
+    for (let i = 0; i < answers.tokens.length; i++) {
+      const t = answers.tokens[i]!;
+      const p = waiting(t, true);
+      if (p === undefined) continue;
+      if (this.reusable.length < MAX_REUSABLE_TOKENS) this.reusable.push(t);
+      settle(p.done, undefined, { subject: msg.subject, data: answers.datas[i]!, reply: undefined, respond: () => false });
     }
   }
 
@@ -315,9 +425,12 @@ class NatsBus implements Bus {
       if (!(err instanceof errors.PermissionViolationError) || err.operation !== 'publish') continue;
       for (const [token, p] of this.pending) {
         if (p.subject !== err.subject) continue;
-        this.pending.delete(token);
-        clearTimeout(p.timer);
-        p.done(mapError(err), undefined);
+        // a refused batch was one message: every request of it was refused
+        const refused = p.batch === undefined ? [token] : p.batch.tokens.filter((t) => this.pending.get(t)?.batch === p.batch);
+        for (const t of refused) {
+          const taken = this.take(t);
+          if (taken !== undefined) settle(taken.done, mapError(err), undefined);
+        }
         break;
       }
     }
@@ -337,6 +450,7 @@ class NatsBus implements Bus {
     if (this.pending.size === 0) return;
     const waiting = [...this.pending.values()];
     this.pending.clear();
+    this.batches.clear();
     for (const p of waiting) {
       clearTimeout(p.timer);
       try {
@@ -345,6 +459,18 @@ class NatsBus implements Bus {
         rethrowLater(err);
       }
     }
+  }
+}
+
+/** `_`: the first character of a batch's reply token, never of a request's. */
+const UNDERSCORE = 0x5f;
+
+/** Calls one request's callback; a callback that throws is a bug of its own, not the inbox's. */
+function settle(done: RequestCallback, err: Error | undefined, msg: BusMsg | undefined): void {
+  try {
+    done(err, msg);
+  } catch (failure) {
+    rethrowLater(failure);
   }
 }
 
