@@ -1,4 +1,7 @@
 import type { BusMsg } from '../bus/bus.ts';
+import { BusClosedError } from '../bus/errors.ts';
+import { encodeReplyBatch } from '../../protocols/call-batch.ts';
+import { encodeError } from '../../protocols/reply.ts';
 
 /**
  * Answers made in one turn, sent together once its microtask queue has drained — for actor calls
@@ -40,5 +43,78 @@ export class Answers {
     this.#to.push(to);
     this.#data.push(data);
     if (this.#to.length === 1) queueMicrotask(this.#flushSoon);
+  }
+}
+
+/** A reply_batch is sent once its replies hold this many bytes, well inside a NATS server's max_payload. */
+const MAX_BATCH_REPLY_BYTES = 256 * 1024;
+
+/**
+ * The answers to one call_batch (protocols/call-batch.ts). Each call of the batch is a BusMsg of its
+ * own, made by call(), whose respond() hands its reply here; the replies given in one turn leave
+ * together as one reply_batch to the batch's reply subject, each under its call's token. A call is
+ * answered exactly as it would be alone: only how the answer travels changes. A batch published
+ * without a reply subject makes calls without one (nobody waits; nothing is answered).
+ */
+export class BatchAnswers {
+  #tokens: string[] = [];
+  #replies: Uint8Array[] = [];
+  #bytes = 0;
+
+  constructor(private readonly batch: BusMsg) {}
+
+  call(token: string, data: Uint8Array): BusMsg {
+    const reply = this.batch.reply === undefined ? undefined : token;
+    return {
+      subject: this.batch.subject,
+      data,
+      reply,
+      respond: (answer) => {
+        if (reply === undefined) return false;
+        this.#add(token, answer);
+        return true;
+      },
+    };
+  }
+
+  #add(token: string, reply: Uint8Array): void {
+    if (this.#bytes > 0 && this.#bytes + reply.byteLength > MAX_BATCH_REPLY_BYTES) this.#flush();
+    this.#tokens.push(token);
+    this.#replies.push(reply);
+    this.#bytes += reply.byteLength;
+    if (this.#tokens.length === 1) queueMicrotask(this.#flush);
+  }
+
+  readonly #flush = (): void => {
+    if (this.#tokens.length === 0) return;
+    const tokens = this.#tokens;
+    const replies = this.#replies;
+    this.#tokens = [];
+    this.#replies = [];
+    this.#bytes = 0;
+    this.#send(tokens, replies);
+  };
+
+  /**
+   * One reply_batch. One that cannot be sent (a reply close to the size limit: the batch's few
+   * bytes more take it over) goes again one reply at a time, and a reply that cannot go even alone
+   * is answered with the error instead, so no call waits out its timeout for an answer that was made.
+   */
+  #send(tokens: string[], replies: Uint8Array[]): void {
+    try {
+      this.batch.respond(encodeReplyBatch(tokens, replies));
+      return;
+    } catch (err) {
+      if (err instanceof BusClosedError) return; // nobody is left to answer
+      if (tokens.length === 1) {
+        try {
+          this.batch.respond(encodeReplyBatch(tokens, [encodeError(err)]));
+        } catch {
+          // the bus closed under us
+        }
+        return;
+      }
+    }
+    for (let i = 0; i < tokens.length; i++) this.#send([tokens[i]!], [replies[i]!]);
   }
 }

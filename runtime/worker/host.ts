@@ -1,13 +1,14 @@
 import type { CodeSourcePolicy } from '../../protocols/code-source.ts';
+import { decodeCallBatch, isCallBatch } from '../../protocols/call-batch.ts';
 import { decodeCall } from '../../protocols/fast-path.ts';
-import type { CreateActor } from '../../protocols/messages/actor.ts';
+import type { CallBatch, CreateActor } from '../../protocols/messages/actor.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import { ActorDiedError, ActorFencedError, RemoteError } from '../errors.ts';
 import { runInContext, type RuntimeContext } from './context.ts';
 import { loadActorClass } from './load.ts';
-import { Answers } from './answers.ts';
+import { Answers, BatchAnswers } from './answers.ts';
 import { Mailbox, type MailboxJob } from './mailbox.ts';
 import { MalformedCounter } from './malformed.ts';
 import { toRemoteError } from './remote-error.ts';
@@ -203,6 +204,29 @@ export class ActorHost {
 
 
   private onCall(actor: HostedActor, msg: BusMsg): void {
+    if (isCallBatch(msg.data)) this.onBatch(actor, msg);
+    else this.onOneCall(actor, msg);
+  }
+
+  /**
+   * Calls one handle made in one turn (protocols/call-batch.ts): each taken as if it had come alone,
+   * in the batch's order, and answered through BatchAnswers. A batch that cannot be read is answered
+   * with the error as a whole: the caller fails each of its calls with it.
+   */
+  private onBatch(actor: HostedActor, msg: BusMsg): void {
+    let batch: CallBatch;
+    try {
+      batch = decodeCallBatch(msg.data);
+    } catch (err) {
+      this.malformed.count(err);
+      respond(msg, () => encodeError(err));
+      return;
+    }
+    const answers = new BatchAnswers(msg);
+    for (let i = 0; i < batch.tokens.length; i++) this.onOneCall(actor, answers.call(batch.tokens[i]!, batch.calls[i]!));
+  }
+
+  private onOneCall(actor: HostedActor, msg: BusMsg): void {
     // delivered by a subscription still draining since fence(): not run, and answered so; unfenced
     // again, the host runs what the old subscription still brings, in order, as the server routes
     // every later call to the fresh one
