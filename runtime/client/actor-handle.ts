@@ -16,6 +16,7 @@ import type { ActorInfo, ActorState } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
+import { CallOutbox } from './call-outbox.ts';
 import { CallResend, type OutgoingCall } from './call-resend.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
 import { actorRank } from './actor-rank.ts';
@@ -244,6 +245,8 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   #sends = 0;
   /** Calls that met no responder on an ALIVE actor, sent again (call-resend.ts); made when first needed. */
   #resend: CallResend<PendingCall> | undefined;
+  /** Where calls leave, several of one turn as one message (call-outbox.ts); made at the first call. */
+  #outbox: CallOutbox | undefined;
 
   constructor(
     private readonly ctx: HandleContext,
@@ -451,7 +454,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   /** Sends `call`; one sent again, or held first, has what is left of its time. */
   #send(call: PendingCall, timeoutMs = Math.max(1, call.deadline - Date.now())): void {
     const sent = (call.sent = ++this.#sends);
-    this.ctx.bus.requestCallback(this.#callSubject!, call.data, { timeoutMs }, (err, msg) => {
+    (this.#outbox ??= new CallOutbox(this.ctx.bus)).send(this.#callSubject!, call.data, timeoutMs, (err, msg) => {
       if (err === undefined) {
         try {
           const value = this.#valueOf(msg!);

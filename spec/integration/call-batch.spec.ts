@@ -1,0 +1,85 @@
+// Calls one handle makes in one turn travel as one call_batch (protocols/call-batch.ts), on real
+// processes: a nats-server, a GCS and a raylet with its forked worker host (startLocalCluster). A
+// plain NATS subscriber on the actor's call subject sees what the driver sends.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { decodeCallBatch, isCallBatch } from '../../protocols/call-batch.ts';
+import type { Bus } from '../../runtime/bus/bus.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
+import { TallyActor, type Tally } from '../fixtures/handles/actors.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
+
+const s = suite<{ server?: NatsServerHandle; local?: LocalCluster; watcher?: Bus }>('calls of one turn in one message (real processes)');
+s.before(async (ctx) => {
+  ctx.server = await startNatsServer({ jetstream: true });
+  ctx.local = await startLocalCluster({ transport: 'nats', address: ctx.server.url, nodes: [{ name: 'b-a', resources: { CPU: 8 } }] });
+  ctx.watcher = await connectNatsBus({ servers: ctx.server.url, name: 'call-batch-spec-watcher' });
+});
+s.after(async (ctx) => {
+  await ctx.watcher?.close();
+  await ctx.local?.stop();
+  await ctx.server?.stop();
+});
+
+async function alive(handle: Promise<ActorHandle<Tally>>): Promise<ActorHandle<Tally>> {
+  const h = await handle;
+  await h.ready({ timeoutMs: 60_000 });
+  return h;
+}
+
+s('64 calls made in one turn leave as one call plus one batch of 63, run in call order, each answered with its own result', async ({ local, watcher }) => {
+  const tally = await alive(local!.cluster.actor(TallyActor).remote(0));
+  const seen: Uint8Array[] = [];
+  const sub = watcher!.subscribe(`orrery.*.actor.${tally.actorId}.call`, (msg) => void seen.push(msg.data));
+  await watcher!.flush();
+  const results = await Promise.all(Array.from({ length: 64 }, (_, i) => tally.call('add', i + 1)));
+  // add(i + 1) in call order leaves the running sum 1 + … + (i + 1)
+  assert.equal(results, Array.from({ length: 64 }, (_, i) => ((i + 1) * (i + 2)) / 2));
+  await until('the watcher has both messages', () => (seen.length >= 2 ? true : undefined));
+  await watcher!.flush();
+  sub.unsubscribe();
+  assert.is(seen.length, 2);
+  assert.not.ok(isCallBatch(seen[0]!), 'the first call of the turn left at once, alone');
+  assert.ok(isCallBatch(seen[1]!));
+  assert.is(decodeCallBatch(seen[1]!).calls.length, 63);
+  // one at a time, each waiting for its answer: every call leaves alone, at once
+  seen.length = 0;
+  const again = watcher!.subscribe(`orrery.*.actor.${tally.actorId}.call`, (msg) => void seen.push(msg.data));
+  await watcher!.flush();
+  for (let i = 0; i < 3; i++) await tally.call('add', 0);
+  await until('the watcher has the three calls', () => (seen.length >= 3 ? true : undefined));
+  again.unsubscribe();
+  assert.equal(seen.map(isCallBatch), [false, false, false]);
+});
+
+s('a worker host SIGKILLed with a batch of calls running: every call of it fails at once with the cause, none runs again', async ({ local }) => {
+  const c = local!.cluster;
+  const tally = await alive(c.actor(TallyActor).options({ maxRestarts: 1, maxConcurrency: 32 }).remote(5));
+  const hostPid = (await tally.call('pid')) as number;
+  const calls = Array.from({ length: 16 }, () =>
+    tally.options({ timeoutMs: 120_000 }).call('slowAdd', 1, 120_000).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    ),
+  );
+  await until('all 16 calls running in the actor', async () => ((await tally.call('started')) === 16 ? true : undefined));
+  const killedAt = performance.now();
+  process.kill(hostPid, 'SIGKILL');
+  const errors = await Promise.all(calls);
+  assert.ok(performance.now() - killedAt < 60_000, 'long before the calls’ own 120 s');
+  for (const err of errors) {
+    assert.instance(err, Error);
+    assert.match(err!.message, tally.actorId);
+    assert.match(err!.message, /unavailable|restart|died|dead/i);
+  }
+  await until('the actor ALIVE again', async () => {
+    const info = await tally.info();
+    return info.state === 'ALIVE' && info.numRestarts === 1 ? true : undefined;
+  }, 60_000);
+  assert.is(await tally.call('started'), 0, 'no call of the batch ran again on the new incarnation');
+  assert.is(await tally.call('add', 1), 6, 'the restarted actor (constructed anew with 5) answers');
+});
+
+s.run();
