@@ -9,13 +9,16 @@ const MAX_BYTES = 64 * 1024;
 const MAX_CALL_BYTES = 16 * 1024;
 
 /**
- * A handle's calls on their way to its actor: the first call of a turn leaves at once, so a caller
- * that waits for each answer before its next call pays nothing for batching; calls the handle
- * makes after it in the same turn — the answers of a pipeline arrive together, and each starts the
- * next call — wait until the turn's promise callbacks have run (process.nextTick runs once the
- * microtask queue is empty) and leave together, as one call_batch (protocols/call-batch.ts) when
- * there are several. Order is kept: calls leave in the order they were made. On a bus without
- * requestBatch (the memory bus) every call leaves alone, at once.
+ * A handle's calls on their way to its actor: the calls a handle makes in one turn wait until the
+ * turn's promise callbacks have run (process.nextTick runs once the microtask queue is empty) and
+ * leave together — one alone as the plain actor_call it is, several as one call_batch
+ * (protocols/call-batch.ts). A caller that waits for each answer loses nothing: its call still
+ * leaves in the turn it was made, a few microseconds later, with the same bytes. A pipeline gains
+ * most: its answers arrive together, each starts the next call, and those calls leave as one
+ * message. Sending the first call of each turn at once instead cost a third of the throughput with
+ * 64 calls in flight: its answer came back alone, and each process woke for it once more per turn
+ * (docs/benchmarks.md, "Calls of one turn in one message"). Order is kept: calls leave in the order
+ * they were made. On a bus without requestBatch (the memory bus) every call leaves alone, at once.
  */
 export class CallOutbox {
   #open = false;
@@ -31,7 +34,6 @@ export class CallOutbox {
     if (!this.#open) {
       this.#open = true;
       queueMicrotask(this.#closeSoon);
-      return bus.requestCallback(subject, data, { timeoutMs }, done);
     }
     if (this.#queue.length > 0 && subject !== this.#subject) this.#flush();
     if (data.byteLength > MAX_CALL_BYTES) {
