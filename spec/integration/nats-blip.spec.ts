@@ -121,7 +121,7 @@ async function blip(): Promise<void> {
   await reconnected(before);
 }
 
-async function journalOn(nodeId: string, opts: { maxTaskRetries?: number } = {}): Promise<ActorHandle<Journal>> {
+async function journalOn(nodeId: string, opts: { maxTaskRetries?: number; maxConcurrency?: number } = {}): Promise<ActorHandle<Journal>> {
   const handle = await local.cluster.actor(JournalActor).options({ schedulingStrategy: nodeIdAffinity(nodeId), maxConcurrency: 2, ...opts }).remote();
   const info = await handle.ready({ timeoutMs: WAIT_MS });
   assert.is(info.nodeId, nodeId);
@@ -174,6 +174,31 @@ test('a call in flight across the outage fails with CONNECTION_LOST at once, or 
   assert.type(await within(again, 'the retried call to be answered'), 'number');
   const journal = await retried.call('journal');
   assert.ok(journal.filter((e) => e === 'slow').length >= 1, 'at least once');
+  assert.equal((await retried.info()).numRestarts, 0);
+  await single.kill();
+  await retried.kill();
+});
+
+test('calls of one turn, in flight across the outage as one batch: each fails with CONNECTION_LOST at once, or with maxTaskRetries each is sent again and answered', async () => {
+  // room for every call of the batch to run at once, and for journal() beside them
+  const [single, retried] = await Promise.all([journalOn(nodeIds[0], { maxConcurrency: 8 }), journalOn(nodeIds[1], { maxTaskRetries: -1, maxConcurrency: 8 })]);
+  const entries = ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'];
+  // made in one turn, so each handle sends them as one call_batch
+  const lost = entries.map((e) => single.options({ timeoutMs: WAIT_MS }).call('appendLater', e, 3000).catch((err: unknown) => err));
+  const again = entries.map((e) => retried.options({ timeoutMs: WAIT_MS }).call('appendLater', e, 3000));
+  await Promise.all([arrived(single, 'b5'), arrived(retried, 'b5')]);
+
+  const from = lines.length;
+  const done = blip();
+  const errors = await within(Promise.all(lost), 'every call of the batch to settle');
+  for (const err of errors) assert.is((err as ConnectionLostError).code, 'CONNECTION_LOST');
+  assert.not.ok(lines.slice(from).some((l) => l.includes('the GCS is connected again')), 'failed while the server was still down, not at a timeout');
+  await done;
+
+  const answered = await within(Promise.all(again), 'every retried call of the batch to be answered');
+  for (const n of answered) assert.type(n, 'number');
+  const journal = await retried.call('journal');
+  for (const e of entries) assert.ok(journal.includes(e), `${e} ran at least once`);
   assert.equal((await retried.info()).numRestarts, 0);
   await single.kill();
   await retried.kill();
