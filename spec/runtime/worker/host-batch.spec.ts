@@ -131,5 +131,19 @@ test('a batch published without a reply subject runs its calls and answers nothi
   await until('both calls ran', async () => ((await call(bus, id, 'get')) === 2 ? true : undefined));
 });
 
+test('replies too large to share one reply_batch go one at a time; one that cannot go even in its own is answered TOO_LARGE, not lost', async () => {
+  const id = await spawn('Counter');
+  // each fits alone in a reply_batch, two do not fit one; the third is just under the reply limit,
+  // which the reply_batch's few bytes more take over
+  const near = 1024 * 1024 - 64;
+  const answered = send(id, encodeCallBatch(['a', 'b', 'c', 'd'], [encodeCall('big', [600_000]), encodeCall('big', [600_000]), encodeCall('big', [near]), encodeCall('get', [])]));
+  await until('the four answers', () => (byToken(answered).size === 4 ? true : undefined));
+  const got = byToken(answered);
+  assert.is((got.get('a') as string).length, 600_000);
+  assert.is((got.get('b') as string).length, 600_000);
+  assert.equal(got.get('c'), { error: 'TOO_LARGE' });
+  assert.is(got.get('d'), 0);
+});
+
 test.after(() => host.stop());
 test.run();
