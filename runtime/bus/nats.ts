@@ -212,42 +212,23 @@ class NatsBus implements Bus {
   }
 
   requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void {
-    try {
-      assertSubject(subject, 'publish');
-      if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
-      if (this.down) throw new ConnectionLostError(subject);
-      this.inbox ??= this.openInbox();
-    } catch (err) {
-      const error = mapError(err);
-      queueMicrotask(() => done(error, undefined));
-      return;
-    }
-    const token = this.reusable.pop() ?? (this.nextToken++).toString(36);
-    const { timeoutMs } = opts;
-    const timer = setTimeout(() => {
-      if (this.pending.delete(token)) done(new TimeoutError(subject, timeoutMs), undefined);
-    }, timeoutMs);
-    this.pending.set(token, { subject, done, timer });
+    const unable = this.cannotRequest(subject);
+    if (unable !== undefined) return void queueMicrotask(() => done(unable, undefined));
+    const token = this.waitFor(subject, opts.timeoutMs, done);
     try {
       this.nc.publish(subject, data, { reply: this.inboxPrefix + token });
     } catch (err) {
-      this.pending.delete(token);
-      clearTimeout(timer);
+      this.take(token);
       const error = mapError(err);
       queueMicrotask(() => done(error, undefined));
     }
   }
 
   requestBatch(subject: string, requests: readonly BatchRequest[], codec: BatchCodec): void {
-    try {
-      assertSubject(subject, 'publish');
-      if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
-      if (this.down) throw new ConnectionLostError(subject);
-      this.inbox ??= this.openInbox();
-    } catch (err) {
-      const error = mapError(err);
+    const unable = this.cannotRequest(subject);
+    if (unable !== undefined) {
       queueMicrotask(() => {
-        for (const r of requests) settle(r.done, error, undefined);
+        for (const r of requests) settle(r.done, unable, undefined);
       });
       return;
     }
@@ -256,12 +237,7 @@ class NatsBus implements Bus {
     const batchToken = this.reusableBatches.pop() ?? `_${(this.nextBatch++).toString(36)}`;
     const batch: PendingBatch = { token: batchToken, subject, tokens, codec, left: requests.length, answered: true };
     for (const { data, timeoutMs, done } of requests) {
-      const token = this.reusable.pop() ?? (this.nextToken++).toString(36);
-      const timer = setTimeout(() => {
-        if (this.take(token) !== undefined) done(new TimeoutError(subject, timeoutMs), undefined);
-      }, timeoutMs);
-      this.pending.set(token, { subject, done, timer, batch });
-      tokens.push(token);
+      tokens.push(this.waitFor(subject, timeoutMs, done, batch));
       datas.push(data);
     }
     this.batches.set(batch.token, batch);
@@ -274,6 +250,29 @@ class NatsBus implements Bus {
         for (const p of failed) if (p !== undefined) settle(p.done, error, undefined);
       });
     }
+  }
+
+  /** Why a request to `subject` cannot go now (a bad subject, a closed bus, a dropped connection); undefined when it can. Opens the inbox. */
+  private cannotRequest(subject: string): Error | undefined {
+    try {
+      assertSubject(subject, 'publish');
+      if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
+      if (this.down) throw new ConnectionLostError(subject);
+      this.inbox ??= this.openInbox();
+      return undefined;
+    } catch (err) {
+      return mapError(err);
+    }
+  }
+
+  /** A request waiting for its answer under a fresh token (returned), failed with TIMEOUT after `timeoutMs`. */
+  private waitFor(subject: string, timeoutMs: number, done: RequestCallback, batch?: PendingBatch): string {
+    const token = this.reusable.pop() ?? (this.nextToken++).toString(36);
+    const timer = setTimeout(() => {
+      if (this.take(token) !== undefined) done(new TimeoutError(subject, timeoutMs), undefined);
+    }, timeoutMs);
+    this.pending.set(token, batch === undefined ? { subject, done, timer } : { subject, done, timer, batch });
+    return token;
   }
 
   /**
