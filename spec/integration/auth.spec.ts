@@ -9,14 +9,16 @@ import { connect as natsConnect, nkeyAuthenticator, type NatsConnection } from '
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Packr } from 'msgpackr';
+import { CALL_BATCH_CODEC } from '../../protocols/call-batch.ts';
 import { encode, PROTOCOL_VERSION } from '../../protocols/codec.ts';
+import { encodeCall } from '../../protocols/fast-path.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import { unknown } from '../../protocols/validate.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { readCredentials } from '../../runtime/auth/credentials.ts';
 import { authAdd, credsFile } from '../../runtime/auth/init.ts';
 import { inboxPrefix, type Role } from '../../runtime/auth/roles.ts';
-import type { Bus } from '../../runtime/bus/bus.ts';
+import type { BatchRequest, Bus } from '../../runtime/bus/bus.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { watchInspection } from '../../runtime/inspect/watch.ts';
 import { connect, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';
@@ -131,6 +133,8 @@ s('driver: creates and calls actors, runs tasks, lists state and hears events', 
   const counter = await driver.actor(CounterActor).remote(10);
   await counter.ready({ timeoutMs: 30_000 });
   assert.is(await counter.call('add', 5), 15);
+  // calls of one turn travel as one call_batch, answered on the driver's own inbox
+  assert.equal(await Promise.all([1, 2, 3].map((n) => counter.call('add', n))), [16, 18, 21]);
   assert.is(await driver.task(Add).remote(2, 3), 5);
   assert.ok((await driver.actors()).some((a) => a.actorId === counter.actorId));
   assert.is((await driver.nodes()).length, 2);
@@ -176,6 +180,13 @@ s('observer: reads nodes, actors and events; changes nothing and creates nothing
   const b = await bus('observer');
   assert.is(await outcome(() => b.request(sub.gcs('kill_actor'), encode('kill_actor', { actorId: 'a'.repeat(16), noRestart: true } as never), { timeoutMs: 10_000 })), 'PERMISSION_DENIED');
   assert.is(await outcome(() => b.request(sub.actorCall('a'.repeat(16)), new Uint8Array([0x80]), { timeoutMs: 10_000 })), 'PERMISSION_DENIED');
+  // a refused call_batch fails every call of it, at once rather than at its timeout
+  const batchRequests: BatchRequest[] = [];
+  const refusedBatch = [0, 1].map(
+    (i) => new Promise<string | undefined>((resolve) => batchRequests.push({ data: encodeCall('add', [i]), timeoutMs: 10_000, done: (err) => resolve((err as { code?: string } | undefined)?.code) })),
+  );
+  b.requestBatch!(sub.actorCall('a'.repeat(16)), batchRequests, CALL_BATCH_CODEC);
+  assert.equal(await Promise.all(refusedBatch), ['PERMISSION_DENIED', 'PERMISSION_DENIED']);
   assert.is((await local.cluster.nodes()).find((n) => n.nodeId === nodeId)!.taints.evil, undefined);
   const nc = await rawAs('observer');
   for (const subject of ['orrery.default.actor.*.call', '_INBOX.>', sub.view()]) assert.ok(await subscriptionRefused(nc, subject), `subscribe ${subject}`);
