@@ -81,4 +81,31 @@ s('a worker host SIGKILLed with a batch of calls running: every call of it fails
   assert.is(await tally.call('add', 1), 6, 'the restarted actor (constructed anew with 5) answers');
 });
 
+s('a worker host frozen (SIGSTOP) with a batch of calls on its way: each call times out on its own; resumed, its late answers settle nothing and no call ran twice', async ({ local }) => {
+  const tally = await alive(local!.cluster.actor(TallyActor).options({ maxConcurrency: 16 }).remote(5));
+  const hostPid = (await tally.call('pid')) as number;
+  process.kill(hostPid, 'SIGSTOP');
+  let resumed = false;
+  try {
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        tally.options({ timeoutMs: 300 }).call('add', 1).then(
+          (v) => v,
+          (e: unknown) => (e as { code?: string }).code,
+        ),
+      ),
+    );
+    assert.equal(outcomes, Array.from({ length: 8 }, () => 'TIMEOUT'));
+    process.kill(hostPid, 'SIGCONT');
+    resumed = true;
+  } finally {
+    if (!resumed) process.kill(hostPid, 'SIGCONT');
+  }
+  // resumed, the host reads the batch it was sent and answers it (or, fenced meanwhile, answers it
+  // ACTOR_FENCED without running it): either way to a reply subject retired at the timeouts
+  const now = (await tally.call('get')) as number;
+  assert.ok(now >= 5 && now <= 13, `each timed-out call ran at most once (the tally is ${now})`);
+  assert.equal(await Promise.all([tally.call('add', 100), tally.call('add', 1000)]), [now + 100, now + 1100], 'new calls get their own answers, not the late ones');
+});
+
 s.run();
