@@ -12,6 +12,12 @@ import { callBatch, replyBatch, type CallBatch, type ReplyBatch } from './messag
  * The caller's bus (runtime/bus: requestBatch) gives each call a token of its multiplexer and the
  * batch a reply subject of its own; nothing else about a call changes: each has its own timeout,
  * its own answer or error, and a call in a batch runs exactly as the same call sent alone would.
+ *
+ * The batch's reply subject is `<inbox>.<batch token>`, the batch token starting with `_` (calls'
+ * tokens never do). A call's reply may also go alone, as the plain reply it would be, to
+ * `<inbox>.<call token>` (soloReplySubject): the caller's multiplexer answers a call by its token
+ * wherever it arrives. A host does so only for a reply that fits in a message by itself but not
+ * inside a reply_batch, whose few bytes more would take it over the server's payload limit.
  */
 
 const CALLS_ONLY = { registry: { call_batch: callBatch } } as const;
@@ -75,6 +81,20 @@ function pairsOf(tokens: readonly string[], count: number, field: string): void 
   if (new Set(tokens).size !== tokens.length) {
     throw new ProtocolError('INVALID_MESSAGE', 'invalid batch: a token appears twice', { detail: { path: 'tokens', rule: 'expected distinct tokens' } });
   }
+}
+
+const CALL_TOKEN = /^[0-9a-z]{1,16}$/;
+
+/**
+ * Where call `token`'s reply goes alone: the inbox of the batch's reply subject under the call's own
+ * token. Undefined when the reply subject is not `<inbox>._<batch token>` or the token not a call
+ * token — a batch from anything but a bus's requestBatch, whose calls can be answered only in
+ * reply_batch messages.
+ */
+export function soloReplySubject(batchReply: string, token: string): string | undefined {
+  const dot = batchReply.lastIndexOf('.');
+  if (dot <= 0 || batchReply.charCodeAt(dot + 1) !== 0x5f /* _ */ || !CALL_TOKEN.test(token)) return undefined;
+  return batchReply.slice(0, dot + 1) + token;
 }
 
 /** What a bus's requestBatch needs of the protocol: how to make a batch and read its answers. */

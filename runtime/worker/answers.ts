@@ -1,6 +1,6 @@
 import type { BusMsg } from '../bus/bus.ts';
 import { BusClosedError } from '../bus/errors.ts';
-import { encodeReplyBatch } from '../../protocols/call-batch.ts';
+import { encodeReplyBatch, soloReplySubject } from '../../protocols/call-batch.ts';
 import { encodeError } from '../../protocols/reply.ts';
 
 /**
@@ -61,7 +61,11 @@ export class BatchAnswers {
   #replies: Uint8Array[] = [];
   #bytes = 0;
 
-  constructor(private readonly batch: BusMsg) {}
+  /** `publish` sends a reply alone to its call's own reply subject (protocols/call-batch.ts, soloReplySubject). */
+  constructor(
+    private readonly batch: BusMsg,
+    private readonly publish?: (subject: string, data: Uint8Array) => void,
+  ) {}
 
   call(token: string, data: Uint8Array): BusMsg {
     const reply = this.batch.reply === undefined ? undefined : token;
@@ -97,8 +101,10 @@ export class BatchAnswers {
 
   /**
    * One reply_batch. One that cannot be sent (a reply close to the size limit: the batch's few
-   * bytes more take it over) goes again one reply at a time, and a reply that cannot go even alone
-   * is answered with the error instead, so no call waits out its timeout for an answer that was made.
+   * bytes more take it over) goes again one reply at a time. A reply too large even for a
+   * reply_batch of its own goes alone, as the plain reply it is, to its call's own reply subject;
+   * one that cannot go that way either is answered with the error, so no call waits out its
+   * timeout for an answer that was made.
    */
   #send(tokens: string[], replies: Uint8Array[]): void {
     try {
@@ -106,15 +112,27 @@ export class BatchAnswers {
       return;
     } catch (err) {
       if (err instanceof BusClosedError) return; // nobody is left to answer
-      if (tokens.length === 1) {
-        try {
-          this.batch.respond(encodeReplyBatch(tokens, [encodeError(err)]));
-        } catch {
-          // the bus closed under us
-        }
-        return;
-      }
+      if (tokens.length === 1) return this.#alone(tokens[0]!, replies[0]!, err);
     }
     for (let i = 0; i < tokens.length; i++) this.#send([tokens[i]!], [replies[i]!]);
+  }
+
+  /** A reply that no reply_batch can carry: alone to its call's subject, or else `err` in its place. */
+  #alone(token: string, reply: Uint8Array, err: unknown): void {
+    const solo = this.publish && this.batch.reply !== undefined ? soloReplySubject(this.batch.reply, token) : undefined;
+    if (solo !== undefined) {
+      try {
+        this.publish!(solo, reply);
+        return;
+      } catch (failure) {
+        if (failure instanceof BusClosedError) return;
+        err = failure;
+      }
+    }
+    try {
+      this.batch.respond(encodeReplyBatch([token], [encodeError(err)]));
+    } catch {
+      // the bus closed under us
+    }
   }
 }

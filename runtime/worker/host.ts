@@ -222,9 +222,12 @@ export class ActorHost {
       respond(msg, () => encodeError(err));
       return;
     }
-    const answers = new BatchAnswers(msg);
+    const answers = new BatchAnswers(msg, this.publishReply);
     for (let i = 0; i < batch.tokens.length; i++) this.onOneCall(actor, answers.call(batch.tokens[i]!, batch.calls[i]!));
   }
+
+  /** A reply too large for a reply_batch, sent alone to its call's own reply subject (BatchAnswers). */
+  private readonly publishReply = (subject: string, data: Uint8Array): void => this.bus.publish(subject, data);
 
   private onOneCall(actor: HostedActor, msg: BusMsg): void {
     // delivered by a subscription still draining since fence(): not run, and answered so; unfenced

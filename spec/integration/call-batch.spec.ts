@@ -4,6 +4,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeCallBatch, isCallBatch } from '../../protocols/call-batch.ts';
+import { encodeOk } from '../../protocols/reply.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
@@ -51,6 +52,25 @@ s('64 calls made in one turn leave as one batch, run in call order, each answere
   await until('the watcher has the three calls', () => (seen.length >= 3 ? true : undefined));
   again.unsubscribe();
   assert.equal(seen.map(isCallBatch), [false, false, false]);
+});
+
+s('a call of a batch whose reply fits a message alone but not a reply_batch gets its value: the host sends that reply alone to the call\'s own reply subject', async ({ local, watcher }) => {
+  const tally = await alive(local!.cluster.actor(TallyActor).remote(0));
+  // the longest text whose reply is 16 bytes under the server's 1 MiB payload limit: a reply_batch
+  // around it (its envelope, the token, the other call's reply) is over the limit
+  const limit = 1024 * 1024;
+  const overhead = encodeOk('x'.repeat(100_000)).byteLength - 100_000; // the reply's envelope around a long string
+  const length = limit - 16 - overhead;
+  assert.is(encodeOk('x'.repeat(length)).byteLength, limit - 16);
+  const seen: Uint8Array[] = [];
+  const sub = watcher!.subscribe(`orrery.*.actor.${tally.actorId}.call`, (msg) => void seen.push(msg.data));
+  await watcher!.flush();
+  const [text, sum] = await Promise.all([tally.call('text', length), tally.call('add', 3)]);
+  await until('the watcher has the batch', () => (seen.length >= 1 ? true : undefined));
+  sub.unsubscribe();
+  assert.ok(isCallBatch(seen[0]!), 'the two calls travelled as one batch');
+  assert.is((text as string).length, length);
+  assert.is(sum, 3);
 });
 
 s('a worker host SIGKILLed with a batch of calls running: every call of it fails at once with the cause, none runs again', async ({ local }) => {

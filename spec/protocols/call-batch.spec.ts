@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decodeCallBatch, decodeReplyBatch, encodeCallBatch, encodeReplyBatch, isCallBatch } from '../../protocols/call-batch.ts';
+import { decodeCallBatch, decodeReplyBatch, encodeCallBatch, encodeReplyBatch, isCallBatch, soloReplySubject } from '../../protocols/call-batch.ts';
 import { encode } from '../../protocols/codec.ts';
 import { encodeCall } from '../../protocols/fast-path.ts';
 import { MAX_BATCH_CALLS } from '../../protocols/messages/actor.ts';
@@ -44,6 +44,17 @@ test('a reply_batch reads back by token; an error reply or a broken one is not a
   assert.is(decodeReplyBatch(encodeError(new Error('could not read the batch'))), undefined);
   assert.is(decodeReplyBatch(encodeReplyBatch(['a'], [encodeOk(1)]).slice(0, 20)), undefined);
   assert.is(decodeReplyBatch(encodeReplyBatch(['a', 'a'], [encodeOk(1), encodeOk(2)])), undefined);
+});
+
+test('a call\'s reply goes alone to the batch\'s inbox under the call\'s token, and only from a batch reply subject of that shape', () => {
+  assert.is(soloReplySubject('_INBOX.c.driver.main.abc123._4', 'k9'), '_INBOX.c.driver.main.abc123.k9');
+  assert.is(soloReplySubject('_INBOX.x._0', '0'), '_INBOX.x.0');
+  // not a batch's reply subject: its last token does not start with _, or there is no inbox before it
+  assert.is(soloReplySubject('_INBOX.x.y', 'a'), undefined);
+  assert.is(soloReplySubject('_0', 'a'), undefined);
+  assert.is(soloReplySubject('.', 'a'), undefined);
+  // not a call token: it would name another subject (a wildcard, a deeper token, a batch token)
+  for (const token of ['', '*', '>', 'a.b', '_1', 'A', 'x'.repeat(17)]) assert.is(soloReplySubject('_INBOX.x._0', token), undefined, token);
 });
 
 test.run();

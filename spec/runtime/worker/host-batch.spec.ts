@@ -131,7 +131,7 @@ test('a batch published without a reply subject runs its calls and answers nothi
   await until('both calls ran', async () => ((await call(bus, id, 'get')) === 2 ? true : undefined));
 });
 
-test('replies too large to share one reply_batch go one at a time; one that cannot go even in its own is answered TOO_LARGE, not lost', async () => {
+test('replies too large to share one reply_batch go one at a time; one that cannot go even in its own, to a reply subject that names no inbox, is answered TOO_LARGE, not lost', async () => {
   const id = await spawn('Counter');
   // each fits alone in a reply_batch, two do not fit one; the third is just under the reply limit,
   // which the reply_batch's few bytes more take over
@@ -143,6 +143,44 @@ test('replies too large to share one reply_batch go one at a time; one that cann
   assert.is((got.get('b') as string).length, 600_000);
   assert.equal(got.get('c'), { error: 'TOO_LARGE' });
   assert.is(got.get('d'), 0);
+});
+
+test('a reply that fits a message alone but not a reply_batch goes alone to its call\'s own subject in the caller\'s inbox, with its value', async () => {
+  const id = await spawn('Counter');
+  // the caller's bus names a batch's reply subject <inbox>._<n> and answers a call by its token
+  // wherever it arrives (protocols/call-batch.ts): <inbox>.<token> reaches the same caller
+  const inbox = `_INBOX.spec.solo${inboxes++}`;
+  const alone = new Map<string, Uint8Array>();
+  const batched: Answered = { messages: [], raw: [] };
+  bus.subscribe(`${inbox}.*`, (msg) => {
+    const token = msg.subject.slice(inbox.length + 1);
+    const batch = decodeReplyBatch(msg.data);
+    if (token.startsWith('_') && batch !== undefined) batched.messages.push({ tokens: batch.tokens, values: batch.replies.map((r) => valueOf(r)) });
+    else alone.set(token, msg.data);
+  });
+  const near = 1024 * 1024 - 64;
+  bus.publish(s.actorCall(id), encodeCallBatch(['a', 'b'], [encodeCall('big', [near]), encodeCall('increment', [1])]), { reply: `${inbox}._7` });
+  await until('both answers', () => (alone.size === 1 && byToken(batched).size === 1 ? true : undefined));
+  assert.equal([...alone.keys()], ['a'], 'the large reply came alone, under its own token');
+  assert.is((valueOf(alone.get('a')!) as string).length, near);
+  assert.equal([...byToken(batched)], [['b', 1]], 'the other call was answered in a reply_batch');
+});
+
+test('a reply too large for any message is answered TOO_LARGE in the batch, even where it could have gone alone', async () => {
+  const id = await spawn('Counter');
+  const inbox = `_INBOX.spec.solo${inboxes++}`;
+  const alone: string[] = [];
+  const batched: Answered = { messages: [], raw: [] };
+  bus.subscribe(`${inbox}.*`, (msg) => {
+    const batch = decodeReplyBatch(msg.data);
+    if (batch === undefined) alone.push(msg.subject);
+    else batched.messages.push({ tokens: batch.tokens, values: batch.replies.map((r) => valueOf(r)) });
+  });
+  bus.publish(s.actorCall(id), encodeCallBatch(['a', 'b'], [encodeCall('big', [1024 * 1024 + 10]), encodeCall('get', [])]), { reply: `${inbox}._0` });
+  await until('both answers', () => (byToken(batched).size === 2 ? true : undefined));
+  assert.equal(byToken(batched).get('a'), { error: 'TOO_LARGE' });
+  assert.is(byToken(batched).get('b'), 0);
+  assert.equal(alone, [], 'nothing was sent alone');
 });
 
 test.after(() => host.stop());
