@@ -4,18 +4,12 @@ import { ClientActorHandle, CreationWatch, type ActorHandle, type HandleContext 
 import { actorFromWire } from './from-wire.ts';
 import { validateActorOptions, type ActorOptions } from './actor-options.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
-import { OrreryError } from '../../lib/errors.ts';
 import { shipCode } from '../code/shipper.ts';
 import { newRandomId } from './random-id.ts';
+import { ActorArgumentError } from './errors.ts';
 
-/** A constructor argument that cannot be sent as it is (a class instance, a function, a cycle, nested too deep). */
-export class ActorArgumentError extends OrreryError {
-  override name = 'ActorArgumentError';
-  constructor(readonly className: string, readonly index: number, readonly path: string, readonly problem: string) {
-    const where = path ? ` at ${path}` : '';
-    super('INVALID_ARGUMENT', `constructor argument ${index} of actor ${className} cannot be sent${where}: ${problem}`, { detail: { className, index, path, problem } });
-  }
-}
+/** Defined in errors.ts, which the package entry loads without the client. */
+export { ActorArgumentError };
 
 /** `cluster.actor(C).options(o).remote(...args)`. */
 export interface ActorBuilder<T, A extends unknown[]> {

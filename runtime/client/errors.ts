@@ -1,6 +1,15 @@
 import { InvalidOptionError, NodeNotFoundError, NodeUnavailableError, OrreryError } from '../../lib/errors.ts';
 import { specializeError } from '../errors.ts';
 
+/** A constructor argument that cannot be sent as it is (a class instance, a function, a cycle, nested too deep). */
+export class ActorArgumentError extends OrreryError {
+  override name = 'ActorArgumentError';
+  constructor(readonly className: string, readonly index: number, readonly path: string, readonly problem: string) {
+    const where = path ? ` at ${path}` : '';
+    super('INVALID_ARGUMENT', `constructor argument ${index} of actor ${className} cannot be sent${where}: ${problem}`, { detail: { className, index, path, problem } });
+  }
+}
+
 /** Nothing answers on the GCS subjects of this cluster: no GCS runs, or the cluster name is wrong. */
 export class GcsUnavailableError extends OrreryError {
   override name = 'GcsUnavailableError';

@@ -4,8 +4,9 @@
 // (issue 18, part 5; bench:e2e --memory measures them). A dynamic import() is loaded on first use
 // and is not followed. Type-only imports are erased (verbatimModuleSyntax) and are not followed either.
 //
-// A worker host also loads what its actors' modules import — `import … from 'orrery'` is the whole
-// package — but that is the user's choice, not the host's.
+// A worker host also loads what its actors' modules import. `import … from 'orrery'` loads the package
+// entry: definitions, errors, types and the scheduling library, but not the client or the local
+// clusters, which connect() and startLocalCluster() load on their first call.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, readFileSync } from 'node:fs';
@@ -71,9 +72,20 @@ for (const p of PROCESSES) {
   });
 }
 
-test('the walk sees what it guards against: the package reaches the client, the local cluster and runtime/rx.ts, the dashboard hono, a raylet its inline host on first use', () => {
-  const pkg = graph('index.ts');
-  assert.ok(pkg.files.has('runtime/client/index.ts') && pkg.files.has('runtime/local/index.ts'), [...pkg.files.keys()].join(', '));
+test('the package entry, which an actor module importing orrery loads into its worker host, loads neither the client, the local clusters, the NATS bus nor code shipping', () => {
+  const { files, packages } = graph('index.ts');
+  assert.ok(files.has('runtime/client/actor-class.ts') && files.has('runtime/errors.ts') && files.has('lib/scheduling/index.ts'), [...files.keys()].join(', '));
+  const banned = ['runtime/client/index.ts', 'runtime/client/connect.ts', 'runtime/client/cluster.ts', 'runtime/client/actor-handle.ts', 'runtime/local/index.ts', 'runtime/bus/nats.ts', 'runtime/rx.ts', 'runtime/code/'];
+  for (const [file, from] of files) {
+    const hit = banned.find((f) => (f.endsWith('/') ? file.startsWith(f) : file === f));
+    assert.is(hit, undefined, `index.ts loads ${file} (imported by ${from})`);
+  }
+  for (const name of ['rxjs', '@nats-io/transport-node', '@nats-io/jetstream', 'yaml']) assert.not.ok(packages.has(name), `index.ts loads ${name} (imported by ${packages.get(name)})`);
+});
+
+test('the walk sees what it guards against: the package reaches the client, the local cluster and runtime/rx.ts on first use, the dashboard hono, a raylet its inline host on first use', () => {
+  const pkg = graph('index.ts', { dynamic: true });
+  assert.ok(pkg.files.has('runtime/client/connect.ts') && pkg.files.has('runtime/local/index.ts'), [...pkg.files.keys()].join(', '));
   assert.ok(graph('runtime/raylet/main.ts', { dynamic: true }).files.has('runtime/worker/host.ts'));
   // rxjs is required by runtime/rx.ts when a stream is first followed: the file is what to keep out
   assert.ok(pkg.files.has('runtime/rx.ts'));
