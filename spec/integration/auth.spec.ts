@@ -12,7 +12,7 @@ import { Packr } from 'msgpackr';
 import { CALL_BATCH_CODEC } from '../../protocols/call-batch.ts';
 import { encode, PROTOCOL_VERSION } from '../../protocols/codec.ts';
 import { encodeCall } from '../../protocols/fast-path.ts';
-import { decodeReply } from '../../protocols/reply.ts';
+import { decodeReply, encodeOk } from '../../protocols/reply.ts';
 import { unknown } from '../../protocols/validate.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { readCredentials } from '../../runtime/auth/credentials.ts';
@@ -24,6 +24,7 @@ import { watchInspection } from '../../runtime/inspect/watch.ts';
 import { connect, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';
 import { runCli } from '../../runtime/cli/run.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
+import { TallyActor } from '../fixtures/handles/actors.ts';
 import { Add } from '../fixtures/tasks/tasks.ts';
 import { until } from '../helpers/until.ts';
 
@@ -141,6 +142,18 @@ s('driver: creates and calls actors, runs tasks, lists state and hears events', 
   await counter.kill();
   sub$.unsubscribe();
   assert.ok(events.length > 0, 'lifecycle events reached the driver');
+});
+
+s('driver: a batched call whose reply fits a message alone but not a reply_batch gets its value — the worker host may publish it to the call\'s own subject in the driver\'s inbox', async () => {
+  const driver = await client('driver');
+  const tally = await driver.actor(TallyActor).remote(0);
+  await tally.ready({ timeoutMs: 30_000 });
+  const overhead = encodeOk('x'.repeat(100_000)).byteLength - 100_000;
+  const length = 1024 * 1024 - 16 - overhead; // the reply is 16 bytes under the 1 MiB payload limit
+  const [text, sum] = await Promise.all([tally.call('text', length), tally.call('add', 2)]);
+  assert.is((text as string).length, length);
+  assert.is(sum, 2);
+  await tally.kill();
 });
 
 s('driver: cannot speak for a node, drive a raylet, change nodes or read the view', async () => {
