@@ -1,6 +1,6 @@
 import { decode, encode } from './codec.ts';
 import { ProtocolError } from './errors.ts';
-import { callBatch, replyBatch, type CallBatch, type ReplyBatch } from './messages/actor.ts';
+import { CALL_TOKEN, callBatch, replyBatch, type CallBatch, type ReplyBatch } from './messages/actor.ts';
 
 /**
  * Calls a handle makes in one turn travel together: one call_batch message to the actor's call
@@ -82,8 +82,6 @@ function pairsOf(tokens: readonly string[], count: number, field: string): void 
     throw new ProtocolError('INVALID_MESSAGE', 'invalid batch: a token appears twice', { detail: { path: 'tokens', rule: 'expected distinct tokens' } });
   }
 }
-
-const CALL_TOKEN = /^[0-9a-z]{1,16}$/;
 
 /**
  * Where call `token`'s reply goes alone: the inbox of the batch's reply subject under the call's own

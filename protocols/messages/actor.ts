@@ -121,7 +121,8 @@ export type ActorCall = Infer<typeof actorCall>;
 /** The most calls one call_batch (and its reply_batch) carries. */
 export const MAX_BATCH_CALLS = 1024;
 /** A request token of the caller's multiplexer: what its inbox subscription tells answers apart by. */
-const batchToken = str({ min: 1, max: 16, pattern: /^[0-9a-z]+$/ });
+export const CALL_TOKEN = /^[0-9a-z]{1,16}$/;
+const batchToken = str({ min: 1, max: 16, pattern: CALL_TOKEN });
 
 /**
  * caller → actor (`actor.<actorId>.call`): calls one handle made in the same turn, in call order,
