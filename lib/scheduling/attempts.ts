@@ -28,7 +28,7 @@ export function* attemptLevels(state: ClusterState, req: SchedulingRequest, tier
   const maxPrefer = state.maxPreferNoScheduleTaints;
   for (const level of soft.length === 0 ? [0] : scoreLevels(soft)) {
     const attempt = level === 0 ? base : atLevel(base, soft, level);
-    for (let p = 0; p < maxPrefer; p++) yield { ...attempt, maxPreferTaints: p };
+    for (let p = 0; p < maxPrefer; p++) yield Object.assign({}, attempt, { maxPreferTaints: p });
     yield attempt;
   }
 }
@@ -61,7 +61,7 @@ function atLevel(base: Attempt, soft: readonly SoftTerm[], level: number): Attem
     else actorAffinity.push(t.term);
   }
   const preferred = min > 0 ? { terms: rest, min } : undefined;
-  return { ...base, nodeAffinity, nodeAffinityAnyOf: anyOf, actorAffinity, ...(preferred ? { preferred } : {}) };
+  return Object.assign({}, base, { nodeAffinity, nodeAffinityAnyOf: anyOf, actorAffinity }, preferred ? { preferred } : {});
 }
 
 /** The hard-constraints-only attempt for a tier: what decides feasibility and explanations. */

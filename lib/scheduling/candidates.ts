@@ -89,7 +89,7 @@ export function candidatesFor(state: ClusterState, attempt: Attempt): Candidates
     if (expr.topologyKey === undefined) consider(actorScope(expr.namespace ?? attempt.req.namespace), expr);
     else considerTopology(expr);
   }
-  return best && { ...best, walks, walkSizes, ...(narrowest ? { narrowest } : {}) };
+  return best && Object.assign({}, best, { walks, walkSizes }, narrowest ? { narrowest } : {});
 }
 
 function* idsOf(orders: readonly NodeOrder<SchedNode>[]): Generator<string> {

@@ -67,11 +67,11 @@ export function anyFeasible(state: ClusterState, req: SchedulingRequest, tier: n
 function scheduleWithNodeId(state: ClusterState, req: SchedulingRequest, opts: ScheduleOptions, policy: Policy): Decision {
   const pin = req.nodeId!;
   const node = state.nodes.get(pin.nodeId);
-  const withoutPin: SchedulingRequest = { ...req, nodeId: undefined };
+  const withoutPin: SchedulingRequest = Object.assign({}, req, { nodeId: undefined });
   if (!node || node.state === 'DEAD') {
     return pin.soft ? schedule(state, withoutPin, opts) : { status: 'failed', error: new NodeNotFoundError(pin.nodeId) };
   }
-  const pinned: SchedulingRequest = { ...req, nodeId: { ...pin, soft: false } };
+  const pinned: SchedulingRequest = Object.assign({}, req, { nodeId: Object.assign({}, pin, { soft: false }) });
   let couldFitLater = false;
   for (let tier = 0; tier < pinned.selectorTiers.length && !couldFitLater; tier++) {
     for (const attempt of attemptLevels(state, pinned, tier)) {

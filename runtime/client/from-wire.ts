@@ -21,7 +21,7 @@ export function nodeFromWire(wire: NodeInfoWire): NodeInfo {
 }
 
 export function actorFromWire(wire: ActorInfoWire): ActorInfo {
-  return { ...wire, labels: { ...wire.labels } };
+  return Object.assign({}, wire, { labels: { ...wire.labels } });
 }
 
 /** A placement group as users see it: bundle resources in user quantities ({ CPU: 0.5 }). */
@@ -67,7 +67,7 @@ export function eventFromWire(wire: ClusterEventWire): ClusterEvent | undefined 
   }
   if (type === 'schedule_failed') {
     try {
-      return { ...scheduleFailed(wire, 'event'), ...seq };
+      return Object.assign({}, scheduleFailed(wire, 'event'), seq);
     } catch {
       return undefined;
     }

@@ -161,7 +161,7 @@ export const actorMachine = setup({
   },
 }).createMachine({
   id: 'actor',
-  context: ({ input }) => ({ ...input, numRestarts: input.numRestarts ?? 0, incarnation: input.incarnation ?? 0, creationFailures: 0 }),
+  context: ({ input }) => Object.assign({}, input, { numRestarts: input.numRestarts ?? 0, incarnation: input.incarnation ?? 0, creationFailures: 0 }),
   initial: 'PENDING',
   states: {
     PENDING: {

@@ -177,7 +177,7 @@ export class ActorDirectory {
     if (how.kind === 'lost') {
       const restartable = compiled.maxRestarts === -1 || numRestarts < compiled.maxRestarts;
       if (!restartable) {
-        const info: ActorInfoWire = { ...record.info, state: 'DEAD', deathCause: how.cause };
+        const info: ActorInfoWire = Object.assign({}, record.info, { state: 'DEAD' as const, deathCause: how.cause });
         delete (info as { nodeId?: string }).nodeId;
         this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, asleep: false, info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
         this.deps.store.putActor({ registration: reg, info, incarnation });

@@ -143,11 +143,11 @@ export class AntiAffinityIndex {
     const byDomain = repelled.domains.length > 0;
     if (!byNode && !byDomain && alsoAvoid.size === 0) return request;
     let out: SchedulingRequest = request;
-    if (byNode) out = { ...out, repelledBy: repelled.nodes };
-    if (byDomain) out = { ...out, repelledIn: repelled.domains };
+    if (byNode) out = Object.assign({}, out, { repelledBy: repelled.nodes });
+    if (byDomain) out = Object.assign({}, out, { repelledIn: repelled.domains });
     if (alsoAvoid.size > 0) {
       const away: LabelMatchExpression = { key: NODE_ID_LABEL, operator: 'NOT_IN', values: [...alsoAvoid].sort(), soft: false };
-      out = { ...out, nodeAffinity: [...out.nodeAffinity, away] };
+      out = Object.assign({}, out, { nodeAffinity: [...out.nodeAffinity, away] });
     }
     return out;
   }

@@ -80,7 +80,8 @@ export class EventLog {
   append(event: Omit<ClusterEventWire, 'seq'>): ClusterEventWire {
     const seq = ++this.#seq;
     if (this.#reserve !== undefined && seq > this.#reservedUpTo - RESERVED_SEQS / 2) this.#reserve((this.#reservedUpTo = seq + RESERVED_SEQS));
-    const numbered: ClusterEventWire = { ...event, seq };
+    // not `{ ...event, seq }`: that gives every event a hidden class of its own on Node.js 20 (docs/benchmarks.md, "Object spreads on Node.js 20")
+    const numbered = Object.assign({}, event, { seq }) as ClusterEventWire;
     this.#appended++;
     this.#ring[this.#next] = numbered;
     this.#next = (this.#next + 1) % this.capacity;

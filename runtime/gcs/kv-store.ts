@@ -118,7 +118,7 @@ export class KvStore implements GcsStore {
 
   putActor(record: ActorRecord): void {
     this.#local.putActor(record);
-    this.#write('actors', record.info.actorId, () => encode('stored_actor', { ...record, incarnation: record.incarnation ?? 0 }));
+    this.#write('actors', record.info.actorId, () => encode('stored_actor', Object.assign({}, record, { incarnation: record.incarnation ?? 0 })));
   }
 
   deleteActor(actorId: string): void {

@@ -241,8 +241,8 @@ export class NodeDirectory {
   lost(nodeId: string): void {
     const record = this.deps.store.getNode(nodeId);
     if (!record || record.info.state === 'DEAD' || this.#refs.has(nodeId)) return;
-    const info: NodeInfoWire = { ...record.info, state: 'DEAD' };
-    this.deps.store.putNode({ ...record, info });
+    const info: NodeInfoWire = Object.assign({}, record.info, { state: 'DEAD' as const });
+    this.deps.store.putNode(Object.assign({}, record, { info }));
     this.deps.log(`node ${nodeId} did not register again after the GCS restarted: DEAD`);
     this.deps.events.node('node_dead', info);
   }
@@ -309,7 +309,7 @@ export class NodeDirectory {
     const record = this.deps.store.getNode(nodeId);
     if (!record || !this.deps.state.node(nodeId)) return this.info(nodeId);
     const info = this.#infoFromState(nodeId);
-    this.deps.store.putNode({ ...record, info });
+    this.deps.store.putNode(Object.assign({}, record, { info }));
     return info;
   }
 

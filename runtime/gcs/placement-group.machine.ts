@@ -94,6 +94,13 @@ export function backoffMs(failures: number): number {
   return Math.min(2000, 50 * 2 ** Math.max(0, failures - 1));
 }
 
+/**
+ * A bundle placed on `nodeId` (or unplaced), not committed. The context's objects are built with
+ * Object.assign or field by field, never as a literal opening with a spread: on Node.js 20 such a
+ * literal gets a hidden class of its own once optimized (docs/benchmarks.md, "Object spreads on Node.js 20").
+ */
+const placedBundle = (b: PgBundle, nodeId: string | undefined): PgBundle => Object.assign({}, b, { nodeId, committed: false });
+
 const bundlesOfTier = (tiers: Record<string, number>[][], tier: number): PgBundle[] =>
   tiers[tier].map((resources, index) => ({ index, resources, committed: false }));
 
@@ -107,26 +114,26 @@ export const contextChanges = {
     params.tier === context.tier ? {} : { tier: params.tier, bundles: bundlesOfTier(context.tiers, params.tier), placing: context.tiers[params.tier].map((_, i) => i) },
   assignNodes: (context: PlacementGroupContext, params: { nodeIds: readonly string[] }): Partial<PlacementGroupContext> => ({
     round: context.round + 1,
-    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, nodeId: params.nodeIds[b.index], committed: false } : b)),
+    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? placedBundle(b, params.nodeIds[b.index]) : b)),
     pendingReason: undefined,
   }),
   /** The placing bundles are committed; the round is over. */
   markCommitted: (context: PlacementGroupContext): Partial<PlacementGroupContext> => ({
-    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, committed: true } : b)),
+    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? Object.assign({}, b, { committed: true }) : b)),
     placing: [],
     failures: 0,
     pendingReason: undefined,
   }),
   /** The round is abandoned: its bundles are unplaced again. */
   unplace: (context: PlacementGroupContext): Partial<PlacementGroupContext> => ({
-    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? { ...b, nodeId: undefined, committed: false } : b)),
+    bundles: context.bundles.map((b) => (context.placing.includes(b.index) ? placedBundle(b, undefined) : b)),
   }),
   countFailure: (context: PlacementGroupContext, params: { cause: string }): Partial<PlacementGroupContext> => ({ failures: context.failures + 1, pendingReason: params.cause }),
   /** Bundles on a dead node become unplaced and join the bundles to place. */
   dropNode: (context: PlacementGroupContext, params: { nodeId: string }): Partial<PlacementGroupContext> => {
     const lost = context.bundles.filter((b) => b.nodeId === params.nodeId).map((b) => b.index);
     return {
-      bundles: context.bundles.map((b) => (b.nodeId === params.nodeId ? { ...b, nodeId: undefined, committed: false } : b)),
+      bundles: context.bundles.map((b) => (b.nodeId === params.nodeId ? placedBundle(b, undefined) : b)),
       placing: [...new Set([...context.placing, ...lost])].sort((a, b) => a - b),
       pendingReason: `node ${params.nodeId} died`,
     };
@@ -146,7 +153,7 @@ export const groupGuards = {
 
 /** The context a new group's machine starts with. */
 export function initialContext(input: PlacementGroupMachineInput): PlacementGroupContext {
-  return { ...input, tier: 0, bundles: bundlesOfTier(input.tiers, 0), placing: input.tiers[0].map((_, i) => i), round: 0, failures: 0 };
+  return Object.assign({}, input, { tier: 0, bundles: bundlesOfTier(input.tiers, 0), placing: input.tiers[0].map((_, i) => i), round: 0, failures: 0 });
 }
 
 export const placementGroupMachine = setup({

@@ -221,12 +221,12 @@ export class PlacementGroupDirectory {
       tiers: request.tiers.map((tier) => tier.map((b) => ({ ...b.resources }))),
     };
     const bundles = info.bundles.map((b) => ({ index: b.index, resources: { ...b.resources }, nodeId: b.nodeId!, committed: true }));
-    const context: PlacementGroupContext = { ...input, tier: info.tier, bundles, placing: [], round: 0, failures: 0 };
+    const context: PlacementGroupContext = Object.assign({}, input, { tier: info.tier, bundles, placing: [], round: 0, failures: 0 });
     const { ref } = this.#start(registration, request, groupAt('CREATED', context));
     // what the raylets still hold is taken again here, as the two-phase commit took it first
     const placing = bundles.filter((b) => live(b.nodeId)).map((b) => b.index);
-    this.#reserve({ ...context, placing });
-    this.#commit({ ...context, placing });
+    this.#reserve(Object.assign({}, context, { placing }));
+    this.#commit(Object.assign({}, context, { placing }));
     for (const i of placing) kept.add(`${bundles[i].nodeId}/${i}`);
     for (const nodeId of new Set(bundles.filter((b) => !live(b.nodeId)).map((b) => b.nodeId))) ref.send({ type: 'NODE_DIED', nodeId });
     return { how: 'kept', kept };
@@ -338,7 +338,7 @@ export class PlacementGroupDirectory {
       // only the lost bundles, of the tier in use, beside the nodes holding the others
       const spec = entry.request.tiers[c.tier];
       const placed = [...new Set(c.bundles.filter((b) => b.nodeId !== undefined).map((b) => b.nodeId!))];
-      const request: PlacementGroupRequest = { ...entry.request, tiers: [c.placing.map((i) => spec[i])], placed };
+      const request: PlacementGroupRequest = Object.assign({}, entry.request, { tiers: [c.placing.map((i) => spec[i])], placed });
       const decision = scheduleBundles(this.deps.state, request, { rng: this.deps.rng, policy });
       if (decision.status === 'placed') {
         const nodeIds: string[] = c.bundles.map((b) => b.nodeId ?? '');

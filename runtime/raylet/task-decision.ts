@@ -43,7 +43,7 @@ export function decideTask(state: ClusterState, req: SchedulingRequest, localNod
   }
   if (decision.nodeId === localNodeId) return { kind: 'local' };
   // a soft pin that schedule() let go of (its node is gone or cannot take it) is the default policy
-  const free = req.nodeId?.soft && req.nodeId.nodeId !== decision.nodeId ? { ...req, nodeId: undefined } : req;
+  const free = req.nodeId?.soft && req.nodeId.nodeId !== decision.nodeId ? Object.assign({}, req, { nodeId: undefined }) : req;
   if (!free.spread && !free.nodeId && localIsAsGood(state, free, { chosen: decision.nodeId, tier: decision.tier, localNodeId, policy })) return { kind: 'local' };
   return { kind: 'spill', nodeId: decision.nodeId };
 }

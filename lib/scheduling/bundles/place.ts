@@ -104,7 +104,7 @@ function pickForBundle(state: ClusterState, request: SchedulingRequest, used: Se
     }
   }
   if (strategy === 'SPREAD' || strategy === 'STRICT_SPREAD') {
-    const apart = { ...policy, filters: [...policy.filters, excluding(used)] };
+    const apart: Policy = Object.assign({}, policy, { filters: [...policy.filters, excluding(used)] });
     for (const attempt of attempts) {
       const node = pick(state, attempt, apart);
       if (node) return node;

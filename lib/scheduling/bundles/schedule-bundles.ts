@@ -44,10 +44,10 @@ function decide(state: ClusterState, req: PlacementGroupRequest, policy: Policy,
     if ('nodeIds' in result) return { status: 'placed', nodeIds: result.nodeIds, tier };
     first ??= result.stuck;
     if (fitsWhenIdle(state, req, tier, policy, pick)) {
-      return { status: 'unschedulable', failure: { ...describe(state, result.stuck, policy), code: 'unschedulable' } };
+      return { status: 'unschedulable', failure: Object.assign({}, describe(state, result.stuck, policy), { code: 'unschedulable' as const }) };
     }
   }
-  return { status: 'unschedulable', failure: { ...describe(state, first!, policy), code: 'infeasible' } };
+  return { status: 'unschedulable', failure: Object.assign({}, describe(state, first!, policy), { code: 'infeasible' as const }) };
 }
 
 /** Would the tier fit if every live node were idle? (Then waiting can succeed.) */
