@@ -489,7 +489,7 @@ function defaultTaskHosts(cpuUnits: number): number {
 
 
 /** An answer's value with the node's secret beside it (answers are objects; anything else is wrapped). */
-function withSecret(value: unknown, secret: string): object {
+export function withSecret(value: unknown, secret: string): object {
   const plain = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { value };
   // Object.assign, not `{ ...plain, secret }`: that literal gives every answer a hidden class of its
   // own on Node.js 20, and msgpack then encodes each one slowly (docs/benchmarks.md, "Object spreads on Node.js 20")
