@@ -26,10 +26,9 @@ export function actorFromWire(wire: ActorInfoWire): ActorInfo {
 
 /** A placement group as users see it: bundle resources in user quantities ({ CPU: 0.5 }). */
 export function placementGroupFromWire(wire: PlacementGroupInfoWire): PlacementGroupInfo {
-  return {
-    ...wire,
+  return Object.assign({}, wire, {
     bundles: wire.bundles.map((b) => ({ index: b.index, resources: formatResources(b.resources), ...(b.nodeId === undefined ? {} : { nodeId: b.nodeId }) })),
-  };
+  });
 }
 
 const NODE_EVENTS = new Set(['node_added', 'node_dead', 'node_labels_changed', 'node_taints_changed', 'node_draining', 'node_alive']);
