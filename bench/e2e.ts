@@ -41,7 +41,8 @@
  * 5. Code shipping (bench/e2e-code.ts): remote() to first call of an actor whose code is not yet on
  *    the node (bundled, uploaded, fetched, verified) beside one whose code is cached there.
  * 6. Creation by node count (--nodes 4,16,32, alone; bench/support/e2e-nodes.ts): per count a
- *    cluster of its own, 2,000 no-op actors SPREAD after a warm batch of as many — actors/s, summed raylet CPU,
+ *    cluster of its own, 2,000 no-op actors SPREAD after a warm batch of as many — actors/s, summed raylet CPU
+ *    and wake-ups (main-thread voluntary context switches, /proc),
  *    NATS messages and KB out per created actor; targets (issue 18, part 4): raylet CPU per actor
  *    with 16 raylets ≤ 1.5× with 4, NATS messages per actor with 32 raylets ≤ 2× with 4.
  *
@@ -672,19 +673,22 @@ async function runScaling(counts: readonly number[]): Promise<void> {
   });
   const table = runs.map((r) => [
     String(r.nodes), `${count(r.alive)}/${count(r.actors)}`, formatNumber(r.alive / secs(r.aliveMs)), formatNumber(1000 * perActor(r, r.cpu.raylets)),
+    formatNumber(perActor(r, r.rayletWakeups)), formatNumber((1e6 * r.cpu.raylets) / Math.max(1, r.rayletWakeups)),
     formatNumber(1000 * perActor(r, r.cpu.GCS)), formatNumber(1000 * perActor(r, r.cpu['worker hosts'])), formatNumber(perActor(r, r.msgsOut)), formatNumber(perActor(r, r.bytesOut) / 1024), `${r.loadBefore} → ${r.loadAfter}`,
   ]);
   for (const r of runs) {
     const of = `${r.nodes} raylets, ${count(r.actors)} actors SPREAD`;
     rows.push({ name: `creation by node count: actors ALIVE/s (${of})`, value: r.alive / secs(r.aliveMs), unit: 'actors/s' });
     rows.push({ name: `creation by node count: raylet CPU ms per created actor, all raylets (${of})`, value: 1000 * perActor(r, r.cpu.raylets), unit: 'ms' });
+    rows.push({ name: `creation by node count: raylet wake-ups per created actor, all raylets (${of})`, value: perActor(r, r.rayletWakeups), unit: 'wake-ups' });
+    rows.push({ name: `creation by node count: raylet CPU µs per wake-up (${of})`, value: (1e6 * r.cpu.raylets) / Math.max(1, r.rayletWakeups), unit: 'µs' });
     rows.push({ name: `creation by node count: GCS CPU ms per created actor (${of})`, value: 1000 * perActor(r, r.cpu.GCS), unit: 'ms' });
     rows.push({ name: `creation by node count: NATS messages out per created actor (${of})`, value: perActor(r, r.msgsOut), unit: 'messages' });
     rows.push({ name: `creation by node count: KB out per created actor (${of})`, value: perActor(r, r.bytesOut) / 1024, unit: 'KB' });
   }
   out(`
 6. Creation by node count — ${count(runs[0]?.actors ?? 0)} no-op actors SPREAD, ${IN_FLIGHT} in flight, after a warm batch; a cluster per count`);
-  out(formatTable(['raylets', 'ALIVE', 'actors/s', 'raylet CPU ms/actor (all)', 'GCS CPU ms/actor', 'worker hosts CPU ms/actor', 'NATS msgs out/actor', 'KB out/actor', 'load average'], table));
+  out(formatTable(['raylets', 'ALIVE', 'actors/s', 'raylet CPU ms/actor (all)', 'raylet wake-ups/actor (all)', 'raylet CPU µs/wake-up', 'GCS CPU ms/actor', 'worker hosts CPU ms/actor', 'NATS msgs out/actor', 'KB out/actor', 'load average'], table));
   const at = (n: number): ScalingRun | undefined => runs.find((r) => r.nodes === n && r.alive > 0);
   const ratio = (a: ScalingRun, b: ScalingRun, f: (r: ScalingRun) => number): number => f(a) / f(b);
   const [r4, r16, r32] = [at(4), at(16), at(32)];

@@ -11,6 +11,9 @@
  *   NATS messages out per created actor    the server's out_msgs (/varz): every delivery to every
  *                                         client — a broadcast heard by 32 raylets counts 32
  *   KB out per created actor               the server's out_bytes likewise
+ *   raylet wake-ups per created actor      voluntary context switches of the raylets' main threads
+ *                                         (/proc/<pid>/status), summed: about one per event-loop
+ *                                         wake-up, so CPU per wake-up is CPU ÷ wake-ups
  *
  * Then, with more than 4 raylets, where the cost of a growing cluster goes: half as many actors
  * again, all placed on the first 4 nodes (label `bench-host=yes`), and the CPU of the 4 raylets that
@@ -24,7 +27,7 @@ import { performance } from 'node:perf_hooks';
 import type { LocalCluster, NodeSpec } from '../../runtime/index.ts';
 import { freePort, startNatsServer } from '../../runtime/local/nats-server.ts';
 import { loadAverage, runPool } from './e2e-stats.ts';
-import { cpuBetween, cpuSeconds, cpuSnapshot, type Role } from './proc-cpu.ts';
+import { cpuBetween, cpuSeconds, cpuSnapshot, switchesOf, type Role } from './proc-cpu.ts';
 
 export const SCALING_TARGETS = { cpuRatio16to4: 1.5, messagesRatio32to4: 2 };
 const IN_FLIGHT = 256;
@@ -37,6 +40,8 @@ export interface ScalingRun {
   readonly failures: string[];
   readonly aliveMs: number;
   readonly cpu: Record<Role, number>;
+  /** Wake-ups of the raylets' main threads (voluntary context switches), summed. */
+  readonly rayletWakeups: number;
   readonly msgsOut: number;
   readonly bytesOut: number;
   readonly loadBefore: string;
@@ -95,6 +100,7 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
       const loadBefore = loadAverage();
       const v0 = await varz(monitorPort);
       const cpu0 = cpuSnapshot();
+      const wake0 = switchesOf('raylets');
       const start = performance.now();
       let last = start;
       let alive = 0;
@@ -104,12 +110,13 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
         last = performance.now();
       });
       const cpu = cpuBetween(cpu0, cpuSnapshot());
+      const rayletWakeups = switchesOf('raylets') - wake0;
       const v1 = await varz(monitorPort);
       const failures = results.flatMap((r) => (r && typeof r === 'object' && 'error' in r ? [String(r.error)] : []));
       const loadAfter = loadAverage();
       const split = n > HOSTS ? await measureSplit(local, Math.floor(size.actors / 2), deps) : undefined;
       const run: ScalingRun = {
-        nodes: n, actors: size.actors, alive, failures, aliveMs: last - start, cpu,
+        nodes: n, actors: size.actors, alive, failures, aliveMs: last - start, cpu, rayletWakeups,
         msgsOut: v1.out_msgs - v0.out_msgs, bytesOut: v1.out_bytes - v0.out_bytes, loadBefore, loadAfter, ...(split ? { split } : {}),
       };
       runs.push(run);

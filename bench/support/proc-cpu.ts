@@ -35,6 +35,27 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * How many times a process's main thread gave up the CPU of its own accord (`voluntary_ctxt_switches`
+ * in /proc/<pid>/status): for a Node.js process, about one per event-loop wake-up — it sleeps in
+ * epoll_wait until a message or a timer wakes it. 0 when it is gone. Linux only.
+ */
+export function voluntarySwitches(pid: number): number {
+  try {
+    const m = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Voluntary switches (voluntarySwitches) of every process below this one of a role, summed. */
+export function switchesOf(role: Role): number {
+  let sum = 0;
+  for (const pid of descendants(process.pid)) if (roleOf(pid) === role) sum += voluntarySwitches(pid);
+  return sum;
+}
+
 function roleOf(pid: number): Role {
   const argv = commandLine(pid);
   if (argv.some((a) => /gcs[/\\]main\.(ts|js)$/.test(a))) return 'GCS';
