@@ -7,8 +7,15 @@ import { OrreryError } from '../../lib/errors.ts';
  * that arrived in one read before anything else runs, so without this a burst of registrations would
  * hold a cheap query (`nodes()`) behind all of them; with it the query is answered between slices.
  */
+interface Job {
+  run: () => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 export class IntakeQueue {
-  #jobs: { run: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  /** Jobs from `#head` on are waiting; those before it ran and are cleared, so nothing they hold is kept. */
+  #jobs: (Job | undefined)[] = [];
   #head = 0;
   #immediate: NodeJS.Immediate | undefined;
   #stopped = false;
@@ -32,7 +39,7 @@ export class IntakeQueue {
     this.#stopped = true;
     if (this.#immediate !== undefined) clearImmediate(this.#immediate);
     this.#immediate = undefined;
-    for (const job of this.#jobs.slice(this.#head)) job.reject(stopping());
+    for (const job of this.#jobs.slice(this.#head)) job?.reject(stopping());
     this.#jobs = [];
     this.#head = 0;
   }
@@ -42,7 +49,8 @@ export class IntakeQueue {
     const now = this.opts.now ?? Date.now;
     const until = now() + this.opts.sliceMs;
     while (this.#head < this.#jobs.length && !this.#stopped) {
-      const job = this.#jobs[this.#head++];
+      const job = this.#jobs[this.#head]!;
+      this.#jobs[this.#head++] = undefined;
       try {
         job.resolve(job.run());
       } catch (err) {
@@ -53,8 +61,14 @@ export class IntakeQueue {
     if (this.#head >= this.#jobs.length) {
       this.#jobs = [];
       this.#head = 0;
-    } else if (!this.#stopped) {
-      this.#immediate = setImmediate(() => this.#slice());
+    } else {
+      // a backlog that never empties (requests arriving about as fast as they run) must not grow the
+      // array by every job that ever ran: the waiting ones move to the front once they are the minority
+      if (this.#head > 1024 && this.#head * 2 > this.#jobs.length) {
+        this.#jobs = this.#jobs.slice(this.#head);
+        this.#head = 0;
+      }
+      if (!this.#stopped) this.#immediate = setImmediate(() => this.#slice());
     }
   }
 }

@@ -1,0 +1,94 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { IntakeQueue } from '../../../runtime/gcs/intake-queue.ts';
+
+// The GCS's intake queue (register_actor and other heavy requests): arrival order, slices of at most
+// sliceMs with a turn of the event loop between them, a failing job failing alone, stop(), and a
+// backlog that never empties holding nothing of the jobs that already ran.
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+test('jobs run in arrival order and resolve with their results; one that throws rejects alone', async () => {
+  const q = new IntakeQueue({ sliceMs: 5 });
+  const ran: number[] = [];
+  const results = await Promise.allSettled(
+    [1, 2, 3, 4].map((i) =>
+      q.run(() => {
+        ran.push(i);
+        if (i === 3) throw new Error('three');
+        return i * 10;
+      }),
+    ),
+  );
+  assert.equal(ran, [1, 2, 3, 4]);
+  assert.equal(
+    results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)),
+    [10, 20, 'three', 40],
+  );
+  assert.is(q.size, 0);
+});
+
+test('a slice ends once sliceMs has passed: what else waits on the event loop runs before the next slice', async () => {
+  let clock = 0;
+  const q = new IntakeQueue({ sliceMs: 5, now: () => clock });
+  const order: string[] = [];
+  const jobs = Array.from({ length: 6 }, (_, i) =>
+    q.run(() => {
+      order.push(`job ${i}`);
+      if (i === 0) setImmediate(() => order.push('other work'));
+      clock += 2; // each job takes 2 ms of the fake clock: three make a slice
+    }),
+  );
+  await Promise.all(jobs);
+  assert.equal(order, ['job 0', 'job 1', 'job 2', 'other work', 'job 3', 'job 4', 'job 5']);
+});
+
+test('stop() rejects the waiting jobs with GCS_STOPPING and refuses new ones', async () => {
+  let clock = 0;
+  const q = new IntakeQueue({ sliceMs: 1, now: () => clock });
+  const first = q.run(() => (clock += 5));
+  const waiting = q.run(() => 'never');
+  await first;
+  q.stop();
+  const err = (await waiting.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as { code?: string };
+  assert.is(err?.code, 'GCS_STOPPING');
+  const late = (await q.run(() => 'late').then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as { code?: string };
+  assert.is(late?.code, 'GCS_STOPPING');
+});
+
+test('a backlog that never empties keeps nothing of the jobs that ran', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  let clock = 0;
+  const q = new IntakeQueue({ sliceMs: 10, now: () => clock });
+  const refs: WeakRef<object>[] = [];
+  let ran = 0;
+  const total = 6000;
+  for (let i = 0; i < total; i++) {
+    const payload = { i, bytes: new Uint8Array(256) };
+    refs.push(new WeakRef(payload));
+    void q.run(() => {
+      ran += payload.bytes.length > 0 ? 1 : 0;
+      clock += 1; // ten jobs a slice
+    });
+  }
+  while (ran < 4000) await turn();
+  assert.ok(q.size > 0, 'the backlog is still there');
+  gc();
+  await turn();
+  const keptOfRun = refs.slice(0, 3000).filter((r) => r.deref() !== undefined).length;
+  assert.is(keptOfRun, 0, `${keptOfRun} of the first 3,000 jobs that ran are still held by the queue`);
+  const keptWaiting = refs.slice(ran + 20).filter((r) => r.deref() !== undefined).length;
+  assert.is(keptWaiting, total - ran - 20, 'the waiting jobs are all held');
+  while (q.size > 0) await turn();
+});
+
+test.run();
