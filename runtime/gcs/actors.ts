@@ -597,6 +597,9 @@ export class ActorDirectory {
     else if (info.state === 'RESTARTING' || (info.state === 'PENDING' && previous === 'SCHEDULED')) queue.kick('actor_waiting');
     else if (info.state === 'DEAD') {
       entry.ref = undefined;
+      // an actor killed while it waited leaves the queue without another tryPlace: its explanation goes here
+      this.#explained.delete(info.actorId);
+      this.#refreshDue.delete(info.actorId);
       if (entry.compiled.requiredDuringExecution) this.deps.eviction().requiredActors(-1);
       const name = entry.registration.name;
       if (name !== undefined && this.#names.get(nameKey(info.namespace, name)) === info.actorId) this.#names.delete(nameKey(info.namespace, name));

@@ -1,0 +1,51 @@
+import { Session } from 'node:inspector/promises';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { seededRng } from '../../../lib/random.ts';
+import { MemoryBroker, connectMemoryBus } from '../../../runtime/bus/memory.ts';
+import { GcsService } from '../../../runtime/gcs/service.ts';
+
+// What the GCS keeps of actors that are gone: nothing beyond the dead-actor retention bound. The
+// tables a long-running GCS fills with every actor it ever saw are read through the inspector (they
+// are private fields), since what is asserted is that they are empty, which no query would show.
+
+const session = new Session();
+session.connect();
+
+/** The size of the private Map or Set field `name` of `obj`. */
+async function privateSize(obj: object, name: string): Promise<number> {
+  (globalThis as { __probe?: object }).__probe = obj;
+  try {
+    const { result } = await session.post('Runtime.evaluate', { expression: 'globalThis.__probe' });
+    // privateProperties is in the protocol's answer, not in @types/node's
+    const props = (await session.post('Runtime.getProperties', { objectId: result.objectId!, ownProperties: true })) as { privateProperties?: { name: string; value?: { objectId?: string } }[] };
+    const field = (props.privateProperties ?? []).find((p) => p.name === name);
+    if (!field?.value?.objectId) throw new Error(`no private field ${name}`);
+    const size = (await session.post('Runtime.callFunctionOn', { objectId: field.value.objectId, functionDeclaration: 'function () { return this.size; }', returnByValue: true })) as unknown as { result: { value: number } };
+    return size.result.value;
+  } finally {
+    delete (globalThis as { __probe?: object }).__probe;
+  }
+}
+
+test('actors killed while they could not be placed leave no explanation behind', async () => {
+  const svc = new GcsService({ bus: connectMemoryBus(new MemoryBroker()), cluster: 'c', nodeTimeoutMs: 600_000, rng: seededRng(1), maxDeadActors: 10 });
+  await svc.start();
+  try {
+    // no node at all: each actor is explained as unschedulable when it registers, then killed while PENDING
+    for (let i = 0; i < 200; i++) {
+      const actorId = `a${i}`;
+      svc.actors.register({ actorId, code: { moduleUrl: 'file:///x.ts', className: 'C', args: [] }, namespace: 'default', options: { numCpus: 1 } });
+      if (i === 0) assert.is(await privateSize(svc.actors, '#explained'), 1, 'the probe sees an explanation while the actor waits');
+      await svc.actors.kill({ actorId, noRestart: true });
+    }
+    assert.is(svc.actors.list().length, 10, 'dead actors past the bound are forgotten');
+    assert.is(svc.queue.size, 0);
+    assert.is(await privateSize(svc.actors, '#explained'), 0);
+    assert.is(await privateSize(svc.actors, '#refreshDue'), 0);
+  } finally {
+    await svc.stop();
+  }
+});
+
+test.run();
