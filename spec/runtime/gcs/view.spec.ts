@@ -294,6 +294,26 @@ test('load reports: the latest of each node goes in the next delta, numbered by 
   b.view.stop();
 });
 
+test('the first page of a snapshot is the kept copy while the view has not moved, and a fresh one once it has', () => {
+  const state = new ClusterState();
+  state.addNode({ nodeId: 'n1', total: { CPU: 4 * CPU } });
+  state.addNode({ nodeId: 'n2', total: { CPU: 4 * CPU } });
+  const b = broadcaster(state);
+  b.next('n1', 'n2');
+  const first = b.view.snapshotPage({});
+  const again = b.view.snapshotPage({});
+  assert.is(again.version, first.version);
+  // the same node objects: read from the copy kept for this version, not built again for every raylet
+  assert.ok(again.upserts.every((n, i) => n === first.upserts[i]));
+  commit(state, 'n2', 'pg', 0, 1);
+  b.view.changed('n2'); // pending, not yet published: the next first page publishes it first
+  const moved = b.view.snapshotPage({});
+  assert.ok(moved.version > first.version, 'a new version once the view moved');
+  assert.is(b.published.at(-1)!.version, moved.version, 'what was pending went out before the snapshot');
+  assert.equal(moved.upserts.find((n) => n.nodeId === 'n2')!.resources?.total, { CPU: 4 * CPU, CPU_group_pg: CPU, CPU_group_0_pg: CPU });
+  b.view.stop();
+});
+
 function sorted(set: Readonly<Record<string, number>>): [string, number][] {
   return Object.entries(set).sort(([a], [b]) => (a < b ? -1 : 1));
 }
