@@ -81,10 +81,23 @@ export class RestartGate {
   wait(seq: number): Promise<void> {
     if (!this.shut) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const at = this.#waiters.findIndex((w) => w.seq > seq);
+      const waiters = this.#waiters;
       const waiter = { seq, resolve, reject };
-      if (at < 0) this.#waiters.push(waiter);
-      else this.#waiters.splice(at, 0, waiter);
+      // calls are numbered as they are made, so a new one almost always goes last; else after the
+      // last waiter numbered at or below it, found by bisection (a scan per call was quadratic: 100,000
+      // calls made while an actor restarted took 5.7 s to queue)
+      if (waiters.length === 0 || waiters[waiters.length - 1].seq <= seq) {
+        waiters.push(waiter);
+        return;
+      }
+      let lo = 0;
+      let hi = waiters.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (waiters[mid].seq > seq) hi = mid;
+        else lo = mid + 1;
+      }
+      waiters.splice(lo, 0, waiter);
     });
   }
 
