@@ -373,6 +373,11 @@ export class ActorDirectory {
   /** Every actor placed on a node that died (or stopped) fails with `cause`, and restarts elsewhere when it may. */
   failOnNode(nodeId: string, cause = `node ${nodeId} died`): void {
     for (const entry of this.#entries.values()) {
+      // the info says where an actor is as its machine does (#observe, on every step; a sleeping
+      // actor's context is made from it): checked first, so a death costs a field read per actor, not
+      // a context made for each sleeping one (330 ms per node with 100,000 actors; a zone of 1,000
+      // nodes lost at once held the GCS for minutes)
+      if (entry.info.nodeId !== nodeId) continue;
       const context = this.#context(entry);
       if (context?.nodeId === nodeId) this.#awake(entry)!.send({ type: 'FAILED', incarnation: context.incarnation, cause });
     }

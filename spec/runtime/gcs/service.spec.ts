@@ -512,6 +512,29 @@ test('unregister_node: the node is DEAD at once, long before its timeout; its ac
     assert.equal((await h.nodes()).map((n) => `${n.nodeId}:${n.state}`), ['n1:DEAD', 'n2:ALIVE']);
   }));
 
+test('a node that stops fails exactly its actors, asleep or still being created; another node\'s sleeping actor is not woken', () =>
+  withGcs({ heartbeatMs: 20, nodeTimeoutMs: 60_000 }, async (h) => {
+    await h.addNode(us('n2'), { heartbeat: true });
+    await h.registerActor('b', { numCpus: 4 }); // fills n2
+    await h.reached('b', 'ALIVE');
+    const n1 = await h.addNode(us('n1'), { heartbeat: true });
+    await h.registerActor('a', { numCpus: 1 });
+    assert.is((await h.reached('a', 'ALIVE')).nodeId, 'n1');
+    n1.hold = (req) => req.actorId === 'held';
+    await h.registerActor('held', { numCpus: 1 });
+    assert.is((await h.reached('held', 'SCHEDULED')).nodeId, 'n1');
+    await until('a and b asleep', () => (h.gcs.snapshot().actorMachines.asleep === 2 ? true : undefined));
+
+    n1.stopHeartbeats();
+    assert.equal(await h.request('unregister_node', 'unregister_node', { nodeId: 'n1' }), { known: true });
+    assert.is((await h.reached('a', 'DEAD')).deathCause, 'node n1 stopped');
+    assert.is((await h.reached('held', 'DEAD')).deathCause, 'node n1 stopped');
+    const b = await h.actor('b');
+    assert.equal([b.state, b.nodeId, b.numRestarts], ['ALIVE', 'n2', 0]);
+    assert.equal(h.gcs.snapshot().actorMachines, { running: 0, asleep: 1 }, 'b slept through it');
+    assert.not.ok(h.events.got.some((e) => e.actor?.actorId === 'b' && e.actor.state !== 'ALIVE' && e.actor.state !== 'SCHEDULED' && e.actor.state !== 'PENDING'));
+  }));
+
 test('unregister_node without the secret the node registered with is NODE_NOT_OWNED and changes nothing', () =>
   withGcs({}, async (h) => {
     await h.addNode(us('n1', { secret: 'k'.repeat(32) }));
