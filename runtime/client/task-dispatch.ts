@@ -32,9 +32,49 @@ interface Job {
   reject(err: unknown): void;
 }
 
+/**
+ * Tasks waiting their turn, first in first out, with the odd one put back at the front (a lease
+ * that was gone, a raylet that said busy). Not an array's shift(): V8 moves every element for it once
+ * an array passes ~16,000, and a driver submitting 100,000 tasks of one class then spent 4.5 s in it.
+ */
+class JobQueue {
+  #items: (Job | undefined)[] = [];
+  #head = 0;
+  /** Jobs put back, the next to go last. */
+  #front: Job[] = [];
+
+  get length(): number {
+    return this.#front.length + this.#items.length - this.#head;
+  }
+
+  push(job: Job): void {
+    this.#items.push(job);
+  }
+
+  /** Puts a job back to go next. */
+  unshift(job: Job): void {
+    this.#front.push(job);
+  }
+
+  shift(): Job | undefined {
+    if (this.#front.length > 0) return this.#front.pop();
+    if (this.#head >= this.#items.length) return undefined;
+    const job = this.#items[this.#head];
+    this.#items[this.#head++] = undefined;
+    if (this.#head === this.#items.length) {
+      this.#items = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return job;
+  }
+}
+
 /** Tasks with the same options: they can share worker leases. */
 interface TaskClass {
-  readonly waiting: Job[];
+  readonly waiting: JobQueue;
   /** Leases with no task, most recently used last. */
   idle: Lease[];
   /** Leases with tasks in flight. */
@@ -78,7 +118,7 @@ export class TaskDispatcher {
   /** Runs a task of class `key` (leases shared with tasks of the same key). */
   run(spec: TaskSpec, key: string): Promise<TaskResult> {
     let cls = this.classes.get(key);
-    if (!cls) this.classes.set(key, (cls = { waiting: [], idle: [], busy: new Set(), leases: 0, pending: 0, full: false }));
+    if (!cls) this.classes.set(key, (cls = { waiting: new JobQueue(), idle: [], busy: new Set(), leases: 0, pending: 0, full: false }));
     const owner = cls;
     return new Promise<TaskResult>((resolve, reject) => {
       owner.waiting.push({ spec, tries: { attempt: 0 }, resolve, reject });

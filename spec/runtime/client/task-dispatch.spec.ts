@@ -1,0 +1,63 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { TaskDispatcher } from '../../../runtime/client/task-dispatch.ts';
+import type { TaskContext, TaskSubmitter } from '../../../runtime/client/task-submitter.ts';
+
+// The driver's task dispatcher without leases (a submitter that grants none): tasks of one class go
+// to raylets in the order they were submitted, at most 16 at once, and one a raylet had no room for
+// goes again before those behind it.
+
+const ctx = { bus: { subscribe: () => ({ unsubscribe() {} }) }, subjects: { event: (t: string) => `e.${t}`, actorCall: (id: string) => `a.${id}` } } as unknown as TaskContext;
+const spec = (i: number) => ({ taskId: `t${i}`, code: { moduleUrl: 'file:///t.ts', functionName: 'f', args: [] }, namespace: 'default', options: {}, maxRetries: 0 }) as never;
+
+/** A submitter answering each submission on the next turn; `busy` says which attempts a raylet refuses. */
+function submitter(busy: (taskId: string, seen: number) => boolean = () => false) {
+  const sent: string[] = [];
+  let inFlight = 0;
+  let most = 0;
+  const seen = new Map<string, number>();
+  const s = {
+    isLive: () => true,
+    submit: (task: { taskId: string }) => {
+      sent.push(task.taskId);
+      const n = (seen.get(task.taskId) ?? 0) + 1;
+      seen.set(task.taskId, n);
+      most = Math.max(most, ++inFlight);
+      return new Promise((resolve) =>
+        setImmediate(() => {
+          inFlight--;
+          resolve(busy(task.taskId, n) ? { busy: true } : { result: { value: task.taskId, taskId: task.taskId, nodeId: 'n1', route: ['n1'], attempts: 1 } });
+        }),
+      );
+    },
+  };
+  return { s: s as unknown as TaskSubmitter, sent, most: () => most };
+}
+
+test('40,000 tasks of one class reach the raylets in submission order, at most 16 at a time', async () => {
+  const sub = submitter();
+  const d = new TaskDispatcher(ctx, sub.s);
+  const n = 40_000;
+  const results = await Promise.all(Array.from({ length: n }, (_, i) => d.run(spec(i), 'k')));
+  assert.is(results.length, n);
+  assert.ok(results.every((r, i) => r.value === `t${i}`));
+  assert.ok(sub.sent.every((id, i) => id === `t${i}`), 'sent in submission order');
+  assert.is(sub.most(), 16);
+  d.close();
+});
+
+test('a task a raylet had no room for goes again before the tasks behind it', async () => {
+  const sub = submitter((id, seen) => id === 't20' && seen === 1);
+  const d = new TaskDispatcher(ctx, sub.s);
+  await Promise.all(Array.from({ length: 40 }, (_, i) => d.run(spec(i), 'k')));
+  const first = sub.sent.indexOf('t20');
+  const again = sub.sent.indexOf('t20', first + 1);
+  assert.ok(again > first, 't20 was sent twice');
+  const after = sub.sent.slice(first + 1, again);
+  // what went between the refusal and the retry was already on its way before the answer came
+  assert.ok(after.every((id) => Number(id.slice(1)) < 20 + 16), `sent between: ${after.join(' ')}`);
+  assert.ok(sub.sent.slice(again + 1).every((id) => Number(id.slice(1)) > 20), 'nothing older than t20 after its retry');
+  d.close();
+});
+
+test.run();
