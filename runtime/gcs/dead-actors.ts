@@ -6,9 +6,13 @@
  *
  * A FIFO of dead actor ids in the order they died: `died(id)` records one and returns the ids that
  * fell out (the oldest deaths beyond the bound), which the actor directory then forgets — from
- * memory and from the store. An actor dies once; a second `died` for the same id is ignored.
+ * memory and from the store. An actor dies once; a second `died` for the same id is ignored. The
+ * node table bounds its dead nodes with the same FIFO (nodes.ts).
  */
 export const DEFAULT_MAX_DEAD_ACTORS = 100_000;
+
+/** How many dead nodes the node table keeps by default (nodes.ts), as Ray's `maximum_gcs_dead_node_cached_count`. */
+export const DEFAULT_MAX_DEAD_NODES = 1_000;
 
 export class DeadActors {
   /** Dead ids, oldest first, from `#head` on (the slots before it are spent). */

@@ -108,6 +108,11 @@ export class KvStore implements GcsStore {
     this.#write('nodes', record.info.nodeId, () => encode('stored_node', record));
   }
 
+  deleteNode(nodeId: string): void {
+    this.#local.deleteNode(nodeId);
+    this.#write('nodes', nodeId, () => undefined);
+  }
+
   nodes(): NodeRecord[] {
     return this.#local.nodes();
   }

@@ -13,6 +13,7 @@ import { nodeStateOf, type NodeMachineInput, type NodeState } from './node.machi
 import { changedLabels, changedTaints, nodeSetup } from './node-registration.ts';
 import { Liveness, type LivenessClock } from './liveness.ts';
 import type { KickReason } from './pending-queue.ts';
+import { DEFAULT_MAX_DEAD_NODES, DeadActors } from './dead-actors.ts';
 import type { GcsStore } from './store.ts';
 import type { ViewBroadcaster } from './view.ts';
 import { tokenField } from './wire.ts';
@@ -22,8 +23,13 @@ import { tokenField } from './wire.ts';
  * is a Node machine with the Gcs actor as its parent; its heartbeat deadline is kept in `Liveness`
  * (liveness.ts), which sends the machine TIMEOUT when it passes. This watches its snapshots and carries each state into the scheduler's ClusterState, the node
  * table, the view broadcast and the events. A DEAD node leaves the ClusterState (after its actors
- * have failed and given back what they held); its record stays in the table.
+ * have failed and given back what they held); its record stays in the table, listed, until it is
+ * one of more than `maxDeadNodes` dead ones: then the oldest death is forgotten, from the table and
+ * the store. (Every raylet start is a new node id, so kept forever they grew the GCS's memory, its
+ * store and every list_nodes walk with each restart, scale-down and replacement. Ray bounds them
+ * the same way: `maximum_gcs_dead_node_cached_count`, 1,000; DEFAULT_MAX_DEAD_NODES.)
  */
+
 export interface NodeDirectoryDeps {
   readonly state: ClusterState;
   readonly store: GcsStore;
@@ -52,6 +58,8 @@ export interface NodeDirectoryDeps {
   readonly now?: () => number;
   /** The clock of heartbeat deadlines; default performance.now and the global timers. */
   readonly livenessClock?: LivenessClock;
+  /** How many dead nodes stay in the table; default DEFAULT_MAX_DEAD_NODES. */
+  readonly maxDeadNodes?: number;
 }
 
 /** Longest a node table record lags behind the node's resources (see `touched`). */
@@ -70,12 +78,28 @@ export class NodeDirectory {
   /** The name of every live node, to its id: a name is one node's while it lives. */
   readonly #names = new Map<string, string>();
 
+  /** Dead nodes in the order they died (the same bounded FIFO as dead actors'). */
+  readonly #dead: DeadActors;
+
   constructor(private readonly deps: NodeDirectoryDeps) {
     this.#liveness = new Liveness({
       timeoutMs: deps.nodeTimeoutMs,
       clock: deps.livenessClock,
       expired: (nodeId) => this.#refs.get(nodeId)?.send({ type: 'TIMEOUT' }),
     });
+    this.#dead = new DeadActors(deps.maxDeadNodes ?? DEFAULT_MAX_DEAD_NODES);
+    // a restarted GCS takes up the dead nodes its store holds, oldest registration first
+    const dead = deps.store.nodes().filter((r) => r.info.state === 'DEAD').sort((a, b) => a.registeredAt - b.registeredAt);
+    for (const record of dead) this.#buried(record.info.nodeId);
+  }
+
+  /** A node is DEAD: the oldest dead nodes past the bound are forgotten — unless one came back since. */
+  #buried(nodeId: string): void {
+    for (const forgotten of this.#dead.died(nodeId)) {
+      // a raylet that was declared dead may register again under its id (a partition healed)
+      if (this.#refs.has(forgotten) || this.deps.store.getNode(forgotten)?.info.state !== 'DEAD') continue;
+      this.deps.store.deleteNode(forgotten);
+    }
   }
 
   /**
@@ -245,6 +269,7 @@ export class NodeDirectory {
     this.deps.store.putNode(Object.assign({}, record, { info }));
     this.deps.log(`node ${nodeId} did not register again after the GCS restarted: DEAD`);
     this.deps.events.node('node_dead', info);
+    this.#buried(nodeId);
   }
 
   list(): NodeInfoWire[] {
@@ -301,6 +326,7 @@ export class NodeDirectory {
     this.deps.events.node('node_dead', info);
     this.deps.view.changed(nodeId);
     this.deps.kick('node_died');
+    this.#buried(nodeId);
   }
 
   /** Writes the node's current picture (from the ClusterState) to the node table. */

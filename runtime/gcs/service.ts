@@ -12,7 +12,7 @@ import { RESUMED_INPUT } from '../inspect/mapper.ts';
 import type { ActorContext, ActorMachine, ActorMachineInput } from './actor.machine.ts';
 import { provideActorEffects } from './actor-effects.ts';
 import { ActorDirectory } from './actors.ts';
-import { DEFAULT_MAX_DEAD_ACTORS, DeadActors } from './dead-actors.ts';
+import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES, DeadActors } from './dead-actors.ts';
 import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
 import { EventPublisher } from './events.ts';
 import { EvictionGuard } from './eviction.ts';
@@ -65,6 +65,11 @@ export interface GcsOptions {
    * from memory and the store. Default 100,000, Ray's `maximum_gcs_destroyed_actor_cached_count`.
    */
   maxDeadActors?: number;
+  /**
+   * How many dead nodes the node table keeps (listed, answering get_node); older deaths are
+   * forgotten, from memory and the store. Default 1,000, Ray's `maximum_gcs_dead_node_cached_count`.
+   */
+  maxDeadNodes?: number;
   /** How many recent events the GCS keeps for `list_events` (`orrery events`); default 10,000. */
   eventHistory?: number;
   /**
@@ -250,6 +255,7 @@ export class GcsService {
     });
     this.nodes = new NodeDirectory({
       state: this.state, store: this.store, events, view: this.view, heartbeatMs, nodeTimeoutMs, rareResources, log, kick, epoch,
+      maxDeadNodes: positiveInt('maxDeadNodes', opts.maxDeadNodes, DEFAULT_MAX_DEAD_NODES, 0),
       constraintsChanged: (nodeId) => this.eviction.mark(nodeId),
       spawn: (input) => this.#startChild(this.#nodeLogic, nodeChildId(input.nodeId), input) as NodeRef,
       failActorsOn: (nodeId, cause) => this.actors.failOnNode(nodeId, cause),

@@ -53,6 +53,8 @@ export type MetaKey = 'eventSeq';
 export interface GcsStore {
   getNode(nodeId: string): NodeRecord | undefined;
   putNode(record: NodeRecord): void;
+  /** Forgets a node: a dead node past the retention bound (nodes.ts). A no-op for an id not held. */
+  deleteNode(nodeId: string): void;
   nodes(): NodeRecord[];
   getActor(actorId: string): ActorRecord | undefined;
   putActor(record: ActorRecord): void;
@@ -94,6 +96,10 @@ export class MemoryStore implements GcsStore {
 
   putNode(record: NodeRecord): void {
     this.#nodes.set(record.info.nodeId, record);
+  }
+
+  deleteNode(nodeId: string): void {
+    this.#nodes.delete(nodeId);
   }
 
   nodes(): NodeRecord[] {
