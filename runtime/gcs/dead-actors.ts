@@ -7,12 +7,16 @@
  * A FIFO of dead actor ids in the order they died: `died(id)` records one and returns the ids that
  * fell out (the oldest deaths beyond the bound), which the actor directory then forgets — from
  * memory and from the store. An actor dies once; a second `died` for the same id is ignored. The
- * node table bounds its dead nodes with the same FIFO (nodes.ts).
+ * node table bounds its dead nodes with the same FIFO (nodes.ts), and the placement groups their
+ * REMOVED ones (placement-groups.ts).
  */
 export const DEFAULT_MAX_DEAD_ACTORS = 100_000;
 
 /** How many dead nodes the node table keeps by default (nodes.ts), as Ray's `maximum_gcs_dead_node_cached_count`. */
 export const DEFAULT_MAX_DEAD_NODES = 1_000;
+
+/** How many REMOVED placement groups the GCS keeps listed by default (placement-groups.ts). */
+export const DEFAULT_MAX_REMOVED_GROUPS = 10_000;
 
 export class DeadActors {
   /** Dead ids, oldest first, from `#head` on (the slots before it are spent). */

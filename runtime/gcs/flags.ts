@@ -1,6 +1,6 @@
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { assertToken } from '../../protocols/subjects.ts';
-import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES } from './dead-actors.ts';
+import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES, DEFAULT_MAX_REMOVED_GROUPS } from './dead-actors.ts';
 import { DEFAULT_JOB_TIMEOUT_MS } from './jobs.ts';
 import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
 
@@ -17,6 +17,7 @@ export interface GcsFlags {
   /** Dead actors the GCS remembers (dead-actors.ts). */
   maxDeadActors: number;
   maxDeadNodes: number;
+  maxRemovedGroups: number;
   /** Where the tables live: `auto` (JetStream KV when the server has it), `on` (KV or fail), `off` (memory). */
   persist: 'auto' | 'on' | 'off';
   /** The recovery grace window (gcs.machine.ts). */
@@ -31,6 +32,7 @@ export interface GcsFlags {
 
 export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resources GPU,my_rare]
            [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N] [--max-dead-nodes N]
+           [--max-removed-groups N]
            [--persist auto|on|off | --no-persist] [--grace-ms N] [--lease-ms N] [--job-timeout-ms N]
            [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
@@ -39,6 +41,7 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
   about node-timeout / heartbeat beats in a row (6 by default); --max-dead-actors to
   $ORRERY_MAX_DEAD_ACTORS, then ${DEFAULT_MAX_DEAD_ACTORS}: the newest dead actors the GCS keeps listed;
   --max-dead-nodes to $ORRERY_MAX_DEAD_NODES, then ${DEFAULT_MAX_DEAD_NODES}: the newest dead nodes it keeps listed;
+  --max-removed-groups to $ORRERY_MAX_REMOVED_GROUPS, then ${DEFAULT_MAX_REMOVED_GROUPS}: the newest removed placement groups;
   --persist to $ORRERY_PERSIST, then auto: the tables in JetStream KV when the NATS server has
   JetStream (a restarted GCS recovers them), in memory otherwise; --no-persist is --persist off;
   --grace-ms to $ORRERY_GRACE_MS, then 3000: how long a restarted GCS waits for
@@ -49,7 +52,7 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
   placement groups it owns are killed (docs/jobs.md)
 ${ACCESS_USAGE}`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--max-dead-nodes', '--persist', '--grace-ms', '--lease-ms', '--job-timeout-ms', ...ACCESS_FLAGS]);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--max-dead-nodes', '--max-removed-groups', '--persist', '--grace-ms', '--lease-ms', '--job-timeout-ms', ...ACCESS_FLAGS]);
 
 /** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
 export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
@@ -69,6 +72,7 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   if (nodeTimeoutMs <= heartbeatMs) throw new FlagError('--node-timeout-ms', `must be longer than the heartbeat (${heartbeatMs} ms)`);
   const maxDeadActors = integer(...fromFlagOrEnv(given, '--max-dead-actors', env, 'ORRERY_MAX_DEAD_ACTORS'), DEFAULT_MAX_DEAD_ACTORS, 0, 'a whole number');
   const maxDeadNodes = integer(...fromFlagOrEnv(given, '--max-dead-nodes', env, 'ORRERY_MAX_DEAD_NODES'), DEFAULT_MAX_DEAD_NODES, 0, 'a whole number');
+  const maxRemovedGroups = integer(...fromFlagOrEnv(given, '--max-removed-groups', env, 'ORRERY_MAX_REMOVED_GROUPS'), DEFAULT_MAX_REMOVED_GROUPS, 0, 'a whole number');
   const [persistFrom, persistText] = fromFlagOrEnv(given, '--persist', env, 'ORRERY_PERSIST');
   const persist = noPersist ? 'off' : (persistText ?? 'auto');
   if (persist !== 'auto' && persist !== 'on' && persist !== 'off') throw new FlagError(persistFrom, `expected auto, on or off, got ${JSON.stringify(persistText)}`);
@@ -76,7 +80,7 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const leaseMs = integer(...fromFlagOrEnv(given, '--lease-ms', env, 'ORRERY_LEASE_MS'), 2000, 100);
   const jobTimeoutMs = integer(...fromFlagOrEnv(given, '--job-timeout-ms', env, 'ORRERY_JOB_TIMEOUT_MS'), DEFAULT_JOB_TIMEOUT_MS, 100);
   const access = accessFlags(given, env);
-  return { address, access, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, maxDeadNodes, persist, graceMs, leaseMs, jobTimeoutMs, help };
+  return { address, access, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, maxDeadNodes, maxRemovedGroups, persist, graceMs, leaseMs, jobTimeoutMs, help };
 }
 
 /** The flag's value, else the environment variable's (named as the source of a bad value). */

@@ -140,6 +140,11 @@ export class KvStore implements GcsStore {
     this.#write('groups', record.info.id, () => encode('stored_group', record));
   }
 
+  deleteGroup(pgId: string): void {
+    this.#local.deleteGroup(pgId);
+    this.#write('groups', pgId, () => undefined);
+  }
+
   groups(): GroupRecord[] {
     return this.#local.groups();
   }

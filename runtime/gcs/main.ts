@@ -1,6 +1,6 @@
 /**
  * The GCS process: `node runtime/gcs/main.ts [--address URL] [--cluster NAME] [--rare-resources
- * GPU,my_rare] [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N] [--max-dead-nodes N] [--persist
+ * GPU,my_rare] [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N] [--max-dead-nodes N] [--max-removed-groups N] [--persist
  * auto|on|off] [--grace-ms N] [--lease-ms N] [--job-timeout-ms N]` (flags.ts).
  *
  * With persistence (the server has JetStream, or --persist on) its tables live in JetStream KV
@@ -57,7 +57,7 @@ async function serve(gcsBus: Bus, store: GcsStore | undefined, lease?: LeaderLea
   const gcs = new GcsService({
     ...(lease ? { epoch: lease.epoch, onStaleEpoch: () => lease.giveUp('a raylet has heard from a newer leader') } : {}),
     bus: gcsBus, cluster: flags.cluster, heartbeatMs: flags.heartbeatMs, nodeTimeoutMs: flags.nodeTimeoutMs, rareResources: flags.rareResources,
-    maxDeadActors: flags.maxDeadActors, maxDeadNodes: flags.maxDeadNodes, graceMs: flags.graceMs, jobTimeoutMs: flags.jobTimeoutMs, store, log: main.say,
+    maxDeadActors: flags.maxDeadActors, maxDeadNodes: flags.maxDeadNodes, maxRemovedGroups: flags.maxRemovedGroups, graceMs: flags.graceMs, jobTimeoutMs: flags.jobTimeoutMs, store, log: main.say,
   });
   let inspection: InspectPublisher | undefined;
   if (inspectionEnabled(process.env)) {

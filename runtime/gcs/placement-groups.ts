@@ -16,6 +16,7 @@ import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
 import { awaitsPlacement, placementGroupStateOf, REMOVED_BY_USER, type PlacementGroupContext, type PlacementGroupMachineInput } from './placement-group.machine.ts';
 import { GroupRunner } from './placement-group.runner.ts';
 import { groupAt, initialGroup, type GroupEffect, type GroupSnapshot } from './placement-group.step.ts';
+import { DEFAULT_MAX_REMOVED_GROUPS, DeadActors } from './dead-actors.ts';
 import type { GcsStore, GroupRecord } from './store.ts';
 import { tokenField } from './wire.ts';
 import { lifetimeOption } from './actor-options.ts';
@@ -45,6 +46,8 @@ export interface PlacementGroupDirectoryDeps {
   readonly inspect?: (event: InspectionEvent) => void;
   /** The group table (store.ts): a group is written when created and when it enters a state a restart reads (STORED_STATES). */
   readonly store: GcsStore;
+  /** How many REMOVED groups stay listed (and answer get_pg); default DEFAULT_MAX_REMOVED_GROUPS. */
+  readonly maxRemovedGroups?: number;
   /** A node's resources changed (view broadcast, node table). */
   readonly nodeChanged: (nodeId: string) => void;
   /** Resources were freed or bundle resources appeared: waiting actors and groups may fit now. */
@@ -113,8 +116,31 @@ export class PlacementGroupDirectory {
   #unreported: PlacementGroupInfoWire[] = [];
   /** The last batch of reports on its way out: the next one follows it. */
   #reporting: Promise<void> = Promise.resolve();
+  /**
+   * REMOVED groups in the order their removal ended (the same bounded FIFO as dead actors'): past
+   * the bound the oldest is forgotten, from the tables and the store. Kept forever, every group ever
+   * created stayed in memory (~4 KB each), in the store and in every list walk.
+   */
+  readonly #gone: DeadActors;
 
   constructor(private readonly deps: PlacementGroupDirectoryDeps) {
+    this.#gone = new DeadActors(deps.maxRemovedGroups ?? DEFAULT_MAX_REMOVED_GROUPS);
+  }
+
+  /** A group's removal ended: the oldest REMOVED groups past the bound are forgotten. */
+  #buried(pgId: string): void {
+    for (const id of this.#gone.died(pgId)) {
+      const entry = this.#entries.get(id);
+      if (entry !== undefined && entry.info.state !== 'REMOVED') continue;
+      if (entry !== undefined) {
+        entry.ref.stop();
+        this.#entries.delete(id);
+      }
+      this.#removed.delete(id);
+      this.#removals.delete(id);
+      this.#failureCodes.delete(id);
+      this.deps.store.deleteGroup(id);
+    }
   }
 
   /** create_pg: validates, starts the group's machine, tries to place it at once; answers its info. */
@@ -200,7 +226,10 @@ export class PlacementGroupDirectory {
     const { registration, info } = record;
     const kept = new Set<string>();
     if (this.#entries.has(info.id) || this.#removed.has(info.id) || info.state === 'REMOVED') {
-      if (info.state === 'REMOVED') this.#removed.set(info.id, info);
+      if (info.state === 'REMOVED' && !this.#entries.has(info.id)) {
+        this.#removed.set(info.id, info);
+        this.#buried(info.id);
+      }
       return { how: 'removed', kept };
     }
     const whole = info.state === 'CREATED' && info.bundles.every((b) => b.nodeId !== undefined && (!live(b.nodeId) || held(b.nodeId, b.index)));
@@ -426,7 +455,13 @@ export class PlacementGroupDirectory {
         case 'release': {
           const killed = this.deps.killActorsInGroup(context.pgId, `placement group ${context.pgId} was removed`);
           const cancelled = this.#giveBack(context.pgId, undefined);
-          this.#removals.set(context.pgId, Promise.all([killed, ...cancelled]).then(() => undefined));
+          const pgId = context.pgId;
+          const settled = Promise.all([killed, ...cancelled]).then(() => undefined);
+          this.#removals.set(pgId, settled);
+          void settled.then(() => {
+            if (this.#removals.get(pgId) === settled) this.#removals.delete(pgId);
+            this.#buried(pgId);
+          });
           return;
         }
         case 'reportScheduleFailed':

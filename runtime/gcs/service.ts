@@ -12,7 +12,7 @@ import { RESUMED_INPUT } from '../inspect/mapper.ts';
 import type { ActorContext, ActorMachine, ActorMachineInput } from './actor.machine.ts';
 import { provideActorEffects } from './actor-effects.ts';
 import { ActorDirectory } from './actors.ts';
-import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES, DeadActors } from './dead-actors.ts';
+import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES, DEFAULT_MAX_REMOVED_GROUPS, DeadActors } from './dead-actors.ts';
 import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
 import { EventPublisher } from './events.ts';
 import { EvictionGuard } from './eviction.ts';
@@ -70,6 +70,8 @@ export interface GcsOptions {
    * forgotten, from memory and the store. Default 1,000, Ray's `maximum_gcs_dead_node_cached_count`.
    */
   maxDeadNodes?: number;
+  /** How many REMOVED placement groups stay listed (answering get_pg); older removals are forgotten. Default 10,000. */
+  maxRemovedGroups?: number;
   /** How many recent events the GCS keeps for `list_events` (`orrery events`); default 10,000. */
   eventHistory?: number;
   /**
@@ -238,6 +240,7 @@ export class GcsService {
     this.bundles = new BundleClient({ bus, subjects: this.subjects, timeoutMs: positiveInt('bundleTimeoutMs', opts.bundleTimeoutMs, 5000, 1), log, epoch, staleEpoch, answeredBy, forged });
     this.groups = new PlacementGroupDirectory({
       state: this.state, events, bundles: this.bundles, rng, rareResources, log, jobRunning,
+      maxRemovedGroups: positiveInt('maxRemovedGroups', opts.maxRemovedGroups, DEFAULT_MAX_REMOVED_GROUPS, 0),
       queue: () => this.queue,
       unreachableNodes: () => this.nodes.unreachableNodes,
       nodeUnreachable: (nodeId) => this.nodes.unreachable(nodeId),

@@ -65,6 +65,8 @@ export interface GcsStore {
   deleteActor(actorId: string): void;
   actors(): ActorRecord[];
   putGroup(record: GroupRecord): void;
+  /** Forgets a group: a REMOVED one past the retention bound (placement-groups.ts). */
+  deleteGroup(pgId: string): void;
   groups(): GroupRecord[];
   putJob(record: JobRecord): void;
   /** Forgets a job (a finished one past the retention bound); fire-and-forget like puts. */
@@ -124,6 +126,10 @@ export class MemoryStore implements GcsStore {
 
   putGroup(record: GroupRecord): void {
     this.#groups.set(record.info.id, record);
+  }
+
+  deleteGroup(pgId: string): void {
+    this.#groups.delete(pgId);
   }
 
   groups(): GroupRecord[] {

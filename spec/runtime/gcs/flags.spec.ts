@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_ADDRESS, FlagError, parseGcsFlags, type GcsFlags } from '../../../runtime/gcs/flags.ts';
 
-const defaults: GcsFlags = { address: DEFAULT_ADDRESS, access: {}, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, maxDeadNodes: 1_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, jobTimeoutMs: 30_000, help: false };
+const defaults: GcsFlags = { address: DEFAULT_ADDRESS, access: {}, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, maxDeadNodes: 1_000, maxRemovedGroups: 10_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, jobTimeoutMs: 30_000, help: false };
 
 const accepted: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<GcsFlags> }[] = [
   { name: 'no flags', argv: [], want: {} },
@@ -21,6 +21,8 @@ const accepted: { name: string; argv: string[]; env?: Record<string, string>; wa
   { name: '--max-dead-nodes', argv: ['--max-dead-nodes', '50'], want: { maxDeadNodes: 50 } },
   { name: 'no dead nodes kept', argv: ['--max-dead-nodes=0'], want: { maxDeadNodes: 0 } },
   { name: 'max dead nodes from the environment', argv: [], env: { ORRERY_MAX_DEAD_NODES: '20' }, want: { maxDeadNodes: 20 } },
+  { name: '--max-removed-groups', argv: ['--max-removed-groups=300'], want: { maxRemovedGroups: 300 } },
+  { name: 'removed groups from the environment', argv: [], env: { ORRERY_MAX_REMOVED_GROUPS: '0' }, want: { maxRemovedGroups: 0 } },
   { name: '--no-persist', argv: ['--no-persist'], want: { persist: 'off' } },
   { name: '--persist on', argv: ['--persist', 'on'], want: { persist: 'on' } },
   { name: 'persistence from the environment', argv: [], env: { ORRERY_PERSIST: 'off' }, want: { persist: 'off' } },
@@ -57,6 +59,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; fla
   { name: 'an empty rare resource', argv: ['--rare-resources', 'GPU,,TPU'], flag: '--rare-resources', problem: /stray ','/ },
   { name: 'a negative dead-actor bound', argv: ['--max-dead-actors', '-1'], flag: '--max-dead-actors', problem: />= 0/ },
   { name: 'a negative dead-node bound', argv: ['--max-dead-nodes', '-3'], flag: '--max-dead-nodes', problem: />= 0/ },
+  { name: 'a removed-group bound that is not a number', argv: ['--max-removed-groups', 'ten'], flag: '--max-removed-groups', problem: /whole number/ },
   { name: 'a dead-node bound that is not a number', argv: [], env: { ORRERY_MAX_DEAD_NODES: 'lots' }, flag: 'ORRERY_MAX_DEAD_NODES', problem: /whole number/ },
   { name: 'a dead-actor bound that is not a number', argv: [], env: { ORRERY_MAX_DEAD_ACTORS: 'many' }, flag: 'ORRERY_MAX_DEAD_ACTORS', problem: /whole number/ },
   { name: 'an empty address', argv: ['--address', ' '], flag: '--address', problem: /must not be empty/ },

@@ -281,6 +281,27 @@ test('remove: the group is REMOVED, its actors die, its bundles are cancelled an
     assert.is((await create(h, { bundles: cpus(1) }, { pgId: again, name: 'trainers' })).id, again);
   }));
 
+test('removed groups past maxRemovedGroups are forgotten, oldest removal first: get_pg is PLACEMENT_GROUP_NOT_FOUND, the list and the store drop them', () => {
+  const store = new MemoryStore();
+  return withGcs({ maxRemovedGroups: 2, store }, async (h) => {
+    await addAll(h, four());
+    const ids = [pgId(), pgId(), pgId(), pgId()];
+    for (const id of ids) {
+      await create(h, { bundles: cpus(1) }, { pgId: id });
+      await reachedPg(h, id, 'CREATED');
+    }
+    for (const id of ids.slice(0, 3)) assert.is((await h.request('remove_pg', 'remove_pg', { pgId: id })).state, 'REMOVED');
+    await until(`${ids[0]} forgotten`, () => (store.groups().every((g) => g.info.id !== ids[0]) ? true : undefined));
+    assert.is((await h.refusal('get_pg', 'get_pg', { pgId: ids[0] })).code, 'PLACEMENT_GROUP_NOT_FOUND');
+    assert.is((await getPg(h, ids[1])).state, 'REMOVED');
+    const listed = (await h.request('list_placement_groups', 'list_placement_groups', {})).items as PlacementGroupInfoWire[];
+    assert.equal(listed.map((g) => `${g.id}:${g.state}`).sort(), [`${ids[1]}:REMOVED`, `${ids[2]}:REMOVED`, `${ids[3]}:CREATED`].sort());
+    assert.equal(store.groups().map((g) => g.info.id).sort(), [ids[1], ids[2], ids[3]].sort());
+    // the live group is never dropped, whatever the bound
+    assert.is((await getPg(h, ids[3])).state, 'CREATED');
+  });
+});
+
 // ---- bad input ----
 
 const bad: { name: string; options: Record<string, unknown>; code: string; field?: RegExp }[] = [
