@@ -162,9 +162,18 @@ export class LocalTasks {
     this.running.clear();
   }
 
-  /** Decides a task and acts on the decision; false when it has to wait here. */
-  private place(task: Task): boolean {
+  /**
+   * Decides a task and acts on the decision; false when it has to wait here. `waits`, during one
+   * drain, holds the requests already decided to wait: within a drain resources are only taken, so
+   * a task of the same request would wait too, and is not decided again against every node.
+   */
+  private place(task: Task, waits?: Map<SchedulingRequest, { readonly failure: ScheduleFailure }>): boolean {
     const { view } = this.opts;
+    const waited = waits?.get(task.req);
+    if (waited !== undefined) {
+      this.waiting(task, waited);
+      return false;
+    }
     const decision = decideTask(view.state, task.req, view.localNodeId, { rng: this.opts.rng });
     switch (decision.kind) {
       case 'local':
@@ -192,6 +201,7 @@ export class LocalTasks {
         respond(task.msg, () => encodeError(decision.error));
         return true;
       case 'wait':
+        waits?.set(task.req, decision);
         this.waiting(task, decision);
         return false;
     }
@@ -276,10 +286,13 @@ export class LocalTasks {
     const queued = this.queue;
     this.queue = [];
     const local = this.opts.view.state.node(this.opts.view.localNodeId);
+    // tasks with the same options share one compiled request: one that waits decides for the rest
+    // (10,000 queued tasks on a 1,000-node view took 2.8 s per view delta, each decided against every node)
+    const waits = new Map<SchedulingRequest, { readonly failure: ScheduleFailure }>();
     for (const task of queued) {
       if (this.state !== 'open') break;
       const worth = kind === 'view' || (local !== undefined && fits(local.available, task.req.resources));
-      if (!worth || !this.place(task)) this.queue.push(task);
+      if (!worth || !this.place(task, waits)) this.queue.push(task);
     }
     this.kick = undefined;
   }

@@ -154,6 +154,19 @@ test('a task no node can take waits, explained once per explanation, and runs wh
   assert.equal(w.answers.get(id)!.value, { kind: 'spillback', nodeId: 'c' });
 });
 
+test('many waiting tasks of the same options: each is explained when the explanation changes, and each goes once a node for them appears', async () => {
+  const w = world();
+  const ids = Array.from({ length: 50 }, () => w.submit({ options: { labelSelector: { gpu: 'a100' } } }));
+  assert.is(w.waiting.length, 50, 'each task explained once');
+  w.view.receive({ version: 2, previous: 1, upserts: [node('c', { gpu: 'h100' })], removals: [] });
+  await w.settle();
+  assert.is(w.waiting.length, 100, 'a new explanation (one more node that does not match), for each task');
+  assert.ok(w.waiting.slice(50).every((x, i) => x.taskId === ids[i] && x.failure.message === w.waiting[50].failure.message));
+  w.view.receive({ version: 3, previous: 2, upserts: [node('d', { gpu: 'a100' }, 64)], removals: [] });
+  await w.settle();
+  assert.equal(ids.map((id) => w.answers.get(id)?.value), ids.map(() => ({ kind: 'spillback', nodeId: 'd' })));
+});
+
 test('waiting for room is not a failure: no explanation is published', async () => {
   const w = world();
   w.view.receive({ version: 2, previous: 1, upserts: [], removals: ['a', 'b'] });
