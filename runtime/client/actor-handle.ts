@@ -351,6 +351,9 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   async info(): Promise<ActorInfo> {
     const info = actorFromWire(await this.ctx.gcs.request('get_actor', { actorId: this.actorId }, actorInfo));
     this.observe(info);
+    // remote()'s watch takes the answer like an event: an ALIVE or DEAD one ends it, so a watch whose
+    // event was lost (a NATS outage) does not stay registered for the client's life
+    this.creation?.seen(info);
     return info;
   }
 

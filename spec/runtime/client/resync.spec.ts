@@ -58,6 +58,8 @@ test('ready() settles from get_actor when the ALIVE event never comes; kill() li
     assert.is(info.nodeId, 'node000000000001');
     assert.ok(Date.now() - started >= RESYNC_MS.first - 50, 'events first: the GCS is asked only after a while');
     assert.is(gcs.asked, 1);
+    const stream = (client as unknown as { stream: { actorWatchers(actorId: string): number } }).stream;
+    assert.is(stream.actorWatchers(handle.actorId), 0, "remote()'s watch ended with the ALIVE answer, though no event came");
     await handle.kill();
     assert.is(gcs.state, 'DEAD');
   } finally {
