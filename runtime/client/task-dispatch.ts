@@ -74,6 +74,8 @@ class JobQueue {
 
 /** Tasks with the same options: they can share worker leases. */
 interface TaskClass {
+  /** Its key in `classes`: dropped from there once it holds nothing (no task, no lease). */
+  readonly key: string;
   readonly waiting: JobQueue;
   /** Leases with no task, most recently used last. */
   idle: Lease[];
@@ -118,7 +120,7 @@ export class TaskDispatcher {
   /** Runs a task of class `key` (leases shared with tasks of the same key). */
   run(spec: TaskSpec, key: string): Promise<TaskResult> {
     let cls = this.classes.get(key);
-    if (!cls) this.classes.set(key, (cls = { waiting: new JobQueue(), idle: [], busy: new Set(), leases: 0, pending: 0, full: false }));
+    if (!cls) this.classes.set(key, (cls = { key, waiting: new JobQueue(), idle: [], busy: new Set(), leases: 0, pending: 0, full: false }));
     const owner = cls;
     return new Promise<TaskResult>((resolve, reject) => {
       owner.waiting.push({ spec, tries: { attempt: 0 }, resolve, reject });
@@ -148,6 +150,14 @@ export class TaskDispatcher {
       cls.pending++;
       this.submit(cls, cls.waiting.shift()!, !cls.full);
     }
+    // a class with no task and no lease is forgotten: each distinct set of options (a pin to one
+    // node, labels per call) made one, kept for the driver's life
+    if (cls.pending === 0 && cls.leases === 0 && this.classes.get(cls.key) === cls) this.classes.delete(cls.key);
+  }
+
+  /** How many task classes the dispatcher holds (options with tasks or leases now). */
+  get classCount(): number {
+    return this.classes.size;
   }
 
   /** The freshest idle lease, dropping those that are stale or on a node that died. */

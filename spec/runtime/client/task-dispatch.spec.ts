@@ -60,4 +60,37 @@ test('a task a raylet had no room for goes again before the tasks behind it', as
   d.close();
 });
 
+test('a class of options is forgotten once it holds no task and no lease', async () => {
+  const sub = submitter();
+  const d = new TaskDispatcher(ctx, sub.s);
+  // a pin per task: 500 distinct sets of options, as a driver placing tasks node by node makes
+  const done = Array.from({ length: 500 }, (_, i) => d.run(spec(i), `pinned-to-n${i}`));
+  assert.is(d.classCount, 500, 'each waits in its own class');
+  await Promise.all(done);
+  assert.is(d.classCount, 0);
+  d.close();
+});
+
+test('a class holding a worker lease is kept: the next task of its options goes straight to the lease', async () => {
+  const pushed: string[] = [];
+  let submitted = 0;
+  const s = {
+    isLive: () => true,
+    submit: (task: { taskId: string }) => {
+      submitted++;
+      return Promise.resolve({ result: { value: task.taskId, taskId: task.taskId, nodeId: 'n1', route: ['n1'], attempts: 1 }, lease: { leaseId: 'lease1', idleMs: 60_000, lifetimeMs: 600_000 } });
+    },
+    request: (_nodeId: string, subject: string) => {
+      pushed.push(subject);
+      return Promise.resolve({ kind: 'done', value: 'pushed' });
+    },
+  } as unknown as TaskSubmitter;
+  const d = new TaskDispatcher(ctx, s);
+  assert.is((await d.run(spec(1), 'k')).value, 't1');
+  assert.is(d.classCount, 1, 'kept while it holds the lease');
+  assert.is((await d.run(spec(2), 'k')).value, 'pushed');
+  assert.equal([submitted, pushed], [1, ['a.lease1']]);
+  d.close();
+});
+
 test.run();
