@@ -172,6 +172,7 @@ export class ActorDirectory {
     }
     if (how.kind === 'dead') {
       this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, asleep: false, info: record.info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
+      this.#order.added(reg.actorId);
       return;
     }
     if (how.kind === 'lost') {
@@ -180,6 +181,7 @@ export class ActorDirectory {
         const info: ActorInfoWire = Object.assign({}, record.info, { state: 'DEAD' as const, deathCause: how.cause });
         delete (info as { nodeId?: string }).nodeId;
         this.#entries.set(reg.actorId, { registration: reg, compiled, ref: undefined, asleep: false, info, placementGroupId: PlacementGroupDirectory.groupOf(reg.options) });
+        this.#order.added(reg.actorId);
         this.deps.store.putActor({ registration: reg, info, incarnation });
         this.deps.events.actorState(info);
         return;
@@ -214,7 +216,7 @@ export class ActorDirectory {
     const snapshot = ref.getSnapshot();
     const entry: ActorEntry = { registration: reg, compiled, ref, asleep: false, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
     this.#entries.set(reg.actorId, entry);
-    this.#order.changed();
+    this.#order.added(reg.actorId);
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
     if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
     this.#observe(entry, snapshot, true, entry.info);
@@ -615,7 +617,7 @@ export class ActorDirectory {
   /** A dead actor past the retention bound: gone from the table and the store (its name was freed at death). */
   #forget(actorId: string): void {
     this.#entries.delete(actorId);
-    this.#order.changed();
+    this.#order.removed(actorId);
     this.deps.store.deleteActor(actorId);
   }
 

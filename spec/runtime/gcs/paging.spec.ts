@@ -51,6 +51,31 @@ test('SortedKeys sorts once until told the keys changed', () => {
   assert.is(sorts, 2);
 });
 
+test('SortedKeys kept in order key by key: after random adds and removes it reads as a fresh sort, sorted once in all', () => {
+  const keys = new Set<string>();
+  let sorts = 0;
+  const order = new SortedKeys(() => (sorts++, keys));
+  let a = 11;
+  const next = (n: number): number => ((a = (a * 1103515245 + 12345) >>> 0), a % n);
+  for (let i = 0; i < 300; i++) keys.add(`k${next(1000)}`);
+  order.get();
+  for (let step = 0; step < 3000; step++) {
+    const key = `k${next(1000)}`;
+    if (next(3) === 0 && keys.has(key)) {
+      keys.delete(key);
+      order.removed(key);
+    } else {
+      keys.add(key);
+      order.added(key); // twice for a key already there: still once in the order
+    }
+    if (step % 500 === 0) assert.equal([...order.get()], [...keys].sort(), `step ${step}`);
+  }
+  assert.equal([...order.get()], [...keys].sort());
+  assert.is(sorts, 1);
+  order.removed('not-there');
+  assert.equal([...order.get()], [...keys].sort());
+});
+
 const bigActor = (i: number, reasonChars: number): ActorInfoWire => ({
   actorId: `actor-${String(i).padStart(5, '0')}`,
   namespace: 'default',
