@@ -58,13 +58,13 @@ export function pageOfList<T>(list: readonly T[], key: (item: T) => string, quer
   return pageOf({ keys: [...byKey.keys()].sort(compare), get: (k) => byKey.get(k) }, query, opts);
 }
 
-/** The index of the first key greater than `after` (binary search). */
-function firstAfter(keys: readonly string[], after: string): number {
+/** The index of the first key greater than `key`, or not less with `orEqual` (binary search). */
+function firstAfter(keys: readonly string[], key: string, orEqual = false): number {
   let lo = 0;
   let hi = keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (keys[mid]! <= after) lo = mid + 1;
+    if (keys[mid]! < key || (!orEqual && keys[mid] === key)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -89,7 +89,7 @@ export class SortedKeys {
   added(key: string): void {
     const sorted = this.#sorted;
     if (sorted === undefined) return;
-    const i = firstAtOrAfter(sorted, key);
+    const i = firstAfter(sorted, key, true);
     if (sorted[i] !== key) sorted.splice(i, 0, key);
   }
 
@@ -97,7 +97,7 @@ export class SortedKeys {
   removed(key: string): void {
     const sorted = this.#sorted;
     if (sorted === undefined) return;
-    const i = firstAtOrAfter(sorted, key);
+    const i = firstAfter(sorted, key, true);
     if (sorted[i] === key) sorted.splice(i, 1);
   }
 
@@ -105,18 +105,6 @@ export class SortedKeys {
   get(): readonly string[] {
     return (this.#sorted ??= [...this.keys()].sort(compare));
   }
-}
-
-/** The index of the first key not less than `key` (binary search). */
-function firstAtOrAfter(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Plain code-unit order (what `<` does), spelled out so sort does not compare by locale. */

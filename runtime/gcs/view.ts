@@ -48,9 +48,8 @@ function indexed(nodes: readonly NodeView[]): (id: string) => NodeView | undefin
   return (id) => byId.get(id);
 }
 
-/** A snapshot kept while raylets read it in pages: its nodes sorted by id, their ids, a lookup, their load reports. */
+/** A snapshot kept while raylets read it in pages: its node ids sorted, a lookup, their load reports. */
 interface KeptSnapshot {
-  readonly nodes: readonly NodeView[];
   readonly keys: readonly string[];
   readonly get: (id: string) => NodeView | undefined;
   readonly loads: Map<string, { seq: number; available: ResourceSet }>;
@@ -226,7 +225,7 @@ export class ViewBroadcaster {
       if (kept === undefined) {
         const whole = this.snapshot();
         const nodes = whole.upserts;
-        kept = { nodes, keys: nodes.map((n) => n.nodeId), get: indexed(nodes), loads: new Map((whole.loads ?? []).map(({ nodeId, ...load }) => [nodeId, load])), pages: new Map(), readAt: now };
+        kept = { keys: nodes.map((n) => n.nodeId), get: indexed(nodes), loads: new Map((whole.loads ?? []).map(({ nodeId, ...load }) => [nodeId, load])), pages: new Map(), readAt: now };
         this.#snapshots.set(version, kept);
         while (this.#snapshots.size > MAX_SNAPSHOTS_KEPT) this.#snapshots.delete(this.#snapshots.keys().next().value!);
       }

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { randomInt, seededRng } from '../../../lib/random.ts';
 import type { ActorWatcher } from '../../../runtime/client/actor-handle.ts';
 import type { ActorInfo } from '../../../runtime/client/cluster-info.types.ts';
 import { RestartGate } from '../../../runtime/client/restart-gate.ts';
@@ -27,11 +28,10 @@ test('waiting calls go in call order once a later incarnation is ALIVE, whatever
   g.shutAfter(info('RESTARTING', 1));
   const order: number[] = [];
   // seeded shuffle of call numbers 0..199, each twice (two calls may share a number: they keep their arrival order)
-  let a = 7;
+  const rng = seededRng(7);
   const seqs = Array.from({ length: 400 }, (_, i) => i >> 1);
   for (let i = seqs.length - 1; i > 0; i--) {
-    a = (a * 1103515245 + 12345) >>> 0;
-    const j = a % (i + 1);
+    const j = randomInt(rng, i + 1);
     [seqs[i], seqs[j]] = [seqs[j], seqs[i]];
   }
   const arrivals = seqs.map((seq, arrival) => ({ seq, arrival }));

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { DEFAULT_MAX_BYTES } from '../../../protocols/codec.ts';
 import type { ActorInfoWire } from '../../../protocols/messages/actor.ts';
 import { encodeOk } from '../../../protocols/reply.ts';
+import { randomInt, seededRng } from '../../../lib/random.ts';
 import { pageOf, pageOfList, SortedKeys } from '../../../runtime/gcs/paging.ts';
 import { Harness } from './support.ts';
 
@@ -55,8 +56,8 @@ test('SortedKeys kept in order key by key: after random adds and removes it read
   const keys = new Set<string>();
   let sorts = 0;
   const order = new SortedKeys(() => (sorts++, keys));
-  let a = 11;
-  const next = (n: number): number => ((a = (a * 1103515245 + 12345) >>> 0), a % n);
+  const rng = seededRng(11);
+  const next = (n: number): number => randomInt(rng, n);
   for (let i = 0; i < 300; i++) keys.add(`k${next(1000)}`);
   order.get();
   for (let step = 0; step < 3000; step++) {

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { seededRng } from '../../../lib/random.ts';
 import type { KvBucket } from '../../../runtime/bus/kv.ts';
 import { WriteBehind } from '../../../runtime/gcs/write-behind.ts';
 
@@ -40,20 +41,8 @@ function heldBucket(held: HeldPut[]): KvBucket {
 /** Lets every ready microtask, immediate and short timer run. */
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 2));
 
-/** A small deterministic generator (mulberry32), so a failure names a seed that repeats it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 async function run(seed: number, keys: number, steps: number): Promise<{ durables: number; puts: number; failed: number }> {
-  const rnd = random(seed);
+  const rnd = seededRng(seed); // a failure names a seed that repeats it
   const held: HeldPut[] = [];
   const bucket = heldBucket(held);
   const wb = new WriteBehind({ log: () => {}, retryMs: 1 });
