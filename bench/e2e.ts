@@ -45,6 +45,8 @@
  *    and wake-ups (main-thread voluntary context switches, /proc),
  *    NATS messages and KB out per created actor; targets (issue 18, part 4): raylet CPU per actor
  *    with 16 raylets ≤ 1.5× with 4, NATS messages per actor with 32 raylets ≤ 2× with 4.
+ *    `--in-flight N` (default 256) sets the creates in flight: fewer means fewer creates per raylet
+ *    wake-up, which is what a larger cluster does to each raylet (docs/benchmarks.md).
  *
  * Targets (never lowered): ≥ 2,000 actors/s to ALIVE; sequential call p50 ≤ 1.5× raw NATS p50;
  * pipelined calls/s ≥ 0.6× raw NATS; an idle raylet ≤ 40 MB and an idle worker host ≤ 40 MB VmRSS,
@@ -66,7 +68,7 @@ import { loadAverage, mean, percentile, runPool, sleep } from './support/e2e-sta
 import { ROLES, cpuBetween, cpuSnapshot, type Role } from './support/proc-cpu.ts';
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
 import { measureCodeShipping } from './e2e-code.ts';
-import { SCALING_TARGETS, measureScaling, nodeCountsArg, perActor, type ScalingRun } from './support/e2e-nodes.ts';
+import { DEFAULT_IN_FLIGHT, SCALING_TARGETS, inFlightArg, measureScaling, nodeCountsArg, perActor, type ScalingRun } from './support/e2e-nodes.ts';
 
 const DEV = process.argv.includes('--dev');
 /** --creation, --calls, --memory: run only the sections named (default: all three). */
@@ -77,7 +79,8 @@ const SECTIONS = new Set<Section>(chosen.length > 0 ? chosen : Object.values(SEC
 const CPU_PROF_DIR = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 /** --nodes 4,16,32: only section 6, creation cost by node count. */
 const NODE_COUNTS = nodeCountsArg(process.argv.slice(2));
-const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev' && !Object.hasOwn(SECTION_FLAGS, a) && !a.startsWith('--cpu-prof=') && !NODE_COUNTS?.consumed.includes(a)));
+const IN_FLIGHT_ARG = inFlightArg(process.argv.slice(2));
+const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--dev' && !Object.hasOwn(SECTION_FLAGS, a) && !a.startsWith('--cpu-prof=') && !NODE_COUNTS?.consumed.includes(a) && !IN_FLIGHT_ARG?.consumed.includes(a)));
 
 const MODE: Mode = DEV ? DEV_MODE : PLAIN_MODE;
 
@@ -663,7 +666,8 @@ async function runScaling(counts: readonly number[]): Promise<void> {
   // the warm batch is as large as the measured one: with a few hundred, the raylets' view code is still
   // being compiled during the measured batch (summed raylet CPU per actor ~2x at 4 and 16 raylets)
   const actors = args.quick ? 500 : 2_000;
-  const runs = await measureScaling(counts, { actors, warm: () => actors }, {
+  const inFlight = IN_FLIGHT_ARG?.inFlight ?? DEFAULT_IN_FLIGHT;
+  const runs = await measureScaling(counts, { actors, warm: () => actors, inFlight }, {
     start: ({ address, nodes }) => startLocalCluster({ transport: 'nats', address, nodes, nodeFlags: CPU_PROF_DIR === undefined ? MODE.nodeFlags : [...MODE.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, '--cpu-prof-interval=1000'] }),
     createSpread: async (local, labelSelector) => {
       const h = await local.cluster.actor(NoopActor).options({ schedulingStrategy: 'SPREAD', ...(labelSelector ? { labelSelector } : {}) }).remote();
@@ -687,7 +691,7 @@ async function runScaling(counts: readonly number[]): Promise<void> {
     rows.push({ name: `creation by node count: KB out per created actor (${of})`, value: perActor(r, r.bytesOut) / 1024, unit: 'KB' });
   }
   out(`
-6. Creation by node count — ${count(runs[0]?.actors ?? 0)} no-op actors SPREAD, ${IN_FLIGHT} in flight, after a warm batch; a cluster per count`);
+6. Creation by node count — ${count(runs[0]?.actors ?? 0)} no-op actors SPREAD, ${count(inFlight)} in flight, after a warm batch; a cluster per count`);
   out(formatTable(['raylets', 'ALIVE', 'actors/s', 'raylet CPU ms/actor (all)', 'raylet wake-ups/actor (all)', 'raylet CPU µs/wake-up', 'GCS CPU ms/actor', 'worker hosts CPU ms/actor', 'NATS msgs out/actor', 'KB out/actor', 'load average'], table));
   const at = (n: number): ScalingRun | undefined => runs.find((r) => r.nodes === n && r.alive > 0);
   const ratio = (a: ScalingRun, b: ScalingRun, f: (r: ScalingRun) => number): number => f(a) / f(b);

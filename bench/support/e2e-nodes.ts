@@ -30,7 +30,8 @@ import { loadAverage, runPool } from './e2e-stats.ts';
 import { cpuBetween, cpuSeconds, cpuSnapshot, switchesOf, type Role } from './proc-cpu.ts';
 
 export const SCALING_TARGETS = { cpuRatio16to4: 1.5, messagesRatio32to4: 2 };
-const IN_FLIGHT = 256;
+/** Creates in flight at once, unless `--in-flight` says otherwise. */
+export const DEFAULT_IN_FLIGHT = 256;
 const READY_TIMEOUT_MS = 180_000;
 
 export interface ScalingRun {
@@ -72,6 +73,23 @@ export interface ScalingDeps {
   progress(line: string): void;
 }
 
+/**
+ * The parsed value of `--in-flight 16` / `--in-flight=16` (creates in flight at once, 1 to 100,000);
+ * undefined when absent. Fewer in flight means fewer creates per raylet wake-up: with 4 raylets and
+ * 16 in flight a raylet wakes about once per create, as one of 16 raylets does with 256.
+ */
+export function inFlightArg(argv: readonly string[]): { inFlight: number; consumed: string[] } | undefined {
+  const i = argv.findIndex((a) => a === '--in-flight' || a.startsWith('--in-flight='));
+  if (i < 0) return undefined;
+  const inline = argv[i].startsWith('--in-flight=');
+  const value = inline ? argv[i].slice('--in-flight='.length) : argv[i + 1];
+  const inFlight = Number(value);
+  if (value === undefined || value.trim() === '' || !Number.isSafeInteger(inFlight) || inFlight < 1 || inFlight > 100_000) {
+    throw new Error(`--in-flight expects a whole number of creates from 1 to 100000 (got ${JSON.stringify(value)})`);
+  }
+  return { inFlight, consumed: inline ? [argv[i]] : [argv[i], argv[i + 1]] };
+}
+
 /** The parsed value of `--nodes 4,16,32` / `--nodes=4,16,32`; undefined when absent. */
 export function nodeCountsArg(argv: readonly string[]): { counts: number[]; consumed: string[] } | undefined {
   const i = argv.findIndex((a) => a === '--nodes' || a.startsWith('--nodes='));
@@ -85,8 +103,9 @@ export function nodeCountsArg(argv: readonly string[]): { counts: number[]; cons
   return { counts, consumed: inline ? [argv[i]] : [argv[i], argv[i + 1]] };
 }
 
-export async function measureScaling(counts: readonly number[], size: { actors: number; warm: (nodes: number) => number }, deps: ScalingDeps): Promise<ScalingRun[]> {
+export async function measureScaling(counts: readonly number[], size: { actors: number; warm: (nodes: number) => number; inFlight?: number }, deps: ScalingDeps): Promise<ScalingRun[]> {
   const runs: ScalingRun[] = [];
+  const inFlight = size.inFlight ?? DEFAULT_IN_FLIGHT;
   for (const n of counts) {
     const monitorPort = await freePort();
     const nats = await startNatsServer({ jetstream: true, monitorPort });
@@ -96,7 +115,7 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
       const nodes: NodeSpec[] = Array.from({ length: n }, (_, i) => ({ name: `n${String(i + 1).padStart(2, '0')}`, resources: { CPU: 8 }, labels: { 'bench-host': i < HOSTS ? 'yes' : 'no' } }));
       local = await deps.start({ address: nats.url, nodes });
       deps.progress(`${n} raylets up in ${((performance.now() - t0) / 1000).toFixed(1)} s; warm batch of ${size.warm(n)} SPREAD actors`);
-      await runPool(size.warm(n), IN_FLIGHT, () => deps.createSpread(local!));
+      await runPool(size.warm(n), inFlight, () => deps.createSpread(local!));
       const loadBefore = loadAverage();
       const v0 = await varz(monitorPort);
       const cpu0 = cpuSnapshot();
@@ -104,7 +123,7 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
       const start = performance.now();
       let last = start;
       let alive = 0;
-      const results = await runPool(size.actors, IN_FLIGHT, async () => {
+      const results = await runPool(size.actors, inFlight, async () => {
         await deps.createSpread(local!);
         alive++;
         last = performance.now();
@@ -114,7 +133,7 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
       const v1 = await varz(monitorPort);
       const failures = results.flatMap((r) => (r && typeof r === 'object' && 'error' in r ? [String(r.error)] : []));
       const loadAfter = loadAverage();
-      const split = n > HOSTS ? await measureSplit(local, Math.floor(size.actors / 2), deps) : undefined;
+      const split = n > HOSTS ? await measureSplit(local, Math.floor(size.actors / 2), inFlight, deps) : undefined;
       const run: ScalingRun = {
         nodes: n, actors: size.actors, alive, failures, aliveMs: last - start, cpu, rayletWakeups,
         msgsOut: v1.out_msgs - v0.out_msgs, bytesOut: v1.out_bytes - v0.out_bytes, loadBefore, loadAfter, ...(split ? { split } : {}),
@@ -130,13 +149,13 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
 }
 
 /** `actors` actors on the first HOSTS nodes only: the hosting raylets' CPU apart from the others'. */
-async function measureSplit(local: LocalCluster, actors: number, deps: ScalingDeps): Promise<ScalingRun['split']> {
+async function measureSplit(local: LocalCluster, actors: number, inFlight: number, deps: ScalingDeps): Promise<ScalingRun['split']> {
   const nodes = await local.cluster.nodes();
   const pids = nodes.map((x) => ({ host: x.name <= `n${String(HOSTS).padStart(2, '0')}`, pid: local.rayletPid?.(x.nodeId) }));
   if (pids.some((p) => p.pid === undefined)) return undefined;
   const before = pids.map((p) => cpuSeconds(p.pid!));
   const start = performance.now();
-  await runPool(actors, IN_FLIGHT, () => deps.createSpread(local, { 'bench-host': 'yes' }));
+  await runPool(actors, inFlight, () => deps.createSpread(local, { 'bench-host': 'yes' }));
   const seconds = (performance.now() - start) / 1000;
   let hosting = 0;
   let following = 0;
