@@ -42,6 +42,12 @@ export const submitTask = object({
    * inside the worker are owned by it. Absent: submitted outside a job.
    */
   jobId: optional(id),
+  /**
+   * How long its driver waits for the answer to this submission (its call timeout). A raylet that
+   * queued it never starts it after that long from its arrival, and forgets it: the driver has
+   * answered its caller TIMEOUT. Absent: no deadline (an older driver).
+   */
+  timeoutMs: optional(num({ int: true, min: 1 })),
 });
 export type SubmitTask = Infer<typeof submitTask>;
 

@@ -121,7 +121,8 @@ export class TaskSubmitter {
         let outcome: TaskOutcome;
         try {
           const visited = route.length > 1 ? route.slice(0, -1) : undefined;
-          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
+          // timeoutMs: a raylet that queues it drops it once this request has timed out here
+          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, timeoutMs: this.ctx.callTimeoutMs, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
           outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome);
         } catch (err) {
           if (err instanceof NoRespondersError) {

@@ -42,6 +42,8 @@ export interface LocalTasksOptions {
   onLeaseLost?(leaseId: string, cause: string): void;
   /** Ends leases at their task hosts (a running task of one finishes first). */
   revokeLeases?(leaseIds: string[]): void;
+  /** The clock of queued tasks' deadlines (ms); default performance.now. */
+  now?: () => number;
 }
 
 const newLeaseId = (): string => randomBytes(8).toString('hex');
@@ -50,6 +52,8 @@ interface Task {
   readonly body: SubmitTask;
   readonly msg: BusMsg & { readonly reply: string };
   readonly req: SchedulingRequest;
+  /** When its driver stops waiting (`timeoutMs` from its arrival): it never starts after that. */
+  readonly expiresAt: number;
   lastMessage?: string;
 }
 
@@ -68,7 +72,9 @@ interface Task {
  *
  * Queued tasks are decided again when the view changes (every decision may differ) and, when this
  * node frees resources, those that would fit here. A task whose worker host dies is answered
- * TASK_WORKER_DIED, which the driver retries. Every submission is answered exactly once.
+ * TASK_WORKER_DIED, which the driver retries. Every submission is answered exactly once — except a
+ * queued one whose driver has stopped waiting (its `timeoutMs` passed since it arrived): that one is
+ * dropped unanswered and never started, since its caller was told TIMEOUT (counted in `expired`).
  */
 export class LocalTasks {
   private queue: Task[] = [];
@@ -81,13 +87,19 @@ export class LocalTasks {
   private nextLease = 1;
   /** stopping: nothing new is taken, running tasks still answer; crashed: nothing is answered. */
   private state: 'open' | 'stopping' | 'crashed' = 'open';
+  private readonly now: () => number;
+  /** Queued tasks dropped because their driver had stopped waiting. */
+  private expired = 0;
+  /** The timer that drops queued tasks at their deadline (the earliest one's). */
+  private expiry: { at: number; timer: NodeJS.Timeout } | undefined;
 
   constructor(private readonly opts: LocalTasksOptions) {
     this.maxSpillHops = opts.maxSpillHops ?? DEFAULT_MAX_SPILL_HOPS;
+    this.now = opts.now ?? (() => performance.now());
   }
 
-  stats(): { running: number; queued: number; leases: number } {
-    return { running: this.running.size, queued: this.queue.length, leases: this.leased.size };
+  stats(): { running: number; queued: number; leases: number; expired: number } {
+    return { running: this.running.size, queued: this.queue.length, leases: this.leased.size, expired: this.expired };
   }
 
   /** A task host ended a lease: its resources go back. */
@@ -129,11 +141,48 @@ export class LocalTasks {
     } catch (err) {
       return void respond(msg, () => encodeError(err));
     }
-    const task: Task = { body, msg, req };
+    const task: Task = { body, msg, req, expiresAt: body.timeoutMs === undefined ? Number.POSITIVE_INFINITY : this.now() + body.timeoutMs };
     if (this.place(task)) return;
     // a driver seeking a lease holds leases for such tasks or can wait for one: it hears `busy`
     if (body.lease) respond(msg, () => encodeOk({ kind: 'busy' }));
-    else this.queue.push(task);
+    else {
+      this.queue.push(task);
+      this.armExpiry(task.expiresAt);
+    }
+  }
+
+  /**
+   * Drops the queued tasks whose driver has stopped waiting (called at the earliest deadline, and
+   * before a drain): they are never started, never answered (nobody listens), and counted.
+   */
+  expire(): void {
+    if (this.expiry !== undefined) clearTimeout(this.expiry.timer);
+    this.expiry = undefined;
+    const now = this.now();
+    let dropped = 0;
+    let next = Number.POSITIVE_INFINITY;
+    this.queue = this.queue.filter((task) => {
+      if (task.expiresAt > now) {
+        if (task.expiresAt < next) next = task.expiresAt;
+        return true;
+      }
+      dropped++;
+      return false;
+    });
+    if (dropped > 0) {
+      this.expired += dropped;
+      this.opts.log(`dropped ${dropped} queued task(s) whose driver stopped waiting (their call timeout passed); they never ran`);
+    }
+    this.armExpiry(next);
+  }
+
+  private armExpiry(at: number): void {
+    if (at === Number.POSITIVE_INFINITY || this.state !== 'open') return;
+    if (this.expiry !== undefined && this.expiry.at <= at) return;
+    if (this.expiry !== undefined) clearTimeout(this.expiry.timer);
+    const timer = setTimeout(() => this.expire(), Math.max(0, Math.ceil(at - this.now())));
+    timer.unref();
+    this.expiry = { at, timer };
   }
 
   /** The view changed: every queued task is decided again (once per turn, however many changes). */
@@ -150,6 +199,7 @@ export class LocalTasks {
   stop(): void {
     if (this.state !== 'open') return;
     this.state = 'stopping';
+    this.clearExpiry();
     const queued = this.queue;
     this.queue = [];
     for (const task of queued) respond(task.msg, () => encodeOk({ kind: 'resubmit' }));
@@ -158,8 +208,14 @@ export class LocalTasks {
   /** Abrupt: everything is forgotten, nothing is answered. */
   crash(): void {
     this.state = 'crashed';
+    this.clearExpiry();
     this.queue = [];
     this.running.clear();
+  }
+
+  private clearExpiry(): void {
+    if (this.expiry !== undefined) clearTimeout(this.expiry.timer);
+    this.expiry = undefined;
   }
 
   /**
@@ -283,6 +339,8 @@ export class LocalTasks {
 
   private drain(): void {
     const kind = this.kick;
+    // a task whose driver stopped waiting must not start now that there is room
+    this.expire();
     const queued = this.queue;
     this.queue = [];
     const local = this.opts.view.state.node(this.opts.view.localNodeId);

@@ -11,6 +11,7 @@ import { RayletView } from '../../../runtime/raylet/cluster-view.ts';
 import { Leases } from '../../../runtime/raylet/leases.ts';
 import { LocalTasks } from '../../../runtime/raylet/local-tasks.ts';
 import type { RunTask } from '../../../runtime/worker/task-runner.ts';
+import { until } from '../../helpers/until.ts';
 
 const CPU = 10_000;
 const node = (nodeId: string, labels: Record<string, string> = {}, cpus = 2): NodeView => ({
@@ -30,7 +31,7 @@ interface Running {
   die(err: Error): void;
 }
 
-function world(opts: { maxSpillHops?: number; localCpus?: number } = {}) {
+function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: number } } = {}) {
   const running: Running[] = [];
   const waiting: { taskId: string; failure: ScheduleFailure }[] = [];
   const lost: string[] = [];
@@ -61,6 +62,7 @@ function world(opts: { maxSpillHops?: number; localCpus?: number } = {}) {
     onLeaseLost: (leaseId) => lost.push(leaseId),
     revokeLeases: (ids) => revoked.push(...ids),
     maxSpillHops: opts.maxSpillHops,
+    ...(opts.clock ? { now: () => opts.clock!.t } : {}),
   });
   view.receive({ version: 1, previous: 0, upserts: [node('a', { region: 'eu' }), node('b', { region: 'eu' })], removals: [] });
   const answers = new Map<string, Answer>();
@@ -97,7 +99,7 @@ test('a task that fits here runs here, holding its resources until it ends', asy
   w.running[0].end();
   await w.settle();
   assert.equal(w.leases.available(), { CPU: 2 * CPU });
-  assert.equal(w.tasks.stats(), { running: 0, queued: 0, leases: 0 });
+  assert.equal(w.tasks.stats(), { running: 0, queued: 0, leases: 0, expired: 0 });
 });
 
 test('a task for another node is spilled back, and its resources reserved there in the view', () => {
@@ -253,6 +255,40 @@ test('stop answers queued tasks resubmit and refuses new ones the same way; cras
   c.running[0].die(new Error('gone'));
   assert.not.ok(c.answers.has(silent));
   assert.is(c.answers.size, 0);
+});
+
+// A driver waits `timeoutMs` (its call timeout, sent with the submission) and then tells its caller
+// TIMEOUT: a task still queued then must never start, or it would run after its caller was told it
+// failed — and again if the caller tried again.
+test('a queued task whose driver stopped waiting never starts: the room made after its timeout goes to the next task, and it is dropped unanswered', async () => {
+  const clock = { t: 0 };
+  const w = world({ clock });
+  const busy = w.submit({ options: { numCpus: 2, labelSelector: { region: 'us' } } });
+  const late = w.submit({ options: { numCpus: 2, labelSelector: { region: 'us' } }, timeoutMs: 1_000 });
+  const next = w.submit({ options: { numCpus: 2, labelSelector: { region: 'us' } }, timeoutMs: 5_000 });
+  assert.equal(w.running.map((r) => r.task.taskId), [busy]);
+  assert.is(w.tasks.stats().queued, 2);
+  clock.t = 1_500; // the first queued task's driver has given up; the second's has not
+  w.running[0].end();
+  await w.settle();
+  assert.equal(w.running.map((r) => r.task.taskId), [busy, next], 'the room went to the task still awaited');
+  assert.not.ok(w.answers.has(late), 'nobody waits for an answer');
+  assert.equal(w.tasks.stats(), { running: 1, queued: 0, leases: 0, expired: 1 });
+});
+
+test('a queued task is dropped at its deadline even when no room ever comes: the queue keeps no task nobody waits for', async () => {
+  const clock = { t: 0 };
+  const w = world({ clock });
+  w.submit({ options: { numCpus: 2, labelSelector: { region: 'us' } } });
+  const kept = w.submit({ options: { numCpus: 2, labelSelector: { region: 'us' } } }); // an older driver: no deadline
+  w.submit({ options: { numCpus: 2, labelSelector: { region: 'us' } }, timeoutMs: 20 });
+  assert.is(w.tasks.stats().queued, 2);
+  clock.t = 25;
+  await until('the expired task dropped', () => (w.tasks.stats().expired === 1 ? true : undefined), 5_000);
+  assert.is(w.tasks.stats().queued, 1);
+  w.running[0].end();
+  await w.settle();
+  assert.equal(w.running.map((r) => r.task.taskId).slice(1), [kept], 'the one without a deadline still runs');
 });
 
 test.run();
