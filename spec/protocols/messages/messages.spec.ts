@@ -122,6 +122,12 @@ function invalid(type: string, body: unknown): string {
 
 const refused: { name: string; type: string; body: unknown; message: string }[] = [
   { name: 'a negative heartbeat seq', type: 'heartbeat', body: { ...heartbeat, seq: -1 }, message: 'invalid heartbeat: seq: expected a number >= 0' },
+  {
+    name: 'a submission whose driver waits no time at all',
+    type: 'submit_task',
+    body: { taskId: 't1', code: { moduleUrl: 'file:///x.js', functionName: 'f', args: [] }, namespace: 'default', options: {}, hops: 0, attempt: 0, timeoutMs: 0 },
+    message: 'invalid submit_task: timeoutMs: expected a number >= 1',
+  },
   { name: 'a negative resource', type: 'heartbeat', body: { ...heartbeat, available: { CPU: -1 } }, message: 'invalid heartbeat: available.CPU: expected a number >= 0' },
   {
     name: 'an unknown node state',
