@@ -81,6 +81,8 @@ export const leasedTask = object({
   jobId: optional(id),
   /** The task's namespace (a lease's tasks share one); absent from an older driver: 'default'. */
   namespace: optional(str({ min: 1, max: 256 })),
+  /** As submit_task's: a task waiting on the host behind another never starts after this long from its arrival. */
+  timeoutMs: optional(num({ int: true, min: 1 })),
 });
 export type LeasedTask = Infer<typeof leasedTask>;
 

@@ -219,7 +219,7 @@ export class TaskDispatcher {
 
   private push(cls: TaskClass, job: Job, lease: Lease): void {
     const { spec, tries } = job;
-    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt, namespace: spec.namespace, ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
+    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt, namespace: spec.namespace, timeoutMs: this.ctx.callTimeoutMs, ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
     let data: Uint8Array;
     try {
       data = encode('leased_task', body);

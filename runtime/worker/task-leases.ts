@@ -33,6 +33,8 @@ interface Pushed {
   readonly reply: string;
   readonly jobId?: string;
   readonly namespace?: string;
+  /** When its driver stops waiting (its `timeoutMs` from arrival): it is dropped rather than started after that. */
+  readonly expiresAt: number;
 }
 
 
@@ -48,6 +50,8 @@ const LEASED_REGISTRY = { leased_task: messages.leased_task } as const;
 export class TaskLeases {
   private readonly leases = new Map<string, Lease>();
   private stopped = false;
+  /** Tasks dropped from a lease's queue unstarted because their driver had stopped waiting (timeoutMs). */
+  expired = 0;
   readonly malformed: MalformedCounter;
 
   constructor(
@@ -119,13 +123,19 @@ export class TaskLeases {
       respond(msg, () => encodeError(new OrreryError('LEASE_BUSY', `lease ${leaseId} holds ${LEASE_DEPTH} tasks already`, { detail: { leaseId } })));
       return;
     }
-    lease.queue.push({ taskId: body.taskId, code: body.code, reply: msg.reply, ...(body.jobId === undefined ? {} : { jobId: body.jobId }), ...(body.namespace === undefined ? {} : { namespace: body.namespace }) });
+    const expiresAt = body.timeoutMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + body.timeoutMs;
+    lease.queue.push({ taskId: body.taskId, code: body.code, reply: msg.reply, expiresAt, ...(body.jobId === undefined ? {} : { jobId: body.jobId }), ...(body.namespace === undefined ? {} : { namespace: body.namespace }) });
     if (!lease.running) this.runNext(lease);
   }
 
   /** Runs the lease's tasks one after another; ends it at its first idle moment after its lifetime. */
   private runNext(lease: Lease): void {
-    const task = lease.queue.shift();
+    let task = lease.queue.shift();
+    // one whose driver stopped waiting behind a long task never starts: its caller has TIMEOUT
+    while (task !== undefined && task.expiresAt <= performance.now()) {
+      this.expired++;
+      task = lease.queue.shift();
+    }
     if (task === undefined) return;
     lease.running = true;
     void this.opts.runner.execute(task).then((answer) => {

@@ -1,5 +1,8 @@
 // Tasks in a worker host: loaded by module URL, run in a context with their task id, answered on
 // the driver's reply subject; and the leases a host serves afterwards.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decode, encode } from '../../../protocols/codec.ts';
@@ -131,6 +134,31 @@ test('tasks waiting behind the running one when the lease ends are answered LEAS
   assert.equal(await running, { kind: 'done', value: 'p' }, 'the running task still answers');
   for (const err of await Promise.all(waiting)) assert.is(err.code, 'LEASE_EXPIRED');
   assert.equal(ended, ['lease-5']);
+});
+
+test('a task waiting on a lease behind a long one past its driver\'s timeout is dropped, never started; the one behind it runs', async () => {
+  const { bus, runner, answerOf, fails } = setup();
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-lease-deadline-'));
+  try {
+    await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-7', idleMs: 10_000, lifetimeMs: 10_000 } });
+    const push = (taskId: string, timeoutMs: number, waitMs: number, fn: string, ...args: unknown[]) =>
+      bus.request(s.actorCall('lease-7'), encode('leased_task', { leaseId: 'lease-7', taskId, code: code(fn, ...args), attempt: 0, timeoutMs }), { timeoutMs: waitMs }).then((m) => decodeReply(m.data, { value: taskOutcome }));
+    const [gate, first, dropped, last] = ['gate', 'first', 'dropped', 'last'].map((f) => join(dir, f));
+    const running = push('p1', 10_000, 10_000, 'holdUntil', gate, first);
+    // its driver waits 50 ms; the host was told 1 ms (a driver's timeout runs from before the host saw it)
+    const gaveUp = fails(push('p2', 1, 50, 'hold', 0, dropped));
+    const next = push('p3', 10_000, 10_000, 'hold', 0, last);
+    assert.is((await gaveUp).code, 'TIMEOUT');
+    writeFileSync(gate, '');
+    assert.equal(await running, { kind: 'done', value: 'aaaaaaaaaaaaaaaa' });
+    assert.is(((await next) as { kind: string }).kind, 'done');
+    assert.ok(existsSync(last), 'the task behind it ran');
+    assert.not.ok(existsSync(dropped), 'the task whose driver gave up never ran');
+    assert.is(runner.leases.expired, 1);
+  } finally {
+    runner.leases.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a push already on its way when the lease ends is answered LEASE_EXPIRED, not lost', async () => {
