@@ -8,6 +8,7 @@ import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
 import { MAX_TASK_HOPS, type SubmitTask } from '../../protocols/messages/task.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import type { BusMsg } from '../bus/bus.ts';
+import { RejectionLog } from '../process/rejection-log.ts';
 import { respond } from '../worker/respond.ts';
 import type { LeaseGrant } from '../worker/task-leases.ts';
 import type { RunTask } from '../worker/task-runner.ts';
@@ -92,10 +93,13 @@ export class LocalTasks {
   private expired = 0;
   /** The timer that drops queued tasks at their deadline (the earliest one's). */
   private expiry: { at: number; timer: NodeJS.Timeout } | undefined;
+  /** Drops said once in full, then summed up per minute while they come (an overloaded node drops many). */
+  private readonly dropLog: RejectionLog;
 
   constructor(private readonly opts: LocalTasksOptions) {
     this.maxSpillHops = opts.maxSpillHops ?? DEFAULT_MAX_SPILL_HOPS;
     this.now = opts.now ?? (() => performance.now());
+    this.dropLog = new RejectionLog('raylet: queued tasks', opts.log);
   }
 
   stats(): { running: number; queued: number; leases: number; expired: number } {
@@ -155,7 +159,7 @@ export class LocalTasks {
    * Drops the queued tasks whose driver has stopped waiting (called at the earliest deadline, and
    * before a drain): they are never started, never answered (nobody listens), and counted.
    */
-  expire(): void {
+  private expire(): void {
     if (this.expiry !== undefined) clearTimeout(this.expiry.timer);
     this.expiry = undefined;
     const now = this.now();
@@ -171,7 +175,7 @@ export class LocalTasks {
     });
     if (dropped > 0) {
       this.expired += dropped;
-      this.opts.log(`dropped ${dropped} queued task(s) whose driver stopped waiting (their call timeout passed); they never ran`);
+      this.dropLog.note('TASK_EXPIRED', `dropped ${dropped} queued task(s) whose driver stopped waiting (their call timeout passed); they never ran`);
     }
     this.armExpiry(next);
   }
