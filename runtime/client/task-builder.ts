@@ -112,6 +112,7 @@ class ClientTaskBuilder<F extends AnyFunction> implements TaskBuilder<F> {
       namespace: ctx.namespace,
       options: valid.wire,
       maxRetries: valid.maxRetries,
+      ...(valid.timeoutMs === undefined ? {} : { timeoutMs: valid.timeoutMs }),
       pin: valid.pin,
       ...(ctx.jobId === undefined ? {} : { jobId: ctx.jobId }),
     };

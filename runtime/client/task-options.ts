@@ -5,14 +5,19 @@ import type { TaskOptions } from './actor-options.ts';
 /**
  * The options of a task: placement (TaskOptions, shared with actors: resources, labelSelector and
  * fallbackStrategy, tolerations, schedulingStrategy) plus `maxRetries` — how many times a task whose
- * node or worker host died is run again (default 3, as Ray; -1 for no limit; 0 for never).
- * A task that throws is not retried: it rejects with RemoteError.
+ * node or worker host died is run again (default 3, as Ray; -1 for no limit; 0 for never) — and
+ * `timeoutMs`, how long the driver waits for each run's answer, queued and running (default the
+ * connection's `callTimeoutMs`, 60,000 ms): then the task fails TIMEOUT, and a raylet or task host
+ * that still holds it queued drops it. A task that throws is not retried: it rejects with RemoteError.
  */
-export type TaskRunOptions = TaskOptions & { maxRetries?: number };
+export type TaskRunOptions = TaskOptions & { maxRetries?: number; timeoutMs?: number };
+
+/** The longest `timeoutMs` (what a Node.js timer takes: about 24.8 days). */
+export const MAX_TASK_TIMEOUT_MS = 2_147_483_647;
 
 export const DEFAULT_MAX_RETRIES = 3;
 
-const KNOWN = new Set<string>([...PLACEMENT_KEYS, 'maxRetries']);
+const KNOWN = new Set<string>([...PLACEMENT_KEYS, 'maxRetries', 'timeoutMs']);
 
 /** Task options after validation. */
 export interface ValidatedTaskOptions {
@@ -20,6 +25,8 @@ export interface ValidatedTaskOptions {
   readonly wire: Record<string, unknown>;
   /** -1: no limit. */
   readonly maxRetries: number;
+  /** How long the driver waits for each run's answer; absent: the connection's callTimeoutMs. */
+  readonly timeoutMs?: number;
   /** The node a node-id affinity pins the task to, and whether the pin is hard. */
   readonly pin?: { readonly nodeId: string; readonly soft: boolean };
 }
@@ -38,10 +45,14 @@ export function validateTaskOptions(opts: TaskRunOptions, ctx: { namespace: stri
   if (typeof maxRetries !== 'number' || !Number.isInteger(maxRetries) || maxRetries < -1) {
     throw new InvalidOptionError('maxRetries', maxRetries, 'expected an integer -1 or more (-1: no limit)');
   }
+  const { timeoutMs } = opts;
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TASK_TIMEOUT_MS)) {
+    throw new InvalidOptionError('timeoutMs', timeoutMs, `expected a whole number of milliseconds from 1 to ${MAX_TASK_TIMEOUT_MS}`);
+  }
   const target = ctx.taskId === undefined ? undefined : { kind: 'task' as const, id: ctx.taskId, ...(ctx.name === undefined ? {} : { name: ctx.name }) };
   const req = compileRequest(opts, { namespace: ctx.namespace, target });
   const wire: Record<string, unknown> = {};
   for (const key of PLACEMENT_KEYS) if (opts[key] !== undefined) wire[key] = opts[key];
   const pin = req.nodeId ? { nodeId: req.nodeId.nodeId, soft: req.nodeId.soft === true } : undefined;
-  return { wire, maxRetries, ...(pin ? { pin } : {}) };
+  return { wire, maxRetries, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(pin ? { pin } : {}) };
 }

@@ -34,9 +34,16 @@ export interface TaskSpec {
   readonly options: Record<string, unknown>;
   /** -1: no limit. */
   readonly maxRetries: number;
+  /** How long the driver waits for each run's answer (a submission, a push to a lease); absent: callTimeoutMs. */
+  readonly timeoutMs?: number;
   /** The job on whose behalf it runs: actors it creates through connect() are owned by it (docs/jobs.md). */
   readonly jobId?: string;
   readonly pin?: { readonly nodeId: string; readonly soft: boolean };
+}
+
+/** How long the driver waits for one answer about `spec`: its own `timeoutMs`, else the connection's call timeout. */
+export function answerTimeoutMs(spec: Pick<TaskSpec, 'timeoutMs'>, callTimeoutMs: number): number {
+  return spec.timeoutMs ?? callTimeoutMs;
 }
 
 /** A task's result, with where it ran and how it got there. */
@@ -122,8 +129,9 @@ export class TaskSubmitter {
         try {
           const visited = route.length > 1 ? route.slice(0, -1) : undefined;
           // timeoutMs: a raylet that queues it drops it once this request has timed out here
-          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, timeoutMs: this.ctx.callTimeoutMs, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
-          outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome);
+          const timeoutMs = answerTimeoutMs(spec, this.ctx.callTimeoutMs);
+          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, timeoutMs, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
+          outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome, undefined, timeoutMs);
         } catch (err) {
           if (err instanceof NoRespondersError) {
             // nothing serves that raylet's subject: the node is gone, and the task never reached it
@@ -238,7 +246,7 @@ export class TaskSubmitter {
    * lease there); rejects with NodeDied when that node is declared dead first, and with
    * `extraDeath` when `onLost` is called (the lease died with its host).
    */
-  request<T>(nodeId: string, subject: string, data: Uint8Array, value: Validator<T>, onLost?: (fail: (err: Error) => void) => () => void): Promise<T> {
+  request<T>(nodeId: string, subject: string, data: Uint8Array, value: Validator<T>, onLost?: (fail: (err: Error) => void) => () => void, timeoutMs = this.ctx.callTimeoutMs): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const finish = (done: () => void): void => {
@@ -253,7 +261,7 @@ export class TaskSubmitter {
         unwatchDeath();
         unwatchLoss?.();
       };
-      this.ctx.bus.request(subject, data, { timeoutMs: this.ctx.callTimeoutMs }).then(
+      this.ctx.bus.request(subject, data, { timeoutMs }).then(
         (msg) => {
           try {
             const refs = refsDecoded();

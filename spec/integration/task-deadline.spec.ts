@@ -52,4 +52,21 @@ test('a task queued behind a busy CPU past its driver\'s timeout fails TIMEOUT a
   assert.not.ok(existsSync(gaveUp), 'the task whose driver gave up never ran');
 });
 
+test('a task\'s own timeoutMs is what its driver waits: longer than the connection\'s call timeout it outlasts it, shorter it fails sooner', async () => {
+  // the impatient connection waits 1.5 s for a call; this task runs 2.5 s and asked for 30 s
+  const outlasts = await impatient.task(Hold).options({ numCpus: 0.5, timeoutMs: 30_000 }).remote(2_500);
+  assert.ok(outlasts.nodeId.length > 0, 'it ran to the end and answered');
+  // the cluster's own connection waits 60 s; this task asked for 300 ms, and waits on a gate
+  const gate = join(dir, 'gate-2');
+  const started = join(dir, 'started-2');
+  const started0 = Date.now();
+  const err = await local.cluster.task(HoldUntil).options({ numCpus: 0.5, timeoutMs: 300 }).remote(gate, started).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.is((err as { code?: string } | undefined)?.code, 'TIMEOUT');
+  assert.ok(Date.now() - started0 < 30_000, 'long before the connection\'s 60 s');
+  writeFileSync(gate, ''); // the run goes on where it is, and ends now
+});
+
 test.run();

@@ -19,6 +19,10 @@ const bad: [string, TaskRunOptions, string][] = [
   ['an unknown option', { name: 'x' } as TaskRunOptions, 'INVALID_OPTION'],
   ['maxRetries below -1', { maxRetries: -2 }, 'INVALID_OPTION'],
   ['maxRetries not an integer', { maxRetries: 1.5 }, 'INVALID_OPTION'],
+  ['timeoutMs of 0', { timeoutMs: 0 }, 'INVALID_OPTION'],
+  ['timeoutMs not whole', { timeoutMs: 2.5 }, 'INVALID_OPTION'],
+  ['timeoutMs past what a timer takes', { timeoutMs: 2 ** 31 }, 'INVALID_OPTION'],
+  ['timeoutMs as a string', { timeoutMs: '5s' as never }, 'INVALID_OPTION'],
   ['negative CPUs', { numCpus: -1 }, 'INVALID_OPTION'],
   ['a bad resource name', { resources: { 'bad name': 1 } }, 'INVALID_RESOURCE'],
   ['a malformed selector', { labelSelector: { region: 'in(a' } }, 'INVALID_SELECTOR'],
@@ -36,6 +40,20 @@ test('the wire carries the placement options only; maxRetries defaults to 3', ()
   assert.is(valid.maxRetries, 5);
   assert.is(validateTaskOptions({}, { namespace: 'default' }).maxRetries, 3);
   assert.is(validateTaskOptions({ maxRetries: -1 }, { namespace: 'default' }).maxRetries, -1);
+});
+
+test('timeoutMs is the driver\'s, not the wire\'s options: absent, the connection\'s call timeout applies', () => {
+  const valid = validateTaskOptions({ numCpus: 1, timeoutMs: 600_000 }, { namespace: 'default' });
+  assert.equal(valid.wire, { numCpus: 1 });
+  assert.is(valid.timeoutMs, 600_000);
+  assert.is(validateTaskOptions({}, { namespace: 'default' }).timeoutMs, undefined);
+  try {
+    validateTaskOptions({ timeoutMs: -5 }, { namespace: 'default' });
+    assert.unreachable('refused');
+  } catch (err) {
+    assert.match((err as Error).message, /timeoutMs/);
+    assert.match((err as Error).message, /expected a whole number of milliseconds from 1 to 2147483647/);
+  }
 });
 
 test('a node-id affinity is known to the driver, which sends the task straight to a hard pin', () => {
