@@ -109,6 +109,13 @@ function machineInput(reg: RegisterActor, compiled: CompiledActor, counts: { num
 
 export class ActorDirectory {
   readonly #entries = new Map<string, ActorEntry>();
+  /**
+   * The live (not DEAD) actors of each placement group, and those each job owns (not detached): what
+   * remove_pg and a finished job kill. Reading every entry for them cost 3.3 ms per call at 100,000
+   * actors, so a cluster removing groups by the hundred a second spent its GCS on it.
+   */
+  readonly #liveInGroup = new Map<string, Set<string>>();
+  readonly #liveOwnedBy = new Map<string, Set<string>>();
   readonly #names = new Map<string, string>();
   readonly #kills = new Map<string, Promise<void>>();
   /** Actor ids in list_actors order, re-sorted after an actor is added or forgotten. */
@@ -217,6 +224,7 @@ export class ActorDirectory {
     const entry: ActorEntry = { registration: reg, compiled, ref, asleep: false, info: this.#infoOf(reg, snapshot), placementGroupId: PlacementGroupDirectory.groupOf(reg.options) };
     this.#entries.set(reg.actorId, entry);
     this.#order.added(reg.actorId);
+    this.#indexLive(entry, true);
     if (reg.name !== undefined) this.#names.set(nameKey(reg.namespace, reg.name), reg.actorId);
     if (compiled.requiredDuringExecution) this.deps.eviction().requiredActors(1);
     this.#observe(entry, snapshot, true, entry.info);
@@ -339,8 +347,10 @@ export class ActorDirectory {
    */
   killInGroup(pgId: string, cause: string): Promise<void> {
     const kills: Promise<void>[] = [];
-    for (const entry of this.#entries.values()) {
-      if (entry.placementGroupId !== pgId) continue;
+    // a copy: a KILL may take an actor DEAD (and out of the index) at once
+    for (const actorId of [...(this.#liveInGroup.get(pgId) ?? [])]) {
+      const entry = this.#entries.get(actorId);
+      if (entry === undefined || entry.placementGroupId !== pgId) continue;
       const ref = this.#awake(entry);
       if (!ref) continue;
       ref.send({ type: 'KILL', noRestart: true, cause });
@@ -358,7 +368,10 @@ export class ActorDirectory {
   async killOwnedBy(jobIds: ReadonlySet<string>, cause: (jobId: string) => string): Promise<number> {
     const kills: Promise<void>[] = [];
     let killed = 0;
-    for (const entry of this.#entries.values()) {
+    const owned = [...jobIds].flatMap((jobId) => [...(this.#liveOwnedBy.get(jobId) ?? [])]);
+    for (const actorId of owned) {
+      const entry = this.#entries.get(actorId);
+      if (entry === undefined) continue;
       const { jobId } = entry.registration;
       if (jobId === undefined || !jobIds.has(jobId) || entry.info.state === 'DEAD' || entry.registration.options.lifetime === 'detached') continue;
       const ref = this.#awake(entry);
@@ -604,6 +617,7 @@ export class ActorDirectory {
     else if (info.state === 'RESTARTING' || (info.state === 'PENDING' && previous === 'SCHEDULED')) queue.kick('actor_waiting');
     else if (info.state === 'DEAD') {
       entry.ref = undefined;
+      this.#indexLive(entry, false);
       // an actor killed while it waited leaves the queue without another tryPlace: its explanation goes here
       this.#explained.delete(info.actorId);
       this.#refreshDue.delete(info.actorId);
@@ -611,6 +625,26 @@ export class ActorDirectory {
       const name = entry.registration.name;
       if (name !== undefined && this.#names.get(nameKey(info.namespace, name)) === info.actorId) this.#names.delete(nameKey(info.namespace, name));
       for (const oldest of this.deps.deadActors.died(info.actorId)) this.#forget(oldest);
+    }
+  }
+
+  /** Adds a live actor to (or, once DEAD, drops it from) its group's and its owner job's sets. */
+  #indexLive(entry: ActorEntry, live: boolean): void {
+    const { actorId, jobId, options } = entry.registration;
+    const keys: [Map<string, Set<string>>, string | undefined][] = [
+      [this.#liveInGroup, entry.placementGroupId],
+      [this.#liveOwnedBy, options.lifetime === 'detached' ? undefined : jobId],
+    ];
+    for (const [index, key] of keys) {
+      if (key === undefined) continue;
+      let set = index.get(key);
+      if (live) {
+        if (set === undefined) index.set(key, (set = new Set()));
+        set.add(actorId);
+      } else if (set !== undefined) {
+        set.delete(actorId);
+        if (set.size === 0) index.delete(key);
+      }
     }
   }
 

@@ -48,4 +48,30 @@ test('actors killed while they could not be placed leave no explanation behind',
   }
 });
 
+test('the live actors kept by group and by owner job (what remove_pg and a finished job kill) leave those sets when they die', async () => {
+  const svc = new GcsService({ bus: connectMemoryBus(new MemoryBroker()), cluster: 'c', nodeTimeoutMs: 600_000, rng: seededRng(1), maxDeadActors: 10 });
+  await svc.start();
+  try {
+    for (let j = 0; j < 3; j++) svc.jobs.register({ jobId: `job${j}`, secret: 's'.repeat(32), host: 'spec', pid: 1, namespace: 'default', name: `job ${j}` });
+    const inGroup = { schedulingStrategy: { type: 'PLACEMENT_GROUP', placementGroupId: 'pg0000000000001', bundleIndex: -1 } };
+    const detached = (i: number): boolean => i % 2 === 1 && i % 5 === 1;
+    for (let i = 0; i < 50; i++) {
+      const options = i % 2 === 0 ? { numCpus: 1, ...inGroup } : detached(i) ? { numCpus: 1, lifetime: 'detached' } : { numCpus: 1 };
+      svc.actors.register({ actorId: `b${i}`, code: { moduleUrl: 'file:///x.ts', className: 'C', args: [] }, namespace: 'default', options, jobId: `job${i % 3}` });
+    }
+    assert.is(svc.actors.list().filter((a) => a.state !== 'DEAD').length, 50, 'every one waits (no node)');
+    assert.is(await privateSize(svc.actors, '#liveInGroup'), 1, 'one group');
+    assert.is(await privateSize(svc.actors, '#liveOwnedBy'), 3, 'three owner jobs');
+    const ownedByJob0 = [...Array(50).keys()].filter((i) => i % 3 === 0 && !detached(i)).length;
+    assert.is(await svc.actors.killOwnedBy(new Set(['job0']), (j) => `job ${j} finished`), ownedByJob0, 'what job0 owns, its detached actors left alone');
+    assert.ok(svc.actors.list().some((a) => a.actorId === 'b21' && a.state !== 'DEAD'), 'b21 is job0\'s but detached: it lives on');
+    for (const a of svc.actors.list()) if (a.state !== 'DEAD') await svc.actors.kill({ actorId: a.actorId, noRestart: true });
+    assert.is(svc.actors.list().filter((a) => a.state !== 'DEAD').length, 0);
+    assert.is(await privateSize(svc.actors, '#liveInGroup'), 0);
+    assert.is(await privateSize(svc.actors, '#liveOwnedBy'), 0);
+  } finally {
+    await svc.stop();
+  }
+});
+
 test.run();
