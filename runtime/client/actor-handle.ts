@@ -326,10 +326,14 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   private async callWithRetries(seq: number, method: string, args: unknown[], timeoutMs: number): Promise<unknown> {
     let retriesLeft = this.maxTaskRetries;
     let retried = false;
+    // the call's timeout bounds it whole — its waits at the gate and every sending — not each sending
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
-      if ((retriesLeft !== 0 || retried) && this.gate.shut) await this.gate.wait(seq);
+      if ((retriesLeft !== 0 || retried) && this.gate.shut) await this.#waitGate(seq, deadline, timeoutMs);
+      const left = deadline - Date.now();
+      if (left <= 0) throw this.#timedOut(timeoutMs);
       try {
-        const value = await this.callOnce(method, args, timeoutMs);
+        const value = await this.callOnce(method, args, left, timeoutMs);
         this.gate.succeeded();
         return value;
       } catch (err) {
@@ -342,6 +346,29 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
         else this.gate.shutUntilAlive();
       }
     }
+  }
+
+  /** The gate's wait, up to the call's deadline: TIMEOUT then (the call was not sent again, so it did not run then). */
+  #waitGate(seq: number, deadline: number, timeoutMs: number): Promise<void> {
+    const left = deadline - Date.now();
+    if (left <= 0) return Promise.reject(this.#timedOut(timeoutMs));
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(this.#timedOut(timeoutMs)), left);
+      this.gate.wait(seq).then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  #timedOut(timeoutMs: number): TimeoutError {
+    return new TimeoutError((this.#callSubject ??= this.ctx.subjects.actorCall(this.actorId)), timeoutMs);
   }
 
   ready(opts: { timeoutMs?: number } = {}): Promise<ActorInfo> {
@@ -437,7 +464,8 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
    * waiting on a host that is gone. One that meets no responder while the GCS reports the actor
    * ALIVE is sent again (call-resend.ts); calls made meanwhile wait behind it, in call order.
    */
-  private callOnce(method: string, args: unknown[], timeoutMs: number): Promise<unknown> {
+  /** One sending, waiting `timeoutMs`; a TimeoutError names `reportedMs`, the call's own timeout (default the same). */
+  private callOnce(method: string, args: unknown[], timeoutMs: number, reportedMs = timeoutMs): Promise<unknown> {
     if (this.death) return Promise.reject(new ActorDiedError(this.actorId, this.death.cause));
     let data: Uint8Array;
     try {
@@ -447,7 +475,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       return Promise.reject(err);
     }
     return new Promise<unknown>((resolve, reject) => {
-      const call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, timeoutMs);
+      const call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, reportedMs);
       this.#inFlight.add(call);
       if (this.#resend?.holding) this.#resend.hold(call);
       else this.#send(call, timeoutMs);

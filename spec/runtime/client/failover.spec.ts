@@ -58,6 +58,30 @@ test('with maxTaskRetries, calls made while the actor restarts wait and reach th
   await actor.kill();
 });
 
+test('with maxTaskRetries, a call\'s timeout bounds its wait for the restart: TIMEOUT while the actor cannot be placed, and it never runs', async () => {
+  await pools(undefined, 'b');
+  const actor = await local.cluster.actor(JournalActor).options({ labelSelector: { pool: 'b' }, maxRestarts: -1, maxTaskRetries: -1 }).remote();
+  await actor.ready(READY);
+  assert.is(await actor.call('append', 'before'), 1);
+  await pools(undefined, undefined); // the restart cannot be placed
+  await actor.kill({ noRestart: false });
+  await stateOf(actor, (i) => i.state === 'PENDING' && i.numRestarts === 1);
+  const started = Date.now();
+  const guard = new Promise((_, reject) => setTimeout(() => reject(new Error('the call still waits 10 s later: its timeout did not bound the wait')), 10_000).unref());
+  const err = await Promise.race([actor.options({ timeoutMs: 300 }).call('append', 'late'), guard]).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.is((err as { code?: string } | undefined)?.code, 'TIMEOUT', String(err));
+  assert.match((err as Error).message, /timed out after 300 ms/);
+  assert.ok(Date.now() - started < 10_000);
+  assert.is((await actor.info()).state, 'PENDING', 'still waiting for a node when the call gave up');
+  await pools('b', undefined);
+  await actor.ready(READY);
+  assert.equal(await actor.call('journal'), [], 'a new incarnation, and the call that timed out never ran in it');
+  await actor.kill();
+});
+
 test('every call in flight fails when the actor dies, and the handle follows its events only while calls are in flight', async () => {
   await pools('b', undefined);
   const stream = (local.cluster as unknown as { stream: { actorWatchers(actorId: string): number } }).stream;
