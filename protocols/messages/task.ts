@@ -48,6 +48,12 @@ export const submitTask = object({
    * answered its caller TIMEOUT. Absent: no deadline (an older driver).
    */
   timeoutMs: optional(num({ int: true, min: 1 })),
+  /**
+   * When the driver stops waiting, on its wall clock (ms since the epoch): a submission read late —
+   * by a raylet that was frozen, or behind a backlog — has less than `timeoutMs` left, or none.
+   * Raylets take the earlier of the two; clocks are assumed to agree within a few milliseconds.
+   */
+  deadline: optional(num({ int: true, min: 0 })),
 });
 export type SubmitTask = Infer<typeof submitTask>;
 
@@ -83,8 +89,19 @@ export const leasedTask = object({
   namespace: optional(str({ min: 1, max: 256 })),
   /** As submit_task's: a task waiting on the host behind another never starts after this long from its arrival. */
   timeoutMs: optional(num({ int: true, min: 1 })),
+  /** As submit_task's. */
+  deadline: optional(num({ int: true, min: 0 })),
 });
 export type LeasedTask = Infer<typeof leasedTask>;
+
+/**
+ * How long a raylet or task host may still start a task it reads now: the lesser of its `timeoutMs`
+ * and what is left before its `deadline` on this machine's clock; Infinity without either (an older
+ * driver). Zero or less: its driver has already given up.
+ */
+export function taskTimeLeft(body: { readonly timeoutMs?: number; readonly deadline?: number }, wallNow: number): number {
+  return Math.min(body.timeoutMs ?? Number.POSITIVE_INFINITY, body.deadline === undefined ? Number.POSITIVE_INFINITY : body.deadline - wallNow);
+}
 
 const done = object({ kind: literal('done'), value: unknown(), lease: optional(taskLease) });
 const spillback = object({ kind: literal('spillback'), nodeId: id });

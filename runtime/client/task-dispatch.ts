@@ -220,7 +220,7 @@ export class TaskDispatcher {
   private push(cls: TaskClass, job: Job, lease: Lease): void {
     const { spec, tries } = job;
     const timeoutMs = answerTimeoutMs(spec, this.ctx.callTimeoutMs);
-    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt, namespace: spec.namespace, timeoutMs, ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
+    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt, namespace: spec.namespace, timeoutMs, deadline: Date.now() + timeoutMs, ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
     let data: Uint8Array;
     try {
       data = encode('leased_task', body);

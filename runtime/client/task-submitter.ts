@@ -130,7 +130,7 @@ export class TaskSubmitter {
           const visited = route.length > 1 ? route.slice(0, -1) : undefined;
           // timeoutMs: a raylet that queues it drops it once this request has timed out here
           const timeoutMs = answerTimeoutMs(spec, this.ctx.callTimeoutMs);
-          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, timeoutMs, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
+          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, timeoutMs, deadline: Date.now() + timeoutMs, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
           outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome, undefined, timeoutMs);
         } catch (err) {
           if (err instanceof NoRespondersError) {

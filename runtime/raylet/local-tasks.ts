@@ -5,7 +5,7 @@ import { fits } from '../../lib/resources/resource-set.ts';
 import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
 import { compileRequest, type PlacementOptions } from '../../lib/scheduling/request.ts';
 import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
-import { MAX_TASK_HOPS, type SubmitTask } from '../../protocols/messages/task.ts';
+import { MAX_TASK_HOPS, taskTimeLeft, type SubmitTask } from '../../protocols/messages/task.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import type { BusMsg } from '../bus/bus.ts';
 import { RejectionLog } from '../process/rejection-log.ts';
@@ -45,6 +45,8 @@ export interface LocalTasksOptions {
   revokeLeases?(leaseIds: string[]): void;
   /** The clock of queued tasks' deadlines (ms); default performance.now. */
   now?: () => number;
+  /** The wall clock a submission's `deadline` is read against (ms since the epoch); default Date.now. */
+  wallNow?: () => number;
 }
 
 const newLeaseId = (): string => randomBytes(8).toString('hex');
@@ -145,7 +147,9 @@ export class LocalTasks {
     } catch (err) {
       return void respond(msg, () => encodeError(err));
     }
-    const task: Task = { body, msg, req, expiresAt: body.timeoutMs === undefined ? Number.POSITIVE_INFINITY : this.now() + body.timeoutMs };
+    const left = taskTimeLeft(body, (this.opts.wallNow ?? Date.now)());
+    if (left <= 0) return this.dropExpired(1); // read after its driver gave up (this raylet was frozen, or behind)
+    const task: Task = { body, msg, req, expiresAt: this.now() + left };
     if (this.place(task)) return;
     // a driver seeking a lease holds leases for such tasks or can wait for one: it hears `busy`
     if (body.lease) respond(msg, () => encodeOk({ kind: 'busy' }));
@@ -173,11 +177,14 @@ export class LocalTasks {
       dropped++;
       return false;
     });
-    if (dropped > 0) {
-      this.expired += dropped;
-      this.dropLog.note('TASK_EXPIRED', `dropped ${dropped} queued task(s) whose driver stopped waiting (their call timeout passed); they never ran`);
-    }
+    this.dropExpired(dropped);
     this.armExpiry(next);
+  }
+
+  private dropExpired(dropped: number): void {
+    if (dropped === 0) return;
+    this.expired += dropped;
+    this.dropLog.note('TASK_EXPIRED', `dropped ${dropped} queued task(s) whose driver stopped waiting (their call timeout passed); they never ran`);
   }
 
   private armExpiry(at: number): void {

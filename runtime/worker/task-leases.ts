@@ -1,7 +1,7 @@
 import { OrreryError } from '../../lib/errors.ts';
 import { decode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
-import { LEASE_DEPTH, type LeasedTask } from '../../protocols/messages/task.ts';
+import { LEASE_DEPTH, taskTimeLeft, type LeasedTask } from '../../protocols/messages/task.ts';
 import { encodeError } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
@@ -123,7 +123,12 @@ export class TaskLeases {
       respond(msg, () => encodeError(new OrreryError('LEASE_BUSY', `lease ${leaseId} holds ${LEASE_DEPTH} tasks already`, { detail: { leaseId } })));
       return;
     }
-    const expiresAt = body.timeoutMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + body.timeoutMs;
+    const left = taskTimeLeft(body, Date.now());
+    if (left <= 0) {
+      this.expired++; // read after its driver gave up: nobody waits for its answer
+      return;
+    }
+    const expiresAt = performance.now() + left;
     lease.queue.push({ taskId: body.taskId, code: body.code, reply: msg.reply, expiresAt, ...(body.jobId === undefined ? {} : { jobId: body.jobId }), ...(body.namespace === undefined ? {} : { namespace: body.namespace }) });
     if (!lease.running) this.runNext(lease);
   }

@@ -7,10 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { filter, firstValueFrom } from 'rxjs';
 import { connect, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';
 import { Hold, HoldUntil } from '../fixtures/tasks/tasks.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
+
+// the raylet is frozen for a while below: long enough to lapse the default 3 s node timeout on a busy
+// machine, which is not what this spec is about
+process.env.ORRERY_NODE_TIMEOUT_MS = '60000';
 
 let server: NatsServerHandle;
 let local: LocalCluster;
@@ -49,6 +54,34 @@ test('a task queued behind a busy CPU past its driver\'s timeout fails TIMEOUT a
   await holding;
   await local.cluster.task(Hold).options({ numCpus: 1 }).remote(0, after);
   assert.ok(existsSync(after), 'the next task ran');
+  assert.not.ok(existsSync(gaveUp), 'the task whose driver gave up never ran');
+});
+
+test('a raylet frozen (SIGSTOP) with the task queued and thawed after its driver gave up, with room waiting for it, drops it rather than run it', async () => {
+  const gaveUp = join(dir, 'gave-up-frozen');
+  const after = join(dir, 'after-frozen');
+  const [node] = await local.cluster.nodes();
+  const rayletPid = local.rayletPid!(node.nodeId)!;
+  // no node has pool=later yet: the task waits in the raylet's queue, and the raylet says so
+  const queued = firstValueFrom(local.cluster.scheduleFailed$.pipe(filter((e) => e.target.kind === 'task' && e.target.name === 'hold')));
+  const asked = impatient.task(Hold).options({ numCpus: 1, maxRetries: 0, labelSelector: { pool: 'later' } }).remote(0, gaveUp).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  await queued;
+  // frozen now: the task is in its queue, or (the driver's second try, without a lease) still in its
+  // socket, to be read after its driver gave up — either way it must never run
+  process.kill(rayletPid, 'SIGSTOP');
+  try {
+    assert.is(((await asked) as { code?: string } | undefined)?.code, 'TIMEOUT', 'the driver gave up while the raylet was frozen');
+    // room for it appears while the raylet cannot see it: the view change waits in its socket
+    await local.cluster.setNodeLabels(node.nodeId, { set: { pool: 'later' } });
+  } finally {
+    process.kill(rayletPid, 'SIGCONT');
+  }
+  // the raylet's queue is first in, first out: a task it had kept would take the one CPU before this one
+  await local.cluster.task(Hold).options({ numCpus: 1, labelSelector: { pool: 'later' } }).remote(0, after);
+  assert.ok(existsSync(after), 'a task asking for the new label ran');
   assert.not.ok(existsSync(gaveUp), 'the task whose driver gave up never ran');
 });
 

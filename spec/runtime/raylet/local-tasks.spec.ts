@@ -31,7 +31,7 @@ interface Running {
   die(err: Error): void;
 }
 
-function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: number } } = {}) {
+function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: number }; wall?: { t: number } } = {}) {
   const running: Running[] = [];
   const waiting: { taskId: string; failure: ScheduleFailure }[] = [];
   const lost: string[] = [];
@@ -63,6 +63,7 @@ function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: n
     revokeLeases: (ids) => revoked.push(...ids),
     maxSpillHops: opts.maxSpillHops,
     ...(opts.clock ? { now: () => opts.clock!.t } : {}),
+    ...(opts.wall ? { wallNow: () => opts.wall!.t } : {}),
   });
   view.receive({ version: 1, previous: 0, upserts: [node('a', { region: 'eu' }), node('b', { region: 'eu' })], removals: [] });
   const answers = new Map<string, Answer>();
@@ -289,6 +290,24 @@ test('a queued task is dropped at its deadline even when no room ever comes: the
   w.running[0].end();
   await w.settle();
   assert.equal(w.running.map((r) => r.task.taskId).slice(1), [kept], 'the one without a deadline still runs');
+});
+
+test('a submission read after its driver\'s deadline (a frozen raylet, a backlog) is dropped, not run, even with room; one read late keeps only what is left of its time', async () => {
+  const clock = { t: 0 };
+  const wall = { t: 1_000_000 };
+  const w = world({ clock, wall });
+  const late = w.submit({ options: { numCpus: 1, labelSelector: { region: 'us' } }, timeoutMs: 60_000, deadline: 999_000 });
+  assert.equal(w.running, [], 'not started, though it fits');
+  assert.not.ok(w.answers.has(late), 'nobody waits for an answer');
+  assert.is(w.tasks.stats().expired, 1);
+  w.submit({ options: { numCpus: 2, labelSelector: { region: 'us' } } }); // takes the room
+  const short = w.submit({ options: { numCpus: 2, labelSelector: { region: 'us' } }, timeoutMs: 60_000, deadline: 1_000_500 });
+  clock.t = 600; // past the half second its driver had left when it was read, well inside timeoutMs
+  w.running[0].end();
+  await w.settle();
+  assert.is(w.running.length, 1, 'the room was not given to it');
+  assert.not.ok(w.answers.has(short));
+  assert.is(w.tasks.stats().expired, 2);
 });
 
 test.run();
