@@ -128,6 +128,12 @@ const refused: { name: string; type: string; body: unknown; message: string }[] 
     body: { taskId: 't1', code: { moduleUrl: 'file:///x.js', functionName: 'f', args: [] }, namespace: 'default', options: {}, hops: 0, attempt: 0, timeoutMs: 0 },
     message: 'invalid submit_task: timeoutMs: expected a number >= 1',
   },
+  {
+    name: 'a submission whose deadline is before the epoch',
+    type: 'submit_task',
+    body: { taskId: 't1', code: { moduleUrl: 'file:///x.js', functionName: 'f', args: [] }, namespace: 'default', options: {}, hops: 0, attempt: 0, deadline: -1 },
+    message: 'invalid submit_task: deadline: expected a number >= 0',
+  },
   { name: 'a negative resource', type: 'heartbeat', body: { ...heartbeat, available: { CPU: -1 } }, message: 'invalid heartbeat: available.CPU: expected a number >= 0' },
   {
     name: 'an unknown node state',
