@@ -20,7 +20,8 @@ import { UnavailableNow } from './restart-gate.ts';
  *
  * A parked call fails instead of being sent again — ActorUnavailableError: it did not run — when
  * its own time is up, or once a call sent after it has been answered: sending it then would run it
- * after a later call.
+ * after a later call. A held call fails the same way at its own deadline, which may come before the
+ * parked calls' (a shorter `timeoutMs`): it does not wait for them to be through.
  */
 export interface OutgoingCall {
   /** Whether it may still be answered or failed: false once an actor_state event failed it. */
@@ -61,6 +62,9 @@ export class CallResend<C extends OutgoingCall> {
   #pauseMs: number = RESEND_MS.first;
   /** A get_actor is under way. */
   #asking = false;
+  /** Fails the held calls whose time is up; armed for the earliest deadline among them. */
+  #heldTimer: NodeJS.Timeout | undefined;
+  #heldDue = Infinity;
 
   constructor(private readonly deps: CallResendDeps<C>) {}
 
@@ -72,6 +76,32 @@ export class CallResend<C extends OutgoingCall> {
   /** A call made while holding: sent once the calls before it are through. */
   hold(call: C): void {
     this.#held.push(call);
+    if (call.deadline < this.#heldDue) this.#armHeld(call.deadline);
+  }
+
+  #armHeld(due: number): void {
+    clearTimeout(this.#heldTimer);
+    this.#heldDue = due;
+    this.#heldTimer = setTimeout(() => this.#expireHeld(), Math.max(0, due - Date.now()));
+  }
+
+  /** The held calls past their time fail (they never left); the rest keep their places. */
+  #expireHeld(): void {
+    this.#heldTimer = undefined;
+    this.#heldDue = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    const kept: C[] = [];
+    for (const call of this.#held) {
+      if (!call.live) continue;
+      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId));
+      else {
+        kept.push(call);
+        if (call.deadline < next) next = call.deadline;
+      }
+    }
+    this.#held = kept;
+    if (next !== Infinity) this.#armHeld(next);
   }
 
   /** Send number `sent` was answered. */
@@ -151,12 +181,15 @@ export class CallResend<C extends OutgoingCall> {
     const held = this.#held;
     if (held.length === 0) return;
     this.#held = [];
+    clearTimeout(this.#heldTimer);
+    this.#heldTimer = undefined;
+    this.#heldDue = Infinity;
     const now = Date.now();
     for (let i = 0; i < held.length; i++) {
       const call = held[i]!;
       if (!call.live) continue;
       if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId));
-      else if (this.holding) this.#held.push(call); // an earlier one of these met no responder (memory bus: at once)
+      else if (this.holding) this.hold(call); // an earlier one of these met no responder (memory bus: at once)
       else this.deps.send(call);
     }
   }

@@ -127,4 +127,25 @@ test('a parked call past its time fails rather than being sent again, and the pa
   assert.is(h.asked(), 1, 'one get_actor at a time');
 });
 
+test('a held call with a shorter time than the parked ones fails at its own deadline, unsent, and the others keep their order', async () => {
+  const h = harness(() => new Promise(() => {}));
+  const a = h.make(h.call('a')); // 30 s
+  h.noResponder(a);
+  const short = h.make(h.call('short', 60));
+  const after = h.make(h.call('after'));
+  // a keeps meeting no responder: the parked call outlives the short one's time
+  while (h.failed.length === 0) {
+    await until(`a sent again or short's failure`, () => (h.sends.at(-1) === 'a' && a.resent) || h.failed.length > 0 ? true : undefined);
+    if (h.failed.length === 0) h.noResponder(a);
+  }
+  assert.equal(h.failed.map((f) => f.name), ['short']);
+  assert.is((h.failed[0]!.err as { code?: string }).code, 'ACTOR_UNAVAILABLE');
+  assert.ok(Date.now() >= short.deadline, 'not before its deadline');
+  assert.ok(Date.now() < a.deadline, 'while the parked call still had time');
+  assert.not.ok(h.sends.includes('short'), 'never sent');
+  h.answered(a);
+  assert.equal(h.sends.slice(-2), ['a', 'after'], 'the call held after it goes once a is through');
+  assert.ok(after.live);
+});
+
 test.run();
