@@ -350,21 +350,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
 
   /** The gate's wait, up to the call's deadline: TIMEOUT then (the call was not sent again, so it did not run then). */
   #waitGate(seq: number, deadline: number, timeoutMs: number): Promise<void> {
-    const left = deadline - Date.now();
-    if (left <= 0) return Promise.reject(this.#timedOut(timeoutMs));
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(this.#timedOut(timeoutMs)), left);
-      this.gate.wait(seq).then(
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      );
-    });
+    return this.gate.wait(seq, { deadline, timedOut: () => this.#timedOut(timeoutMs) });
   }
 
   #timedOut(timeoutMs: number): TimeoutError {

@@ -37,12 +37,24 @@ interface Waiter {
   readonly seq: number;
   resolve(): void;
   reject(err: unknown): void;
+  /** Its own time ran out: failed already, and no longer waiting (removed lazily). */
+  gone?: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+/** How long a call may wait at the gate, and what it fails with once that has passed. */
+export interface GateWaitLimit {
+  /** Absolute (Date.now() ms). */
+  readonly deadline: number;
+  timedOut(): Error;
 }
 
 export class RestartGate {
   /** The newest state a call failed in, while shut. */
   #since: ActorInfo | undefined;
   #waiters: Waiter[] = [];
+  /** Waiters in #waiters whose time ran out, not yet taken out. */
+  #gone = 0;
   #unwatch: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #backoffMs = FIRST_BACKOFF_MS;
@@ -77,12 +89,18 @@ export class RestartGate {
     this.#probe(false);
   }
 
-  /** Resolves when the call numbered `seq` may go (after every waiting call with a lower number). */
-  wait(seq: number): Promise<void> {
+  /**
+   * Resolves when the call numbered `seq` may go (after every waiting call with a lower number).
+   * With `limit`, fails with its `timedOut()` at its deadline and stops waiting: a call that gave up
+   * leaves nothing behind, however long the gate stays shut.
+   */
+  wait(seq: number, limit?: GateWaitLimit): Promise<void> {
     if (!this.shut) return Promise.resolve();
+    if (limit !== undefined && limit.deadline <= Date.now()) return Promise.reject(limit.timedOut());
     return new Promise<void>((resolve, reject) => {
       const waiters = this.#waiters;
-      const waiter = { seq, resolve, reject };
+      const waiter: Waiter = { seq, resolve, reject };
+      if (limit !== undefined) waiter.timer = setTimeout(() => this.#leave(waiter, limit.timedOut()), limit.deadline - Date.now());
       // calls are numbered as they are made, so a new one almost always goes last; else after the
       // last waiter numbered at or below it, found by bisection (a scan per call was quadratic: 100,000
       // calls made while an actor restarted took 5.7 s to queue)
@@ -99,6 +117,21 @@ export class RestartGate {
       }
       waiters.splice(lo, 0, waiter);
     });
+  }
+
+  /** How many calls wait at the gate. */
+  get waiting(): number {
+    return this.#waiters.length - this.#gone;
+  }
+
+  #leave(waiter: Waiter, err: Error): void {
+    waiter.gone = true;
+    waiter.reject(err);
+    // taken out in bulk, not one by one: calls made together time out together
+    if (++this.#gone * 2 > this.#waiters.length) {
+      this.#waiters = this.#waiters.filter((w) => !w.gone);
+      this.#gone = 0;
+    }
   }
 
   /** A call went through: the next stale failure starts its back-off afresh. */
@@ -137,13 +170,19 @@ export class RestartGate {
   }
 
   #open(): void {
-    const waiters = this.#reset();
-    for (const w of waiters) w.resolve();
+    for (const w of this.#reset()) {
+      if (w.gone) continue;
+      clearTimeout(w.timer);
+      w.resolve();
+    }
   }
 
   #fail(err: unknown): void {
-    const waiters = this.#reset();
-    for (const w of waiters) w.reject(err);
+    for (const w of this.#reset()) {
+      if (w.gone) continue;
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
   }
 
   #reset(): Waiter[] {
@@ -154,6 +193,7 @@ export class RestartGate {
     this.#unwatch = undefined;
     const waiters = this.#waiters;
     this.#waiters = [];
+    this.#gone = 0;
     return waiters;
   }
 }

@@ -61,4 +61,39 @@ test('calls made in order while the actor restarts go in that order; its death f
   assert.ok(outcomes.every((o) => o === 'ACTOR_DIED'), `outcomes: ${[...new Set(outcomes)].join(', ')}`);
 });
 
+test('a call whose time runs out at the shut gate fails then and leaves the gate; the others still go in order when it opens', async () => {
+  const { gate: g, emit } = gate();
+  g.shutAfter(info('RESTARTING', 1));
+  const outcomes = new Map<number, string>();
+  const order: number[] = [];
+  const record = (seq: number, p: Promise<void>) =>
+    p.then(
+      () => {
+        outcomes.set(seq, 'went');
+        order.push(seq);
+      },
+      (err: Error) => outcomes.set(seq, err.message),
+    );
+  const deadline = Date.now() + 30;
+  // calls 0..999 give up at `deadline`; 1000 and 1001, made between them in number, wait without a limit
+  const limited = Array.from({ length: 1000 }, (_, seq) => record(seq, g.wait(seq, { deadline, timedOut: () => new Error('timed out') })));
+  const patient = [record(1001, g.wait(1001)), record(500.5, g.wait(500.5))];
+  assert.is(g.waiting, 1002);
+  await Promise.all(limited);
+  assert.ok(Date.now() >= deadline, 'not before the deadline');
+  assert.ok([...outcomes.values()].every((o) => o === 'timed out'), 'every limited call failed with its own error');
+  assert.is(outcomes.size, 1000);
+  assert.is(g.waiting, 2, 'the calls that gave up are no longer waiting');
+  assert.ok(g.shut);
+  emit(info('ALIVE', 2));
+  await Promise.all(patient);
+  assert.equal(order, [500.5, 1001], 'the rest in call order');
+  assert.is(g.waiting, 0);
+  // a call made past its deadline fails at once, without waiting
+  g.shutAfter(info('RESTARTING', 2));
+  const late = await g.wait(2000, { deadline: Date.now() - 1, timedOut: () => new Error('late') }).catch((err: Error) => err.message);
+  assert.is(late, 'late');
+  assert.is(g.waiting, 0);
+});
+
 test.run();
