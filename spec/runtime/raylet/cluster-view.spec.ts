@@ -7,6 +7,7 @@ import { ACTOR_ID_LABEL, actorScope, NODE_SCOPE } from '../../../lib/index.ts';
 import type { NodeView, ViewDelta } from '../../../protocols/messages/view.ts';
 import { RayletView } from '../../../runtime/raylet/cluster-view.ts';
 import { Leases, withoutBundles } from '../../../runtime/raylet/leases.ts';
+import { until } from '../../helpers/until.ts';
 
 const CPU = 10_000;
 
@@ -129,8 +130,7 @@ test('a failed snapshot request is asked again, with the held deltas kept', asyn
   h.view.receive(delta(3, 2, [node('n2')]));
   await h.fail(new Error('no GCS'));
   h.view.receive(delta(4, 3, [node('n3')]));
-  await new Promise((r) => setTimeout(r, 20));
-  assert.is(h.snapshots, 2);
+  await until('the snapshot asked again', () => (h.snapshots === 2 ? true : undefined));
   await h.answer({ version: 3, previous: 0, upserts: [node('n2')], removals: [] });
   assert.equal(ids(h.view), ['me', 'n2', 'n3']);
   assert.is(h.view.stats().version, 4);
