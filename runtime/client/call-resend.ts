@@ -42,6 +42,12 @@ export interface CallResendDeps<C extends OutgoingCall> {
   fail(call: C, err: unknown): void;
 }
 
+/**
+ * The least time between two sweeps of the held calls for those past their deadline: a sweep reads
+ * every held call, and calls made one after another have deadlines a few ms apart.
+ */
+const HELD_SWEEP_MS = 20;
+
 /** The pause before parked calls are sent again; doubles while they keep meeting no responder. */
 export const RESEND_MS = { first: 10, max: 500 } as const;
 
@@ -101,7 +107,7 @@ export class CallResend<C extends OutgoingCall> {
       }
     }
     this.#held = kept;
-    if (next !== Infinity) this.#armHeld(next);
+    if (next !== Infinity) this.#armHeld(Math.max(next, now + HELD_SWEEP_MS));
   }
 
   /** Send number `sent` was answered. */
