@@ -449,7 +449,6 @@ class NatsBus implements Bus {
 /** `_`: the first character of a batch's reply token, never of a request's. */
 const UNDERSCORE = 0x5f;
 
-/** Calls one request's callback; a callback that throws is a bug of its own, not the inbox's. */
 /**
  * One subscription's handle: its methods live on the prototype, not in closures made per
  * subscription (a worker host subscribes once per actor; the closures and the eager `closed` chain
@@ -482,6 +481,7 @@ class NatsBusSubscription implements Subscription {
   }
 }
 
+/** Calls one request's callback; a callback that throws is a bug of its own, not the inbox's. */
 function settle(done: RequestCallback, err: Error | undefined, msg: BusMsg | undefined): void {
   try {
     done(err, msg);
