@@ -192,6 +192,32 @@ test('calls during a restart: with retries they wait and arrive in call order; w
   await impatient.handle.kill();
 });
 
+test('calls with retries that time out while the actor cannot be placed fail TIMEOUT, leave the handle, and never run once it is back', async () => {
+  await setPool('n3', 'b');
+  const { handle } = await actor({ labelSelector: { pool: 'b' }, maxRestarts: -1, maxTaskRetries: -1 });
+  assert.is(await handle.call('append', 'before'), 1);
+  await setPool('n3', undefined); // its restart cannot be placed
+  await crash(handle); // the worker host process exits
+  await stateOf(handle, (i) => i.state === 'PENDING' && i.numRestarts === 1);
+  const outcomes = await Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      handle.options({ timeoutMs: 400 }).call('append', `late-${i}`).then(
+        () => 'ran',
+        (e: { code?: string }) => e.code ?? String(e),
+      ),
+    ),
+  );
+  assert.equal([...new Set(outcomes)], ['TIMEOUT']);
+  const gate = (handle as unknown as { gate: { waiting: number; shut: boolean } }).gate;
+  assert.ok(gate.shut, 'the actor is still PENDING');
+  assert.is(gate.waiting, 0, 'the calls that timed out no longer wait at the gate');
+  await setPool('n3', 'b');
+  await aliveAfter(handle, 1);
+  assert.equal(await handle.call('journal'), [], 'the new incarnation ran none of them');
+  await handle.kill();
+  await setPool('n3', undefined);
+});
+
 test('affinityDuringExecution required: when its peer moves, the follower is evicted, counts a restart and follows', async () => {
   await setPool('n1', 'lead');
   const lead = await actor({ labelSelector: { pool: 'lead' }, maxRestarts: -1 });
