@@ -88,7 +88,9 @@ export class CallResend<C extends OutgoingCall> {
   #armHeld(due: number): void {
     clearTimeout(this.#heldTimer);
     this.#heldDue = due;
+    // unref'd: while the connection is open it keeps the process up; once it closed, the calls failed with it
     this.#heldTimer = setTimeout(() => this.#expireHeld(), Math.max(0, due - Date.now()));
+    this.#heldTimer.unref?.();
   }
 
   /** The held calls past their time fail (they never left); the rest keep their places. */
