@@ -305,12 +305,26 @@ class NatsBus implements Bus {
     }
   }
 
+  /**
+   * Drains (what was published goes out, handlers get what was routed to them), then closes. While
+   * the connection is down there is nothing to drain into, and the server may never come back: it
+   * closes at once, and a drop during the drain closes it too (watchStatus). Either way nats.js
+   * stops reconnecting, and waiting requests fail with BusClosedError.
+   */
   async close(): Promise<void> {
     if (!this.nc.isClosed() && !this.nc.isDraining()) {
-      try {
-        await this.nc.drain();
-      } catch (err) {
-        if (!this.nc.isClosed()) throw mapError(err);
+      if (this.down) await this.nc.close();
+      else {
+        // a drop during the drain closes the connection (watchStatus), and a flush nats.js issued
+        // while it was down is never answered: the drain may then never settle, so `closed` ends it
+        const draining = this.nc.drain();
+        draining.catch(() => undefined);
+        try {
+          await Promise.race([draining, this.closed]);
+        } catch {
+          // a drain that failed (the connection dropped under it) still ends in a closed connection
+          if (!this.nc.isClosed()) await this.nc.close();
+        }
       }
     }
     await this.closed;
@@ -399,7 +413,13 @@ class NatsBus implements Bus {
   private async watchStatus(): Promise<void> {
     for await (const status of this.nc.status()) {
       if (status.type === 'disconnect' || status.type === 'reconnect') {
-        if (this.nc.isClosed() || this.nc.isDraining()) continue;
+        if (this.nc.isClosed()) continue;
+        if (this.nc.isDraining()) {
+          // close() was draining and the connection dropped: its last flush would wait for a
+          // server that may never come back, and nats.js would go on reconnecting meanwhile
+          if (status.type === 'disconnect') void this.nc.close();
+          continue;
+        }
         this.down = status.type === 'disconnect';
         if (this.down) this.failPending((p) => new ConnectionLostError(p.subject));
         this.tell(status.type === 'disconnect' ? 'disconnected' : 'reconnected');

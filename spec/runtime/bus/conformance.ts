@@ -463,6 +463,22 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
       await bus.flush();
       assert.is(read(await within(bus.request(`${ctx.prefix}.echo`, text('back'), { timeoutMs: OUTAGE_WAIT_MS }), 'answer after the reconnect', OUTAGE_WAIT_MS)), 'back');
     });
+
+    test('close() while the connection is down ends it: closed resolves, and no reconnect outlives it', async (ctx) => {
+      const bus = await connect(ctx);
+      bus.subscribe(`${ctx.prefix}.echo`, (m) => m.respond(m.data));
+      assert.is(read(await bus.request(`${ctx.prefix}.echo`, text('up'), { timeoutMs: 5000 })), 'up', 'the inbox is open');
+      const heard = statuses(bus);
+      await outage.down();
+      await heard.heard('disconnected');
+      // a closing driver whose server is gone: close() must not wait for a server that may never return
+      await within(bus.close(), 'close() while disconnected', OUTAGE_WAIT_MS);
+      await within(bus.closed, 'the bus closed', OUTAGE_WAIT_MS);
+      await outage.up();
+      const err = await rejection(bus.request(`${ctx.prefix}.echo`, text('after'), { timeoutMs: 1000 }));
+      assert.is((err as { code?: string }).code, 'BUS_CLOSED', 'a closed bus stays closed once the server is back');
+      assert.equal(heard.seen, ['disconnected'], 'it never reconnected');
+    });
   }
 
   test.run();
