@@ -61,7 +61,7 @@ import { performance } from 'node:perf_hooks';
 import type { Bus } from '../runtime/bus/bus.ts';
 import type { ActorHandle, LocalCluster, NodeInfo } from '../runtime/index.ts';
 import type { Echo, Noop } from './fixtures/actors.ts';
-import { BenchProcesses, DEV_MODE, PLAIN_MODE, distState, sourceVersion, startResponder, type Mode } from './support/bench-run.ts';
+import { BenchProcesses, DEV_MODE, PLAIN_MODE, distState, sourceVersion, startResponder, stopChild, type Mode } from './support/bench-run.ts';
 import { CPUS_PER_ACTOR, KINDS, Mix, NODES, peerable, violations, type Kind, type Request } from './support/e2e-mix.ts';
 import { findRayletPid, hasProc, idleNodeMemory, nodeFlagsOf, sumMemory, treeMemory, type ProcessMemory, type TreeMemory } from './support/e2e-proc.ts';
 import { loadAverage, mean, percentile, runPool, sleep } from './support/e2e-stats.ts';
@@ -633,6 +633,11 @@ async function main(): Promise<void> {
       progress(`calls done; load average ${loadAverage()}`);
     }
     if (SECTIONS.has('auth')) {
+      // the raw client and responder first: they use the cluster's nats-server, stopped next
+      await procs.raw?.close();
+      procs.raw = undefined;
+      await stopChild(procs.responder);
+      procs.responder = undefined;
       await procs.local?.stop();
       procs.local = undefined;
       auth = await measureAuth(procs);
