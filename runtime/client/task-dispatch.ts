@@ -5,7 +5,7 @@ import type { Subscription } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
 import { OrreryError } from '../../lib/errors.ts';
 import { specializeWireError } from './errors.ts';
-import { answerTimeoutMs, NodeDied, type TaskContext, type TaskResult, type TaskSpec, type TaskSubmitter, type Tries } from './task-submitter.ts';
+import { answerWait, NodeDied, type TaskContext, type TaskResult, type TaskSpec, type TaskSubmitter, type Tries } from './task-submitter.ts';
 
 /** Raylet submissions in flight per task class (each may bring back a lease), as Ray's limit of pending lease requests. */
 const MAX_PENDING = 16;
@@ -219,8 +219,8 @@ export class TaskDispatcher {
 
   private push(cls: TaskClass, job: Job, lease: Lease): void {
     const { spec, tries } = job;
-    const timeoutMs = answerTimeoutMs(spec, this.ctx.callTimeoutMs);
-    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt, namespace: spec.namespace, timeoutMs, deadline: Date.now() + timeoutMs, ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
+    const wait = answerWait(spec, this.ctx.callTimeoutMs);
+    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt, namespace: spec.namespace, ...wait, ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
     let data: Uint8Array;
     try {
       data = encode('leased_task', body);
@@ -234,7 +234,7 @@ export class TaskDispatcher {
       lease.fails.add(fail);
       return () => lease.fails.delete(fail);
     };
-    this.submitter.request(lease.nodeId, this.ctx.subjects.actorCall(lease.leaseId), data, taskOutcome, onLost, timeoutMs).then(
+    this.submitter.request(lease.nodeId, this.ctx.subjects.actorCall(lease.leaseId), data, taskOutcome, onLost, wait.timeoutMs).then(
       (outcome) => {
         this.settled(cls, lease);
         this.release(cls, lease);

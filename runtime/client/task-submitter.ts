@@ -41,9 +41,14 @@ export interface TaskSpec {
   readonly pin?: { readonly nodeId: string; readonly soft: boolean };
 }
 
-/** How long the driver waits for one answer about `spec`: its own `timeoutMs`, else the connection's call timeout. */
-export function answerTimeoutMs(spec: Pick<TaskSpec, 'timeoutMs'>, callTimeoutMs: number): number {
-  return spec.timeoutMs ?? callTimeoutMs;
+/**
+ * How long the driver waits for one answer about `spec` — its own `timeoutMs`, else the connection's
+ * call timeout — and when that ends on its wall clock: both go in the message (submit_task,
+ * leased_task), so that a raylet or task host never starts it after the driver gave up.
+ */
+export function answerWait(spec: Pick<TaskSpec, 'timeoutMs'>, callTimeoutMs: number): { timeoutMs: number; deadline: number } {
+  const timeoutMs = spec.timeoutMs ?? callTimeoutMs;
+  return { timeoutMs, deadline: Date.now() + timeoutMs };
 }
 
 /** A task's result, with where it ran and how it got there. */
@@ -129,9 +134,9 @@ export class TaskSubmitter {
         try {
           const visited = route.length > 1 ? route.slice(0, -1) : undefined;
           // timeoutMs: a raylet that queues it drops it once this request has timed out here
-          const timeoutMs = answerTimeoutMs(spec, this.ctx.callTimeoutMs);
-          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, timeoutMs, deadline: Date.now() + timeoutMs, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
-          outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome, undefined, timeoutMs);
+          const wait = answerWait(spec, this.ctx.callTimeoutMs);
+          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, ...wait, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
+          outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome, undefined, wait.timeoutMs);
         } catch (err) {
           if (err instanceof NoRespondersError) {
             // nothing serves that raylet's subject: the node is gone, and the task never reached it
