@@ -286,7 +286,9 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   }
 
   /**
-   * One call to the actor. When the actor cannot take it (restarting, its node gone): with
+   * One call to the actor. A call made before the actor is first ALIVE (its creation under way, or
+   * nothing can place it yet) waits for it, up to its timeout: it reaches no host before then, so it
+   * runs once. When the actor cannot take it later (restarting, its node gone): with
    * maxTaskRetries 0 it fails at once with ActorUnavailableError; otherwise it waits — with every
    * other call that waits, in the order they were made — until the actor is ALIVE again, and is sent
    * again, up to maxTaskRetries times (-1: no limit). A dead actor fails it with ActorDiedError.
@@ -378,8 +380,11 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
     }
   }
 
+  /** Every state the handle learns of, from events and the GCS's answers. */
   private observe(info: ActorInfo): void {
     if (info.state === 'DEAD') this.death = { cause: info.deathCause };
+    // calls waiting for the actor's creation go once it is ALIVE (call-resend.ts)
+    else if (info.state === 'ALIVE') this.#resend?.alive(info);
   }
 
   /**

@@ -1,4 +1,6 @@
 import { ActorUnavailableError } from '../errors.ts';
+import type { ActorInfo } from './cluster-info.types.ts';
+import { actorRank } from './actor-rank.ts';
 import { UnavailableNow } from './restart-gate.ts';
 
 /**
@@ -14,9 +16,17 @@ import { UnavailableNow } from './restart-gate.ts';
  * (RESEND_MS, doubling while they keep meeting no responder). Meanwhile the GCS is asked where the
  * actor stands (one get_actor at a time, not waited for: a GCS that is itself catching up after
  * an outage may take its request timeout to answer, while the host is back sooner): DEAD fails the
- * parked calls with ActorDiedError, PENDING or RESTARTING with ActorUnavailableError. Calls made
- * meanwhile wait behind them and are sent, in call order, once none is parked or out again. An
- * actor_state event saying RESTARTING or DEAD fails them wherever they are (InFlightCalls).
+ * parked calls with ActorDiedError, RESTARTING (or PENDING after a restart) with ActorUnavailableError.
+ * Calls made meanwhile wait behind them and are sent, in call order, once none is parked or out
+ * again. An actor_state event saying RESTARTING or DEAD fails them wherever they are (InFlightCalls).
+ *
+ * An actor that has never been ALIVE (no restart yet, PENDING or SCHEDULED: its first creation is
+ * under way, or nothing can place it yet) keeps its parked calls, as Ray queues calls made before an
+ * actor is created: none of them reached a host, so waiting runs none twice. They are not sent
+ * again meanwhile — that would be a send and a get_actor per pause per handle, for as long as the
+ * actor waits for a node — but as soon as the handle learns the actor is ALIVE (`alive()`: an
+ * actor_state event, or any answer of the GCS), in the order they were sent. Events can be lost (a
+ * NATS outage), so the GCS is asked again after CREATION_RESYNC_MS, doubling.
  *
  * A parked call fails instead of being sent again — ActorUnavailableError: it did not run — when
  * its own time is up, or once a call sent after it has been answered: sending it then would run it
@@ -34,12 +44,22 @@ export interface OutgoingCall {
   resent: boolean;
 }
 
+/** An actor whose first incarnation is not ALIVE yet: calls to it wait for it (see above). */
+export function beingCreated(info: ActorInfo): boolean {
+  return info.numRestarts === 0 && (info.state === 'PENDING' || info.state === 'SCHEDULED' || info.state === 'DEPENDENCIES_UNREADY');
+}
+
+/** How long parked calls wait for a created actor's ALIVE on events alone before the GCS is asked again. */
+export const CREATION_RESYNC_MS = { first: 3_000, max: 15_000 } as const;
+
 export interface CallResendDeps<C extends OutgoingCall> {
   readonly actorId: string;
   /** Asks the GCS: ActorDiedError for DEAD, UnavailableNow (with the state) otherwise; rejects when it cannot be asked. */
   why(): Promise<Error>;
   send(call: C): void;
   fail(call: C, err: unknown): void;
+  /** The pauses before the GCS is asked again while calls wait for a creation; default CREATION_RESYNC_MS. */
+  readonly creationResyncMs?: { readonly first: number; readonly max: number };
 }
 
 /**
@@ -71,6 +91,13 @@ export class CallResend<C extends OutgoingCall> {
   /** Fails the held calls whose time is up; armed for the earliest deadline among them. */
   #heldTimer: NodeJS.Timeout | undefined;
   #heldDue = Infinity;
+  /** Set while the parked calls wait for the actor's first ALIVE: the state the GCS last reported. */
+  #creating: ActorInfo | undefined;
+  /** When the GCS is asked again while #creating (Date.now() ms), and the pause after that. */
+  #resyncAt = 0;
+  #resyncMs: number = CREATION_RESYNC_MS.first;
+  /** The rank (actor-rank.ts) of the latest ALIVE the handle has seen; -1 before any. */
+  #aliveRank = -1;
 
   constructor(private readonly deps: CallResendDeps<C>) {}
 
@@ -102,7 +129,7 @@ export class CallResend<C extends OutgoingCall> {
     const kept: C[] = [];
     for (const call of this.#held) {
       if (!call.live) continue;
-      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId));
+      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId, this.#creating?.state));
       else {
         kept.push(call);
         if (call.deadline < next) next = call.deadline;
@@ -117,11 +144,35 @@ export class CallResend<C extends OutgoingCall> {
     if (sent > this.#lastAnswered) this.#lastAnswered = sent;
   }
 
+  /**
+   * The handle learned that the actor is ALIVE (an actor_state event, a get_actor answer): calls
+   * that wait for its creation go now.
+   */
+  alive(info: ActorInfo): void {
+    const rank = actorRank(info);
+    if (rank > this.#aliveRank) this.#aliveRank = rank;
+    if (this.#creating === undefined) return;
+    this.#creating = undefined;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#resendParked();
+  }
+
+  /** Whether parked calls wait for the actor's first ALIVE. */
+  get awaitingCreation(): boolean {
+    return this.#creating !== undefined;
+  }
+
   /** `call` (its latest send, `call.sent`) met no responder. */
   noResponder(call: C): void {
     let at = this.#parked.length;
     while (at > 0 && this.#parked[at - 1]!.sent > call.sent) at--;
     this.#parked.splice(at, 0, call);
+    if (this.#creating !== undefined) {
+      // it waits with the others; its deadline may be the first
+      this.#armCreation();
+      return;
+    }
     this.#ask();
     if (this.#timer === undefined) {
       // not past the first parked call's deadline: it fails then, not up to a pause later
@@ -139,19 +190,77 @@ export class CallResend<C extends OutgoingCall> {
     this.#release();
   }
 
-  /** One get_actor at a time: anything but ALIVE fails the calls parked when it answers. */
+  /**
+   * One get_actor at a time. ALIVE: the parked calls go on being sent again (they wait for a
+   * subscription); an actor being created: they wait for its ALIVE; anything else fails them.
+   */
   #ask(): void {
     if (this.#asking) return;
     this.#asking = true;
     this.deps.why().then(
       (why) => {
         this.#asking = false;
-        if (!(why instanceof UnavailableNow) || why.info.state !== 'ALIVE') this.#failParked(why);
+        if (this.#parked.length === 0) return;
+        if (why instanceof UnavailableNow && why.info.state === 'ALIVE') {
+          // the actor was created while they waited for it: they go now
+          if (this.#creating !== undefined) this.alive(why.info);
+          return;
+        }
+        if (why instanceof UnavailableNow && beingCreated(why.info)) {
+          // an answer from before an ALIVE the handle has seen since: the resend goes on
+          if (actorRank(why.info) < this.#aliveRank) return;
+          this.#awaitCreation(why.info);
+          return;
+        }
+        this.#failParked(why);
       },
       () => {
         this.#asking = false; // the GCS cannot be asked now: the calls go on until their time is up
       },
     );
+  }
+
+  /** The parked calls wait for the actor's first ALIVE: not sent again meanwhile. */
+  #awaitCreation(info: ActorInfo): void {
+    if (this.#creating === undefined) {
+      this.#resyncMs = (this.deps.creationResyncMs ?? CREATION_RESYNC_MS).first;
+      this.#resyncAt = Date.now() + this.#resyncMs;
+    }
+    this.#creating = info;
+    this.#armCreation();
+  }
+
+  /** One timer while #creating: the first parked deadline or the next question to the GCS, whichever comes first. */
+  #armCreation(): void {
+    clearTimeout(this.#timer);
+    const due = this.#parked.reduce((first, c) => Math.min(first, c.deadline), this.#resyncAt);
+    this.#timer = setTimeout(() => this.#creationTimer(), Math.max(0, due - Date.now()));
+    this.#timer.unref?.();
+  }
+
+  #creationTimer(): void {
+    this.#timer = undefined;
+    const creating = this.#creating;
+    if (creating === undefined) return;
+    const now = Date.now();
+    const kept: C[] = [];
+    for (const call of this.#parked) {
+      if (!call.live) continue;
+      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId, creating.state));
+      else kept.push(call);
+    }
+    this.#parked = kept;
+    if (kept.length === 0) {
+      this.#creating = undefined;
+      this.#release();
+      return;
+    }
+    if (now >= this.#resyncAt) {
+      this.#resyncMs = Math.min(this.#resyncMs * 2, (this.deps.creationResyncMs ?? CREATION_RESYNC_MS).max);
+      this.#resyncAt = now + this.#resyncMs;
+      this.#ask();
+    }
+    this.#armCreation();
   }
 
   #resendParked(): void {
@@ -176,6 +285,7 @@ export class CallResend<C extends OutgoingCall> {
   #failParked(err: unknown): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#creating = undefined;
     const parked = this.#parked;
     this.#parked = [];
     for (const call of parked) if (call.live) this.deps.fail(call, err);
@@ -196,7 +306,7 @@ export class CallResend<C extends OutgoingCall> {
     for (let i = 0; i < held.length; i++) {
       const call = held[i]!;
       if (!call.live) continue;
-      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId));
+      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId, this.#creating?.state));
       else if (this.holding) this.hold(call); // an earlier one of these met no responder (memory bus: at once)
       else this.deps.send(call);
     }

@@ -267,4 +267,22 @@ test('a ready() waiting on a group it created rides through a GCS killed meanwhi
   await group.remove();
 });
 
+test('calls waiting for an actor nothing could place yet ride through a GCS killed and started again; once a node fits, they run once each, in call order', async () => {
+  const waiting = (await cluster.actor(CounterActor).options({ labelSelector: { stage: 'late' } }).remote(0)) as ActorHandle<Counter>;
+  const early = Promise.all([waiting.call('add', 1), waiting.call('add', 2)]);
+  // made with them, and so waiting with them: its timeout shows they wait for the actor's creation
+  const probe = await waiting.options({ timeoutMs: 300 }).call('get').catch((e: unknown) => e);
+  assert.is((probe as { code?: string }).code, 'ACTOR_UNAVAILABLE');
+  assert.is((probe as { state?: string }).state, 'PENDING', 'waiting for the creation, not failed at once');
+
+  await gcs.crash();
+  gcs = await startGcs();
+  raylets.push(await spawnRuntimeProcess('raylet', ['--address', nats.url, '--cluster', CLUSTER, '--node-name', 'n4', '--num-cpus', '1', '--labels', 'stage=late']));
+  assert.equal(await early, [1, 3]);
+  assert.is(await waiting.call('get'), 3, 'each ran once; the probe never ran');
+  const n4 = (await cluster.nodes()).find((n) => n.name === 'n4')!;
+  assert.is((await waiting.info()).nodeId, n4.nodeId);
+  await waiting.kill();
+});
+
 test.run();

@@ -15,10 +15,10 @@ interface Call extends OutgoingCall {
 }
 
 const ACTOR = 'a1a1a1a1a1a1a1a1';
-const info = (state: ActorState): ActorInfo => ({ actorId: ACTOR, namespace: 'default', className: 'Journal', state, numRestarts: 0, labels: {} });
+const info = (state: ActorState, numRestarts = 0): ActorInfo => ({ actorId: ACTOR, namespace: 'default', className: 'Journal', state, numRestarts, labels: {} });
 
 /** A CallResend whose sends are recorded; `gcs` is what get_actor answers next (a promise the spec may hold). */
-function harness(gcs: () => Promise<Error> = async () => new UnavailableNow(ACTOR, info('ALIVE'))) {
+function harness(gcs: () => Promise<Error> = async () => new UnavailableNow(ACTOR, info('ALIVE')), creationResyncMs?: { first: number; max: number }) {
   const sends: string[] = [];
   const failed: { name: string; err: unknown }[] = [];
   let asked = 0;
@@ -37,6 +37,7 @@ function harness(gcs: () => Promise<Error> = async () => new UnavailableNow(ACTO
       call.live = false;
       failed.push({ name: call.name, err });
     },
+    creationResyncMs,
   });
   const call = (name: string, timeoutMs = 30_000): Call => ({ name, live: true, deadline: Date.now() + timeoutMs, sent: 0, resent: false });
   /** The handle's send: held while the resend holds calls. */
@@ -146,6 +147,96 @@ test('a held call with a shorter time than the parked ones fails at its own dead
   h.answered(a);
   assert.equal(h.sends.slice(-2), ['a', 'after'], 'the call held after it goes once a is through');
   assert.ok(after.live);
+});
+
+test('an actor whose creation is under way keeps the calls that met no responder; they go, in order, when it is ALIVE, then the calls held behind them', async () => {
+  for (const state of ['PENDING', 'SCHEDULED'] as const) {
+    const h = harness(async () => new UnavailableNow(ACTOR, info(state)));
+    const [a, b] = [h.make(h.call('a')), h.make(h.call('b'))];
+    h.noResponder(a);
+    h.noResponder(b);
+    const c = h.make(h.call('c'));
+    await until(`${state}: waiting for the creation`, () => (h.resend.awaitingCreation ? true : undefined));
+    // long enough for several resend pauses (10, 20, 40 ms …): none is sent while it waits
+    const sentBefore = h.sends.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.is(h.sends.length, sentBefore, `${state}: not sent again while the actor is being created`);
+    assert.is(h.asked(), 1, `${state}: the GCS asked once`);
+    h.resend.alive(info('ALIVE'));
+    assert.equal(h.sends.slice(sentBefore), ['a', 'b'], `${state}: the parked calls first, in the order they were sent`);
+    h.answered(a);
+    h.answered(b);
+    assert.equal(h.sends.slice(sentBefore), ['a', 'b', 'c'], `${state}: then the call held behind them`);
+    h.answered(c);
+    assert.equal(h.failed, []);
+    assert.not.ok(h.resend.holding);
+  }
+});
+
+test('a call waiting for a creation fails unsent at its own deadline, naming the state; the others keep waiting', async () => {
+  const h = harness(async () => new UnavailableNow(ACTOR, info('PENDING')));
+  const short = h.make(h.call('short', 50));
+  const long = h.make(h.call('long'));
+  h.noResponder(short);
+  h.noResponder(long);
+  await until('short failed', () => (h.failed.length > 0 ? true : undefined));
+  assert.equal(h.failed.map((f) => f.name), ['short']);
+  const err = h.failed[0]!.err as { code?: string; state?: string };
+  assert.is(err.code, 'ACTOR_UNAVAILABLE');
+  assert.is(err.state, 'PENDING');
+  assert.ok(Date.now() >= short.deadline, 'not before its deadline');
+  assert.equal(h.sends, ['short', 'long'], 'nothing was sent again');
+  assert.ok(h.resend.awaitingCreation, 'long still waits');
+  h.resend.alive(info('ALIVE'));
+  assert.equal(h.sends, ['short', 'long', 'long']);
+});
+
+test('while calls wait for a creation, the GCS is asked again now and then (an ALIVE event may be lost), and its ALIVE sends them', async () => {
+  let answer: ActorState = 'PENDING';
+  const h = harness(async () => new UnavailableNow(ACTOR, info(answer)), { first: 20, max: 40 });
+  const a = h.make(h.call('a'));
+  h.noResponder(a);
+  await until('asked twice', () => (h.asked() >= 2 ? true : undefined));
+  assert.equal(h.sends, ['a'], 'not sent again while it is PENDING');
+  answer = 'ALIVE';
+  await until('sent once the GCS says ALIVE', () => (h.sends.length >= 2 ? true : undefined));
+  assert.equal(h.sends, ['a', 'a']);
+  assert.not.ok(h.resend.awaitingCreation);
+});
+
+test('an actor PENDING again after a restart does not keep the calls: they fail at once, as for RESTARTING', async () => {
+  const why = new UnavailableNow(ACTOR, info('PENDING', 1));
+  const h = harness(async () => why);
+  const a = h.make(h.call('a'));
+  h.noResponder(a);
+  await until('a failed', () => (h.failed.length > 0 ? true : undefined));
+  assert.equal(h.failed, [{ name: 'a', err: why }]);
+  assert.not.ok(h.resend.awaitingCreation);
+});
+
+test('a GCS answer from before an ALIVE the handle has seen does not make the calls wait', async () => {
+  let answer!: (err: Error) => void;
+  const h = harness(() => new Promise((resolve) => (answer = resolve)));
+  const a = h.make(h.call('a'));
+  h.noResponder(a);
+  h.resend.alive(info('ALIVE'));
+  answer(new UnavailableNow(ACTOR, info('SCHEDULED')));
+  await until('a sent again', () => (h.sends.length >= 2 ? true : undefined));
+  assert.not.ok(h.resend.awaitingCreation);
+  assert.equal(h.failed, []);
+});
+
+test('the GCS saying DEAD while calls wait for a creation fails them with its answer', async () => {
+  let dead = false;
+  const died = new ActorDiedError(ACTOR, 'creation failed');
+  const h = harness(async () => (dead ? died : new UnavailableNow(ACTOR, info('SCHEDULED'))), { first: 20, max: 20 });
+  const a = h.make(h.call('a'));
+  h.noResponder(a);
+  await until('waiting for the creation', () => (h.resend.awaitingCreation ? true : undefined));
+  dead = true;
+  await until('a failed', () => (h.failed.length > 0 ? true : undefined));
+  assert.equal(h.failed, [{ name: 'a', err: died }]);
+  assert.not.ok(h.resend.awaitingCreation);
 });
 
 test.run();

@@ -106,7 +106,7 @@ test('a hard node-id affinity to an unknown node is NodeNotFoundError at remote(
   assert.instance(err, NodeNotFoundError);
 });
 
-test('an unplaceable actor stays PENDING with the reason; scheduleFailed$ and events$ say why; state$ follows it to ALIVE', async () => {
+test('an unplaceable actor stays PENDING with the reason; scheduleFailed$ and events$ say why; calls made meanwhile wait for it; state$ follows it to ALIVE', async () => {
   const failed = firstValueFrom(local.cluster.scheduleFailed$);
   const events: ClusterEvent[] = [];
   const all = local.cluster.events$.subscribe((e) => events.push(e));
@@ -122,8 +122,11 @@ test('an unplaceable actor stays PENDING with the reason; scheduleFailed$ and ev
   const info = await handle.info();
   assert.is(info.state, 'PENDING');
   assert.is(info.pendingReason, event.message);
-  const early = await handle.call('get').catch((e: unknown) => e);
-  assert.instance(early, ActorUnavailableError, 'a call before it is alive');
+  // calls made before it is alive wait for it, in call order, each up to its own timeout
+  const early = Promise.all([handle.call('add', 2), handle.call('add', 3), handle.call('get')]);
+  const short = await handle.options({ timeoutMs: 50 }).call('get').catch((e: unknown) => e);
+  assert.instance(short, ActorUnavailableError, 'a call whose timeout passes before it is alive');
+  assert.is((short as ActorUnavailableError).state, 'PENDING');
   const notYet = await handle.ready({ timeoutMs: 50 }).catch((e: unknown) => e);
   assert.is((notYet as { code: string }).code, 'TIMEOUT');
 
@@ -143,6 +146,8 @@ test('an unplaceable actor stays PENDING with the reason; scheduleFailed$ and ev
   const alive = await states;
   assert.is(alive.state, 'ALIVE');
   assert.is(alive.nodeId, added.nodeId);
+  assert.equal(await early, [2, 5, 5], 'the early calls ran once each, in the order they were made');
+  assert.is(await handle.call('get'), 5, 'the short one did not run');
   follow.unsubscribe();
   const order = seen.map((i) => i.state);
   assert.is(order[0], 'PENDING');

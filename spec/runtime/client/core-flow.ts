@@ -127,5 +127,26 @@ export function coreFlowSuite(name: string, start: () => Promise<LocalCluster>):
     assert.ok(actors.some((a) => a.state === 'DEAD'));
   });
 
+  s('a call made right after remote(), without ready(), waits for the actor and runs once', async () => {
+    const counter = await local.cluster.actor(CounterActor).remote(1);
+    assert.equal(await Promise.all([counter.call('add', 1), counter.call('add', 1)]), [2, 3]);
+    assert.is(await counter.call('get'), 3);
+    await counter.kill();
+  });
+
+  s('calls made while nothing can place the actor wait for it, each up to its own timeout; once it is placed they run once each, in call order', async () => {
+    const waiting = await local.cluster.actor(CounterActor).options({ labelSelector: { stage: 'late' } }).remote(0);
+    assert.is((await waiting.info()).state, 'PENDING');
+    const early = Promise.all([waiting.call('add', 1), waiting.call('add', 2), waiting.call('get')]);
+    const short = await waiting.options({ timeoutMs: 100 }).call('add', 100).catch((e: unknown) => e);
+    assert.is((short as { code?: string }).code, 'ACTOR_UNAVAILABLE', 'its own timeout passed first');
+    assert.is((short as { state?: string }).state, 'PENDING');
+    const later = waiting.call('add', 4);
+    await local.addNode({ name: 'late', labels: { stage: 'late' } });
+    assert.equal(await early, [1, 3, 3]);
+    assert.is(await later, 7, 'a call made after the one that timed out, which never ran');
+    await waiting.kill();
+  });
+
   return s;
 }
