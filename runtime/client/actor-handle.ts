@@ -169,6 +169,8 @@ class InFlightCalls {
     private readonly actorId: string,
     private readonly watch: (watcher: ActorWatcher) => () => void,
     private readonly observe: (info: ActorInfo) => void,
+    /** After an event or the client's end failed every call. */
+    private readonly failedAll: () => void,
   ) {}
 
   /** Made once: a handle making one call at a time registers it again for each. */
@@ -221,6 +223,7 @@ class InFlightCalls {
     const calls: PendingCall[] = [];
     for (let call = this.#first; call !== undefined; call = call.next) calls.push(call);
     for (const call of calls) this.reject(call, err);
+    if (calls.length > 0) this.failedAll();
   }
 }
 
@@ -259,7 +262,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   ) {
     super(actorId, namespace);
     this.gate = new RestartGate({ actorId, watch: (w) => ctx.watchActor(actorId, w), info: () => this.info() });
-    this.#inFlight = new InFlightCalls(actorId, (w) => ctx.watchActor(actorId, w), (info) => this.observe(info));
+    this.#inFlight = new InFlightCalls(actorId, (w) => ctx.watchActor(actorId, w), (info) => this.observe(info), () => this.#resend?.prune());
   }
 
   /** The actor's states from now on (the latest known first); completes at DEAD or when the client closes. */

@@ -158,6 +158,21 @@ export class CallResend<C extends OutgoingCall> {
     this.#resendParked();
   }
 
+  /**
+   * Calls failed elsewhere (an actor_state event saying RESTARTING or DEAD: InFlightCalls) leave the
+   * parked list at once, so that calls made after them are not held behind calls that are gone
+   * until the next timer.
+   */
+  prune(): void {
+    if (this.#parked.length === 0) return;
+    this.#parked = this.#parked.filter((call) => call.live);
+    if (this.#parked.length > 0) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#creating = undefined;
+    this.#release();
+  }
+
   /** Whether parked calls wait for the actor's first ALIVE. */
   get awaitingCreation(): boolean {
     return this.#creating !== undefined;

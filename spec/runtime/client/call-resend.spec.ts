@@ -239,4 +239,17 @@ test('the GCS saying DEAD while calls wait for a creation fails them with its an
   assert.not.ok(h.resend.awaitingCreation);
 });
 
+test('calls failed by an actor_state event leave the parked list at once: a call made after them is sent, not held until a timer', async () => {
+  const h = harness(async () => new UnavailableNow(ACTOR, info('SCHEDULED')));
+  const a = h.make(h.call('a'));
+  h.noResponder(a);
+  await until('waiting for the creation', () => (h.resend.awaitingCreation ? true : undefined));
+  a.live = false; // failed by the event (InFlightCalls)
+  h.resend.prune();
+  assert.not.ok(h.resend.holding);
+  assert.not.ok(h.resend.awaitingCreation);
+  h.make(h.call('b'));
+  assert.equal(h.sends, ['a', 'b'], 'b went at once');
+});
+
 test.run();
