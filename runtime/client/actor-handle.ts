@@ -17,7 +17,7 @@ import { specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
 import { CallOutbox } from './call-outbox.ts';
-import { CallResend, type OutgoingCall } from './call-resend.ts';
+import { beingCreated, CallResend, type OutgoingCall } from './call-resend.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
 import { actorRank } from './actor-rank.ts';
 
@@ -472,7 +472,11 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       const call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, reportedMs);
       this.#inFlight.add(call);
       if (this.#resend?.holding) this.#resend.hold(call);
-      else this.#send(call, timeoutMs);
+      else if (this.#creating()) {
+        // remote()'s watch has not seen it ALIVE: it would meet no responder, and get_actor would say what the watch holds
+        call.sent = ++this.#sends;
+        (this.#resend ??= this.#newResend()).awaitCreationOf(call, this.creation!.latest!);
+      } else this.#send(call, timeoutMs);
     });
   }
 
@@ -501,6 +505,12 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       }
       if (call.resent) this.#resend!.back(call);
     });
+  }
+
+  /** Whether remote()'s watch still follows the actor and has seen it only being created (call-resend.ts). */
+  #creating(): boolean {
+    const latest = this.creation?.latest;
+    return latest !== undefined && beingCreated(latest);
   }
 
   /** Made at the first call that meets no responder. */

@@ -178,6 +178,16 @@ export class CallResend<C extends OutgoingCall> {
     return this.#creating !== undefined;
   }
 
+  /**
+   * A call not sent, because the handle knows the actor is being created (`info`, from remote()'s
+   * watch): parked to wait for its ALIVE as if it had met no responder, without the round trip
+   * to learn it, nor a get_actor. `call.sent` numbers it among the handle's sends.
+   */
+  awaitCreationOf(call: C, info: ActorInfo): void {
+    this.#parked.push(call);
+    this.#awaitCreation(info);
+  }
+
   /** `call` (its latest send, `call.sent`) met no responder. */
   noResponder(call: C): void {
     let at = this.#parked.length;

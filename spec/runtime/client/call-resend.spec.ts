@@ -252,4 +252,22 @@ test('calls failed by an actor_state event leave the parked list at once: a call
   assert.equal(h.sends, ['a', 'b'], 'b went at once');
 });
 
+test('a call the handle parks unsent (remote()\'s watch saw the actor being created) waits without asking the GCS; ALIVE sends it, then the calls held behind', async () => {
+  const h = harness();
+  const a = h.call('a');
+  a.sent = 1;
+  h.resend.awaitCreationOf(a, info('PENDING'));
+  assert.ok(h.resend.holding);
+  const b = h.make(h.call('b'));
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(h.sends, [], 'nothing sent');
+  assert.is(h.asked(), 0, 'the GCS not asked: the watch knows');
+  h.resend.alive(info('ALIVE'));
+  assert.equal(h.sends, ['a']);
+  h.answered(a);
+  assert.equal(h.sends, ['a', 'b']);
+  h.answered(b);
+  assert.not.ok(h.resend.holding);
+});
+
 test.run();

@@ -260,6 +260,23 @@ test('ready() right after remote() needs no get_actor: remote() followed the eve
   await spy.close();
 });
 
+test('calls right after remote() wait on remote()\'s watch, unsent: answered once the actor is ALIVE, with no get_actor asked', async () => {
+  const spy = connectMemoryBus(lookupMemoryBroker(local.address)!);
+  let asked = 0;
+  spy.subscribe('orrery.default.gcs.get_actor', () => void asked++);
+  await spy.flush();
+  // nothing can place it until the node below joins, so the calls are made while it is PENDING
+  const handle = await local.cluster.actor(CounterActor).options({ labelSelector: { zone: 'later' } }).remote(10);
+  const calls = Promise.all([handle.call('add', 1), handle.call('add', 2)]);
+  const node = await local.addNode({ name: 'later', labels: { zone: 'later' } });
+  assert.equal(await calls, [11, 13]);
+  await spy.flush();
+  assert.is(asked, 0, 'no get_actor: the watch knew the actor was being created');
+  await handle.kill();
+  await local.killNode(node.nodeId);
+  await spy.close();
+});
+
 test('close() completes events$ and state$; a pending ready() rejects with BUS_CLOSED', async () => {
   const client = await connect({ address: local.address });
   // detached: close() would kill an actor the job owns (the next test), and ready() would see it die
