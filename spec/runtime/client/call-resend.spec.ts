@@ -152,14 +152,18 @@ test('a held call with a shorter time than the parked ones fails at its own dead
 test('an actor whose creation is under way keeps the calls that met no responder; they go, in order, when it is ALIVE, then the calls held behind them', async () => {
   for (const state of ['PENDING', 'SCHEDULED'] as const) {
     const h = harness(async () => new UnavailableNow(ACTOR, info(state)));
-    const [a, b] = [h.make(h.call('a')), h.make(h.call('b'))];
+    // `clock` fails at its own deadline, after several of the pauses (10, 20, 40 ms …) at which
+    // calls parked for an ALIVE actor are sent again: none is sent again before that
+    const [clock, a, b] = [h.make(h.call('clock', 120)), h.make(h.call('a')), h.make(h.call('b'))];
+    h.noResponder(clock);
     h.noResponder(a);
     h.noResponder(b);
     const c = h.make(h.call('c'));
     await until(`${state}: waiting for the creation`, () => (h.resend.awaitingCreation ? true : undefined));
-    // long enough for several resend pauses (10, 20, 40 ms …): none is sent while it waits
     const sentBefore = h.sends.length;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(`${state}: clock's deadline passed`, () => (h.failed.length > 0 ? true : undefined));
+    assert.equal(h.failed.map((f) => f.name), ['clock']);
+    h.failed.length = 0;
     assert.is(h.sends.length, sentBefore, `${state}: not sent again while the actor is being created`);
     assert.is(h.asked(), 1, `${state}: the GCS asked once`);
     h.resend.alive(info('ALIVE'));
@@ -254,12 +258,15 @@ test('calls failed by an actor_state event leave the parked list at once: a call
 
 test('a call the handle parks unsent (remote()\'s watch saw the actor being created) waits without asking the GCS; ALIVE sends it, then the calls held behind', async () => {
   const h = harness();
-  const a = h.call('a');
-  a.sent = 1;
+  const [clock, a] = [h.call('clock', 60), h.call('a')];
+  clock.sent = 1;
+  a.sent = 2;
+  h.resend.awaitCreationOf(clock, info('PENDING'));
   h.resend.awaitCreationOf(a, info('PENDING'));
   assert.ok(h.resend.holding);
   const b = h.make(h.call('b'));
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  await until(`clock's deadline passed`, () => (h.failed.length > 0 ? true : undefined));
+  assert.equal(h.failed.map((f) => f.name), ['clock'], 'the call with the short timeout fails at it, unsent');
   assert.equal(h.sends, [], 'nothing sent');
   assert.is(h.asked(), 0, 'the GCS not asked: the watch knows');
   h.resend.alive(info('ALIVE'));
