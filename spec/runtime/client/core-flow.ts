@@ -3,7 +3,7 @@
 // spec/integration/client.spec.ts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ActorDiedError, ActorNotFoundError, ActorNameTakenError, RemoteError, type LocalCluster } from '../../../runtime/index.ts';
+import { ActorDiedError, ActorNotFoundError, ActorNameTakenError, RemoteError, type ActorHandle, type LocalCluster } from '../../../runtime/index.ts';
 import { CounterActor, ExplodingActor, type Counter } from '../../fixtures/client/actors.ts';
 
 const READY = { timeoutMs: 20_000 };
@@ -95,7 +95,12 @@ export function coreFlowSuite(name: string, start: () => Promise<LocalCluster>):
 
   s('a constructor that throws: ready() rejects with ActorDiedError carrying the cause', async () => {
     const bad = await local.cluster.actor(ExplodingActor).remote();
+    // a call made before, waiting for the actor's creation, fails with the same cause; it never ran
+    const early = (bad as ActorHandle).call('get').catch((e: unknown) => e);
     const err = await bad.ready(READY).catch((e: unknown) => e);
+    const callErr = await early;
+    assert.instance(callErr, ActorDiedError);
+    assert.match((callErr as ActorDiedError).message, /constructor refused/);
     assert.instance(err, ActorDiedError);
     assert.match((err as ActorDiedError).message, /constructor refused/);
     assert.is((await bad.info()).state, 'DEAD');
