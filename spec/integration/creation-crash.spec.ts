@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeIdAffinity } from '../../lib/index.ts';
-import { ActorDiedError, startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
+import { ActorDiedError, ActorUnavailableError, startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
 import { CounterActor, NodeKillerActor } from '../fixtures/client/actors.ts';
 
 let local: LocalCluster;
@@ -20,6 +20,9 @@ test.after(async () => {
 
 test('a constructor that kills its raylet takes down two nodes at most, then the actor is DEAD saying why', async () => {
   const hopper = await local.cluster.actor(NodeKillerActor).options({ maxRestarts: -1, numCpus: 1 }).remote();
+  // made before its first creation, it waits for the actor; the first node's death (RESTARTING)
+  // fails it, unrun, rather than leaving it to wait for an incarnation that never comes
+  const early = (hopper as ActorHandle).call('get').catch((e: unknown) => e);
   const err = await hopper.ready({ timeoutMs: 60_000 }).then(
     () => undefined,
     (e: unknown) => e,
@@ -29,6 +32,8 @@ test('a constructor that kills its raylet takes down two nodes at most, then the
   assert.is(info.state, 'DEAD');
   assert.is(info.numRestarts, 1, 'the first crash was a restart');
   assert.match(info.deathCause!, /^2 creations in a row failed with their host gone; the last: node \S+ died$/);
+  const callErr = (await early) as { code?: string };
+  assert.ok(callErr instanceof ActorUnavailableError || callErr instanceof ActorDiedError, `the early call failed unrun (got ${String(callErr?.code)})`);
   const nodes = await local.cluster.nodes();
   assert.equal(nodes.map((n) => n.state).sort(), ['ALIVE', 'DEAD', 'DEAD']);
   // the node left standing still serves
