@@ -96,6 +96,8 @@ export class CallResend<C extends OutgoingCall> {
   /** When the GCS is asked again while #creating (Date.now() ms), and the pause after that. */
   #resyncAt = 0;
   #resyncMs: number = CREATION_RESYNC_MS.first;
+  /** When the timer armed while #creating fires (Date.now() ms); Infinity when none is. */
+  #creationDue = Infinity;
   /** The rank (actor-rank.ts) of the latest ALIVE the handle has seen; -1 before any. */
   #aliveRank = -1;
 
@@ -155,6 +157,7 @@ export class CallResend<C extends OutgoingCall> {
     this.#creating = undefined;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#creationDue = Infinity;
     this.#resendParked();
   }
 
@@ -169,6 +172,7 @@ export class CallResend<C extends OutgoingCall> {
     if (this.#parked.length > 0) return;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#creationDue = Infinity;
     this.#creating = undefined;
     this.#release();
   }
@@ -195,7 +199,7 @@ export class CallResend<C extends OutgoingCall> {
     this.#parked.splice(at, 0, call);
     if (this.#creating !== undefined) {
       // it waits with the others; its deadline may be the first
-      this.#armCreation();
+      if (call.deadline < this.#creationDue) this.#armCreationAt(call.deadline);
       return;
     }
     this.#ask();
@@ -252,27 +256,36 @@ export class CallResend<C extends OutgoingCall> {
       this.#resyncAt = Date.now() + this.#resyncMs;
     }
     this.#creating = info;
-    this.#armCreation();
+    this.#armCreationAt(this.#parked.reduce((first, c) => Math.min(first, c.deadline), Infinity));
   }
 
-  /** One timer while #creating: the first parked deadline or the next question to the GCS, whichever comes first. */
-  #armCreation(): void {
+  /**
+   * One timer while #creating, for `due` (a parked call's deadline) or the next question to the
+   * GCS, whichever comes first.
+   */
+  #armCreationAt(due: number): void {
     clearTimeout(this.#timer);
-    const due = this.#parked.reduce((first, c) => Math.min(first, c.deadline), this.#resyncAt);
-    this.#timer = setTimeout(() => this.#creationTimer(), Math.max(0, due - Date.now()));
+    this.#creationDue = Math.min(due, this.#resyncAt);
+    this.#timer = setTimeout(() => this.#creationTimer(), Math.max(0, this.#creationDue - Date.now()));
     this.#timer.unref?.();
   }
 
+  /** The parked calls past their time fail (they never left); the GCS is asked again when that is due. */
   #creationTimer(): void {
     this.#timer = undefined;
+    this.#creationDue = Infinity;
     const creating = this.#creating;
     if (creating === undefined) return;
     const now = Date.now();
     const kept: C[] = [];
+    let next = Infinity;
     for (const call of this.#parked) {
       if (!call.live) continue;
       if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId, creating.state));
-      else kept.push(call);
+      else {
+        kept.push(call);
+        if (call.deadline < next) next = call.deadline;
+      }
     }
     this.#parked = kept;
     if (kept.length === 0) {
@@ -285,7 +298,8 @@ export class CallResend<C extends OutgoingCall> {
       this.#resyncAt = now + this.#resyncMs;
       this.#ask();
     }
-    this.#armCreation();
+    // a sweep reads every parked call: not more often than the held calls' sweep
+    this.#armCreationAt(Math.max(next, now + HELD_SWEEP_MS));
   }
 
   #resendParked(): void {
@@ -310,6 +324,7 @@ export class CallResend<C extends OutgoingCall> {
   #failParked(err: unknown): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#creationDue = Infinity;
     this.#creating = undefined;
     const parked = this.#parked;
     this.#parked = [];
