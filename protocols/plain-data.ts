@@ -1,15 +1,18 @@
 import { ActorRef } from './actor-ref.ts';
 
 /**
- * What user payloads — actor constructor and task arguments, a task's result, placement options — may
+ * What user payloads — actor constructor, method and task arguments, a method's or a task's result,
+ * placement options — may
  * hold, the same at every hop: the client refuses anything else before sending, and every process
  * refuses it again where the message enters (the `plainData()` validator, validate.ts), so a payload
  * that got past a hostile or outdated client is refused with its path instead of crashing whatever
  * handles it next (a 2,000-level nesting once overflowed the stack of a raylet's IPC send).
  *
  * What a task's arguments and result may hold: what msgpack carries without losing anything —
- * null and undefined, booleans, numbers, strings, bigints, Uint8Array (Buffer), Date, arrays and
- * plain objects, nested — and actor handles, which travel as references (actor-ref.ts).
+ * null and undefined, booleans, numbers, strings, bigints of up to 64 bits, Uint8Array (Buffer),
+ * Date, arrays and plain objects, nested — and actor handles, which travel as references
+ * (actor-ref.ts). (A bigint travels as a 64-bit integer, which the decoder makes a number when a
+ * number holds it exactly — codec.ts, `int64AsType: 'auto'` — so `10n` arrives as `10`.)
  * Functions, symbols, class instances, Map, Set, errors, other typed arrays
  * and cycles would arrive changed (a function as null, a Map as an object) or not at all, so they
  * are refused where the value is made, with the path to the offending part.
@@ -24,6 +27,9 @@ export interface PlainDataProblem {
 export const MAX_DEPTH = 512;
 
 export function plainDataProblem(value: unknown): PlainDataProblem | undefined {
+  // a primitive (most call arguments and results) needs no walk, nor the set of ancestors
+  const type = typeof value;
+  if (value === null || type === 'string' || type === 'number' || type === 'boolean' || type === 'undefined') return undefined;
   return walk(value, '', new Set(), 0);
 }
 
@@ -33,8 +39,10 @@ function walk(value: unknown, path: string, ancestors: Set<object>, depth: numbe
     case 'boolean':
     case 'number':
     case 'string':
-    case 'bigint':
       return undefined;
+    case 'bigint':
+      // msgpack's integers are 64 bits wide
+      return value >= -(2n ** 63n) && value < 2n ** 64n ? undefined : { path, problem: 'a bigint beyond 64 bits cannot be sent; send it as a string' };
     case 'function':
       return { path, problem: `a function${value.name ? ` (${value.name})` : ''} cannot be sent; pass data and define the function in the task's module` };
     case 'symbol':

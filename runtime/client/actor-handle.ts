@@ -1,6 +1,7 @@
 import type { JobOwner } from './job-session.ts';
 import type { Observable, Subscription } from 'rxjs';
 import { encodeCall } from '../../protocols/fast-path.ts';
+import { plainDataProblem } from '../../protocols/plain-data.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import { ActorRef, refsDecoded } from '../../protocols/actor-ref.ts';
 import { decodeReply } from '../../protocols/reply.ts';
@@ -13,7 +14,7 @@ import { BusClosedError, ConnectionLostError, NoRespondersError, TimeoutError } 
 import { ActorDiedError, ActorFencedError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
 import type { ActorInfo, ActorState } from './cluster-info.types.ts';
-import { specializeWireError } from './errors.ts';
+import { CallArgumentError, specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
 import { CallOutbox } from './call-outbox.ts';
@@ -316,6 +317,11 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
     // a connection whose job the GCS finished calls nothing more (its owned actors are gone)
     const finished = this.ctx.job?.finished;
     if (finished) return Promise.reject(finished);
+    // what would arrive changed (a Map as an object, a function as null) is refused before it is sent
+    for (let index = 0; index < args.length; index++) {
+      const problem = plainDataProblem(args[index]);
+      if (problem) return Promise.reject(new CallArgumentError(this.actorId, method, index, problem.path, problem.problem));
+    }
     const seq = this.nextCall++;
     // Without retries the gate never shuts (only a retry shuts it): the call is the one request.
     if (this.maxTaskRetries === 0) return this.callOnce(method, args, timeoutMs);

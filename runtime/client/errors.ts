@@ -10,6 +10,19 @@ export class ActorArgumentError extends OrreryError {
   }
 }
 
+/**
+ * An argument of an actor method call that cannot be sent as it is (a class instance, a Map, a
+ * function, a cycle, nested too deep): refused before anything is sent, rather than arriving changed
+ * (a Map as an object, a function as null).
+ */
+export class CallArgumentError extends OrreryError {
+  override name = 'CallArgumentError';
+  constructor(readonly actorId: string, readonly method: string, readonly index: number, readonly path: string, readonly problem: string) {
+    const where = path ? ` at ${path}` : '';
+    super('INVALID_ARGUMENT', `argument ${index} of ${method}() on actor ${actorId} cannot be sent${where}: ${problem}`, { detail: { actorId, method, index, path, problem } });
+  }
+}
+
 /** Nothing answers on the GCS subjects of this cluster: no GCS runs, or the cluster name is wrong. */
 export class GcsUnavailableError extends OrreryError {
   override name = 'GcsUnavailableError';

@@ -14,6 +14,7 @@ import { MalformedCounter } from './malformed.ts';
 import { toRemoteError } from './remote-error.ts';
 import { replyBytes, respond } from './respond.ts';
 import { containsRef, refsDecoded } from '../../protocols/actor-ref.ts';
+import { plainDataProblem } from '../../protocols/plain-data.ts';
 import type { WorkerClusterSource } from './worker-cluster.ts';
 
 /** The node a host runs on, as getRuntimeContext() reports it (protocols/ipc.ts). */
@@ -310,6 +311,12 @@ class CallJob implements MailboxJob {
 
   private succeed(value: unknown): void {
     if (this.#answered) return;
+    // what would arrive changed (a Map as an object, a class instance without its class) is refused
+    const problem = plainDataProblem(value);
+    if (problem) {
+      const where = problem.path ? ` at ${problem.path}` : '';
+      return this.fail(new RemoteError({ name: 'TypeError', message: `${this.actor.className}.${this.method} returned a value that cannot be sent${where}: ${problem.problem}` }));
+    }
     this.#answered = true;
     let data: Uint8Array;
     try {

@@ -3,7 +3,7 @@
 // spec/integration/client.spec.ts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ActorDiedError, ActorNotFoundError, ActorNameTakenError, RemoteError, type ActorHandle, type LocalCluster } from '../../../runtime/index.ts';
+import { ActorDiedError, ActorNotFoundError, ActorNameTakenError, CallArgumentError, RemoteError, type ActorHandle, type LocalCluster } from '../../../runtime/index.ts';
 import { CounterActor, ExplodingActor, type Counter } from '../../fixtures/client/actors.ts';
 
 const READY = { timeoutMs: 20_000 };
@@ -55,6 +55,44 @@ export function coreFlowSuite(name: string, start: () => Promise<LocalCluster>):
     assert.match(remote.remoteStack ?? '', /fail/);
     assert.match(remote.stack ?? '', /--- remote RangeError ---/);
     assert.is(await counter.call('get'), 0, 'the actor goes on after a failed call');
+  });
+
+  s('arguments that cannot be sent are CallArgumentError with the path, before anything is sent; a result that cannot be is a RemoteError', async () => {
+    const counter = await local.cluster.actor(CounterActor).remote(1);
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const cases: [unknown, string, RegExp][] = [
+      [new Map([[1, 2]]), '', /a Map/],
+      [{ list: [1, () => 2] }, 'list[1]', /a function/],
+      [new Point(1), '', /an instance of Point/],
+      [cycle, 'self', /a cycle/],
+      [[2n ** 64n], '[0]', /a bigint beyond 64 bits/],
+    ];
+    for (const [value, path, problem] of cases) {
+      const err = await (counter as ActorHandle).call('add', value).catch((e: unknown) => e);
+      assert.instance(err, CallArgumentError);
+      const e = err as CallArgumentError;
+      assert.is(e.code, 'INVALID_ARGUMENT');
+      assert.is(e.method, 'add');
+      assert.is(e.index, 0);
+      assert.is(e.path, path);
+      assert.match(e.problem, problem);
+    }
+    assert.is(await counter.call('get'), 1, 'none of them ran');
+    const result = await counter.call('asMap').catch((e: unknown) => e);
+    assert.instance(result, RemoteError);
+    assert.is((result as RemoteError).remoteName, 'TypeError');
+    assert.match((result as RemoteError).message, /^Counter\.asMap returned a value that cannot be sent: a Map cannot be sent as it is/);
+    const sent = { at: new Date(0), bytes: new Uint8Array([1, 2]), big: 2n ** 60n + 1n, nothing: null, list: [1.5, 'two', true] };
+    const back = (await counter.call('echo', sent)) as typeof sent;
+    // bytes arrive as a Uint8Array (a Buffer, from a worker process's decoder)
+    assert.ok(back.bytes instanceof Uint8Array);
+    assert.equal([...back.bytes], [1, 2]);
+    assert.equal({ ...back, bytes: undefined }, { ...sent, bytes: undefined }, 'what may be sent arrives as it was');
+    await counter.kill();
   });
 
   s('named actors: getActor finds them by name and namespace; a taken name is refused', async () => {
