@@ -32,8 +32,9 @@ export class ActorDiedError extends OrreryError {
 /** The actor exists but cannot take calls right now (not yet alive, or restarting). */
 export class ActorUnavailableError extends OrreryError {
   override name = 'ActorUnavailableError';
-  constructor(readonly actorId: string, readonly state?: string) {
-    super('ACTOR_UNAVAILABLE', `actor ${actorId} is not available${state ? ` (${state})` : ''}`, { detail: { actorId, state } });
+  /** `reason`: why the actor waits, when it waits for a node (its pendingReason: "0/4 nodes are available: …"). */
+  constructor(readonly actorId: string, readonly state?: string, readonly reason?: string) {
+    super('ACTOR_UNAVAILABLE', `actor ${actorId} is not available${state ? ` (${state}${reason ? `: ${reason}` : ''})` : ''}`, { detail: { actorId, state, ...(reason === undefined ? {} : { reason }) } });
   }
 }
 
@@ -158,7 +159,7 @@ export class CodeLoadError extends OrreryError {
 const byCode: Record<string, (detail: Record<string, unknown>, message: string) => OrreryError> = {
   REMOTE_ERROR: (d, m) => new RemoteError({ name: String(d.name ?? 'Error'), message: String(d.message ?? m), stack: d.stack as string | undefined }),
   ACTOR_DIED: (d) => new ActorDiedError(String(d.actorId), d.deathCause as string | undefined),
-  ACTOR_UNAVAILABLE: (d) => new ActorUnavailableError(String(d.actorId), d.state as string | undefined),
+  ACTOR_UNAVAILABLE: (d) => new ActorUnavailableError(String(d.actorId), d.state as string | undefined, typeof d.reason === 'string' ? d.reason : undefined),
   ACTOR_FENCED: (d) => new ActorFencedError(String(d.actorId)),
   NODE_STOPPING: (d) => new NodeStoppingError(String(d.nodeId), String(d.actorId)),
   ACTOR_NOT_FOUND: (d) => new ActorNotFoundError(d as { actorId?: string; name?: string; namespace?: string }),

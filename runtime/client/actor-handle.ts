@@ -394,6 +394,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
     if (info.state === 'DEAD') this.death = { cause: info.deathCause };
     // calls waiting for the actor's creation go once it is ALIVE (call-resend.ts)
     else if (info.state === 'ALIVE') this.#resend?.alive(info);
+    else this.#resend?.seen(info);
   }
 
   /**

@@ -131,7 +131,7 @@ export class CallResend<C extends OutgoingCall> {
     const kept: C[] = [];
     for (const call of this.#held) {
       if (!call.live) continue;
-      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId, this.#creating?.state));
+      if (call.deadline <= now) this.deps.fail(call, this.#unavailable());
       else {
         kept.push(call);
         if (call.deadline < next) next = call.deadline;
@@ -175,6 +175,20 @@ export class CallResend<C extends OutgoingCall> {
     this.#creationDue = Infinity;
     this.#creating = undefined;
     this.#release();
+  }
+
+  /**
+   * A newer state of an actor whose calls wait for its creation (an actor_state event): what a call
+   * that times out while it waits says — the state, and why it waits when it waits for a node.
+   */
+  seen(info: ActorInfo): void {
+    if (this.#creating !== undefined && beingCreated(info) && actorRank(info) >= actorRank(this.#creating)) this.#creating = info;
+  }
+
+  /** What a call that could not be sent in its time fails with: while it waited for a creation, the state and why. */
+  #unavailable(): ActorUnavailableError {
+    const creating = this.#creating;
+    return new ActorUnavailableError(this.deps.actorId, creating?.state, creating?.state === 'PENDING' ? creating.pendingReason : undefined);
   }
 
   /** Whether parked calls wait for the actor's first ALIVE. */
@@ -281,7 +295,7 @@ export class CallResend<C extends OutgoingCall> {
     let next = Infinity;
     for (const call of this.#parked) {
       if (!call.live) continue;
-      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId, creating.state));
+      if (call.deadline <= now) this.deps.fail(call, this.#unavailable());
       else {
         kept.push(call);
         if (call.deadline < next) next = call.deadline;
@@ -346,7 +360,7 @@ export class CallResend<C extends OutgoingCall> {
     for (let i = 0; i < held.length; i++) {
       const call = held[i]!;
       if (!call.live) continue;
-      if (call.deadline <= now) this.deps.fail(call, new ActorUnavailableError(this.deps.actorId, this.#creating?.state));
+      if (call.deadline <= now) this.deps.fail(call, this.#unavailable());
       else if (this.holding) this.hold(call); // an earlier one of these met no responder (memory bus: at once)
       else this.deps.send(call);
     }

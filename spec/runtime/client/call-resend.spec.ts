@@ -177,17 +177,23 @@ test('an actor whose creation is under way keeps the calls that met no responder
   }
 });
 
-test('a call waiting for a creation fails unsent at its own deadline, naming the state; the others keep waiting', async () => {
-  const h = harness(async () => new UnavailableNow(ACTOR, info('PENDING')));
+test('a call waiting for a creation fails unsent at its own deadline, naming the state and why the actor waits; the others keep waiting', async () => {
+  const reason = '0/2 nodes are available: 2 node(s) didn\'t match label selector zone in (b).';
+  const h = harness(async () => new UnavailableNow(ACTOR, { ...info('PENDING'), pendingReason: 'not placed yet' }));
   const short = h.make(h.call('short', 50));
   const long = h.make(h.call('long'));
   h.noResponder(short);
   h.noResponder(long);
+  await until('waiting for the creation', () => (h.resend.awaitingCreation ? true : undefined));
+  // an event with the explanation of the latest scheduling attempt
+  h.resend.seen({ ...info('PENDING'), pendingReason: reason });
   await until('short failed', () => (h.failed.length > 0 ? true : undefined));
   assert.equal(h.failed.map((f) => f.name), ['short']);
-  const err = h.failed[0]!.err as { code?: string; state?: string };
+  const err = h.failed[0]!.err as { code?: string; state?: string; reason?: string; message: string };
   assert.is(err.code, 'ACTOR_UNAVAILABLE');
   assert.is(err.state, 'PENDING');
+  assert.is(err.reason, reason);
+  assert.is(err.message, `actor ${ACTOR} is not available (PENDING: ${reason})`);
   assert.ok(Date.now() >= short.deadline, 'not before its deadline');
   assert.equal(h.sends, ['short', 'long'], 'nothing was sent again');
   assert.ok(h.resend.awaitingCreation, 'long still waits');

@@ -127,6 +127,8 @@ test('an unplaceable actor stays PENDING with the reason; scheduleFailed$ and ev
   const short = await handle.options({ timeoutMs: 50 }).call('get').catch((e: unknown) => e);
   assert.instance(short, ActorUnavailableError, 'a call whose timeout passes before it is alive');
   assert.is((short as ActorUnavailableError).state, 'PENDING');
+  assert.is((short as ActorUnavailableError).reason, event.message, 'it says why the actor waits');
+  assert.ok((short as ActorUnavailableError).message.endsWith(`(PENDING: ${event.message})`), (short as Error).message);
   const notYet = await handle.ready({ timeoutMs: 50 }).catch((e: unknown) => e);
   assert.is((notYet as { code: string }).code, 'TIMEOUT');
 
