@@ -204,4 +204,17 @@ test('calls of one turn, in flight across the outage as one batch: each fails wi
   await retried.kill();
 });
 
+test('calls waiting for an actor nothing can place yet ride through the outage unsent; once a node fits they run once each, in call order', async () => {
+  const waiting = await local.cluster.actor(JournalActor).options({ labelSelector: { stage: 'late' } }).remote();
+  assert.is((await waiting.info()).state, 'PENDING');
+  const calls = ['w1', 'w2', 'w3'].map((e) => waiting.options({ timeoutMs: WAIT_MS }).call('append', e));
+  await blip();
+  const added = await local.addNode({ name: 'late', labels: { stage: 'late' }, resources: { CPU: 1 } });
+  assert.equal(await within(Promise.all(calls), 'the waiting calls to be answered'), [1, 2, 3]);
+  assert.equal(await waiting.call('journal'), ['w1', 'w2', 'w3'], 'each ran once, in call order');
+  assert.is((await waiting.info()).nodeId, added.nodeId);
+  await waiting.kill();
+  await local.killNode(added.nodeId);
+});
+
 test.run();
