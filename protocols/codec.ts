@@ -32,10 +32,14 @@ export const PROTOCOL_VERSION = 5;
 /** Default largest message, in bytes: 1 MiB, the same as nats-server's default max_payload. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 
-// skipValues and int64AsType 'auto' exist in msgpackr 2.1 but not in its typings. 'auto' decodes a
-// 64-bit integer as a number when it is exact and as a bigint (which validators refuse) otherwise.
+// skipValues and int64AsType exist in msgpackr 2.1 but not in its typings. The packer writes a
+// number as a float or an integer of at most 32 bits, never a 64-bit integer: only a bigint is one.
+// So a 64-bit integer decodes as a bigint ('bigint'), and a bigint in a user payload arrives as one.
+// ('auto' made it a number whenever a number held it exactly: 10n arrived as 10.) Validators refuse
+// a bigint wherever the protocol wants a number, so a peer that writes numbers as 64-bit integers is
+// refused, not misread.
 const packOptions = { useRecords: false, moreTypes: false, encodeUndefinedAsNil: true, skipValues: [undefined] };
-const unpackOptions = { useRecords: false, mapsAsObjects: true, int64AsType: 'auto' };
+const unpackOptions = { useRecords: false, mapsAsObjects: true, int64AsType: 'bigint' };
 const packr = new Packr(packOptions as Options);
 const unpackr = new Unpackr(unpackOptions as unknown as Options);
 

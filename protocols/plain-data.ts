@@ -11,8 +11,8 @@ import { ActorRef } from './actor-ref.ts';
  * What a task's arguments and result may hold: what msgpack carries without losing anything —
  * null and undefined, booleans, numbers, strings, bigints of up to 64 bits, Uint8Array (Buffer),
  * Date, arrays and plain objects, nested — and actor handles, which travel as references
- * (actor-ref.ts). (A bigint travels as a 64-bit integer, which the decoder makes a number when a
- * number holds it exactly — codec.ts, `int64AsType: 'auto'` — so `10n` arrives as `10`.)
+ * (actor-ref.ts). A bigint travels as a 64-bit integer, which only a bigint is (codec.ts), so it
+ * arrives as a bigint.
  * Functions, symbols, class instances, Map, Set, errors, other typed arrays
  * and cycles would arrive changed (a function as null, a Map as an object) or not at all, so they
  * are refused where the value is made, with the path to the offending part.

@@ -86,7 +86,7 @@ export function coreFlowSuite(name: string, start: () => Promise<LocalCluster>):
     assert.instance(result, RemoteError);
     assert.is((result as RemoteError).remoteName, 'TypeError');
     assert.match((result as RemoteError).message, /^Counter\.asMap returned a value that cannot be sent: a Map cannot be sent as it is/);
-    const sent = { at: new Date(0), bytes: new Uint8Array([1, 2]), big: 2n ** 60n + 1n, nothing: null, list: [1.5, 'two', true] };
+    const sent = { at: new Date(0), bytes: new Uint8Array([1, 2]), big: 2n ** 60n + 1n, small: 10n, negative: -(2n ** 63n), nothing: null, list: [1.5, 'two', true] };
     const back = (await counter.call('echo', sent)) as typeof sent;
     // bytes arrive as a Uint8Array (a Buffer, from a worker process's decoder)
     assert.ok(back.bytes instanceof Uint8Array);
