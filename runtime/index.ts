@@ -43,7 +43,7 @@ export type {
   TaskOptions,
 } from './client/index.ts';
 export { defineActor } from './client/actor-class.ts';
-export { ActorArgumentError, CallArgumentError, GcsUnavailableError } from './client/errors.ts';
+export { ActorArgumentError, CallAbortedError, CallArgumentError, GcsUnavailableError } from './client/errors.ts';
 export { defineTask } from './client/task-function.ts';
 export { NoNodesError, TaskArgumentError, TaskNodeDiedError, TaskWorkerDiedError } from './client/task-errors.ts';
 export type { AnyFunction, TaskBuilder, TaskFunction, TaskResult, TaskRunOptions } from './client/index.ts';

@@ -14,7 +14,7 @@ import { BusClosedError, ConnectionLostError, NoRespondersError, TimeoutError } 
 import { ActorDiedError, ActorFencedError, WaitTimeoutError } from '../errors.ts';
 import type { MethodArgs, MethodNames, MethodResult } from './actor-class.ts';
 import type { ActorInfo, ActorState } from './cluster-info.types.ts';
-import { CallArgumentError, specializeWireError } from './errors.ts';
+import { CallAbortedError, CallArgumentError, specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
 import { CallOutbox } from './call-outbox.ts';
@@ -29,6 +29,12 @@ export interface CallOptions {
    * running); default the connection's `callTimeoutMs` (60,000 ms unless connect() set another).
    */
   timeoutMs?: number;
+  /**
+   * Stops the call when aborted: it fails with CallAbortedError (ABORTED). A call not sent yet —
+   * waiting for its actor's creation, held behind calls sent again, at the restart gate — is then
+   * never sent; one already sent may still run, or be running, as after a TIMEOUT.
+   */
+  signal?: AbortSignal;
 }
 
 /** Calls with options of their own: `handle.options({ timeoutMs: 5000 }).call('method', ...args)`. */
@@ -125,6 +131,19 @@ export class CreationWatch {
   }
 }
 
+/** `promise`, or `aborted()` as soon as `signal` is aborted; the listener goes once either settles. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal, aborted: () => Error): Promise<T> {
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => (signal.removeEventListener('abort', onAbort), resolve(value)),
+      (err: unknown) => (signal.removeEventListener('abort', onAbort), reject(err)),
+    );
+  });
+}
+
 /** The longest timer Node.js keeps (2^31-1 ms): the bound of a call's timeoutMs. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -142,6 +161,8 @@ class PendingCall implements OutgoingCall {
   live = false;
   sent = 0;
   resent = false;
+  /** It has gone to the bus at least once (parked or held calls may not have). */
+  dispatched = false;
 
   constructor(
     readonly resolve: (value: unknown) => void,
@@ -303,17 +324,19 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
 
   options(opts: CallOptions): ActorCaller<T> {
     if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) throw new InvalidOptionError('options', opts, 'expected an object');
-    for (const key of Object.keys(opts)) if (key !== 'timeoutMs') throw new InvalidOptionError(key, (opts as Record<string, unknown>)[key], 'unknown call option; expected timeoutMs');
+    for (const key of Object.keys(opts)) if (key !== 'timeoutMs' && key !== 'signal') throw new InvalidOptionError(key, (opts as Record<string, unknown>)[key], 'unknown call option; expected timeoutMs or signal');
     const timeoutMs = opts.timeoutMs ?? this.ctx.callTimeoutMs;
     if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMER_MS) {
       throw new InvalidOptionError('timeoutMs', timeoutMs, `expected a number of ms from 1 to ${MAX_TIMER_MS}`);
     }
+    const { signal } = opts;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidOptionError('signal', signal, 'expected an AbortSignal');
     return {
-      call: <K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>) => this.callWithin(timeoutMs, method, args) as Promise<MethodResult<T, K>>,
+      call: <K extends MethodNames<T>>(method: K, ...args: MethodArgs<T, K>) => this.callWithin(timeoutMs, method, args, signal) as Promise<MethodResult<T, K>>,
     };
   }
 
-  private callWithin(timeoutMs: number, method: string, args: unknown[]): Promise<unknown> {
+  private callWithin(timeoutMs: number, method: string, args: unknown[], signal?: AbortSignal): Promise<unknown> {
     // a connection whose job the GCS finished calls nothing more (its owned actors are gone)
     const finished = this.ctx.job?.finished;
     if (finished) return Promise.reject(finished);
@@ -322,10 +345,11 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       const problem = plainDataProblem(args[index]);
       if (problem) return Promise.reject(new CallArgumentError(this.actorId, method, index, problem.path, problem.problem));
     }
+    if (signal?.aborted) return Promise.reject(new CallAbortedError(this.actorId, method, false, signal.reason));
     const seq = this.nextCall++;
     // Without retries the gate never shuts (only a retry shuts it): the call is the one request.
-    if (this.maxTaskRetries === 0) return this.callOnce(method, args, timeoutMs);
-    return this.callWithRetries(seq, method, args, timeoutMs);
+    if (this.maxTaskRetries === 0) return this.callOnce(method, args, timeoutMs, timeoutMs, signal);
+    return this.callWithRetries(seq, method, args, timeoutMs, signal);
   }
 
   /**
@@ -334,17 +358,22 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
    * retried call runs at least once). Either shuts the gate, and the retry waits there until the
    * GCS reports the actor ALIVE. Each sending again counts against maxTaskRetries.
    */
-  private async callWithRetries(seq: number, method: string, args: unknown[], timeoutMs: number): Promise<unknown> {
+  private async callWithRetries(seq: number, method: string, args: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     let retriesLeft = this.maxTaskRetries;
     let retried = false;
     // the call's timeout bounds it whole — its waits at the gate and every sending — not each sending
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      if ((retriesLeft !== 0 || retried) && this.gate.shut) await this.#waitGate(seq, deadline, timeoutMs);
+      if ((retriesLeft !== 0 || retried) && this.gate.shut) {
+        const waited = this.#waitGate(seq, deadline, timeoutMs);
+        await (signal === undefined ? waited : abortable(waited, signal, () => new CallAbortedError(this.actorId, method, retried, signal.reason)));
+      }
+      // aborted while it failed in a way to retry on: not sent again
+      if (signal?.aborted) throw new CallAbortedError(this.actorId, method, retried, signal.reason);
       const left = deadline - Date.now();
       if (left <= 0) throw this.#timedOut(timeoutMs);
       try {
-        const value = await this.callOnce(method, args, left, timeoutMs);
+        const value = await this.callOnce(method, args, left, timeoutMs, signal);
         this.gate.succeeded();
         return value;
       } catch (err) {
@@ -465,8 +494,11 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
    * waiting on a host that is gone. One that meets no responder while the GCS reports the actor
    * ALIVE is sent again (call-resend.ts); calls made meanwhile wait behind it, in call order.
    */
-  /** One sending, waiting `timeoutMs`; a TimeoutError names `reportedMs`, the call's own timeout (default the same). */
-  private callOnce(method: string, args: unknown[], timeoutMs: number, reportedMs = timeoutMs): Promise<unknown> {
+  /**
+   * One sending, waiting `timeoutMs`; a TimeoutError names `reportedMs`, the call's own timeout
+   * (default the same). An abort of `signal` fails it at once, wherever it is (InFlightCalls).
+   */
+  private callOnce(method: string, args: unknown[], timeoutMs: number, reportedMs = timeoutMs, signal?: AbortSignal): Promise<unknown> {
     if (this.death) return Promise.reject(new ActorDiedError(this.actorId, this.death.cause));
     let data: Uint8Array;
     try {
@@ -476,7 +508,24 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       return Promise.reject(err);
     }
     return new Promise<unknown>((resolve, reject) => {
-      const call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, reportedMs);
+      let call: PendingCall;
+      if (signal === undefined) call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, reportedMs);
+      else {
+        const onAbort = (): void => {
+          if (!call.live) return;
+          this.#inFlight.reject(call, new CallAbortedError(this.actorId, method, call.dispatched, signal.reason));
+          this.#resend?.prune();
+        };
+        const settled = (): void => signal.removeEventListener('abort', onAbort);
+        call = new PendingCall(
+          (value) => (settled(), resolve(value)),
+          (err) => (settled(), reject(err)),
+          data,
+          Date.now() + timeoutMs,
+          reportedMs,
+        );
+        signal.addEventListener('abort', onAbort, { once: true });
+      }
       this.#inFlight.add(call);
       if (this.#resend?.holding) this.#resend.hold(call);
       else if (this.#creating()) {
@@ -490,6 +539,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   /** Sends `call`; one sent again, or held first, has what is left of its time. */
   #send(call: PendingCall, timeoutMs = Math.max(1, call.deadline - Date.now())): void {
     const sent = (call.sent = ++this.#sends);
+    call.dispatched = true;
     (this.#outbox ??= new CallOutbox(this.ctx.bus)).send(this.#callSubject!, call.data, timeoutMs, (err, msg) => {
       if (err === undefined) {
         try {

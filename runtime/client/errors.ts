@@ -23,6 +23,18 @@ export class CallArgumentError extends OrreryError {
   }
 }
 
+/**
+ * A call whose `signal` (handle.options({ signal })) was aborted. `sent` says whether it had left:
+ * one not sent will not run; one sent may still run, or be running, as after a TIMEOUT. The
+ * signal's reason is the cause.
+ */
+export class CallAbortedError extends OrreryError {
+  override name = 'CallAbortedError';
+  constructor(readonly actorId: string, readonly method: string, readonly sent: boolean, reason?: unknown) {
+    super('ABORTED', `call ${method}() on actor ${actorId} was aborted ${sent ? 'after it was sent: it may still run' : 'before it was sent: it will not run'}`, { cause: reason, detail: { actorId, method, sent } });
+  }
+}
+
 /** Nothing answers on the GCS subjects of this cluster: no GCS runs, or the cluster name is wrong. */
 export class GcsUnavailableError extends OrreryError {
   override name = 'GcsUnavailableError';

@@ -11,7 +11,10 @@ import { connectMemoryBus } from '../../../runtime/bus/memory.ts';
 import { ClusterClient } from '../../../runtime/client/cluster.ts';
 import { connect, DEFAULT_CALL_TIMEOUT_MS } from '../../../runtime/client/connect.ts';
 import { lookupMemoryBroker } from '../../../runtime/client/memory-registry.ts';
-import { startLocalCluster, type LocalCluster } from '../../../runtime/index.ts';
+import { getEventListeners } from 'node:events';
+import { InvalidOptionError } from '../../../lib/errors.ts';
+import { CallAbortedError, startLocalCluster, type LocalCluster } from '../../../runtime/index.ts';
+import { until } from '../../helpers/until.ts';
 import { JournalActor } from './failover-actors.ts';
 
 const READY = { timeoutMs: 10_000 };
@@ -120,6 +123,50 @@ test('with maxTaskRetries, a call whose connection dropped is sent again once th
   } finally {
     await client.close();
   }
+});
+
+test('options({ signal }): aborted before it is sent, a call never runs; after, it fails at once and may run; an aborted signal sends nothing', async () => {
+  const actor = await local.cluster.actor(JournalActor).options({ maxConcurrency: 4 }).remote();
+  await actor.ready(READY);
+
+  const pre = await actor.options({ signal: AbortSignal.abort('stop') }).call('append', 'pre').catch((e: unknown) => e);
+  assert.instance(pre, CallAbortedError);
+  assert.is((pre as CallAbortedError).code, 'ABORTED');
+  assert.is((pre as CallAbortedError).sent, false);
+  assert.is((pre as CallAbortedError).cause, 'stop', "the signal's reason is the cause");
+
+  const inFlight = new AbortController();
+  const sent = actor.options({ signal: inFlight.signal }).call('appendNeverAnswer', 'sent').catch((e: unknown) => e);
+  await until('the call at the actor', async () => ((await actor.call('journal')).includes('sent') ? true : undefined));
+  inFlight.abort();
+  const after = (await sent) as CallAbortedError;
+  assert.instance(after, CallAbortedError);
+  assert.is(after.sent, true);
+  assert.match(after.message, /after it was sent: it may still run/);
+  assert.equal(await actor.call('journal'), ['sent'], 'the aborted call before it had nothing sent');
+
+  // waiting for an actor nothing can place yet: the aborted call is never sent, the next one runs
+  const waiting = await local.cluster.actor(JournalActor).options({ labelSelector: { zone: 'abort' }, maxTaskRetries: -1 }).remote();
+  const controller = new AbortController();
+  const first = waiting.options({ signal: controller.signal }).call('append', 'aborted').catch((e: unknown) => e);
+  const second = waiting.call('append', 'kept');
+  controller.abort(new Error('no longer wanted'));
+  const err = (await first) as CallAbortedError;
+  assert.instance(err, CallAbortedError);
+  assert.is(err.sent, false);
+  assert.match(err.message, /before it was sent: it will not run/);
+  const node = await local.addNode({ name: 'abort', labels: { zone: 'abort' } });
+  assert.is(await second, 1);
+  assert.equal(await waiting.call('journal'), ['kept'], 'the aborted call never ran');
+
+  // one signal for many calls: each call's listener goes when it settles
+  const shared = new AbortController();
+  await Promise.all(Array.from({ length: 50 }, (_, i) => actor.options({ signal: shared.signal }).call('append', `s${i}`)));
+  assert.is(getEventListeners(shared.signal, 'abort').length, 0);
+
+  assert.throws(() => actor.options({ signal: {} as AbortSignal }), (e: unknown) => e instanceof InvalidOptionError && /signal/.test((e as Error).message));
+  await Promise.all([actor.kill(), waiting.kill()]);
+  await local.killNode(node.nodeId);
 });
 
 test.run();

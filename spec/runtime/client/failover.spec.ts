@@ -7,7 +7,8 @@ import * as assert from 'uvu/assert';
 import { filter, firstValueFrom, take, timeout, toArray } from 'rxjs';
 import { actorAffinity, affinity } from '../../../lib/index.ts';
 import type { ActorEvictedEvent } from '../../../runtime/client/index.ts';
-import { ActorDiedError, ActorUnavailableError, startLocalCluster, type ActorHandle, type ActorInfo, type LocalCluster } from '../../../runtime/index.ts';
+import { ActorDiedError, ActorUnavailableError, CallAbortedError, startLocalCluster, type ActorHandle, type ActorInfo, type LocalCluster } from '../../../runtime/index.ts';
+import { until } from '../../helpers/until.ts';
 import { JournalActor } from './failover-actors.ts';
 
 const READY = { timeoutMs: 10_000 };
@@ -79,6 +80,28 @@ test('with maxTaskRetries, a call\'s timeout bounds its wait for the restart: TI
   await pools('b', undefined);
   await actor.ready(READY);
   assert.equal(await actor.call('journal'), [], 'a new incarnation, and the call that timed out never ran in it');
+  await actor.kill();
+});
+
+test('with maxTaskRetries, a call aborted while it waits for the restart fails at once and never runs; the calls behind it run in order', async () => {
+  await pools(undefined, 'b');
+  const actor = await local.cluster.actor(JournalActor).options({ labelSelector: { pool: 'b' }, maxRestarts: -1, maxTaskRetries: -1 }).remote();
+  await actor.ready(READY);
+  await pools(undefined, undefined); // the restart cannot be placed
+  await actor.kill({ noRestart: false });
+  await stateOf(actor, (i) => i.state === 'PENDING' && i.numRestarts === 1);
+  const controller = new AbortController();
+  const kept1 = actor.call('append', 'k1');
+  const aborted = actor.options({ signal: controller.signal }).call('append', 'aborted').catch((e: unknown) => e);
+  const kept2 = actor.call('append', 'k2');
+  // each has met the actor it could not take (UnavailableNow) and waits at the gate
+  await until('the three calls at the restart gate', () => ((actor as unknown as { gate: { waiting: number } }).gate.waiting >= 3 ? true : undefined));
+  controller.abort();
+  const err = (await aborted) as CallAbortedError;
+  assert.instance(err, CallAbortedError);
+  await pools('b', undefined);
+  assert.equal(await Promise.all([kept1, kept2]), [1, 2]);
+  assert.equal(await actor.call('journal'), ['k1', 'k2'], 'the aborted call never ran in the new incarnation');
   await actor.kill();
 });
 
