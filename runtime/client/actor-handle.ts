@@ -133,7 +133,10 @@ export class CreationWatch {
 
 /** `promise`, or `aborted()` as soon as `signal` is aborted; the listener goes once either settles. */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal, aborted: () => Error): Promise<T> {
-  if (signal.aborted) return Promise.reject(aborted());
+  if (signal.aborted) {
+    promise.catch(() => undefined); // settles later unawaited (a gate wait at its deadline): not an unhandled rejection
+    return Promise.reject(aborted());
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(aborted());
     signal.addEventListener('abort', onAbort, { once: true });
@@ -368,7 +371,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
         const waited = this.#waitGate(seq, deadline, timeoutMs);
         await (signal === undefined ? waited : abortable(waited, signal, () => new CallAbortedError(this.actorId, method, retried, signal.reason)));
       }
-      // aborted while it failed in a way to retry on: not sent again
+      // aborted while a try failed, or after the gate let it through: callOnce's listener would never hear it
       if (signal?.aborted) throw new CallAbortedError(this.actorId, method, retried, signal.reason);
       const left = deadline - Date.now();
       if (left <= 0) throw this.#timedOut(timeoutMs);
