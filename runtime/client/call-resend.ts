@@ -127,9 +127,19 @@ export class CallResend<C extends OutgoingCall> {
     this.#heldTimer = undefined;
     this.#heldDue = Infinity;
     const now = Date.now();
+    const { kept, next } = this.#sweep(this.#held, now);
+    this.#held = kept;
+    if (next !== Infinity) this.#armHeld(Math.max(next, now + HELD_SWEEP_MS));
+  }
+
+  /**
+   * Calls that never left: those past their deadline (at `now`) fail with #unavailable(); the live
+   * rest are kept in order, with the earliest deadline among them (Infinity when none is left).
+   */
+  #sweep(calls: readonly C[], now: number): { kept: C[]; next: number } {
     let next = Infinity;
     const kept: C[] = [];
-    for (const call of this.#held) {
+    for (const call of calls) {
       if (!call.live) continue;
       if (call.deadline <= now) this.deps.fail(call, this.#unavailable());
       else {
@@ -137,8 +147,7 @@ export class CallResend<C extends OutgoingCall> {
         if (call.deadline < next) next = call.deadline;
       }
     }
-    this.#held = kept;
-    if (next !== Infinity) this.#armHeld(Math.max(next, now + HELD_SWEEP_MS));
+    return { kept, next };
   }
 
   /** Send number `sent` was answered. */
@@ -288,19 +297,9 @@ export class CallResend<C extends OutgoingCall> {
   #creationTimer(): void {
     this.#timer = undefined;
     this.#creationDue = Infinity;
-    const creating = this.#creating;
-    if (creating === undefined) return;
+    if (this.#creating === undefined) return;
     const now = Date.now();
-    const kept: C[] = [];
-    let next = Infinity;
-    for (const call of this.#parked) {
-      if (!call.live) continue;
-      if (call.deadline <= now) this.deps.fail(call, this.#unavailable());
-      else {
-        kept.push(call);
-        if (call.deadline < next) next = call.deadline;
-      }
-    }
+    const { kept, next } = this.#sweep(this.#parked, now);
     this.#parked = kept;
     if (kept.length === 0) {
       this.#creating = undefined;
