@@ -11,7 +11,7 @@ import { loadActorClass } from './load.ts';
 import { Answers, BatchAnswers } from './answers.ts';
 import { Mailbox, type MailboxJob } from './mailbox.ts';
 import { MalformedCounter } from './malformed.ts';
-import { toRemoteError } from './remote-error.ts';
+import { toRemoteError, unsendableResult } from './remote-error.ts';
 import { replyBytes, respond } from './respond.ts';
 import { containsRef, refsDecoded } from '../../protocols/actor-ref.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
@@ -313,10 +313,7 @@ class CallJob implements MailboxJob {
     if (this.#answered) return;
     // what would arrive changed (a Map as an object, a class instance without its class) is refused
     const problem = plainDataProblem(value);
-    if (problem) {
-      const where = problem.path ? ` at ${problem.path}` : '';
-      return this.fail(new RemoteError({ name: 'TypeError', message: `${this.actor.className}.${this.method} returned a value that cannot be sent${where}: ${problem.problem}` }));
-    }
+    if (problem) return this.fail(unsendableResult(`${this.actor.className}.${this.method}`, problem));
     this.#answered = true;
     let data: Uint8Array;
     try {

@@ -1,3 +1,4 @@
+import type { PlainDataProblem } from '../../protocols/plain-data.ts';
 import { RemoteError } from '../errors.ts';
 
 /** A wire error's message holds at most 4,096 characters (protocols/messages/reply.ts). */
@@ -29,4 +30,10 @@ function text(value: unknown): string {
 
 function clip(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+/** A method's or a task's result that cannot be sent (protocols/plain-data.ts), as its caller receives it. */
+export function unsendableResult(who: string, problem: PlainDataProblem): RemoteError {
+  const where = problem.path ? ` at ${problem.path}` : '';
+  return new RemoteError({ name: 'TypeError', message: `${who} returned a value that cannot be sent${where}: ${problem.problem}` });
 }

@@ -2,13 +2,13 @@ import { CodeSourceRefusedError, type CodeSourcePolicy } from '../../protocols/c
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
-import { CodeLoadError, RemoteError } from '../errors.ts';
+import { CodeLoadError } from '../errors.ts';
 import { Answers } from './answers.ts';
 import { runInContext, type RuntimeContext } from './context.ts';
 import type { HostNode } from './host.ts';
 import { loadTaskFunction, type TaskFunctionImpl } from './load.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
-import { toRemoteError } from './remote-error.ts';
+import { toRemoteError, unsendableResult } from './remote-error.ts';
 import { TaskLeases, type LeaseGrant } from './task-leases.ts';
 import { containsRef } from '../../protocols/actor-ref.ts';
 import type { WorkerClusterSource } from './worker-cluster.ts';
@@ -72,10 +72,7 @@ export class TaskRunner {
       const args = source !== undefined && containsRef(task.code.args) ? ((await source.get()).revive(task.code.args) as unknown[]) : task.code.args;
       const value = await runInContext(context, () => fn(...args));
       const problem = plainDataProblem(value);
-      if (problem) {
-        const where = problem.path ? ` at ${problem.path}` : '';
-        throw new RemoteError({ name: 'TypeError', message: `${task.code.functionName} returned a value that cannot be sent${where}: ${problem.problem}` });
-      }
+      if (problem) throw unsendableResult(task.code.functionName, problem);
       return { ok: true, answer: encodeOk(lease ? { kind: 'done', value, lease: { leaseId: lease.leaseId, idleMs: lease.idleMs } } : { kind: 'done', value }) };
     } catch (err) {
       return { ok: false, answer: safeError(err instanceof CodeLoadError || err instanceof CodeSourceRefusedError ? err : toRemoteError(err)) };
