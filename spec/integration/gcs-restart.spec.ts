@@ -285,4 +285,23 @@ test('calls waiting for an actor nothing could place yet ride through a GCS kill
   await waiting.kill();
 });
 
+test('calls waiting for an actor\'s creation while the GCS is frozen (SIGSTOP): one whose timeout passes fails then, unsent; the rest run once each after SIGCONT, once a node fits', async () => {
+  const waiting = (await cluster.actor(CounterActor).options({ labelSelector: { stage: 'frozen' } }).remote(0)) as ActorHandle<Counter>;
+  process.kill(gcs.pid, 'SIGSTOP');
+  let early: Promise<number[]>;
+  try {
+    early = Promise.all([waiting.call('add', 1), waiting.call('add', 2)]);
+    // its bound holds with no GCS to ask: the handle's own timer fails it
+    const short = await waiting.options({ timeoutMs: 500 }).call('add', 100).catch((e: unknown) => e);
+    assert.is((short as { code?: string }).code, 'ACTOR_UNAVAILABLE');
+    assert.is((short as { state?: string }).state, 'PENDING');
+  } finally {
+    process.kill(gcs.pid, 'SIGCONT');
+  }
+  raylets.push(await spawnRuntimeProcess('raylet', ['--address', nats.url, '--cluster', CLUSTER, '--node-name', 'n5', '--num-cpus', '1', '--labels', 'stage=frozen']));
+  assert.equal(await early, [1, 3]);
+  assert.is(await waiting.call('get'), 3, 'each ran once; the one that timed out never ran');
+  await waiting.kill();
+});
+
 test.run();
