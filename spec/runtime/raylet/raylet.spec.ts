@@ -90,7 +90,10 @@ test('stop() unregisters with the node secret once no actor of the node answers;
     const took = performance.now() - started;
     assert.equal(w.gcs.unregistered, [{ nodeId: w.raylet.nodeId, secret: w.gcs.registrations[0].secret }], `gcs answers: ${gcsAnswers}`);
     assert.is(answeredThen, false, 'the actor no longer answers when the GCS hears the node is gone');
-    if (!gcsAnswers) assert.ok(took >= 300 && took < 5_000, `waited for the unanswered request, then stopped (${took.toFixed(0)} ms)`);
+    // Node.js fires a timer against the event loop's cached clock, taken when the loop turn began,
+    // so a 300-ms timeout can end up to a millisecond before 300 ms of performance.now() (a CI run on
+    // a loaded machine measured 299.x): the lower bound allows that much
+    if (!gcsAnswers) assert.ok(took >= 299 && took < 5_000, `waited for the unanswered request, then stopped (${took.toFixed(1)} ms)`);
   }
 });
 
