@@ -17,6 +17,7 @@ import type { ActorInfo, ActorState } from './cluster-info.types.ts';
 import { CallAbortedError, CallArgumentError, specializeWireError } from './errors.ts';
 import { actorFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
+import { abortable, watchAbort } from './abort-watch.ts';
 import { CallOutbox } from './call-outbox.ts';
 import { beingCreated, CallResend, type OutgoingCall } from './call-resend.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
@@ -129,22 +130,6 @@ export class CreationWatch {
     this.#latest = undefined;
     stop?.();
   }
-}
-
-/** `promise`, or `aborted()` as soon as `signal` is aborted; the listener goes once either settles. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal, aborted: () => Error): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined); // settles later unawaited (a gate wait at its deadline): not an unhandled rejection
-    return Promise.reject(aborted());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(aborted());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => (signal.removeEventListener('abort', onAbort), resolve(value)),
-      (err: unknown) => (signal.removeEventListener('abort', onAbort), reject(err)),
-    );
-  });
 }
 
 /** The longest timer Node.js keeps (2^31-1 ms): the bound of a call's timeoutMs. */
@@ -514,12 +499,12 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       let call: PendingCall;
       if (signal === undefined) call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, reportedMs);
       else {
-        const onAbort = (): void => {
+        // one listener per signal, however many calls share it (abort-watch.ts)
+        const settled = watchAbort(signal, () => {
           if (!call.live) return;
           this.#inFlight.reject(call, new CallAbortedError(this.actorId, method, call.dispatched, signal.reason));
           this.#resend?.prune();
-        };
-        const settled = (): void => signal.removeEventListener('abort', onAbort);
+        });
         call = new PendingCall(
           (value) => (settled(), resolve(value)),
           (err) => (settled(), reject(err)),
@@ -527,7 +512,6 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
           Date.now() + timeoutMs,
           reportedMs,
         );
-        signal.addEventListener('abort', onAbort, { once: true });
       }
       this.#inFlight.add(call);
       if (this.#resend?.holding) this.#resend.hold(call);

@@ -169,4 +169,28 @@ test('options({ signal }): aborted before it is sent, a call never runs; after, 
   await local.killNode(node.nodeId);
 });
 
+test('one signal for 60 calls in flight: one abort listener, no MaxListenersExceededWarning, and every call fails at the abort', async () => {
+  const actor = await local.cluster.actor(JournalActor).options({ maxConcurrency: 64 }).remote();
+  await actor.ready(READY);
+  const warnings: Error[] = [];
+  const onWarning = (w: Error): void => void warnings.push(w);
+  process.on('warning', onWarning);
+  try {
+    const shared = new AbortController();
+    const calls = Array.from({ length: 60 }, (_, i) => actor.options({ signal: shared.signal }).call('appendNeverAnswer', `w${i}`).catch((e: unknown) => e));
+    await until('every call at the actor', async () => ((await actor.call('journal')).length === 60 ? true : undefined));
+    assert.is(getEventListeners(shared.signal, 'abort').length, 1, 'the calls share one listener');
+    shared.abort();
+    const errs = await Promise.all(calls);
+    assert.ok(errs.every((e) => e instanceof CallAbortedError && e.sent), 'each fails ABORTED, sent');
+    assert.is(getEventListeners(shared.signal, 'abort').length, 0);
+    // a warning is emitted on the next tick after the listener that crossed the limit
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), []);
+  } finally {
+    process.off('warning', onWarning);
+  }
+  await actor.kill();
+});
+
 test.run();
