@@ -66,6 +66,8 @@ export const RayletVerb = {
   commit_bundle: 'commit_bundle',
   cancel_bundle: 'cancel_bundle',
   submit_task: 'submit_task',
+  /** Published by a driver (not a request): drop a queued task it aborted (messages/task.ts, cancel_task). */
+  cancel_task: 'cancel_task',
   /** Published by the raylet itself (not a request): its node's free resources, for the GCS to fold into the view. */
   load: 'load',
 } as const;

@@ -6,7 +6,7 @@ import { actorCall, actorDied, callBatch, replyBatch, createActor, explainReques
 import { listPage } from './page.ts';
 import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
 import { cancelBundle, commitBundle, createPg, getPg, prepareBundle, removePg } from './placement-group.ts';
-import { leasedTask, rayletLoad, submitTask } from './task.ts';
+import { cancelTask, leasedTask, rayletLoad, submitTask } from './task.ts';
 import { inspectMessages } from './inspect.ts';
 import { finishJob, jobHeartbeat, listJobs, registerJob } from './job.ts';
 import { autoscalerReport, autoscalerStatusQuery, resourceDemands } from './autoscaling.ts';
@@ -40,6 +40,7 @@ export const messages = {
   submit_task: submitTask,
   raylet_load: rayletLoad,
   leased_task: leasedTask,
+  cancel_task: cancelTask,
   create_pg: createPg,
   remove_pg: removePg,
   get_pg: getPg,

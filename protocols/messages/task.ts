@@ -5,6 +5,9 @@ import { id, resourceSet, seq } from './common.ts';
 /** Most raylets one submission may visit before the last one keeps it (runtime/raylet/local-tasks.ts). */
 export const MAX_TASK_HOPS = 64;
 
+/** A task's cancel key (submit_task's `cancelKey`): 32 lowercase hex characters the driver drew. */
+const cancelKey = str({ min: 32, max: 32, pattern: /^[0-9a-f]{32}$/ });
+
 /**
  * How to run a task anywhere: the module that exports the function under its own name (a `file:`
  * URL: see code-source.ts), and the arguments (msgpack-encodable values; the client refuses anything else before sending).
@@ -54,6 +57,12 @@ export const submitTask = object({
    * Raylets take the earlier of the two; clocks are assumed to agree within a few milliseconds.
    */
   deadline: optional(num({ int: true, min: 0 })),
+  /**
+   * Present when the driver can cancel this task (it gave an AbortSignal): the secret a
+   * `cancel_task` for it must carry. Only its driver and the raylets see it, so another driver
+   * that learns the task id (from a schedule_failed event) cannot cancel it.
+   */
+  cancelKey: optional(cancelKey),
 });
 export type SubmitTask = Infer<typeof submitTask>;
 
@@ -91,8 +100,20 @@ export const leasedTask = object({
   timeoutMs: optional(num({ int: true, min: 1 })),
   /** As submit_task's. */
   deadline: optional(num({ int: true, min: 0 })),
+  /** As submit_task's: what a cancel_task on the lease's subject must carry. */
+  cancelKey: optional(cancelKey),
 });
 export type LeasedTask = Infer<typeof leasedTask>;
+
+/**
+ * driver → raylet (`raylet.<nodeId>.cancel_task`) or → task host (`actor.<leaseId>.call`), published,
+ * not a request: the driver's caller aborted the task (its AbortSignal). A raylet or lease that
+ * still holds it queued, not started, with this `cancelKey`, drops it and answers its submission
+ * ABORTED: it never runs. A task already running runs on (nothing in a worker is interrupted), and
+ * a cancel with no such task queued, or another key, changes nothing.
+ */
+export const cancelTask = object({ taskId: id, cancelKey });
+export type CancelTask = Infer<typeof cancelTask>;
 
 /**
  * How long a raylet or task host may still start a task it reads now: the lesser of its `timeoutMs`

@@ -145,6 +145,7 @@ export function rolePermissions(cluster: string, role: Role, user: string = MAIN
           ...gcs(NODE_VERBS),
           `${p}.raylet.*.load`,
           `${p}.raylet.*.submit_task`,
+          `${p}.raylet.*.cancel_task`,
           // actors calling actors, tasks pushed to leases, from inside a worker
           `${p}.actor.*.call`,
           `${p}.events.schedule_failed`,
@@ -167,7 +168,7 @@ export function rolePermissions(cluster: string, role: Role, user: string = MAIN
     case 'driver':
       return {
         // and ship the code of the actors and tasks it creates (protocols/code-store.ts)
-        publish: [...gcs(DRIVER_VERBS), `${p}.raylet.*.submit_task`, `${p}.actor.*.call`, ...codeStoreWriteSubjects(cluster)],
+        publish: [...gcs(DRIVER_VERBS), `${p}.raylet.*.submit_task`, `${p}.raylet.*.cancel_task`, `${p}.actor.*.call`, ...codeStoreWriteSubjects(cluster)],
         subscribe: [`${p}.events.>`, inbox],
       };
     case 'observer':
@@ -177,7 +178,7 @@ export function rolePermissions(cluster: string, role: Role, user: string = MAIN
       };
     case 'admin':
       return {
-        publish: [...gcs(ADMIN_VERBS), `${p}.raylet.*.submit_task`, `${p}.actor.*.call`, watchSubject(cluster), ...codeStoreWriteSubjects(cluster)],
+        publish: [...gcs(ADMIN_VERBS), `${p}.raylet.*.submit_task`, `${p}.raylet.*.cancel_task`, `${p}.actor.*.call`, watchSubject(cluster), ...codeStoreWriteSubjects(cluster)],
         subscribe: [`${p}.events.>`, ...inspectRead, inbox],
       };
   }

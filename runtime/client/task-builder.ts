@@ -1,9 +1,11 @@
+import { InvalidOptionError } from '../../lib/errors.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
 import { shipCode } from '../code/shipper.ts';
 import { TaskDispatcher } from './task-dispatch.ts';
-import { TaskArgumentError } from './task-errors.ts';
+import { TaskAbortedError, TaskArgumentError } from './task-errors.ts';
 import type { AnyFunction, TaskFunction } from './task-function.ts';
 import { validateTaskOptions, type TaskRunOptions, type ValidatedTaskOptions } from './task-options.ts';
+import { newRandomId } from './random-id.ts';
 import { newTaskId, TaskSubmitter, type TaskContext, type TaskResult } from './task-submitter.ts';
 
 /** `cluster.task(f).options(o).remote(...args)`. */
@@ -99,15 +101,21 @@ class ClientTaskBuilder<F extends AnyFunction> implements TaskBuilder<F> {
   private async run(args: unknown[]): Promise<TaskResult<Awaited<ReturnType<F>>>> {
     const { ctx, fn } = this;
     const found = runnersOf(ctx);
-    const checked = check(found, ctx.namespace, this.opts);
+    // the signal is no part of the checked options: it is checked here, at every call, and kept
+    // out of the cache's key (an AbortSignal is `{}` as JSON) and of the task's class
+    const { signal, ...opts } = this.opts;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidOptionError('signal', signal, 'expected an AbortSignal');
+    const checked = check(found, ctx.namespace, opts);
     if ('error' in checked) throw checked.error;
     for (let index = 0; index < args.length; index++) {
       const problem = plainDataProblem(args[index]);
       if (problem) throw new TaskArgumentError(fn.functionName, index, problem.path, problem.problem);
     }
     const { valid, key } = checked;
+    const taskId = newTaskId();
+    if (signal?.aborted) throw new TaskAbortedError(taskId, fn.functionName, false, signal.reason);
     const spec = {
-      taskId: newTaskId(),
+      taskId,
       code: { moduleUrl: await shipCode(ctx, fn.moduleUrl), functionName: fn.functionName, args },
       namespace: ctx.namespace,
       options: valid.wire,
@@ -115,6 +123,7 @@ class ClientTaskBuilder<F extends AnyFunction> implements TaskBuilder<F> {
       ...(valid.timeoutMs === undefined ? {} : { timeoutMs: valid.timeoutMs }),
       pin: valid.pin,
       ...(ctx.jobId === undefined ? {} : { jobId: ctx.jobId }),
+      ...(signal === undefined ? {} : { signal, cancelKey: newRandomId() + newRandomId() }),
     };
     const result = key === undefined ? await found.submitter.run(spec) : await found.dispatcher.run(spec, key);
     return result as TaskResult<Awaited<ReturnType<F>>>;

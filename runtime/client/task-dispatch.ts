@@ -5,6 +5,8 @@ import type { Subscription } from '../bus/bus.ts';
 import { NoRespondersError } from '../bus/errors.ts';
 import { OrreryError } from '../../lib/errors.ts';
 import { specializeWireError } from './errors.ts';
+import { watchAbort } from './abort-watch.ts';
+import { TaskAbortedError } from './task-errors.ts';
 import { answerWait, NodeDied, type TaskContext, type TaskResult, type TaskSpec, type TaskSubmitter, type Tries } from './task-submitter.ts';
 
 /** Raylet submissions in flight per task class (each may bring back a lease), as Ray's limit of pending lease requests. */
@@ -30,6 +32,10 @@ interface Job {
   readonly tries: Tries;
   resolve(result: TaskResult): void;
   reject(err: unknown): void;
+  /** Submitted to a raylet or pushed to a lease now: an abort then is that request's to report. */
+  out: boolean;
+  /** Its signal aborted while it waited here: it is skipped when its turn comes. */
+  aborted: boolean;
 }
 
 /**
@@ -54,6 +60,12 @@ class JobQueue {
   /** Puts a job back to go next. */
   unshift(job: Job): void {
     this.#front.push(job);
+  }
+
+  /** The job shift() would take, left in place. */
+  peek(): Job | undefined {
+    if (this.#front.length > 0) return this.#front[this.#front.length - 1];
+    return this.#head < this.#items.length ? this.#items[this.#head] : undefined;
   }
 
   shift(): Job | undefined {
@@ -123,7 +135,27 @@ export class TaskDispatcher {
     if (!cls) this.classes.set(key, (cls = { key, waiting: new JobQueue(), idle: [], busy: new Set(), leases: 0, pending: 0, full: false }));
     const owner = cls;
     return new Promise<TaskResult>((resolve, reject) => {
-      owner.waiting.push({ spec, tries: { attempt: 0 }, resolve, reject });
+      const { signal } = spec;
+      if (signal === undefined) {
+        owner.waiting.push({ spec, tries: { attempt: 0 }, resolve, reject, out: false, aborted: false });
+        return this.dispatch(owner);
+      }
+      // one watch for its whole stay here: an abort while it waits fails it at once, unsent; one
+      // while it is out is its request's (TaskSubmitter.request), which also cancels it where it is
+      const job: Job = {
+        spec,
+        tries: { attempt: 0 },
+        resolve: (result) => (unwatch(), resolve(result)),
+        reject: (err) => (unwatch(), reject(err)),
+        out: false,
+        aborted: false,
+      };
+      const unwatch = watchAbort(signal, () => {
+        if (job.out) return;
+        job.aborted = true;
+        job.reject(new TaskAbortedError(spec.taskId, spec.code.functionName, job.tries.sent === true, signal.reason));
+      });
+      owner.waiting.push(job);
       this.dispatch(owner);
     });
   }
@@ -138,21 +170,29 @@ export class TaskDispatcher {
    * queues at the raylet like any task.
    */
   private dispatch(cls: TaskClass): void {
+    this.dropAborted(cls);
     while (cls.waiting.length > 0) {
       // a busy lease takes another task only when no other lease can be had now (LEASE_DEPTH)
       const lease = this.takeLease(cls) ?? (cls.full || cls.pending >= MAX_PENDING ? this.leastBusy(cls) : undefined);
       if (lease) {
         this.push(cls, cls.waiting.shift()!, lease);
+        this.dropAborted(cls);
         continue;
       }
       if (cls.pending >= MAX_PENDING) return;
       if (cls.full && cls.leases > 0) return;
       cls.pending++;
       this.submit(cls, cls.waiting.shift()!, !cls.full);
+      this.dropAborted(cls);
     }
     // a class with no task and no lease is forgotten: each distinct set of options (a pin to one
     // node, labels per call) made one, kept for the driver's life
     if (cls.pending === 0 && cls.leases === 0 && this.classes.get(cls.key) === cls) this.classes.delete(cls.key);
+  }
+
+  /** Jobs aborted while they waited leave the front of the queue (each was failed at its abort). */
+  private dropAborted(cls: TaskClass): void {
+    for (let job = cls.waiting.peek(); job?.aborted; job = cls.waiting.peek()) cls.waiting.shift();
   }
 
   /** How many task classes the dispatcher holds (options with tasks or leases now). */
@@ -181,20 +221,25 @@ export class TaskDispatcher {
   }
 
   private submit(cls: TaskClass, job: Job, wantLease: boolean): void {
+    job.out = true;
     this.submitter.submit(job.spec, job.tries, wantLease).then(
       (outcome) => {
         cls.pending--;
+        job.out = false;
         if ('busy' in outcome) {
+          // aborted while the raylet answered busy: it did not run, and it is not tried again
+          if (job.spec.signal?.aborted) job.reject(new TaskAbortedError(job.spec.taskId, job.spec.code.functionName, false, job.spec.signal.reason));
+          else cls.waiting.unshift(job);
           cls.full = true;
-          cls.waiting.unshift(job);
-        } else {
-          if (outcome.lease) this.keep(cls, outcome.lease, outcome.result.nodeId);
-          job.resolve(outcome.result);
+          return this.dispatch(cls);
         }
+        if (outcome.lease) this.keep(cls, outcome.lease, outcome.result.nodeId);
+        job.resolve(outcome.result);
         this.dispatch(cls);
       },
       (err: unknown) => {
         cls.pending--;
+        job.out = false;
         job.reject(err);
         this.dispatch(cls);
       },
@@ -220,7 +265,16 @@ export class TaskDispatcher {
   private push(cls: TaskClass, job: Job, lease: Lease): void {
     const { spec, tries } = job;
     const wait = answerWait(spec, this.ctx.callTimeoutMs);
-    const body = { leaseId: lease.leaseId, taskId: spec.taskId, code: spec.code, attempt: tries.attempt, namespace: spec.namespace, ...wait, ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
+    const body = {
+      leaseId: lease.leaseId,
+      taskId: spec.taskId,
+      code: spec.code,
+      attempt: tries.attempt,
+      namespace: spec.namespace,
+      ...wait,
+      ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }),
+      ...(spec.cancelKey === undefined ? {} : { cancelKey: spec.cancelKey }),
+    };
     let data: Uint8Array;
     try {
       data = encode('leased_task', body);
@@ -230,12 +284,16 @@ export class TaskDispatcher {
     }
     lease.inFlight++;
     cls.busy.add(lease);
+    job.out = true;
+    tries.sent = true;
     const onLost = (fail: (err: Error) => void): (() => void) => {
       lease.fails.add(fail);
       return () => lease.fails.delete(fail);
     };
-    this.submitter.request(lease.nodeId, this.ctx.subjects.actorCall(lease.leaseId), data, taskOutcome, onLost, wait.timeoutMs).then(
+    const subject = this.ctx.subjects.actorCall(lease.leaseId);
+    this.submitter.request(lease.nodeId, subject, data, taskOutcome, onLost, wait.timeoutMs, spec.signal === undefined ? undefined : this.submitter.cancelling(spec, subject)).then(
       (outcome) => {
+        job.out = false;
         this.settled(cls, lease);
         this.release(cls, lease);
         if (outcome.kind === 'done') job.resolve({ value: outcome.value, taskId: spec.taskId, nodeId: lease.nodeId, route: [lease.nodeId], attempts: tries.attempt + 1 });
@@ -243,10 +301,12 @@ export class TaskDispatcher {
         this.dispatch(cls);
       },
       (err: unknown) => {
+        job.out = false;
         this.settled(cls, lease);
         const code = err instanceof OrreryError ? err.code : undefined;
         if (err instanceof NoRespondersError || (code !== undefined && LEASE_GONE.has(code))) {
           // the lease was gone before the task reached it: the task never ran
+          tries.sent = false;
           this.drop(cls, lease);
           cls.waiting.unshift(job);
         } else if (err instanceof NodeDied || code === 'TASK_WORKER_DIED') {
@@ -259,8 +319,8 @@ export class TaskDispatcher {
           }
         } else {
           // the task failed on a healthy lease (it threw, or cannot be loaded); a request that
-          // timed out may still be running, so its lease is not used again
-          if (code === 'TIMEOUT') this.drop(cls, lease);
+          // timed out, or was aborted, may still be running, so its lease is not used again
+          if (code === 'TIMEOUT' || err instanceof TaskAbortedError) this.drop(cls, lease);
           else this.release(cls, lease);
           job.reject(specializeWireError(err));
         }

@@ -10,14 +10,23 @@ import type { TaskOptions } from './actor-options.ts';
  * connection's `callTimeoutMs`, 60,000 ms): then the task fails TIMEOUT, and a raylet or task host
  * that still holds it queued drops it. A task that throws is not retried: it rejects with RemoteError.
  */
-export type TaskRunOptions = TaskOptions & { maxRetries?: number; timeoutMs?: number };
+export type TaskRunOptions = TaskOptions & {
+  maxRetries?: number;
+  timeoutMs?: number;
+  /**
+   * Cancels the task when aborted: it fails at once with TaskAbortedError (`ABORTED`); not sent yet,
+   * it never runs; queued on a raylet or a worker lease, it is dropped there unstarted; running, it
+   * runs to its end (nothing in a worker is interrupted) and its result is discarded. Retries stop.
+   */
+  signal?: AbortSignal;
+};
 
 /** The longest `timeoutMs` (what a Node.js timer takes: about 24.8 days). */
 export const MAX_TASK_TIMEOUT_MS = 2_147_483_647;
 
 export const DEFAULT_MAX_RETRIES = 3;
 
-const KNOWN = new Set<string>([...PLACEMENT_KEYS, 'maxRetries', 'timeoutMs']);
+const KNOWN = new Set<string>([...PLACEMENT_KEYS, 'maxRetries', 'timeoutMs', 'signal']);
 
 /** Task options after validation. */
 export interface ValidatedTaskOptions {
@@ -45,6 +54,7 @@ export function validateTaskOptions(opts: TaskRunOptions, ctx: { namespace: stri
   if (typeof maxRetries !== 'number' || !Number.isInteger(maxRetries) || maxRetries < -1) {
     throw new InvalidOptionError('maxRetries', maxRetries, 'expected an integer -1 or more (-1: no limit)');
   }
+  if (opts.signal !== undefined && !(opts.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', opts.signal, 'expected an AbortSignal');
   const { timeoutMs } = opts;
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TASK_TIMEOUT_MS)) {
     throw new InvalidOptionError('timeoutMs', timeoutMs, `expected a whole number of milliseconds from 1 to ${MAX_TASK_TIMEOUT_MS}`);

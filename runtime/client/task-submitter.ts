@@ -12,7 +12,8 @@ import { NoRespondersError } from '../bus/errors.ts';
 import type { ClusterEvent } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
 import type { GcsClient } from './gcs-client.ts';
-import { NoNodesError, TaskNodeDiedError, TaskWorkerDiedError } from './task-errors.ts';
+import { NoNodesError, TaskAbortedError, TaskNodeDiedError, TaskWorkerDiedError } from './task-errors.ts';
+import { watchAbort } from './abort-watch.ts';
 import { newRandomId } from './random-id.ts';
 
 /** What the submitter needs from its cluster connection (the ClusterClient provides it). */
@@ -39,6 +40,9 @@ export interface TaskSpec {
   /** The job on whose behalf it runs: actors it creates through connect() are owned by it (docs/jobs.md). */
   readonly jobId?: string;
   readonly pin?: { readonly nodeId: string; readonly soft: boolean };
+  /** Aborting it cancels the task (TaskRunOptions.signal); `cancelKey` goes with every submission and push of it. */
+  readonly signal?: AbortSignal;
+  readonly cancelKey?: string;
 }
 
 /**
@@ -49,6 +53,14 @@ export interface TaskSpec {
 export function answerWait(spec: Pick<TaskSpec, 'timeoutMs'>, callTimeoutMs: number): { timeoutMs: number; deadline: number } {
   const timeoutMs = spec.timeoutMs ?? callTimeoutMs;
   return { timeoutMs, deadline: Date.now() + timeoutMs };
+}
+
+/** How a request about a task ends when the task's signal aborts (TaskSubmitter.cancelling). */
+export interface AbortWatch {
+  readonly signal: AbortSignal;
+  aborted(): Error;
+  /** Tells whoever holds the task to drop it if it has not started. */
+  cancel(): void;
 }
 
 /** A task's result, with where it ran and how it got there. */
@@ -75,6 +87,12 @@ const MAX_PAUSE_MS = 1000;
 export interface Tries {
   /** Runs that failed with their node or worker host so far. */
   attempt: number;
+  /**
+   * Whether a raylet or a worker may run it, or may have: true once it is sent, false again when
+   * an answer says it did not run there (spillback, busy, resubmit, no responder, a lease gone).
+   * What an abort reports as `sent`.
+   */
+  sent?: boolean;
   lastLoss?: { nodeId: string } | { cause: string };
 }
 
@@ -126,18 +144,37 @@ export class TaskSubmitter {
   async submit(spec: TaskSpec, tries: Tries, wantLease: boolean): Promise<{ result: TaskResult; lease?: TaskLease } | { busy: true }> {
     let refusals = 0;
     for (;;) {
+      this.checkAborted(spec, tries);
       let target = await this.entry(spec, refusals);
       const route: string[] = [];
       for (let hops = 0; ; hops++) {
+        // aborted while it was answered elsewhere (a spillback) or waited for a node: not sent again
+        this.checkAborted(spec, tries);
         route.push(target);
         let outcome: TaskOutcome;
         try {
           const visited = route.length > 1 ? route.slice(0, -1) : undefined;
           // timeoutMs: a raylet that queues it drops it once this request has timed out here
           const wait = answerWait(spec, this.ctx.callTimeoutMs);
-          const body = { taskId: spec.taskId, code: spec.code, namespace: spec.namespace, options: spec.options, hops, visited, attempt: tries.attempt, ...wait, ...(wantLease ? { lease: true } : {}), ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }) };
-          outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), encode('submit_task', body), taskOutcome, undefined, wait.timeoutMs);
+          const body = {
+            taskId: spec.taskId,
+            code: spec.code,
+            namespace: spec.namespace,
+            options: spec.options,
+            hops,
+            visited,
+            attempt: tries.attempt,
+            ...wait,
+            ...(wantLease ? { lease: true } : {}),
+            ...(spec.jobId === undefined ? {} : { jobId: spec.jobId }),
+            ...(spec.cancelKey === undefined ? {} : { cancelKey: spec.cancelKey }),
+          };
+          const data = encode('submit_task', body);
+          tries.sent = true;
+          outcome = await this.request(target, this.ctx.subjects.raylet(target, 'submit_task'), data, taskOutcome, undefined, wait.timeoutMs, this.cancelling(spec, this.ctx.subjects.raylet(target, 'cancel_task')));
+          if (outcome.kind !== 'done') tries.sent = false;
         } catch (err) {
+          if (err instanceof NoRespondersError) tries.sent = false;
           if (err instanceof NoRespondersError) {
             // nothing serves that raylet's subject: the node is gone, and the task never reached it
             this.forget(target);
@@ -181,6 +218,32 @@ export class TaskSubmitter {
       const loss = tries.lastLoss;
       throw 'nodeId' in loss ? new TaskNodeDiedError(spec.taskId, loss.nodeId, tries.attempt) : new TaskWorkerDiedError(spec.taskId, loss.cause, tries.attempt);
     }
+  }
+
+  /** Throws TaskAbortedError when the task's signal has aborted. */
+  checkAborted(spec: TaskSpec, tries: Tries): void {
+    if (spec.signal?.aborted) throw new TaskAbortedError(spec.taskId, spec.code.functionName, tries.sent === true, spec.signal.reason);
+  }
+
+  /**
+   * What request() does when the task's signal aborts while it waits for an answer: it fails the
+   * task at once (`sent`: the request is out) and publishes cancel_task on `subject` — the raylet's,
+   * or the lease's — which drops the task there if it is still queued. Undefined without a signal.
+   */
+  cancelling(spec: TaskSpec, subject: string): AbortWatch | undefined {
+    const { signal, cancelKey } = spec;
+    if (signal === undefined || cancelKey === undefined) return undefined;
+    return {
+      signal,
+      aborted: () => new TaskAbortedError(spec.taskId, spec.code.functionName, true, signal.reason),
+      cancel: () => {
+        try {
+          this.ctx.bus.publish(subject, encode('cancel_task', { taskId: spec.taskId, cancelKey }));
+        } catch {
+          // a closed bus: nothing of the task will be answered to this driver anyway
+        }
+      },
+    };
   }
 
   /** Whether a node is (as far as this driver knows) alive. */
@@ -251,7 +314,7 @@ export class TaskSubmitter {
    * lease there); rejects with NodeDied when that node is declared dead first, and with
    * `extraDeath` when `onLost` is called (the lease died with its host).
    */
-  request<T>(nodeId: string, subject: string, data: Uint8Array, value: Validator<T>, onLost?: (fail: (err: Error) => void) => () => void, timeoutMs = this.ctx.callTimeoutMs): Promise<T> {
+  request<T>(nodeId: string, subject: string, data: Uint8Array, value: Validator<T>, onLost?: (fail: (err: Error) => void) => () => void, timeoutMs = this.ctx.callTimeoutMs, abort?: AbortWatch): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const finish = (done: () => void): void => {
@@ -262,9 +325,12 @@ export class TaskSubmitter {
       };
       const unwatchDeath = this.watchDeath(nodeId, () => finish(() => reject(new NodeDied(nodeId))));
       const unwatchLoss = onLost?.((err) => finish(() => reject(err)));
+      // the answer that may still come (ABORTED from a raylet that dropped it, or a result) is dropped by finish()
+      const unwatchAbort = abort && watchAbort(abort.signal, () => finish(() => (reject(abort.aborted()), abort.cancel())));
       const unwatch = (): void => {
         unwatchDeath();
         unwatchLoss?.();
+        unwatchAbort?.();
       };
       this.ctx.bus.request(subject, data, { timeoutMs }).then(
         (msg) => {

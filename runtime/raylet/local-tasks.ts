@@ -9,6 +9,7 @@ import { MAX_TASK_HOPS, taskTimeLeft, type SubmitTask } from '../../protocols/me
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import type { BusMsg } from '../bus/bus.ts';
 import { RejectionLog } from '../process/rejection-log.ts';
+import { cancelKeyMatches, encodeCancelled } from '../worker/cancel.ts';
 import { respond } from '../worker/respond.ts';
 import type { LeaseGrant } from '../worker/task-leases.ts';
 import type { RunTask } from '../worker/task-runner.ts';
@@ -93,6 +94,8 @@ export class LocalTasks {
   private readonly now: () => number;
   /** Queued tasks dropped because their driver had stopped waiting. */
   private expired = 0;
+  /** Queued tasks dropped because their driver cancelled them (cancel_task). */
+  private cancelled = 0;
   /** The timer that drops queued tasks at their deadline (the earliest one's). */
   private expiry: { at: number; timer: NodeJS.Timeout } | undefined;
   /** Drops said once in full, then summed up per minute while they come (an overloaded node drops many). */
@@ -104,8 +107,22 @@ export class LocalTasks {
     this.dropLog = new RejectionLog('raylet: queued tasks', opts.log);
   }
 
-  stats(): { running: number; queued: number; leases: number; expired: number } {
-    return { running: this.running.size, queued: this.queue.length, leases: this.leased.size, expired: this.expired };
+  stats(): { running: number; queued: number; leases: number; expired: number; cancelled: number } {
+    return { running: this.running.size, queued: this.queue.length, leases: this.leased.size, expired: this.expired, cancelled: this.cancelled };
+  }
+
+  /**
+   * Its driver aborted a task (cancel_task): one still queued here, submitted with that key, leaves
+   * the queue unstarted, and its submission is answered ABORTED. False when none is — it runs
+   * already, ran, went elsewhere, or the key is not its own — and nothing changes then.
+   */
+  cancel(taskId: string, cancelKey: string): boolean {
+    const at = this.queue.findIndex((task) => task.body.taskId === taskId);
+    if (at < 0 || !cancelKeyMatches(this.queue[at]!.body.cancelKey, cancelKey)) return false;
+    const [task] = this.queue.splice(at, 1);
+    this.cancelled++;
+    respond(task!.msg, () => encodeCancelled(taskId));
+    return true;
   }
 
   /** A task host ended a lease: its resources go back. */

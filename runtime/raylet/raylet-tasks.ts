@@ -10,6 +10,7 @@ import { decodeReply, encodeError } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import type { MalformedCounter } from '../worker/malformed.ts';
+import { cancelKeyMatches, encodeCancelled } from '../worker/cancel.ts';
 import { respond } from '../worker/respond.ts';
 import { RayletView, type ViewStats } from './cluster-view.ts';
 import type { RayletConfig } from './config.ts';
@@ -18,6 +19,7 @@ import type { Leases } from './leases.ts';
 import { LocalTasks } from './local-tasks.ts';
 
 const SUBMIT_REGISTRY = { submit_task: messages.submit_task } as const;
+const CANCEL_REGISTRY = { cancel_task: messages.cancel_task } as const;
 const VIEW_REGISTRY = { view_delta: messages.view_delta } as const;
 /**
  * Least time between two load reports of this raylet. They go to the GCS, which forwards the latest
@@ -122,8 +124,9 @@ export class RayletTasks {
     return this.opts.config.nodeId;
   }
 
-  stats(): { tasks: { running: number; queued: number; leases: number }; view: ViewStats & { following: boolean } } {
-    return { tasks: this.tasks.stats(), view: { ...this.view.stats(), following: this.following } };
+  stats(): { tasks: { running: number; queued: number; leases: number; expired: number; cancelled: number }; view: ViewStats & { following: boolean } } {
+    const tasks = this.tasks.stats();
+    return { tasks: { ...tasks, cancelled: tasks.cancelled + this.cancelledWaiting }, view: { ...this.view.stats(), following: this.following } };
   }
 
   /**
@@ -133,7 +136,7 @@ export class RayletTasks {
   subscribe(): Subscription[] {
     const { bus, subjects } = this.opts;
     if (this.opts.followView === 'always') this.follow();
-    return [bus.subscribe(subjects.raylet(this.nodeId, 'submit_task'), (msg) => this.onSubmit(msg))];
+    return [bus.subscribe(subjects.raylet(this.nodeId, 'submit_task'), (msg) => this.onSubmit(msg)), bus.subscribe(subjects.raylet(this.nodeId, 'cancel_task'), (msg) => this.onCancel(msg))];
   }
 
   /** Whether this raylet follows gcs.view now. */
@@ -240,6 +243,34 @@ export class RayletTasks {
     if (this.waiting !== undefined) this.waiting.submits.push([body, msg as BusMsg & { reply: string }]);
     else this.tasks.submit(body, msg as BusMsg & { reply: string });
   }
+
+  /**
+   * cancel_task: a task its driver aborted leaves this raylet unstarted when it is still here —
+   * waiting for the view's snapshot, or queued (LocalTasks.cancel) — and submitted with that key.
+   * Anything else changes nothing: a malformed cancel is counted, one for a task that runs or is
+   * not here is not (it raced its task's start, or came after its end).
+   */
+  private onCancel(msg: BusMsg): void {
+    let body;
+    try {
+      body = decode(msg.data, { registry: CANCEL_REGISTRY }).body;
+    } catch (err) {
+      this.opts.malformed.count(err);
+      return;
+    }
+    const waiting = this.waiting?.submits;
+    const at = waiting?.findIndex(([submitted]) => submitted.taskId === body.taskId) ?? -1;
+    if (at >= 0 && cancelKeyMatches(waiting![at]![0].cancelKey, body.cancelKey)) {
+      const [[, submission]] = waiting!.splice(at, 1);
+      this.cancelledWaiting++;
+      respond(submission, () => encodeCancelled(body.taskId));
+      return;
+    }
+    this.tasks.cancel(body.taskId, body.cancelKey);
+  }
+
+  /** Submissions cancelled while they waited for the view's snapshot (LocalTasks counts the queued ones). */
+  private cancelledWaiting = 0;
 
   /** A delta on gcs.view; one that does not decode is counted and dropped (a gap will show later). */
   private onView(msg: BusMsg): void {

@@ -270,6 +270,7 @@ export class RayletService {
       RayletVerb.commit_bundle,
       RayletVerb.cancel_bundle,
       RayletVerb.submit_task,
+      RayletVerb.cancel_task,
       RayletVerb.load,
     ]);
     for (const verb of Object.values(RayletVerb)) {

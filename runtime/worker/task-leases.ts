@@ -5,6 +5,7 @@ import { LEASE_DEPTH, taskTimeLeft, type LeasedTask } from '../../protocols/mess
 import { encodeError } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
+import { cancelKeyMatches, encodeCancelled } from './cancel.ts';
 import { MalformedCounter } from './malformed.ts';
 import { respond } from './respond.ts';
 import type { TaskRunner } from './task-runner.ts';
@@ -35,10 +36,12 @@ interface Pushed {
   readonly namespace?: string;
   /** When its driver stops waiting (its `timeoutMs` from arrival): it is dropped rather than started after that. */
   readonly expiresAt: number;
+  /** What a cancel_task for it must carry; absent: it cannot be cancelled. */
+  readonly cancelKey?: string;
 }
 
 
-const LEASED_REGISTRY = { leased_task: messages.leased_task } as const;
+const LEASED_REGISTRY = { leased_task: messages.leased_task, cancel_task: messages.cancel_task } as const;
 
 /**
  * The leases of one task host: each is served on `actor.<leaseId>.call`, where the driver pushes
@@ -52,6 +55,8 @@ export class TaskLeases {
   private stopped = false;
   /** Tasks dropped from a lease's queue unstarted because their driver had stopped waiting (timeoutMs). */
   expired = 0;
+  /** Tasks dropped from a lease's queue unstarted because their driver cancelled them (cancel_task). */
+  cancelled = 0;
   readonly malformed: MalformedCounter;
 
   constructor(
@@ -105,7 +110,9 @@ export class TaskLeases {
   private onPush(lease: Lease, msg: BusMsg): void {
     let body;
     try {
-      body = decode(msg.data, { registry: LEASED_REGISTRY }).body;
+      const decoded = decode(msg.data, { registry: LEASED_REGISTRY });
+      if (decoded.type === 'cancel_task') return this.cancel(lease, decoded.body.taskId, decoded.body.cancelKey);
+      body = decoded.body;
       if (body.leaseId !== lease.grant.leaseId) throw new OrreryError('LEASE_MISMATCH', `pushed to lease ${lease.grant.leaseId} for lease ${body.leaseId}`, { detail: { leaseId: body.leaseId } });
     } catch (err) {
       this.malformed.count(err);
@@ -129,8 +136,29 @@ export class TaskLeases {
       return;
     }
     const expiresAt = performance.now() + left;
-    lease.queue.push({ taskId: body.taskId, code: body.code, reply: msg.reply, expiresAt, ...(body.jobId === undefined ? {} : { jobId: body.jobId }), ...(body.namespace === undefined ? {} : { namespace: body.namespace }) });
+    lease.queue.push({
+      taskId: body.taskId,
+      code: body.code,
+      reply: msg.reply,
+      expiresAt,
+      ...(body.jobId === undefined ? {} : { jobId: body.jobId }),
+      ...(body.namespace === undefined ? {} : { namespace: body.namespace }),
+      ...(body.cancelKey === undefined ? {} : { cancelKey: body.cancelKey }),
+    });
     if (!lease.running) this.runNext(lease);
+  }
+
+  /**
+   * cancel_task on the lease's subject: a task of it still waiting behind the running one, pushed
+   * with that key, is dropped unstarted and answered ABORTED. The running one runs on; anything
+   * else changes nothing.
+   */
+  private cancel(lease: Lease, taskId: string, cancelKey: string): void {
+    const at = lease.queue.findIndex((task) => task.taskId === taskId);
+    if (at < 0 || !cancelKeyMatches(lease.queue[at]!.cancelKey, cancelKey)) return;
+    const [task] = lease.queue.splice(at, 1);
+    this.cancelled++;
+    this.opts.runner.answer(task!.reply, encodeCancelled(taskId));
   }
 
   /** Runs the lease's tasks one after another; ends it at its first idle moment after its lifetime. */

@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { getEventListeners } from 'node:events';
 import { TaskDispatcher } from '../../../runtime/client/task-dispatch.ts';
+import { TaskAbortedError } from '../../../runtime/client/task-errors.ts';
 import type { TaskContext, TaskSubmitter } from '../../../runtime/client/task-submitter.ts';
 
 // The driver's task dispatcher without leases (a submitter that grants none): tasks of one class go
@@ -90,6 +92,29 @@ test('a class holding a worker lease is kept: the next task of its options goes 
   assert.is(d.classCount, 1, 'kept while it holds the lease');
   assert.is((await d.run(spec(2), 'k')).value, 'pushed');
   assert.equal([submitted, pushed], [1, ['a.lease1']]);
+  d.close();
+});
+
+test('an abort fails the tasks still waiting at the driver at once, unsent, and they are never sent; one listener serves them all', async () => {
+  const sub = submitter();
+  const d = new TaskDispatcher(ctx, sub.s);
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const runs = Array.from({ length: 40 }, (_, i) => d.run({ ...(spec(i) as object), signal, cancelKey: 'k'.repeat(32) } as never, 'k').then((r) => r.value, (e: unknown) => e));
+  assert.is(sub.sent.length, 16, '16 out, 24 waiting at the driver');
+  assert.is(getEventListeners(signal, 'abort').length, 1, 'one listener for 40 tasks');
+  controller.abort('enough');
+  const outcomes = await Promise.all(runs);
+  // the 16 out are their submissions' to settle (here: answered done); the 24 waiting never left
+  assert.equal(outcomes.slice(0, 16), Array.from({ length: 16 }, (_, i) => `t${i}`));
+  for (const err of outcomes.slice(16)) {
+    assert.instance(err, TaskAbortedError);
+    assert.is((err as TaskAbortedError).sent, false);
+    assert.is((err as TaskAbortedError).cause, 'enough');
+  }
+  assert.is(sub.sent.length, 16, 'nothing sent after the abort');
+  assert.is(getEventListeners(signal, 'abort').length, 0);
+  assert.is(d.classCount, 0, 'the class is forgotten: nothing waits');
   d.close();
 });
 

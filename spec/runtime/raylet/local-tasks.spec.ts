@@ -100,7 +100,7 @@ test('a task that fits here runs here, holding its resources until it ends', asy
   w.running[0].end();
   await w.settle();
   assert.equal(w.leases.available(), { CPU: 2 * CPU });
-  assert.equal(w.tasks.stats(), { running: 0, queued: 0, leases: 0, expired: 0 });
+  assert.equal(w.tasks.stats(), { running: 0, queued: 0, leases: 0, expired: 0, cancelled: 0 });
 });
 
 test('a task for another node is spilled back, and its resources reserved there in the view', () => {
@@ -274,7 +274,7 @@ test('a queued task whose driver stopped waiting never starts: the room made aft
   await w.settle();
   assert.equal(w.running.map((r) => r.task.taskId), [busy, next], 'the room went to the task still awaited');
   assert.not.ok(w.answers.has(late), 'nobody waits for an answer');
-  assert.equal(w.tasks.stats(), { running: 1, queued: 0, leases: 0, expired: 1 });
+  assert.equal(w.tasks.stats(), { running: 1, queued: 0, leases: 0, expired: 1, cancelled: 0 });
 });
 
 test('a queued task is dropped at its deadline even when no room ever comes: the queue keeps no task nobody waits for', async () => {
@@ -308,6 +308,28 @@ test('a submission read after its driver\'s deadline (a frozen raylet, a backlog
   assert.is(w.running.length, 1, 'the room was not given to it');
   assert.not.ok(w.answers.has(short));
   assert.is(w.tasks.stats().expired, 2);
+});
+
+test('cancel(): a queued task leaves the queue unstarted only with its own key, answered ABORTED; a running one, or one without a key, is left alone', async () => {
+  const w = world();
+  const key = 'a'.repeat(32);
+  const options = { numCpus: 2, labelSelector: { region: 'us' } };
+  const busy = w.submit({ options, cancelKey: key });
+  const queued = w.submit({ options, cancelKey: key });
+  const keyless = w.submit({ options });
+  assert.equal(w.running.map((r) => r.task.taskId), [busy]);
+  assert.not.ok(w.tasks.cancel(busy, key), 'running: not cancelled here');
+  assert.not.ok(w.tasks.cancel(queued, 'b'.repeat(32)), 'another key changes nothing');
+  assert.not.ok(w.tasks.cancel(keyless, 'b'.repeat(32)), 'a task submitted without a key cannot be cancelled');
+  assert.not.ok(w.tasks.cancel('unknown', key));
+  assert.is(w.tasks.stats().queued, 2);
+  assert.ok(w.tasks.cancel(queued, key));
+  assert.equal(w.answers.get(queued), { ok: false, code: 'ABORTED' });
+  assert.not.ok(w.tasks.cancel(queued, key), 'gone: a second cancel changes nothing');
+  w.running[0].end();
+  await w.settle();
+  assert.equal(w.running.map((r) => r.task.taskId), [busy, keyless], 'the room went to the task behind it');
+  assert.equal(w.tasks.stats(), { running: 1, queued: 0, leases: 0, expired: 0, cancelled: 1 });
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // A raylet service on the memory bus with a stand-in GCS: it follows gcs.view (a gap asks for a
 // snapshot), runs tasks in its inline task host, reports what they hold in heartbeats and in its
 // load reports, and refuses malformed submissions without changing anything.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -58,7 +58,7 @@ test("a running task holds its CPU: in heartbeats, in load reports and in the ra
   const running = w.submit({ taskId: 'aaaa000000000001', code: { moduleUrl: FIXTURES, functionName: 'hold', args: [150, marker] }, namespace: 'default', options: { numCpus: 2 }, hops: 0, attempt: 0 });
   await until(() => existsSync(marker), 'the task to start');
   assert.equal(w.raylet.stats().available, { CPU: 0 });
-  assert.equal(w.raylet.stats().tasks, { running: 1, queued: 0, leases: 0, expired: 0 });
+  assert.equal(w.raylet.stats().tasks, { running: 1, queued: 0, leases: 0, expired: 0, cancelled: 0 });
   await w.gcs.until(() => w.gcs.lastHeartbeat()?.available.CPU === 0, 'a heartbeat with the CPU held');
   const answer = decodeReply((await running).data, { value: taskOutcome });
   assert.is(answer.kind, 'done');
@@ -91,7 +91,7 @@ test('malformed submissions are answered with their wire error and change nothin
   await w.bus.flush();
   const after = w.raylet.stats();
   assert.equal(after.available, before.available);
-  assert.equal(after.tasks, { running: 0, queued: 0, leases: 0, expired: 0 });
+  assert.equal(after.tasks, { running: 0, queued: 0, leases: 0, expired: 0, cancelled: 0 });
   assert.ok(Object.values(after.malformed).reduce((a, b) => a + b, 0) >= 7, 'counted, the reply-less one too');
   assert.equal(decodeReply((await w.submit(good)).data, { value: taskOutcome }), { kind: 'done', value: 3 }, 'and it goes on running tasks');
   await w.raylet.stop();
@@ -135,6 +135,46 @@ test('a GCS that does not answer the view snapshot holds a task only for the req
   w.gcs.muteSnapshots = false;
   await until(() => w.raylet.stats().view.version === 3, 'the snapshot, asked for again once the GCS answers');
   await w.raylet.stop();
+});
+
+test('cancel_task: malformed or forged cancels (another key, a task not queued) change nothing; the key the task came with drops it from the queue, answered ABORTED', async () => {
+  const w = await world();
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-raylet-cancel-'));
+  const key = '0123456789abcdef'.repeat(2);
+  const task = (taskId: string, marker: string, cancelKey?: string) => ({
+    taskId,
+    code: { moduleUrl: FIXTURES, functionName: 'hold', args: [0, join(dir, marker)] },
+    namespace: 'default',
+    options: { numCpus: 2 },
+    hops: 0,
+    attempt: 0,
+    ...(cancelKey ? { cancelKey } : {}),
+  });
+  const gate = join(dir, 'gate');
+  const holding = w.submit({ ...task('aaaa0000000000c1', 'held'), code: { moduleUrl: FIXTURES, functionName: 'holdUntil', args: [gate, join(dir, 'busy')] } });
+  await until(() => existsSync(join(dir, 'busy')), 'the CPU taken');
+  const kept = w.submit(task('aaaa0000000000c2', 'kept', key));
+  const dropped = w.submit(task('aaaa0000000000c3', 'dropped', key));
+  await until(() => w.raylet.stats().tasks.queued === 2, 'two queued');
+  const cancel = s.raylet(w.raylet.nodeId, 'cancel_task');
+  const before = Object.values(w.raylet.stats().malformed).reduce((a, b) => a + b, 0);
+  w.bus.publish(cancel, new Uint8Array([0xc1]));
+  w.bus.publish(cancel, encode('cancel_task', { taskId: 'aaaa0000000000c2', cancelKey: 'short' } as never));
+  w.bus.publish(cancel, encode('cancel_task', { taskId: 'aaaa0000000000c2', cancelKey: 'f'.repeat(32) }));
+  w.bus.publish(cancel, encode('cancel_task', { taskId: 'aaaa0000000000c1', cancelKey: key }));
+  w.bus.publish(cancel, encode('cancel_task', { taskId: 'aaaa0000000000c3', cancelKey: key }));
+  await w.bus.flush();
+  assert.is(Object.values(w.raylet.stats().malformed).reduce((a, b) => a + b, 0) - before, 2, 'the unreadable and the invalid one counted');
+  const reply = decode((await dropped).data, { registry: { reply: messages.reply } }).body;
+  assert.is(reply.ok ? 'ok' : reply.error.code, 'ABORTED');
+  assert.equal(w.raylet.stats().tasks, { running: 1, queued: 1, leases: 0, expired: 0, cancelled: 1 });
+  writeFileSync(gate, '');
+  await holding;
+  assert.is(decodeReply((await kept).data, { value: taskOutcome }).kind, 'done', 'the task a forged key named ran');
+  assert.ok(existsSync(join(dir, 'kept')));
+  assert.not.ok(existsSync(join(dir, 'dropped')), 'the cancelled task never ran');
+  await w.raylet.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test.run();

@@ -15,6 +15,7 @@ import { CodeLoadError, CodeSourceRefusedError, RemoteError, specializeError } f
 import { DECORATED_URL } from '../../fixtures/decorated.ts';
 import { OrreryError } from '../../../lib/errors.ts';
 import { TaskRunner, type RunTask } from '../../../runtime/worker/task-runner.ts';
+import { until } from '../../fixtures/tasks/scenarios.ts';
 
 const FIXTURES = new URL('../../fixtures/tasks/tasks.ts', import.meta.url).href;
 const node = { nodeId: 'aaaaaaaaaaaaaaaa', nodeName: 'node-a', labels: { zone: 'z1' } };
@@ -155,6 +156,38 @@ test('a task waiting on a lease behind a long one past its driver\'s timeout is 
     assert.ok(existsSync(last), 'the task behind it ran');
     assert.not.ok(existsSync(dropped), 'the task whose driver gave up never ran');
     assert.is(runner.leases.expired, 1);
+  } finally {
+    runner.leases.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('cancel_task on a lease drops a task waiting behind the running one, answered ABORTED; the running one, another key and a malformed cancel change nothing', async () => {
+  const { bus, runner, answerOf, fails } = setup();
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-lease-cancel-'));
+  const key = 'c'.repeat(32);
+  try {
+    await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-9', idleMs: 10_000, lifetimeMs: 10_000 } });
+    const push = (taskId: string, fn: string, ...args: unknown[]) =>
+      bus.request(s.actorCall('lease-9'), encode('leased_task', { leaseId: 'lease-9', taskId, code: code(fn, ...args), attempt: 0, timeoutMs: 10_000, cancelKey: key }), { timeoutMs: 10_000 }).then((m) => decodeReply(m.data, { value: taskOutcome }));
+    const [gate, first, dropped, kept] = ['gate', 'first', 'dropped', 'kept'].map((f) => join(dir, f));
+    const running = push('p1', 'holdUntil', gate, first);
+    const cancelled = fails(push('p2', 'hold', 0, dropped));
+    const next = push('p3', 'hold', 0, kept);
+    await until(() => existsSync(first), 'the first task running');
+    const cancel = (taskId: string, cancelKey: string) => bus.publish(s.actorCall('lease-9'), encode('cancel_task', { taskId, cancelKey }));
+    bus.publish(s.actorCall('lease-9'), new Uint8Array([0xc1]));
+    cancel('p3', 'd'.repeat(32));
+    cancel('p1', key);
+    cancel('p2', key);
+    assert.is((await cancelled).code, 'ABORTED');
+    writeFileSync(gate, '');
+    assert.equal(await running, { kind: 'done', value: 'aaaaaaaaaaaaaaaa' }, 'the running task ran on');
+    assert.is(((await next) as { kind: string }).kind, 'done', 'the task a wrong key named ran');
+    assert.ok(existsSync(kept));
+    assert.not.ok(existsSync(dropped), 'the cancelled task never ran');
+    assert.is(runner.leases.cancelled, 1);
+    assert.is(runner.leases.malformed.total, 1);
   } finally {
     runner.leases.stop();
     rmSync(dir, { recursive: true, force: true });
