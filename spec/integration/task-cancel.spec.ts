@@ -10,7 +10,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Subscription } from 'rxjs';
 import { InvalidOptionError } from '../../lib/errors.ts';
-import { startLocalCluster, TaskAbortedError, type LocalCluster, type ScheduleFailedEvent } from '../../runtime/index.ts';
+import { credsFile } from '../../runtime/auth/init.ts';
+import { connect, startLocalCluster, TaskAbortedError, type Cluster, type LocalCluster, type ScheduleFailedEvent } from '../../runtime/index.ts';
 import { Hold } from '../fixtures/tasks/tasks.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
@@ -42,14 +43,17 @@ test.after(async () => {
 
 const settle = <T>(p: Promise<T>): Promise<T | unknown> => p.then((v) => v, (e: unknown) => e);
 
-/** Runs a probe task with `pool` once a node has it, and says whether any marker of `aborted` exists. */
-async function probeAfter(pool: string, nodeId: string, aborted: string[]): Promise<void> {
-  const seen = waiting.size;
+/**
+ * Queues a probe task with `pool` from `driver` (the connection that submitted the aborted tasks),
+ * gives node `nodeId` that label, and checks that the probe ran and no aborted task did.
+ */
+async function probeAfter(pool: string, nodeId: string, aborted: string[], driver: Cluster = local.cluster, admin: Cluster = local.cluster, seenBy: Set<string> = waiting): Promise<void> {
+  const seen = seenBy.size;
   const probe = join(dir, `probe-${pool}`);
-  const ran = local.cluster.task(Hold).options({ numCpus: 1, labelSelector: { pool } }).remote(0, probe);
+  const ran = driver.task(Hold).options({ numCpus: 1, labelSelector: { pool } }).remote(0, probe);
   // queued behind whatever the raylet kept of the aborted ones (NATS keeps one connection's order)
-  await until(`the probe queued (${pool})`, () => (waiting.size > seen ? true : undefined));
-  await local.cluster.setNodeLabels(nodeId, { set: { pool } });
+  await until(`the probe queued (${pool})`, () => (seenBy.size > seen ? true : undefined));
+  await admin.setNodeLabels(nodeId, { set: { pool } });
   await ran;
   assert.ok(existsSync(probe), 'the probe ran');
   assert.equal(aborted.filter((m) => existsSync(m)), [], 'no aborted task ran');
@@ -120,6 +124,29 @@ test('an aborted task is not run again elsewhere when its raylet is then killed 
   // a node that fits it now: a driver that retried the task after its node died would run it here
   const other = await local.addNode({ name: 'two', resources: { CPU: 1 } });
   await probeAfter('moved', other.nodeId, [marker]);
+});
+
+test('with roles on NATS (auth): a driver cancels its own queued task — cancel_task is among its subjects — and it never runs', async () => {
+  const secured = await startLocalCluster({ transport: 'nats', auth: true, nodes: [{ name: 'solo', resources: { CPU: 1 } }] });
+  const driver = await connect({ address: secured.address, creds: credsFile(secured.authDir!, 'driver') });
+  const seen = new Set<string>();
+  const sub = driver.scheduleFailed$.subscribe((e) => {
+    if (e.target.kind === 'task') seen.add(e.target.id);
+  });
+  try {
+    const [node] = await secured.cluster.nodes();
+    const marker = join(dir, 'secured');
+    const controller = new AbortController();
+    const run = settle(driver.task(Hold).options({ numCpus: 1, labelSelector: { pool: 'secured' }, signal: controller.signal }).remote(0, marker));
+    await until('queued on the raylet', () => (seen.size > 0 ? true : undefined));
+    controller.abort();
+    assert.is(((await run) as TaskAbortedError).sent, true);
+    await probeAfter('secured', node.nodeId, [marker], driver, secured.cluster, seen);
+  } finally {
+    sub.unsubscribe();
+    await driver.close();
+    await secured.stop();
+  }
 });
 
 test.run();
