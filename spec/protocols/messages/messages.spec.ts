@@ -27,10 +27,22 @@ test('the registry holds every message type of this protocol version', () => {
   // the inspection stream's types (protocols/messages/inspect.ts), when this build has it
   const inspectTypes = Object.keys(messages).filter((t) => t.startsWith('inspect_')).sort();
   assert.equal(Object.keys(messages).sort(), [
-    'actor_call', 'actor_died', 'autoscaler_report', 'autoscaler_status', 'call_batch', 'cancel_bundle', 'commit_bundle', 'create_actor', 'create_pg', 'drain_node', 'event', 'explain', 'finish_job', 'gcs_status', 'get_actor', 'get_pg', 'heartbeat',
+    'actor_call', 'actor_died', 'autoscaler_report', 'autoscaler_status', 'call_batch', 'cancel_bundle', 'cancel_task', 'commit_bundle', 'create_actor', 'create_pg', 'drain_node', 'event', 'explain', 'finish_job', 'gcs_status', 'get_actor', 'get_pg', 'heartbeat',
     ...inspectTypes, 'job_heartbeat', 'kill_actor', 'leased_task', 'list_actors', 'list_events', 'list_jobs', 'list_nodes', 'list_placement_groups', 'prepare_bundle', 'raylet_kill_actor',
     'raylet_load', 'register_actor', 'register_job', 'register_node', 'remove_pg', 'reply', 'reply_batch', 'resource_demands', 'set_node_labels', 'set_node_taints', 'submit_task', 'unregister_node', 'view_delta', 'view_snapshot',
   ]);
+});
+
+test('cancel_task carries a task id and a key of 32 lowercase hex characters; submit_task and leased_task carry the key only when given', () => {
+  const key = '0123456789abcdef0123456789abcdef';
+  assert.equal(decode(encode('cancel_task', { taskId: 'aaaa000000000001', cancelKey: key })).body, { taskId: 'aaaa000000000001', cancelKey: key });
+  for (const bad of [key.toUpperCase(), key.slice(1), `${key}0`, 'z'.repeat(32), 7]) {
+    assert.throws(() => decode(encode('cancel_task', { taskId: 'aaaa000000000001', cancelKey: bad } as never)), (e: unknown) => (e as { code?: string }).code === 'INVALID_MESSAGE', String(bad));
+  }
+  const submit = { taskId: 'aaaa000000000001', code: { moduleUrl: 'file:///x.js', functionName: 'f', args: [] }, namespace: 'default', options: {}, hops: 0, attempt: 0 };
+  assert.equal(decode(encode('submit_task', submit)).body, submit);
+  assert.equal(decode(encode('submit_task', { ...submit, cancelKey: key })).body, { ...submit, cancelKey: key });
+  assert.throws(() => decode(encode('submit_task', { ...submit, cancelKey: 'short' })), (e: unknown) => (e as { code?: string }).code === 'INVALID_MESSAGE');
 });
 
 test('an actor call and a create_actor request round-trip with user values intact', () => {
