@@ -17,6 +17,29 @@ import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const SUITE_TIMEOUT_MS = Number(process.env.ORRERY_SUITE_TIMEOUT_MS ?? 600_000);
+/**
+ * How long a suite may take to exit once uvu has printed its summary. A suite that failed an
+ * assertion before its cleanup can leave a raylet or a timer running; waiting SUITE_TIMEOUT_MS for
+ * it cost ten minutes of a CI run to learn what the summary had already said.
+ */
+const EXIT_GRACE_MS = 30_000;
+
+/** The process groups of the suites running now: killed with the runner (Ctrl-C, a timeout's SIGTERM). */
+const running = new Set();
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    // each suite runs in a process group of its own (below), which a terminal's Ctrl-C does not
+    // reach: without this, its nats-server, raylets and worker hosts outlived the runner
+    for (const pid of running) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+}
 
 function collect(path, out) {
   const st = statSync(path);
@@ -80,9 +103,22 @@ function runSuite(file) {
         // the group is already gone
       }
     };
+    running.add(child.pid);
     let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    let lingered = false;
+    let grace;
+    const take = (d) => {
+      output += d;
+      // uvu's summary ends with its Duration line: from then on the suite has nothing left to run
+      if (grace === undefined && /^\s*Duration:/m.test(strip(output))) {
+        grace = setTimeout(() => {
+          lingered = true;
+          killGroup();
+        }, EXIT_GRACE_MS);
+      }
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -90,6 +126,8 @@ function runSuite(file) {
     }, SUITE_TIMEOUT_MS);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(grace);
+      running.delete(child.pid);
       killGroup();
       const text = strip(output);
       const num = (label) => {
@@ -106,7 +144,10 @@ function runSuite(file) {
         note = timedOut ? `timed out after ${SUITE_TIMEOUT_MS} ms` : `crashed (exit ${code ?? signal}) before its summary`;
       } else {
         failed = total - passed - skipped;
-        if (failed === 0 && code !== 0) {
+        if (lingered) {
+          failed = Math.max(failed, 1);
+          note = `did not exit within ${EXIT_GRACE_MS / 1000} s of its summary (something it started still runs); killed`;
+        } else if (failed === 0 && code !== 0) {
           failed = 1;
           note = `exited ${code ?? signal} after its summary`;
         }
