@@ -75,6 +75,8 @@ export interface RunTask {
   /** The job it runs for and its namespace (submit_task's): connect() inside the task creates under them. */
   readonly jobId?: string;
   readonly namespace?: string;
+  /** Its driver can cancel it (submit_task's `cancelKey`): the task's runtime context gets a signal the raylet's `cancel` aborts. */
+  readonly cancellable?: boolean;
 }
 
 export type ActorRequest =
@@ -100,6 +102,8 @@ export type RayletToHost =
   | { readonly type: 'requests'; readonly requests: readonly ActorRequest[] }
   | { readonly type: 'tasks'; readonly tasks: readonly { readonly id: number; readonly task: RunTask }[] }
   | { readonly type: 'revoke'; readonly leaseIds: readonly string[] }
+  /** Its driver cancelled these running tasks (cancel_task, key checked by the raylet): their signals abort. */
+  | { readonly type: 'cancel'; readonly taskIds: readonly string[] }
   | { readonly type: 'exit' };
 
 export type HostToRaylet =
@@ -139,6 +143,7 @@ const runTask: Validator<RunTask> = object({
   lease: optional(leaseGrant),
   jobId: optional(token),
   namespace: optional(str({ min: 1, max: 256 })),
+  cancellable: optional(bool()),
 });
 const actorRequest = byType<ActorRequest>({
   create: object({ type: literal('create'), id: requestId, actor: anObject }) as Validator<unknown>,
@@ -160,6 +165,7 @@ const rayletToHost = byType<RayletToHost>({
   requests: object({ type: literal('requests'), requests: array(actorRequest, { max: MAX_ITEMS }) }),
   tasks: object({ type: literal('tasks'), tasks: array(object({ id: requestId, task: runTask }), { max: MAX_ITEMS }) }),
   revoke: object({ type: literal('revoke'), leaseIds: array(token, { max: MAX_ITEMS }) }),
+  cancel: object({ type: literal('cancel'), taskIds: array(token, { max: MAX_ITEMS }) }),
   exit: object({ type: literal('exit') }),
 });
 

@@ -109,8 +109,9 @@ export type LeasedTask = Infer<typeof leasedTask>;
  * driver → raylet (`raylet.<nodeId>.cancel_task`) or → task host (`actor.<leaseId>.call`), published,
  * not a request: the driver's caller aborted the task (its AbortSignal). A raylet or lease that
  * still holds it queued, not started, with this `cancelKey`, drops it and answers its submission
- * ABORTED: it never runs. A task already running runs on (nothing in a worker is interrupted), and
- * a cancel with no such task queued, or another key, changes nothing.
+ * ABORTED: it never runs. One running there, with this key, has its runtime context's signal
+ * aborted in its task host (nothing is interrupted: the task decides how to end). A cancel for no
+ * such task, or with another key, changes nothing.
  */
 export const cancelTask = object({ taskId: id, cancelKey });
 export type CancelTask = Infer<typeof cancelTask>;

@@ -13,12 +13,13 @@ export class TaskArgumentError extends OrreryError {
  * A task's AbortSignal aborted before it ended. `sent` false: no raylet or worker had it, and it will
  * not run. `sent` true: it had been handed on, and may run — unless the raylet or the worker lease
  * that holds it still has it queued, unstarted, when the driver's cancel_task arrives: then it is
- * dropped there and never runs. A task already running runs to its end; its result is discarded.
+ * dropped there and never runs. A task already running has its `getRuntimeContext().signal`
+ * aborted and ends as it sees fit (nothing is interrupted); its result is discarded.
  */
 export class TaskAbortedError extends OrreryError {
   override name = 'TaskAbortedError';
   constructor(readonly taskId: string, readonly functionName: string, readonly sent: boolean, reason?: unknown) {
-    const outcome = sent ? 'after it was handed to a node: a queued task is dropped unstarted, a running one runs to its end' : 'before it was sent: it will not run';
+    const outcome = sent ? 'after it was handed to a node: a queued task is dropped unstarted, a running one sees the abort in its runtime context' : 'before it was sent: it will not run';
     super('ABORTED', `task ${functionName} (${taskId}) was aborted ${outcome}`, { cause: reason, detail: { taskId, functionName, sent } });
   }
 }

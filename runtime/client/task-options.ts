@@ -16,7 +16,8 @@ export type TaskRunOptions = TaskOptions & {
   /**
    * Cancels the task when aborted: it fails at once with TaskAbortedError (`ABORTED`); not sent yet,
    * it never runs; queued on a raylet or a worker lease, it is dropped there unstarted; running, it
-   * runs to its end (nothing in a worker is interrupted) and its result is discarded. Retries stop.
+   * sees it in getRuntimeContext().signal (nothing in a worker is interrupted) and its result is
+   * discarded. Retries stop.
    */
   signal?: AbortSignal;
 };

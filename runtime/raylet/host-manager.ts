@@ -86,11 +86,21 @@ export class HostManager {
     const entry = await this.taskHost();
     if (task.lease) entry.leases.add(task.lease.leaseId);
     entry.tasks++;
+    if (task.cancellable) this.cancellable.set(task.taskId, entry);
     try {
       await entry.host.runTask(task);
     } finally {
       entry.tasks--;
+      if (task.cancellable && this.cancellable.get(task.taskId) === entry) this.cancellable.delete(task.taskId);
     }
+  }
+
+  /** The task hosts running cancellable tasks, by task id (runTask). */
+  private readonly cancellable = new Map<string, HostEntry>();
+
+  /** Aborts the runtime-context signals of these running tasks in the hosts that run them. */
+  cancelTasks(taskIds: readonly string[]): void {
+    for (const taskId of taskIds) this.cancellable.get(taskId)?.host.cancelTasks([taskId]);
   }
 
   /** The pid of the process an actor runs in. */

@@ -40,6 +40,8 @@ export interface LocalTasksOptions {
   maxSpillHops?: number;
   /** Worker leases granted with results (default idle 100 ms, lifetime 1,000 ms); `false`: none. */
   workerLeases?: { idleMs: number; lifetimeMs: number } | false;
+  /** Its driver cancelled a task that runs here (cancel_task, key checked): its runtime-context signal aborts. */
+  cancelRunning?(taskId: string): void;
   /** A lease was lost with its task host: drivers pushing to it must hear of it. */
   onLeaseLost?(leaseId: string, cause: string): void;
   /** Ends leases at their task hosts (a running task of one finishes first). */
@@ -113,16 +115,26 @@ export class LocalTasks {
 
   /**
    * Its driver aborted a task (cancel_task): one still queued here, submitted with that key, leaves
-   * the queue unstarted, and its submission is answered ABORTED. False when none is — it runs
-   * already, ran, went elsewhere, or the key is not its own — and nothing changes then.
+   * the queue unstarted, and its submission is answered ABORTED ('dropped'). One running here with
+   * that key has its runtime-context signal aborted in its task host ('signalled'): it decides how
+   * to end. False when neither — it ran, went elsewhere, or the key is not its own — and nothing
+   * changes then.
    */
-  cancel(taskId: string, cancelKey: string): boolean {
+  cancel(taskId: string, cancelKey: string): 'dropped' | 'signalled' | false {
     const at = this.queue.findIndex((task) => task.body.taskId === taskId);
-    if (at < 0 || !cancelKeyMatches(this.queue[at]!.body.cancelKey, cancelKey)) return false;
+    if (at < 0) {
+      for (const task of this.running) {
+        if (task.body.taskId !== taskId || !cancelKeyMatches(task.body.cancelKey, cancelKey)) continue;
+        this.opts.cancelRunning?.(taskId);
+        return 'signalled';
+      }
+      return false;
+    }
+    if (!cancelKeyMatches(this.queue[at]!.body.cancelKey, cancelKey)) return false;
     const [task] = this.queue.splice(at, 1);
     this.cancelled++;
     respond(task!.msg, () => encodeCancelled(taskId));
-    return true;
+    return 'dropped';
   }
 
   /** A task host ended a lease: its resources go back. */
@@ -320,7 +332,15 @@ export class LocalTasks {
     this.running.add(task);
     this.opts.leases.acquire(holder, task.req.resources);
     if (grant) this.leased.set(grant.leaseId, { holder, req: task.req });
-    this.opts.run({ taskId: body.taskId, code: body.code, reply: msg.reply, namespace: body.namespace, ...(body.jobId === undefined ? {} : { jobId: body.jobId }), ...(grant ? { lease: grant } : {}) }).then(
+    this.opts.run({
+      taskId: body.taskId,
+      code: body.code,
+      reply: msg.reply,
+      namespace: body.namespace,
+      ...(body.jobId === undefined ? {} : { jobId: body.jobId }),
+      ...(grant ? { lease: grant } : {}),
+      ...(body.cancelKey === undefined ? {} : { cancellable: true }),
+    }).then(
       () => this.finish(task, grant ? undefined : holder),
       (err: unknown) => {
         this.finish(task, holder);

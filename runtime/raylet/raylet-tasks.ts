@@ -115,6 +115,7 @@ export class RayletTasks {
       onWaiting: (task, failure) => this.publishWaiting(task, failure),
       onLeaseLost: (leaseId, cause) => this.publishLeaseLost(leaseId, cause),
       revokeLeases: (leaseIds) => opts.hosts.revokeLeases(leaseIds),
+      cancelRunning: (taskId) => opts.hosts.cancelTasks([taskId]),
       maxSpillHops: opts.maxSpillHops,
       workerLeases: opts.workerLeases,
     });
@@ -246,9 +247,10 @@ export class RayletTasks {
 
   /**
    * cancel_task: a task its driver aborted leaves this raylet unstarted when it is still here —
-   * waiting for the view's snapshot, or queued (LocalTasks.cancel) — and submitted with that key.
-   * Anything else changes nothing: a malformed cancel is counted, one for a task that runs or is
-   * not here is not (it raced its task's start, or came after its end).
+   * waiting for the view's snapshot, or queued — and submitted with that key; one running here
+   * with that key has its signal aborted in its task host (LocalTasks.cancel). Anything else
+   * changes nothing: a malformed cancel is counted, one for a task not here is not (it came after
+   * the task's end, or the task went elsewhere).
    */
   private onCancel(msg: BusMsg): void {
     let body;

@@ -28,6 +28,8 @@ export interface WorkerHost {
   runTask(task: RunTask): Promise<void>;
   /** Ends leases this host serves (at once, or after their running task). */
   revokeLeases(leaseIds: readonly string[]): void;
+  /** Aborts the runtime-context signals of these running tasks: their drivers cancelled them. */
+  cancelTasks(taskIds: readonly string[]): void;
   /** Called with each lease that ended in this host (idle, or past its lifetime); set by the host manager. */
   onLeaseEnded?: (leaseId: string) => void;
   /** The raylet's fence (runtime/raylet/fence.ts): a renewal of its lease, or fence now. */
@@ -81,6 +83,10 @@ export class InlineWorkerHost implements WorkerHost {
         resolve();
       });
     });
+  }
+
+  cancelTasks(taskIds: readonly string[]): void {
+    for (const taskId of taskIds) this.tasks.cancelRunning(taskId);
   }
 
   revokeLeases(leaseIds: readonly string[]): void {

@@ -164,6 +164,10 @@ export class WorkerProcess implements WorkerHost {
     });
   }
 
+  cancelTasks(taskIds: readonly string[]): void {
+    if (this.gone === undefined) this.send({ type: 'cancel', taskIds });
+  }
+
   revokeLeases(leaseIds: readonly string[]): void {
     if (this.gone === undefined) this.send({ type: 'revoke', leaseIds });
   }

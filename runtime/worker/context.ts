@@ -18,6 +18,8 @@ export interface RuntimeContext {
   readonly namespace?: string;
   /** What connect() with no argument returns here: the host's cluster (worker-cluster.ts). */
   readonly cluster?: { get(): Promise<unknown> };
+  /** A task's: aborted when its driver cancels it while it runs (docs/runtime.md, "Cancelling a task"). */
+  readonly signal?: AbortSignal;
 }
 
 // One store per process, kept on globalThis: a user module that reaches this file through another
@@ -37,16 +39,34 @@ export function runInContext<T>(context: RuntimeContext, fn: () => T): T {
   return storage.run(context, fn);
 }
 
+/** What getRuntimeContext() says. */
+export interface RuntimeInfo {
+  nodeId: string;
+  nodeName: string;
+  actorId?: string;
+  taskId?: string;
+  jobId?: string;
+  labels: Record<string, string>;
+  /**
+   * Inside a task: aborted when the task's driver cancels it while it runs (its AbortSignal, given
+   * with `options({ signal })`); a task given none has one that never aborts. Nothing is interrupted:
+   * the task checks it, or hands it to what it awaits (`fetch(url, { signal })`), and ends as it sees
+   * fit — what it returns then goes nowhere. Absent inside an actor.
+   */
+  signal?: AbortSignal;
+}
+
 /**
  * The runtime context of the actor or task running now: its node id and name, the node's labels,
- * and its actor id (or task id). Outside an actor constructor or method it throws NOT_IN_WORKER.
+ * its actor id (or task id), and a task's cancellation signal. Outside an actor constructor or
+ * method, or a task, it throws NOT_IN_WORKER.
  */
-export function getRuntimeContext(): { nodeId: string; nodeName: string; actorId?: string; taskId?: string; jobId?: string; labels: Record<string, string> } {
+export function getRuntimeContext(): RuntimeInfo {
   const context = storage.getStore();
   if (context === undefined) {
     throw new OrreryError('NOT_IN_WORKER', 'getRuntimeContext() is only available inside an actor or task running on an orrery worker host');
   }
-  const out: { nodeId: string; nodeName: string; actorId?: string; taskId?: string; jobId?: string; labels: Record<string, string> } = {
+  const out: RuntimeInfo = {
     nodeId: context.nodeId,
     nodeName: context.nodeName,
     labels: { ...context.labels },
@@ -54,5 +74,6 @@ export function getRuntimeContext(): { nodeId: string; nodeName: string; actorId
   if (context.actorId !== undefined) out.actorId = context.actorId;
   if (context.taskId !== undefined) out.taskId = context.taskId;
   if (context.jobId !== undefined) out.jobId = context.jobId;
+  if (context.signal !== undefined) out.signal = context.signal;
   return out;
 }

@@ -173,6 +173,9 @@ process.on('message', (raw: unknown) => {
       return;
     case 'revoke':
       return tasks?.leases.revoke(message.leaseIds);
+    case 'cancel':
+      for (const taskId of message.taskIds) tasks?.cancelRunning(taskId);
+      return;
     case 'renew':
     case 'fence':
       return follow(message);

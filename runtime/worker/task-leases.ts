@@ -20,6 +20,8 @@ interface Lease {
   expiresAt: number;
   /** A task of the lease runs now. */
   running: boolean;
+  /** The task that runs now, while one does. */
+  current?: Pushed;
   /** Tasks pushed while one ran, to run next in push order (at most LEASE_DEPTH - 1). */
   readonly queue: Pushed[];
   lastUsed: number;
@@ -150,10 +152,12 @@ export class TaskLeases {
 
   /**
    * cancel_task on the lease's subject: a task of it still waiting behind the running one, pushed
-   * with that key, is dropped unstarted and answered ABORTED. The running one runs on; anything
-   * else changes nothing.
+   * with that key, is dropped unstarted and answered ABORTED; the running one, with that key, has
+   * its runtime-context signal aborted (it decides how to end). Anything else changes nothing.
    */
   private cancel(lease: Lease, taskId: string, cancelKey: string): void {
+    const { current } = lease;
+    if (current?.taskId === taskId && cancelKeyMatches(current.cancelKey, cancelKey)) return void this.opts.runner.cancelRunning(taskId);
     const at = lease.queue.findIndex((task) => task.taskId === taskId);
     if (at < 0 || !cancelKeyMatches(lease.queue[at]!.cancelKey, cancelKey)) return;
     const [task] = lease.queue.splice(at, 1);
@@ -171,9 +175,11 @@ export class TaskLeases {
     }
     if (task === undefined) return;
     lease.running = true;
-    void this.opts.runner.execute(task).then((answer) => {
+    lease.current = task;
+    void this.opts.runner.execute(task.cancelKey === undefined ? task : { ...task, cancellable: true }).then((answer) => {
       this.opts.runner.answer(task.reply, answer);
       lease.running = false;
+      lease.current = undefined;
       lease.lastUsed = performance.now();
       if (lease.lastUsed >= lease.expiresAt) this.end(lease);
       else this.runNext(lease);

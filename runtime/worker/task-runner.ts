@@ -1,3 +1,4 @@
+import { OrreryError } from '../../lib/errors.ts';
 import { CodeSourceRefusedError, type CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects } from '../../protocols/subjects.ts';
@@ -27,10 +28,15 @@ import type { RunTask } from '../../protocols/ipc.ts';
  * Tasks of one host run concurrently; the raylet bounds them by resources. A task that comes with a
  * lease leaves the lease served here once it has run (`leases`).
  */
+/** The signal of a task no one can cancel (it came without a cancel key): it never aborts. */
+const NEVER_ABORTED = new AbortController().signal;
+
 export class TaskRunner {
   private readonly functions = new Map<string, TaskFunctionImpl | Promise<TaskFunctionImpl>>();
   private stopped = false;
   private inFlight = 0;
+  /** The cancellable tasks running now: what aborts each one's runtime-context signal. */
+  private readonly cancellable = new Map<string, AbortController>();
   readonly leases: TaskLeases;
   private readonly answers: Answers;
 
@@ -56,6 +62,18 @@ export class TaskRunner {
     return this.inFlight;
   }
 
+  /**
+   * Its driver cancelled a running task (cancel_task; its key was checked by whoever passed it on):
+   * the signal of its runtime context aborts, with a TaskCancelledError as reason. The task decides
+   * what to do with it — nothing in a worker is interrupted. False when no such task runs here.
+   */
+  cancelRunning(taskId: string): boolean {
+    const controller = this.cancellable.get(taskId);
+    if (controller === undefined || controller.signal.aborted) return false;
+    controller.abort(new OrreryError('ABORTED', `task ${taskId} was cancelled by its driver`, { detail: { taskId } }));
+    return true;
+  }
+
   /** Runs a task to its end and returns the bytes of the answer (never rejects). */
   async execute(task: Omit<RunTask, 'lease'>): Promise<Uint8Array> {
     return (await this.outcome(task)).answer;
@@ -63,11 +81,14 @@ export class TaskRunner {
 
   private async outcome(task: Omit<RunTask, 'lease'>, lease?: LeaseGrant): Promise<{ ok: boolean; answer: Uint8Array }> {
     this.inFlight++;
+    let controller: AbortController | undefined;
+    if (task.cancellable === true && !this.cancellable.has(task.taskId)) this.cancellable.set(task.taskId, (controller = new AbortController()));
     try {
       const fn = await this.load(task.code.moduleUrl, task.code.functionName);
       const { nodeId, nodeName, labels } = this.opts.node;
       const source = this.opts.workerCluster;
-      const context: RuntimeContext = { nodeId, nodeName, labels, taskId: task.taskId, jobId: task.jobId, namespace: task.namespace, cluster: source };
+      const signal = controller?.signal ?? NEVER_ABORTED;
+      const context: RuntimeContext = { nodeId, nodeName, labels, taskId: task.taskId, jobId: task.jobId, namespace: task.namespace, cluster: source, signal };
       // handles passed as arguments arrive as references: handles on this host's connection
       const args = source !== undefined && containsRef(task.code.args) ? ((await source.get()).revive(task.code.args) as unknown[]) : task.code.args;
       const value = await runInContext(context, () => fn(...args));
@@ -78,6 +99,7 @@ export class TaskRunner {
       return { ok: false, answer: safeError(err instanceof CodeLoadError || err instanceof CodeSourceRefusedError ? err : toRemoteError(err)) };
     } finally {
       this.inFlight--;
+      if (controller !== undefined) this.cancellable.delete(task.taskId);
     }
   }
 

@@ -3,7 +3,7 @@
 // queued. The raylet drops it on the driver's cancel_task. Each case then makes room for the
 // aborted tasks and runs a probe task with the same options after them: the raylet's queue is first
 // in, first out on one CPU, so a task it had kept would run before the probe.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -12,7 +12,7 @@ import type { Subscription } from 'rxjs';
 import { InvalidOptionError } from '../../lib/errors.ts';
 import { credsFile } from '../../runtime/auth/init.ts';
 import { connect, startLocalCluster, TaskAbortedError, type Cluster, type LocalCluster, type ScheduleFailedEvent } from '../../runtime/index.ts';
-import { Hold } from '../fixtures/tasks/tasks.ts';
+import { Hold, UntilCancelled } from '../fixtures/tasks/tasks.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 
@@ -124,6 +124,19 @@ test('an aborted task is not run again elsewhere when its raylet is then killed 
   // a node that fits it now: a driver that retried the task after its node died would run it here
   const other = await local.addNode({ name: 'two', resources: { CPU: 1 } });
   await probeAfter('moved', other.nodeId, [marker]);
+});
+
+test('a running task: the abort fails it at once, and the task sees it in getRuntimeContext().signal in its worker host', async () => {
+  const [started, marker] = [join(dir, 'running-started'), join(dir, 'running')];
+  const controller = new AbortController();
+  const run = settle(local.cluster.task(UntilCancelled).options({ numCpus: 1, signal: controller.signal }).remote(started, marker));
+  await until('the task running', () => (existsSync(started) ? true : undefined));
+  controller.abort();
+  const err = await run;
+  assert.instance(err, TaskAbortedError);
+  assert.is((err as TaskAbortedError).sent, true);
+  await until('the task saw the cancel', () => (existsSync(marker) ? true : undefined));
+  assert.match(readFileSync(marker, 'utf8'), /^task [0-9a-f]{16} was cancelled by its driver$/);
 });
 
 test('with roles on NATS (auth): a driver cancels its own queued task — cancel_task is among its subjects — and it never runs', async () => {

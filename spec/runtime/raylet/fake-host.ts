@@ -34,6 +34,8 @@ export class FakeHost implements WorkerHost {
     this.leases.push(lease);
   }
 
+  cancelTasks(): void {}
+
   revokeLeases(leaseIds: readonly string[]): void {
     this.revoked.push(...leaseIds);
   }

@@ -75,6 +75,7 @@ class GatedHost implements WorkerHost {
   }
 
   revokeLeases(): void {}
+  cancelTasks(): void {}
   lease(): void {}
 
   /** As ActorHost.stop: every actor killed, constructing ones included. */

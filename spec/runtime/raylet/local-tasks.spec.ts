@@ -36,6 +36,7 @@ function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: n
   const waiting: { taskId: string; failure: ScheduleFailure }[] = [];
   const lost: string[] = [];
   const revoked: string[] = [];
+  const cancelledRunning: string[] = [];
   let tasks!: LocalTasks;
   const view = new RayletView({
     local: { nodeId: 'me', name: 'me', labels: { region: 'us', 'orrery.io/node-id': 'me' }, taints: {}, total: { CPU: (opts.localCpus ?? 2) * CPU } },
@@ -61,6 +62,7 @@ function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: n
     onWaiting: (task, failure) => waiting.push({ taskId: task.taskId, failure }),
     onLeaseLost: (leaseId) => lost.push(leaseId),
     revokeLeases: (ids) => revoked.push(...ids),
+    cancelRunning: (taskId) => cancelledRunning.push(taskId),
     maxSpillHops: opts.maxSpillHops,
     ...(opts.clock ? { now: () => opts.clock!.t } : {}),
     ...(opts.wall ? { wallNow: () => opts.wall!.t } : {}),
@@ -86,7 +88,7 @@ function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: n
     return taskId;
   };
   const settle = () => new Promise((r) => setImmediate(r));
-  return { view, leases, tasks, running, waiting, lost, revoked, answers, submit, settle };
+  return { view, leases, tasks, running, waiting, lost, revoked, cancelledRunning, answers, submit, settle };
 }
 
 test('a task that fits here runs here, holding its resources until it ends', async () => {
@@ -310,7 +312,7 @@ test('a submission read after its driver\'s deadline (a frozen raylet, a backlog
   assert.is(w.tasks.stats().expired, 2);
 });
 
-test('cancel(): a queued task leaves the queue unstarted only with its own key, answered ABORTED; a running one, or one without a key, is left alone', async () => {
+test('cancel(): a queued task leaves the queue unstarted only with its own key, answered ABORTED; a running one has its signal aborted; one without a key is left alone', async () => {
   const w = world();
   const key = 'a'.repeat(32);
   const options = { numCpus: 2, labelSelector: { region: 'us' } };
@@ -318,12 +320,15 @@ test('cancel(): a queued task leaves the queue unstarted only with its own key, 
   const queued = w.submit({ options, cancelKey: key });
   const keyless = w.submit({ options });
   assert.equal(w.running.map((r) => r.task.taskId), [busy]);
-  assert.not.ok(w.tasks.cancel(busy, key), 'running: not cancelled here');
+  assert.is(w.running[0].task.cancellable, true, 'handed to its host as cancellable');
+  assert.not.ok(w.tasks.cancel(busy, 'b'.repeat(32)), 'another key: the running task is left alone');
+  assert.is(w.tasks.cancel(busy, key), 'signalled', 'running: its signal aborts in its task host');
+  assert.equal(w.cancelledRunning, [busy]);
   assert.not.ok(w.tasks.cancel(queued, 'b'.repeat(32)), 'another key changes nothing');
   assert.not.ok(w.tasks.cancel(keyless, 'b'.repeat(32)), 'a task submitted without a key cannot be cancelled');
   assert.not.ok(w.tasks.cancel('unknown', key));
   assert.is(w.tasks.stats().queued, 2);
-  assert.ok(w.tasks.cancel(queued, key));
+  assert.is(w.tasks.cancel(queued, key), 'dropped');
   assert.equal(w.answers.get(queued), { ok: false, code: 'ABORTED' });
   assert.not.ok(w.tasks.cancel(queued, key), 'gone: a second cancel changes nothing');
   w.running[0].end();

@@ -65,6 +65,12 @@ test('the IPC checks accept request and result lists and refuse malformed entrie
   assert.not.ok(isRayletToHost({ type: 'requests', requests: [{ type: 'kill', id: 2 }] }));
   assert.not.ok(isRayletToHost({ type: 'requests', requests: [{ type: 'start', id: 2, actorId: 'a' }] }));
   assert.not.ok(isRayletToHost({ type: 'create', id: 1, actor }), 'single creates travel in a requests list');
+  assert.ok(isRayletToHost({ type: 'cancel', taskIds: ['t1', 't2'] }));
+  assert.not.ok(isRayletToHost({ type: 'cancel', taskIds: 't1' }));
+  assert.not.ok(isRayletToHost({ type: 'cancel', taskIds: [''] }));
+  const task = { taskId: 't', code: { moduleUrl: 'file:///x.js', functionName: 'f', args: [] }, reply: 'r' };
+  assert.ok(isRayletToHost({ type: 'tasks', tasks: [{ id: 1, task: { ...task, cancellable: true } }] }));
+  assert.not.ok(isRayletToHost({ type: 'tasks', tasks: [{ id: 1, task: { ...task, cancellable: 'yes' } }] }));
   assert.ok(isHostToRaylet({ type: 'results', results: [{ id: 1, ok: true }, { id: 2, ok: true, value: false }, { id: 3, ok: false, error: { code: 'X', message: 'm' } }] }));
   assert.not.ok(isHostToRaylet({ type: 'results', results: [{ id: 3, ok: false }] }));
   assert.not.ok(isHostToRaylet({ type: 'results', results: {} }));
@@ -110,7 +116,7 @@ test('an unknown type names what is expected; a create keeps its body for its ow
     parseRayletToHost({ type: 'explode' });
     assert.unreachable('refused');
   } catch (err) {
-    assert.match((err as Error).message, /type: expected one of init, renew, fence, requests, tasks, revoke, exit/);
+    assert.match((err as Error).message, /type: expected one of init, renew, fence, requests, tasks, revoke, cancel, exit/);
   }
   const actor = { actorId: 'a', extra: 'kept for the createActor validator' };
   const parsed = parseRayletToHost({ type: 'requests', requests: [{ type: 'create', id: 1, actor }] });

@@ -1,6 +1,6 @@
 // Tasks in a worker host: loaded by module URL, run in a context with their task id, answered on
 // the driver's reply subject; and the leases a host serves afterwards.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -188,6 +188,39 @@ test('cancel_task on a lease drops a task waiting behind the running one, answer
     assert.not.ok(existsSync(dropped), 'the cancelled task never ran');
     assert.is(runner.leases.cancelled, 1);
     assert.is(runner.leases.malformed.total, 1);
+  } finally {
+    runner.leases.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a running task sees its driver\'s cancel in getRuntimeContext().signal — through the raylet (cancelRunning) or on its lease — and ends as it sees fit; a task without a key has a signal that never aborts', async () => {
+  const { bus, runner, answerOf } = setup();
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-task-signal-'));
+  const key = 'e'.repeat(32);
+  try {
+    const [started, marker] = [join(dir, 'started'), join(dir, 'marker')];
+    const plain = answerOf({ taskId: 'r0', code: code('untilCancelled', join(dir, 'plain-started'), join(dir, 'plain'), 300) });
+    const running = answerOf({ taskId: 'r1', code: code('untilCancelled', started, marker), cancellable: true });
+    await until(() => existsSync(started) && existsSync(join(dir, 'plain-started')), 'both running');
+    assert.not.ok(runner.cancelRunning('r0'), 'no key, no cancel');
+    assert.ok(runner.cancelRunning('r1'));
+    assert.equal(await running, { kind: 'done', value: 'stopped' });
+    assert.is(readFileSync(marker, 'utf8'), 'task r1 was cancelled by its driver');
+    assert.not.ok(runner.cancelRunning('r1'), 'ended: nothing to cancel');
+    assert.equal(await plain, { kind: 'done', value: 'ran out' }, 'the signal of a task without a key never aborted');
+
+    // on a lease: the running task, pushed with its key
+    await answerOf({ taskId: 't1', code: code('add', 1, 1), lease: { leaseId: 'lease-11', idleMs: 10_000, lifetimeMs: 10_000 } });
+    const [leaseStarted, leaseMarker] = [join(dir, 'lease-started'), join(dir, 'lease-marker')];
+    const pushed = bus.request(s.actorCall('lease-11'), encode('leased_task', { leaseId: 'lease-11', taskId: 'p1', code: code('untilCancelled', leaseStarted, leaseMarker), attempt: 0, timeoutMs: 20_000, cancelKey: key }), { timeoutMs: 20_000 }).then((m) => decodeReply(m.data, { value: taskOutcome }));
+    await until(() => existsSync(leaseStarted), 'the pushed task running');
+    bus.publish(s.actorCall('lease-11'), encode('cancel_task', { taskId: 'p1', cancelKey: 'f'.repeat(32) }));
+    await bus.flush();
+    assert.not.ok(existsSync(leaseMarker), 'another key: not cancelled');
+    bus.publish(s.actorCall('lease-11'), encode('cancel_task', { taskId: 'p1', cancelKey: key }));
+    assert.equal(await pushed, { kind: 'done', value: 'stopped' });
+    assert.is(readFileSync(leaseMarker, 'utf8'), 'task p1 was cancelled by its driver');
   } finally {
     runner.leases.stop();
     rmSync(dir, { recursive: true, force: true });
