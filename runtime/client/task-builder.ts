@@ -103,7 +103,8 @@ class ClientTaskBuilder<F extends AnyFunction> implements TaskBuilder<F> {
     const found = runnersOf(ctx);
     // the signal is no part of the checked options: it is checked here, at every call, and kept
     // out of the cache's key (an AbortSignal is `{}` as JSON) and of the task's class
-    const { signal, ...opts } = this.opts;
+    const signal = this.opts.signal;
+    const opts = signal === undefined ? this.opts : { ...this.opts, signal: undefined };
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidOptionError('signal', signal, 'expected an AbortSignal');
     const checked = check(found, ctx.namespace, opts);
     if ('error' in checked) throw checked.error;
