@@ -92,6 +92,8 @@ export class RayletTasks {
   /** Submissions waiting for the view's snapshot, with the timer that stops the wait. */
   private waiting: { submits: [SubmitTask, BusMsg & { reply: string }][]; timer: NodeJS.Timeout } | undefined;
   private lastSubmit = Number.NEGATIVE_INFINITY;
+  /** Submissions cancelled while they waited for the view's snapshot (LocalTasks counts the queued ones). */
+  private cancelledWaiting = 0;
   private lingerTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: RayletTasksOptions) {
@@ -270,9 +272,6 @@ export class RayletTasks {
     }
     this.tasks.cancel(body.taskId, body.cancelKey);
   }
-
-  /** Submissions cancelled while they waited for the view's snapshot (LocalTasks counts the queued ones). */
-  private cancelledWaiting = 0;
 
   /** A delta on gcs.view; one that does not decode is counted and dropped (a gap will show later). */
   private onView(msg: BusMsg): void {
