@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_BYTES, decode, encode, packAfter, unpackFrom } from './codec.ts';
 import { messages } from './messages/registry.ts';
-import type { ActorCall } from './messages/actor.ts';
+import type { ActorCall, CancelCall } from './messages/actor.ts';
 import { NOT_SMALL, packSmallAfter, readSmallFrom } from './small-values.ts';
 
 /**
@@ -18,6 +18,7 @@ import { NOT_SMALL, packSmallAfter, readSmallFrom } from './small-values.ts';
  */
 
 const CALL_ONLY = { registry: { actor_call: messages.actor_call } } as const;
+const CALL_OR_CANCEL = { registry: { actor_call: messages.actor_call, cancel_call: messages.cancel_call } } as const;
 /** The longest method name taken by the fast path: a msgpack fixstr. */
 const FAST_METHOD_MAX = 31;
 /** `args` as a msgpack fixstr: the key that follows the method name. */
@@ -68,8 +69,12 @@ function callHead(head: Uint8Array, method: string): Uint8Array {
   return bytes;
 }
 
-/** The bytes of an actor_call message: the same as `encode('actor_call', { method, args })`. */
-export function encodeCall(method: string, args: unknown[]): Uint8Array {
+/**
+ * The bytes of an actor_call message: the same as `encode('actor_call', { method, args })`. A call
+ * that can be cancelled (`cancel`: its id and key) takes the general path.
+ */
+export function encodeCall(method: string, args: unknown[], cancel?: { callId: string; cancelKey: string }): Uint8Array {
+  if (cancel !== undefined) return encode('actor_call', { method, args, callId: cancel.callId, cancelKey: cancel.cancelKey });
   if (CALL_HEAD !== undefined && typeof method === 'string' && shortAscii(method)) {
     const head = callHead(CALL_HEAD, method);
     const bytes = packSmallAfter(head, args, DEFAULT_MAX_BYTES) ?? packAfter(head, args, DEFAULT_MAX_BYTES);
@@ -83,6 +88,19 @@ export function decodeCall(bytes: Uint8Array): ActorCall {
   const fast = CALL_HEAD === undefined ? undefined : fastCall(bytes, CALL_HEAD);
   return fast ?? decode(bytes, CALL_ONLY).body;
 }
+
+/**
+ * What an actor's call subject carries besides batches: an actor_call (a call made with a signal
+ * carries its `callId` and `cancelKey`, and is read by the general path) or a cancel_call.
+ * Throws ProtocolError as decode() does.
+ */
+export function decodeCallOrCancel(bytes: Uint8Array): ActorCall | CancelCall {
+  const fast = CALL_HEAD === undefined ? undefined : fastCall(bytes, CALL_HEAD);
+  return fast ?? decode(bytes, CALL_OR_CANCEL).body;
+}
+
+/** Whether `message` (from decodeCallOrCancel) is a cancel_call. */
+export const isCancelCall = (message: ActorCall | CancelCall): message is CancelCall => !('method' in message);
 
 /** The ASCII name of `length` bytes at `at`, one of the recent names when it is; undefined when a byte is not ASCII. */
 function methodAt(bytes: Uint8Array, at: number, length: number): string | undefined {

@@ -1,6 +1,6 @@
 import { array, bool, bytes, literal, num, object, optional, plainData, record, str, unknown, type Infer } from '../validate.ts';
 import { codeModuleUrl } from '../code-source.ts';
-import { epoch, id, labels, resourceSet } from './common.ts';
+import { cancelKey, epoch, id, labels, resourceSet } from './common.ts';
 import { pageFields } from './page.ts';
 
 /** Every state an actor is reported in (API.md), in lifecycle order: the one list the runtime, the client, the CLI and the dashboard use. */
@@ -111,12 +111,28 @@ export const actorDied = object({
   secret: optional(str({ min: 32, max: 128 })),
 });
 
-/** caller → actor (`actor.<actorId>.call`): one method call. */
+/**
+ * caller → actor (`actor.<actorId>.call`): one method call. A call made with an AbortSignal carries
+ * `callId` and `cancelKey` (both drawn by its caller; one without neither): a cancel_call naming
+ * both stops it (below). Calls without them travel as before, on the fast path (fast-path.ts).
+ */
 export const actorCall = object({
   method: str({ min: 1, max: 256 }),
   args: array(unknown(), { max: 100_000 }),
+  callId: optional(cancelKey),
+  cancelKey: optional(cancelKey),
 });
 export type ActorCall = Infer<typeof actorCall>;
+
+/**
+ * caller → actor (`actor.<actorId>.call`), published, not a request: the caller aborted a call it
+ * had sent (its AbortSignal). A host holding that call in the actor's mailbox, not started, with
+ * this `cancelKey`, drops it and answers it ABORTED: it never runs. A running one has its runtime
+ * context's signal aborted (nothing is interrupted: the method decides how to end). A cancel for
+ * no such call, or with another key, changes nothing.
+ */
+export const cancelCall = object({ callId: cancelKey, cancelKey });
+export type CancelCall = Infer<typeof cancelCall>;
 
 /** The most calls one call_batch (and its reply_batch) carries. */
 export const MAX_BATCH_CALLS = 1024;

@@ -5,6 +5,11 @@ import { num, optional, record, str, type Validator } from '../validate.ts';
  * (lib/resources/quantity.ts: 1 CPU = 10,000 units, memory in bytes), so they are whole numbers.
  */
 export const id: Validator<string> = str({ min: 1, max: 256 });
+/**
+ * What a cancel must name to stop a task or call (submit_task's and actor_call's `cancelKey`): 32
+ * lowercase hex characters its driver drew. Only the driver that sent the work knows it.
+ */
+export const cancelKey: Validator<string> = str({ min: 32, max: 32, pattern: /^[0-9a-f]{32}$/ });
 export const labels: Validator<Record<string, string>> = record(str({ max: 63 }), { maxKeys: 1024, key: str({ min: 1, max: 317 }) });
 /** Taints as NodeInfo shows them: `key: value` or `key: "value:Effect"`. */
 export const taints: Validator<Record<string, string>> = record(str({ max: 80 }), { maxKeys: 256, key: str({ min: 1, max: 317 }) });

@@ -2,7 +2,7 @@ import type { Infer, Validator } from '../validate.ts';
 import { heartbeat, registerNode, unregisterNode } from './node.ts';
 import { reply } from './reply.ts';
 import { viewDelta, viewSnapshotQuery } from './view.ts';
-import { actorCall, actorDied, callBatch, replyBatch, createActor, explainRequest, getActor, killActor, listActors, rayletKillActor, registerActor } from './actor.ts';
+import { actorCall, actorDied, callBatch, cancelCall, replyBatch, createActor, explainRequest, getActor, killActor, listActors, rayletKillActor, registerActor } from './actor.ts';
 import { listPage } from './page.ts';
 import { clusterEvent, empty, labelsChange, listEvents, nodeRef, taintsChange } from './cluster.ts';
 import { cancelBundle, commitBundle, createPg, getPg, prepareBundle, removePg } from './placement-group.ts';
@@ -35,6 +35,7 @@ export const messages = {
   create_actor: createActor,
   raylet_kill_actor: rayletKillActor,
   actor_call: actorCall,
+  cancel_call: cancelCall,
   call_batch: callBatch,
   reply_batch: replyBatch,
   submit_task: submitTask,

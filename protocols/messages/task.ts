@@ -1,12 +1,9 @@
 import { array, bool, childPath, invalid, isPlainObject, literal, num, object, optional, plainData, record, str, unknown, type Infer, type Validator } from '../validate.ts';
 import { codeModuleUrl } from '../code-source.ts';
-import { id, resourceSet, seq } from './common.ts';
+import { cancelKey, id, resourceSet, seq } from './common.ts';
 
 /** Most raylets one submission may visit before the last one keeps it (runtime/raylet/local-tasks.ts). */
 export const MAX_TASK_HOPS = 64;
-
-/** A task's cancel key (submit_task's `cancelKey`): 32 lowercase hex characters the driver drew. */
-const cancelKey = str({ min: 32, max: 32, pattern: /^[0-9a-f]{32}$/ });
 
 /**
  * How to run a task anywhere: the module that exports the function under its own name (a `file:`

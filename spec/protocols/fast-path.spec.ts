@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { randomInt, seededRng } from '../../lib/random.ts';
 import { decode, encode, PROTOCOL_VERSION } from '../../protocols/codec.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
-import { NOT_FAST, decodeCall, decodeOkFast, encodeCall, encodeOkFast } from '../../protocols/fast-path.ts';
+import { NOT_FAST, decodeCall, decodeCallOrCancel, decodeOkFast, encodeCall, encodeOkFast, isCancelCall } from '../../protocols/fast-path.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { decodeReply, encodeOk, encodeReply } from '../../protocols/reply.ts';
 import { unknown } from '../../protocols/validate.ts';
@@ -120,6 +120,26 @@ test('a call laid out otherwise (keys in another order, extra fields) is read by
   assert.equal(decodeCall(reordered), { method: 'add', args: [1, 2] });
   const extra = pack({ v: PROTOCOL_VERSION, t: 'actor_call', b: { method: 'add', args: [1], future: true } });
   assert.equal(decodeCall(extra), { method: 'add', args: [1] });
+});
+
+test('a call that can be cancelled is encode()d as is, and decodeCallOrCancel reads it, a cancel_call, or fails as decode() does', () => {
+  const cancel = { callId: 'fedcba9876543210fedcba9876543210', cancelKey: '0123456789abcdef0123456789abcdef' };
+  const keyed = encodeCall('echo', ['x'], cancel);
+  assert.equal(keyed, encode('actor_call', { method: 'echo', args: ['x'], ...cancel }));
+  const call = decodeCallOrCancel(keyed);
+  assert.not.ok(isCancelCall(call));
+  assert.equal(call, { method: 'echo', args: ['x'], ...cancel });
+  assert.equal(decodeCallOrCancel(encodeCall('echo', ['x'])), { method: 'echo', args: ['x'] }, 'a plain call, on the fast path');
+  const cancelled = decodeCallOrCancel(encode('cancel_call', cancel));
+  assert.ok(isCancelCall(cancelled));
+  assert.equal(cancelled, cancel);
+  const both = { registry: { actor_call: messages.actor_call, cancel_call: messages.cancel_call } };
+  for (const bytes of [encode('reply', { ok: true, value: 1 }), encode('cancel_call', { ...cancel, cancelKey: 'short' }), Uint8Array.of(0xc1)]) {
+    const general = errorOf(() => decode(bytes, both));
+    const fast = errorOf(() => decodeCallOrCancel(bytes));
+    assert.is(fast.code, general.code);
+    assert.is(fast.message, general.message);
+  }
 });
 
 test('decodeOkFast takes only successful replies laid out as encodeOk lays them out', () => {

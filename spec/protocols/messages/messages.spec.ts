@@ -27,7 +27,7 @@ test('the registry holds every message type of this protocol version', () => {
   // the inspection stream's types (protocols/messages/inspect.ts), when this build has it
   const inspectTypes = Object.keys(messages).filter((t) => t.startsWith('inspect_')).sort();
   assert.equal(Object.keys(messages).sort(), [
-    'actor_call', 'actor_died', 'autoscaler_report', 'autoscaler_status', 'call_batch', 'cancel_bundle', 'cancel_task', 'commit_bundle', 'create_actor', 'create_pg', 'drain_node', 'event', 'explain', 'finish_job', 'gcs_status', 'get_actor', 'get_pg', 'heartbeat',
+    'actor_call', 'actor_died', 'autoscaler_report', 'autoscaler_status', 'call_batch', 'cancel_bundle', 'cancel_call', 'cancel_task', 'commit_bundle', 'create_actor', 'create_pg', 'drain_node', 'event', 'explain', 'finish_job', 'gcs_status', 'get_actor', 'get_pg', 'heartbeat',
     ...inspectTypes, 'job_heartbeat', 'kill_actor', 'leased_task', 'list_actors', 'list_events', 'list_jobs', 'list_nodes', 'list_placement_groups', 'prepare_bundle', 'raylet_kill_actor',
     'raylet_load', 'register_actor', 'register_job', 'register_node', 'remove_pg', 'reply', 'reply_batch', 'resource_demands', 'set_node_labels', 'set_node_taints', 'submit_task', 'unregister_node', 'view_delta', 'view_snapshot',
   ]);
@@ -43,6 +43,20 @@ test('cancel_task carries a task id and a key of 32 lowercase hex characters; su
   assert.equal(decode(encode('submit_task', submit)).body, submit);
   assert.equal(decode(encode('submit_task', { ...submit, cancelKey: key })).body, { ...submit, cancelKey: key });
   assert.throws(() => decode(encode('submit_task', { ...submit, cancelKey: 'short' })), (e: unknown) => (e as { code?: string }).code === 'INVALID_MESSAGE');
+});
+
+test('cancel_call names a call id and a key, each 32 lowercase hex characters; actor_call carries them only when given', () => {
+  const callId = 'fedcba9876543210fedcba9876543210';
+  const key = '0123456789abcdef0123456789abcdef';
+  assert.equal(decode(encode('cancel_call', { callId, cancelKey: key })).body, { callId, cancelKey: key });
+  for (const bad of [key.toUpperCase(), key.slice(1), `${key}0`, 'z'.repeat(32), 7, undefined]) {
+    assert.throws(() => decode(encode('cancel_call', { callId, cancelKey: bad } as never)), (e: unknown) => (e as { code?: string }).code === 'INVALID_MESSAGE', `key ${String(bad)}`);
+    assert.throws(() => decode(encode('cancel_call', { callId: bad, cancelKey: key } as never)), (e: unknown) => (e as { code?: string }).code === 'INVALID_MESSAGE', `id ${String(bad)}`);
+  }
+  const call = { method: 'add', args: [1] };
+  assert.equal(decode(encode('actor_call', call)).body, call);
+  assert.equal(decode(encode('actor_call', { ...call, callId, cancelKey: key })).body, { ...call, callId, cancelKey: key });
+  assert.throws(() => decode(encode('actor_call', { ...call, callId, cancelKey: 'short' })), (e: unknown) => (e as { code?: string }).code === 'INVALID_MESSAGE');
 });
 
 test('an actor call and a create_actor request round-trip with user values intact', () => {
