@@ -18,7 +18,10 @@ export interface RuntimeContext {
   readonly namespace?: string;
   /** What connect() with no argument returns here: the host's cluster (worker-cluster.ts). */
   readonly cluster?: { get(): Promise<unknown> };
-  /** A task's: aborted when its driver cancels it while it runs (docs/runtime.md, "Cancelling a task"). */
+  /**
+   * A task's or an actor method's: aborted when its caller cancels it while it runs (docs/runtime.md,
+   * "Cancelling a task", "Cancelling a call"); NEVER_ABORTED for work that cannot be cancelled.
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -28,6 +31,9 @@ const KEY = Symbol.for('orrery.runtimeContext');
 type Holder = { [KEY]?: AsyncLocalStorage<RuntimeContext> };
 const holder = globalThis as Holder;
 const storage: AsyncLocalStorage<RuntimeContext> = (holder[KEY] ??= new AsyncLocalStorage<RuntimeContext>());
+
+/** The signal of work that cannot be cancelled: it never aborts (one for the whole process). */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /** The runtime context of the actor or task running now, if any (the worker's cluster reads it). */
 export function currentContext(): RuntimeContext | undefined {
@@ -48,17 +54,19 @@ export interface RuntimeInfo {
   jobId?: string;
   labels: Record<string, string>;
   /**
-   * Inside a task: aborted when the task's driver cancels it while it runs (its AbortSignal, given
-   * with `options({ signal })`); a task given none has one that never aborts. Nothing is interrupted:
-   * the task checks it, or hands it to what it awaits (`fetch(url, { signal })`), and ends as it sees
-   * fit — what it returns then goes nowhere. Absent inside an actor.
+   * Inside a task or an actor method: aborted when its caller cancels it while it runs (the
+   * AbortSignal given with `options({ signal })` is aborted); one given no signal has one that never
+   * aborts. Nothing is interrupted: the task or method checks it, or hands it to what it awaits
+   * (`fetch(url, { signal })`), and ends as it sees fit — what it returns then goes nowhere. Inside
+   * an actor's constructor it never aborts. Not enumerable: spreading or sending the context leaves
+   * it out.
    */
   signal?: AbortSignal;
 }
 
 /**
  * The runtime context of the actor or task running now: its node id and name, the node's labels,
- * its actor id (or task id), and a task's cancellation signal. Outside an actor constructor or
+ * its actor id (or task id), and the cancellation signal of the task or call. Outside an actor constructor or
  * method, or a task, it throws NOT_IN_WORKER.
  */
 export function getRuntimeContext(): RuntimeInfo {
@@ -74,6 +82,8 @@ export function getRuntimeContext(): RuntimeInfo {
   if (context.actorId !== undefined) out.actorId = context.actorId;
   if (context.taskId !== undefined) out.taskId = context.taskId;
   if (context.jobId !== undefined) out.jobId = context.jobId;
-  if (context.signal !== undefined) out.signal = context.signal;
+  // not enumerable: the context stays plain data — a method may return it, or log it as JSON —
+  // while `getRuntimeContext().signal` reads as any field does
+  if (context.signal !== undefined) Object.defineProperty(out, 'signal', { value: context.signal, enumerable: false });
   return out;
 }

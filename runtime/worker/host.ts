@@ -1,12 +1,14 @@
 import type { CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { decodeCallBatch, isCallBatch } from '../../protocols/call-batch.ts';
-import { decodeCall } from '../../protocols/fast-path.ts';
-import type { CallBatch, CreateActor } from '../../protocols/messages/actor.ts';
+import { decodeCallOrCancel, isCancelCall } from '../../protocols/fast-path.ts';
+import type { CallBatch, CancelCall, CreateActor } from '../../protocols/messages/actor.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
 import { ActorDiedError, ActorFencedError, RemoteError } from '../errors.ts';
-import { runInContext, type RuntimeContext } from './context.ts';
+import { OrreryError } from '../../lib/errors.ts';
+import { NEVER_ABORTED, runInContext, type RuntimeContext } from './context.ts';
+import { cancelKeyMatches } from './cancel.ts';
 import { loadActorClass } from './load.ts';
 import { Answers, BatchAnswers } from './answers.ts';
 import { Mailbox, type MailboxJob } from './mailbox.ts';
@@ -41,6 +43,8 @@ interface HostedActor {
   readonly context: RuntimeContext;
   readonly mailbox: Mailbox;
   sub?: Subscription;
+  /** Its calls that can be cancelled (sent with a cancel key) and are not answered yet, by call id; made at the first. */
+  cancellable: Map<string, CancellableCallJob> | undefined;
 }
 
 interface Starting {
@@ -68,6 +72,12 @@ export class ActorHost {
   /** Fenced: no actor's call subject is subscribed (fence() / unfence()). */
   private fenced = false;
   readonly malformed: MalformedCounter;
+  /**
+   * What cancel_call messages did: calls dropped from a mailbox unstarted, running calls whose
+   * signal was aborted, and cancels that matched no call waiting or running here (already answered,
+   * never received, or a wrong key).
+   */
+  readonly cancels = { dropped: 0, signalled: 0, unmatched: 0 };
 
   constructor(opts: ActorHostOptions) {
     this.bus = opts.bus;
@@ -176,7 +186,7 @@ export class ActorHost {
     // Named fields, not `{ ...this.node, actorId }`: V8 gave each spread copy of the node a hidden
     // class of its own (~0.5 KB per actor in a host with 2,500; heap snapshot), this one shape is shared.
     const { nodeId, nodeName, labels } = this.node;
-    const context: RuntimeContext = { nodeId, nodeName, labels, actorId: spec.actorId, jobId: spec.jobId, namespace: spec.namespace, cluster: this.workerCluster };
+    const context: RuntimeContext = { nodeId, nodeName, labels, actorId: spec.actorId, jobId: spec.jobId, namespace: spec.namespace, cluster: this.workerCluster, signal: NEVER_ABORTED };
     // handles passed to the constructor arrive as references: handles on this host's connection
     const args = this.workerCluster !== undefined && containsRef(spec.code.args) ? ((await this.workerCluster.get()).revive(spec.code.args) as unknown[]) : spec.code.args;
     if (entry.killed || this.stopped) throw new ActorDiedError(spec.actorId, 'killed while starting');
@@ -194,6 +204,7 @@ export class ActorHost {
       instance,
       context,
       mailbox: new Mailbox(spec.maxConcurrency),
+      cancellable: undefined,
     };
     if (!this.fenced) this.subscribe(actor);
     this.actors.set(spec.actorId, actor);
@@ -235,20 +246,41 @@ export class ActorHost {
     // again, the host runs what the old subscription still brings, in order, as the server routes
     // every later call to the fresh one
     if (this.fenced) return void respond(msg, () => encodeError(new ActorFencedError(actor.actorId)));
-    let method: string;
-    let args: unknown[];
     const refs = refsDecoded();
+    let call: ReturnType<typeof decodeCallOrCancel>;
     try {
-      ({ method, args } = decodeCall(msg.data));
+      call = decodeCallOrCancel(msg.data);
     } catch (err) {
       this.malformed.count(err);
       respond(msg, () => encodeError(err));
       return;
     }
+    if (isCancelCall(call)) return this.onCancel(actor, call);
     // handles passed as arguments arrive as references (protocols/actor-ref.ts): made handles on
     // this host's connection before the method sees them — in the mailbox, so calls keep their order
     const revive = refsDecoded() !== refs ? this.workerCluster : undefined;
-    actor.mailbox.push(new CallJob(actor, method, args, msg, revive));
+    const { method, args, callId, cancelKey } = call;
+    if (callId === undefined || cancelKey === undefined) return actor.mailbox.push(new CallJob(actor, method, args, msg, revive));
+    const cancellable = (actor.cancellable ??= new Map());
+    // a call id seen twice (a call sent again after no responder, a hostile caller) keeps the first
+    if (cancellable.has(callId)) return actor.mailbox.push(new CallJob(actor, method, args, msg, revive));
+    const job = new CancellableCallJob(actor, method, args, msg, revive, callId, cancelKey);
+    cancellable.set(callId, job);
+    actor.mailbox.push(job);
+  }
+
+  /**
+   * cancel_call: the call's caller aborted it. Waiting in the mailbox, it is answered ABORTED now and
+   * skipped when its turn comes; running, its signal aborts. Anything else changes nothing.
+   */
+  private onCancel(actor: HostedActor, cancel: CancelCall): void {
+    const job = actor.cancellable?.get(cancel.callId);
+    if (job === undefined || !cancelKeyMatches(job.cancelKey, cancel.cancelKey)) {
+      this.cancels.unmatched++;
+      return;
+    }
+    if (job.cancel()) this.cancels.signalled++;
+    else this.cancels.dropped++;
   }
 }
 
@@ -260,8 +292,8 @@ class CallJob implements MailboxJob {
   #answered = false;
 
   constructor(
-    private readonly actor: HostedActor,
-    private readonly method: string,
+    protected readonly actor: HostedActor,
+    protected readonly method: string,
     private args: unknown[],
     private readonly msg: BusMsg,
     /** Set when the arguments hold actor references to make handles of first. */
@@ -292,7 +324,7 @@ class CallJob implements MailboxJob {
     let thenable: boolean;
     try {
       const fn = methodOf(actor, this.method);
-      value = runInContext(actor.context, () => fn.apply(actor.instance, args));
+      value = runInContext(this.context(), () => fn.apply(actor.instance, args));
       thenable = isThenable(value); // inside the try: a `then` getter may throw
     } catch (err) {
       return this.fail(toRemoteError(err));
@@ -309,12 +341,21 @@ class CallJob implements MailboxJob {
     this.fail(err);
   }
 
+  /** The runtime context the method runs in: its actor's. */
+  protected context(): RuntimeContext {
+    return this.actor.context;
+  }
+
+  /** The answer has been sent. */
+  protected answered(): void {}
+
   private succeed(value: unknown): void {
     if (this.#answered) return;
     // what would arrive changed (a Map as an object, a class instance without its class) is refused
     const problem = plainDataProblem(value);
     if (problem) return this.fail(unsendableResult(`${this.actor.className}.${this.method}`, problem));
     this.#answered = true;
+    this.answered();
     let data: Uint8Array;
     try {
       data = encodeOk(value);
@@ -324,10 +365,51 @@ class CallJob implements MailboxJob {
     answers.send(this.msg, data);
   }
 
-  private fail(err: unknown): void {
+  protected fail(err: unknown): void {
     if (this.#answered) return;
     this.#answered = true;
+    this.answered();
     answers.send(this.msg, replyBytes(() => encodeError(err)));
+  }
+}
+
+/**
+ * A call its caller can cancel (it came with a call id and a cancel key): it runs with a signal of
+ * its own in its runtime context, and is kept in its actor's `cancellable` map until answered, where
+ * a cancel_call finds it (ActorHost.onCancel).
+ */
+class CancellableCallJob extends CallJob {
+  #controller: AbortController | undefined;
+  #dropped = false;
+
+  constructor(actor: HostedActor, method: string, args: unknown[], msg: BusMsg, revive: WorkerClusterSource | undefined, readonly callId: string, readonly cancelKey: string) {
+    super(actor, method, args, msg, revive);
+  }
+
+  override run(): Promise<void> | void {
+    if (this.#dropped) return; // cancelled while it waited: answered then
+    this.#controller = new AbortController();
+    return super.run();
+  }
+
+  protected override context(): RuntimeContext {
+    return { ...this.actor.context, signal: this.#controller!.signal };
+  }
+
+  protected override answered(): void {
+    this.actor.cancellable?.delete(this.callId);
+  }
+
+  /** Its caller cancelled it: false when it had not started (answered ABORTED, it never will), true when its running method's signal aborted. */
+  cancel(): boolean {
+    const what = `${this.actor.className}.${this.method}`;
+    if (this.#controller === undefined) {
+      this.#dropped = true;
+      this.fail(new OrreryError('ABORTED', `call ${what} was cancelled by its caller before it started; it did not run`, { detail: { actorId: this.actor.actorId, method: this.method } }));
+      return false;
+    }
+    this.#controller.abort(new OrreryError('ABORTED', `call ${what} was cancelled by its caller`, { detail: { actorId: this.actor.actorId, method: this.method } }));
+    return true;
   }
 }
 function isThenable(value: unknown): value is PromiseLike<unknown> {

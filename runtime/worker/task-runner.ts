@@ -5,7 +5,7 @@ import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import { CodeLoadError } from '../errors.ts';
 import { Answers } from './answers.ts';
-import { runInContext, type RuntimeContext } from './context.ts';
+import { NEVER_ABORTED, runInContext, type RuntimeContext } from './context.ts';
 import type { HostNode } from './host.ts';
 import { loadTaskFunction, type TaskFunctionImpl } from './load.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
@@ -28,9 +28,6 @@ import type { RunTask } from '../../protocols/ipc.ts';
  * Tasks of one host run concurrently; the raylet bounds them by resources. A task that comes with a
  * lease leaves the lease served here once it has run (`leases`).
  */
-/** The signal of a task no one can cancel (it came without a cancel key): it never aborts. */
-const NEVER_ABORTED = new AbortController().signal;
-
 export class TaskRunner {
   private readonly functions = new Map<string, TaskFunctionImpl | Promise<TaskFunctionImpl>>();
   private stopped = false;

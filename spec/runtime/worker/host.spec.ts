@@ -11,7 +11,8 @@ import { unknown } from '../../../protocols/validate.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
 import { ActorDiedError, ActorFencedError, CodeLoadError, CodeSourceRefusedError, RemoteError } from '../../../runtime/errors.ts';
 import { ActorHost } from '../../../runtime/worker/host.ts';
-import { FIXTURES_URL } from '../../fixtures/actors.ts';
+import { FIXTURES_URL, openAllGates } from '../../fixtures/actors.ts';
+import { until } from '../../helpers/until.ts';
 import { DECORATED_URL } from '../../fixtures/decorated.ts';
 import { call, createSpec, rejection } from './support.ts';
 
@@ -358,6 +359,99 @@ test('with code roots a host loads files under them only, following symbolic lin
     elsewhere.stop();
     rmSync(outside, { recursive: true, force: true });
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// cancelled calls (cancel_call): only the caller's key stops a call, waiting or running
+
+const KEY = '0123456789abcdef0123456789abcdef';
+let nextCallId = 0;
+const newCallId = (): string => (++nextCallId).toString(16).padStart(32, 'c');
+
+/** Sends a call with a call id and KEY, as a handle given a signal does; its answer, or the error. */
+function keyedCall(id: string, callId: string, method: string, ...args: unknown[]): Promise<unknown> {
+  return bus
+    .request(subjects('default').actorCall(id), encode('actor_call', { method, args, callId, cancelKey: KEY }), { timeoutMs: 5000 })
+    .then((msg) => decodeReply(msg.data, { value: unknown() }))
+    .catch((err: unknown) => err);
+}
+const cancel = (id: string, callId: string, cancelKey = KEY): void => bus.publish(subjects('default').actorCall(id), encode('cancel_call', { callId, cancelKey }));
+
+test('a cancelled call waiting in the mailbox is answered ABORTED at once and never runs; the calls behind it do', async () => {
+  const id = await spawn('Gate');
+  const holding = call(bus, id, 'hold', 'first');
+  const waitingId = newCallId();
+  const waiting = keyedCall(id, waitingId, 'record', 'cancelled');
+  const behind = call(bus, id, 'record', 'behind');
+  await until('both wait behind hold', () => (host.load(id)?.waiting === 2 ? true : undefined));
+  const before = { ...host.cancels };
+  cancel(id, waitingId);
+  const err = (await waiting) as { code?: string; message?: string };
+  assert.is(err.code, 'ABORTED');
+  assert.match(err.message ?? '', /Gate\.record was cancelled by its caller before it started; it did not run/);
+  assert.is(host.cancels.dropped - before.dropped, 1);
+  openAllGates();
+  assert.is(await holding, 'first');
+  assert.is(await behind, 'behind');
+  assert.equal(await call(bus, id, 'log'), ['first', 'behind']);
+});
+
+test("a running call's signal aborts on its cancel, with ABORTED as the reason; its answer still comes", async () => {
+  const id = await spawn('Gate', { maxConcurrency: 2 });
+  const callId = newCallId();
+  const running = keyedCall(id, callId, 'untilAborted', 'long');
+  await until('it runs', () => (host.load(id)?.inFlight === 1 ? true : undefined));
+  const before = { ...host.cancels };
+  cancel(id, callId);
+  assert.is(await running, 'aborted: call Gate.untilAborted was cancelled by its caller');
+  assert.is(host.cancels.signalled - before.signalled, 1);
+  // answered: a late cancel finds nothing
+  cancel(id, callId);
+  await until('the late cancel is counted', () => (host.cancels.unmatched > before.unmatched ? true : undefined));
+});
+
+test('a cancel with another key, for another call id, or for a call sent without a key changes nothing', async () => {
+  const id = await spawn('Gate');
+  const holding = call(bus, id, 'hold', 'first');
+  const keyedId = newCallId();
+  const keyed = keyedCall(id, keyedId, 'record', 'keyed');
+  const plain = call(bus, id, 'record', 'plain');
+  await until('both wait behind hold', () => (host.load(id)?.waiting === 2 ? true : undefined));
+  const before = { ...host.cancels };
+  cancel(id, keyedId, 'f'.repeat(32)); // the right call, a wrong key
+  cancel(id, newCallId()); // the right key, no such call
+  // the plain call has no id: nothing names it
+  await until('three cancels seen', () => (host.cancels.unmatched - before.unmatched === 2 ? true : undefined));
+  assert.is(host.cancels.dropped, before.dropped);
+  assert.is(host.cancels.signalled, before.signalled);
+  openAllGates();
+  assert.is(await holding, 'first');
+  assert.is(await keyed, 'keyed');
+  assert.is(await plain, 'plain');
+  assert.equal(await call(bus, id, 'log'), ['first', 'keyed', 'plain']);
+});
+
+test('a malformed cancel_call is counted and changes nothing', async () => {
+  const id = await spawn('Gate');
+  const holding = call(bus, id, 'hold', 'first');
+  const keyedId = newCallId();
+  const keyed = keyedCall(id, keyedId, 'record', 'keyed');
+  await until('it waits behind hold', () => (host.load(id)?.waiting === 1 ? true : undefined));
+  const before = host.malformed.total;
+  const subject = subjects('default').actorCall(id);
+  bus.publish(subject, encode('cancel_call', { callId: keyedId, cancelKey: KEY.toUpperCase() }));
+  bus.publish(subject, encode('cancel_call', { callId: keyedId } as never));
+  bus.publish(subject, Uint8Array.of(0xc1, 0x00));
+  await until('three malformed', () => (host.malformed.total - before === 3 ? true : undefined));
+  openAllGates();
+  assert.is(await holding, 'first');
+  assert.is(await keyed, 'keyed');
+});
+
+test("a method's runtime context has a signal that never aborts when its call cannot be cancelled, kept out of the context's fields", async () => {
+  const id = await spawn('Gate');
+  assert.equal(await call(bus, id, 'signal'), { present: true, aborted: false, enumerable: false });
+  assert.equal(await keyedCall(id, newCallId(), 'signal'), { present: true, aborted: false, enumerable: false });
 });
 
 test.run();
