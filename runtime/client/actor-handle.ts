@@ -1,5 +1,6 @@
 import type { JobOwner } from './job-session.ts';
 import type { Observable, Subscription } from 'rxjs';
+import { encode } from '../../protocols/codec.ts';
 import { encodeCall } from '../../protocols/fast-path.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';
 import { actorInfo } from '../../protocols/messages/actor.ts';
@@ -22,6 +23,7 @@ import { CallOutbox } from './call-outbox.ts';
 import { beingCreated, CallResend, type OutgoingCall } from './call-resend.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
 import { actorRank } from './actor-rank.ts';
+import { newRandomId } from './random-id.ts';
 
 /** Options of the calls made through `handle.options(opts)`. */
 export interface CallOptions {
@@ -33,7 +35,9 @@ export interface CallOptions {
   /**
    * Stops the call when aborted: it fails with CallAbortedError (ABORTED). A call not sent yet —
    * waiting for its actor's creation, held behind calls sent again, at the restart gate — is then
-   * never sent; one already sent may still run, or be running, as after a TIMEOUT.
+   * never sent. For one already sent the handle publishes cancel_call to its actor: still waiting in
+   * the actor's mailbox, it is dropped unstarted; running, its `getRuntimeContext().signal` aborts
+   * and the method decides how to end. A cancel lost on the way (a NATS outage) lets it run.
    */
   signal?: AbortSignal;
 }
@@ -489,21 +493,25 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
   private callOnce(method: string, args: unknown[], timeoutMs: number, reportedMs = timeoutMs, signal?: AbortSignal): Promise<unknown> {
     if (this.death) return Promise.reject(new ActorDiedError(this.actorId, this.death.cause));
     let data: Uint8Array;
+    // a call with a signal carries an id and a key of its own: what its cancel_call must name
+    const cancel = signal === undefined ? undefined : { callId: newRandomId() + newRandomId(), cancelKey: newRandomId() + newRandomId() };
     try {
-      data = encodeCall(method, args);
+      data = encodeCall(method, args, cancel);
       this.#callSubject ??= this.ctx.subjects.actorCall(this.actorId);
     } catch (err) {
       return Promise.reject(err);
     }
     return new Promise<unknown>((resolve, reject) => {
       let call: PendingCall;
-      if (signal === undefined) call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, reportedMs);
+      if (signal === undefined || cancel === undefined) call = new PendingCall(resolve, reject, data, Date.now() + timeoutMs, reportedMs);
       else {
         // one listener per signal, however many calls share it (abort-watch.ts)
         const settled = watchAbort(signal, () => {
           if (!call.live) return;
-          this.#inFlight.reject(call, new CallAbortedError(this.actorId, method, call.dispatched, signal.reason));
+          const sent = call.dispatched;
+          this.#inFlight.reject(call, new CallAbortedError(this.actorId, method, sent, signal.reason));
           this.#resend?.prune();
+          if (sent) this.#cancel(cancel);
         });
         call = new PendingCall(
           (value) => (settled(), resolve(value)),
@@ -549,6 +557,21 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
       }
       if (call.resent) this.#resend!.back(call);
     });
+  }
+
+  /**
+   * Tells the actor's host that a call it was sent is aborted (cancel_call, published): dropped if it
+   * waits in the mailbox, its signal aborted if it runs. Calls of this turn still in the outbox leave
+   * first, so the cancel never overtakes its call. Best effort: a cancel lost on the way lets the call
+   * run, its answer going nowhere.
+   */
+  #cancel(cancel: { callId: string; cancelKey: string }): void {
+    this.#outbox?.flush();
+    try {
+      this.ctx.bus.publish(this.#callSubject!, encode('cancel_call', cancel));
+    } catch {
+      // the connection closed: the host will not hear it, as after a lost message
+    }
   }
 
   /** Whether remote()'s watch still follows the actor and has seen it only being created (call-resend.ts). */

@@ -46,6 +46,11 @@ export class CallOutbox {
     if (this.#queue.length >= MAX_CALLS || this.#bytes >= MAX_BYTES) this.#flush();
   }
 
+  /** Sends what waits now, before something that must not overtake it (a cancel_call). */
+  flush(): void {
+    this.#flush();
+  }
+
   readonly #closeSoon = (): void => void process.nextTick(this.#close);
   readonly #close = (): void => {
     this.#flush();

@@ -31,7 +31,10 @@ export class CallArgumentError extends OrreryError {
 export class CallAbortedError extends OrreryError {
   override name = 'CallAbortedError';
   constructor(readonly actorId: string, readonly method: string, readonly sent: boolean, reason?: unknown) {
-    super('ABORTED', `call ${method}() on actor ${actorId} was aborted ${sent ? 'after it was sent: it may still run' : 'before it was sent: it will not run'}`, { cause: reason, detail: { actorId, method, sent } });
+    super('ABORTED', `call ${method}() on actor ${actorId} was aborted ${sent ? 'after it was sent: its actor drops it if it has not started and aborts its signal if it runs, but it may still run' : 'before it was sent: it will not run'}`, {
+      cause: reason,
+      detail: { actorId, method, sent },
+    });
   }
 }
 

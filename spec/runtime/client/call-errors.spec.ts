@@ -49,7 +49,7 @@ test('CallArgumentError and CallAbortedError carry stable codes and their detail
   const sent = new CallAbortedError(ACTOR, 'add', true);
   assert.equal([notSent.code, notSent.detail, notSent.cause], ['ABORTED', { actorId: ACTOR, method: 'add', sent: false }, 'user']);
   assert.match(notSent.message, /before it was sent: it will not run$/);
-  assert.match(sent.message, /after it was sent: it may still run$/);
+  assert.match(sent.message, /after it was sent: its actor drops it if it has not started and aborts its signal if it runs, but it may still run$/);
 });
 
 test.run();

@@ -16,6 +16,7 @@ import { InvalidOptionError } from '../../../lib/errors.ts';
 import { CallAbortedError, startLocalCluster, type LocalCluster } from '../../../runtime/index.ts';
 import { until } from '../../helpers/until.ts';
 import { JournalActor } from './failover-actors.ts';
+import { GateActor } from '../../fixtures/client/actors.ts';
 
 const READY = { timeoutMs: 10_000 };
 let local: LocalCluster;
@@ -142,7 +143,7 @@ test('options({ signal }): aborted before it is sent, a call never runs; after, 
   const after = (await sent) as CallAbortedError;
   assert.instance(after, CallAbortedError);
   assert.is(after.sent, true);
-  assert.match(after.message, /after it was sent: it may still run/);
+  assert.match(after.message, /after it was sent: .*it may still run/);
   assert.equal(await actor.call('journal'), ['sent'], 'the aborted call before it had nothing sent');
 
   // waiting for an actor nothing can place yet: the aborted call is never sent, the next one runs
@@ -191,6 +192,35 @@ test('one signal for 60 calls in flight: one abort listener, no MaxListenersExce
     process.off('warning', onWarning);
   }
   await actor.kill();
+});
+
+test("options({ signal }) after the call was sent: a call waiting at its actor is dropped unstarted, a running one's signal aborts", async () => {
+  const gate = await local.cluster.actor(GateActor).options({ maxConcurrency: 1 }).remote();
+  await gate.ready(READY);
+  // a running call that ends only when its signal aborts keeps the mailbox of one busy (it arrives
+  // first, to an idle mailbox: it starts at once)
+  const first = new AbortController();
+  const running = gate.options({ signal: first.signal }).call('untilAborted', 'first').catch((e: unknown) => e);
+  // aborted in the turn it was made, while it still sits in the handle's outbox: its cancel_call
+  // must not overtake it, or the host would not know the call yet and would run it
+  const sameTurn = new AbortController();
+  const a = gate.options({ signal: sameTurn.signal }).call('record', 'same turn').catch((e: unknown) => e);
+  sameTurn.abort();
+  // aborted a turn later, once it has left (the outbox flushes on process.nextTick)
+  const later = new AbortController();
+  const b = gate.options({ signal: later.signal }).call('record', 'later').catch((e: unknown) => e);
+  const kept = gate.call('record', 'kept');
+  await new Promise((resolve) => setImmediate(resolve));
+  later.abort();
+  // the host reads the cancels in the order they were sent: both before the one that ends `first`
+  first.abort();
+  for (const err of [await a, await b, await running]) {
+    assert.instance(err, CallAbortedError);
+    assert.is((err as CallAbortedError).sent, true);
+  }
+  assert.is(await kept, 'kept');
+  assert.equal(await gate.call('log'), ['first', 'first aborted', 'kept'], 'the running call saw its signal abort; neither waiting call ran');
+  await gate.kill();
 });
 
 test.run();

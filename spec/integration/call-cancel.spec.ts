@@ -1,0 +1,115 @@
+// An actor call whose AbortSignal aborts after it was sent, on real processes (a nats-server, a GCS,
+// a raylet and its worker host): the call fails at once with CallAbortedError, and the handle
+// publishes cancel_call on the actor's subject. A call still waiting in the actor's mailbox is
+// dropped unstarted; a running one sees getRuntimeContext().signal abort.
+//
+// Every case holds the mailbox (maxConcurrency 1) with a call to untilAborted, which ends only when
+// its own signal aborts, and ends it last: the host reads one connection's messages on a subject in
+// the order they were sent, so every cancel sent before has been read by then, and whatever the
+// host kept of the aborted calls would run before the call made after them.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { credsFile } from '../../runtime/auth/init.ts';
+import { CallAbortedError, connect, startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
+import type { Gate } from '../fixtures/actors.ts';
+import { GateActor } from '../fixtures/client/actors.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+
+let server: NatsServerHandle;
+let local: LocalCluster;
+
+test.before(async () => {
+  server = await startNatsServer();
+  local = await startLocalCluster({ transport: 'nats', address: server.url, nodes: [{ name: 'one', resources: { CPU: 2 } }] });
+});
+test.after(async () => {
+  await local?.stop();
+  await server?.stop();
+});
+
+const settle = <T>(p: Promise<T>): Promise<T | unknown> => p.then((v) => v, (e: unknown) => e);
+
+/** Starts untilAborted(label) on `gate`: it runs until `controller` aborts. */
+function holdWith(gate: ActorHandle<Gate>, label: string): { controller: AbortController; done: Promise<unknown> } {
+  const controller = new AbortController();
+  return { controller, done: settle(gate.options({ signal: controller.signal }).call('untilAborted', label)) };
+}
+
+function assertAbortedAfterSending(err: unknown, what: string): void {
+  assert.instance(err, CallAbortedError, what);
+  assert.is((err as CallAbortedError).sent, true, what);
+}
+
+test('a call aborted while it waits in the mailbox never runs — aborted in the turn it was made (the cancel follows it out of the batch) or later; the running call sees its signal abort', async () => {
+  const gate = await local.cluster.actor(GateActor).options({ numCpus: 0.1 }).remote();
+  await gate.ready();
+  const first = holdWith(gate, 'first');
+  // three calls in one turn travel as one call_batch; the cancel of the middle one must come after it
+  const sameTurn = new AbortController();
+  const before = gate.call('record', 'before');
+  const a = settle(gate.options({ signal: sameTurn.signal }).call('record', 'same turn'));
+  const after = gate.call('record', 'after');
+  sameTurn.abort();
+  await new Promise((resolve) => setImmediate(resolve)); // the batch has left: the next abort is of a call sent
+  const later = new AbortController();
+  const b = settle(gate.options({ signal: later.signal }).call('record', 'later'));
+  await new Promise((resolve) => setImmediate(resolve));
+  later.abort();
+  first.controller.abort();
+  for (const [err, what] of [[await a, 'same turn'], [await b, 'later'], [await first.done, 'first']] as const) assertAbortedAfterSending(err, what);
+  assert.equal([await before, await after], ['before', 'after']);
+  const probe = await gate.call('record', 'probe');
+  assert.is(probe, 'probe');
+  assert.equal(await gate.call('log'), ['first', 'first aborted', 'before', 'after', 'probe'], 'the running call saw its signal abort; neither aborted waiting call ran');
+  await gate.kill();
+});
+
+test('the cancels wait out a frozen worker host (SIGSTOP): aborted while it is frozen, the waiting call is dropped once it thaws', async () => {
+  const gate = await local.cluster.actor(GateActor).options({ numCpus: 0.1 }).remote();
+  const pid = await gate.call('pid');
+  // `first` has not left the driver yet: it waits in the frozen host's socket with what follows it
+  const first = holdWith(gate, 'first');
+  process.kill(pid, 'SIGSTOP');
+  let b: Promise<unknown>;
+  try {
+    const later = new AbortController();
+    b = settle(gate.options({ signal: later.signal }).call('record', 'frozen'));
+    await new Promise((resolve) => setImmediate(resolve));
+    later.abort();
+    first.controller.abort();
+    // the driver needs no answer from the frozen host
+    assertAbortedAfterSending(await b, 'frozen');
+    assertAbortedAfterSending(await first.done, 'first');
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  assert.is(await gate.call('record', 'probe'), 'probe');
+  assert.equal(await gate.call('log'), ['first', 'first aborted', 'probe'], 'the call aborted while its host was frozen never ran');
+  await gate.kill();
+});
+
+test('with roles on NATS (auth): a driver cancels its own waiting call — cancel_call goes to the actor subject it may publish to — and it never runs', async () => {
+  const secured = await startLocalCluster({ transport: 'nats', auth: true, nodes: [{ name: 'solo', resources: { CPU: 1 } }] });
+  const driver = await connect({ address: secured.address, creds: credsFile(secured.authDir!, 'driver') });
+  try {
+    const gate = await driver.actor(GateActor).options({ numCpus: 0.1 }).remote();
+    await gate.ready();
+    const first = holdWith(gate, 'first');
+    const later = new AbortController();
+    const b = settle(gate.options({ signal: later.signal }).call('record', 'cancelled'));
+    const kept = gate.call('record', 'kept');
+    await new Promise((resolve) => setImmediate(resolve));
+    later.abort();
+    first.controller.abort();
+    assertAbortedAfterSending(await b, 'cancelled');
+    assertAbortedAfterSending(await first.done, 'first');
+    assert.is(await kept, 'kept');
+    assert.equal(await gate.call('log'), ['first', 'first aborted', 'kept']);
+    await gate.kill();
+  } finally {
+    await driver.close();
+    await secured.stop();
+  }
+});
+
+test.run();
