@@ -1,7 +1,8 @@
 // An actor call whose AbortSignal aborts after it was sent, on real processes (a nats-server, a GCS,
 // a raylet and its worker host): the call fails at once with CallAbortedError, and the handle
 // publishes cancel_call on the actor's subject. A call still waiting in the actor's mailbox is
-// dropped unstarted; a running one sees getRuntimeContext().signal abort.
+// dropped unstarted; a running one sees getRuntimeContext().signal abort. The cancels also wait out
+// a frozen (SIGSTOP) worker host and a frozen nats-server, and run under roles (auth).
 //
 // Every case holds the mailbox (maxConcurrency 1) with a call to untilAborted, which ends only when
 // its own signal aborts, and ends it last: the host reads one connection's messages on a subject in
@@ -13,7 +14,9 @@ import { credsFile } from '../../runtime/auth/init.ts';
 import { CallAbortedError, connect, startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
 import type { Gate } from '../fixtures/actors.ts';
 import { GateActor } from '../fixtures/client/actors.ts';
+import { frozen } from '../helpers/frozen.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
 
 let server: NatsServerHandle;
 let local: LocalCluster;
@@ -23,6 +26,7 @@ test.before(async () => {
   local = await startLocalCluster({ transport: 'nats', address: server.url, nodes: [{ name: 'one', resources: { CPU: 2 } }] });
 });
 test.after(async () => {
+  if (server) process.kill(server.pid, 'SIGCONT'); // never leave it frozen, whatever failed
   await local?.stop();
   await server?.stop();
 });
@@ -85,6 +89,29 @@ test('the cancels wait out a frozen worker host (SIGSTOP): aborted while it is f
   }
   assert.is(await gate.call('record', 'probe'), 'probe');
   assert.equal(await gate.call('log'), ['first', 'first aborted', 'probe'], 'the call aborted while its host was frozen never ran');
+  await gate.kill();
+});
+
+test('the cancel waits out a frozen nats-server (SIGSTOP): sent while it is frozen, it still reaches the host after its call, which never runs', async () => {
+  const gate = await local.cluster.actor(GateActor).options({ numCpus: 0.1 }).remote();
+  await gate.ready();
+  const first = holdWith(gate, 'first');
+  const later = new AbortController();
+  const b = settle(gate.options({ signal: later.signal }).call('record', 'cancelled'));
+  const kept = gate.call('record', 'kept');
+  await new Promise((resolve) => setImmediate(resolve));
+  process.kill(server.pid, 'SIGSTOP');
+  try {
+    await until('every thread of the nats-server stopped', () => (frozen(server.pid) ? true : undefined));
+    later.abort();
+    first.controller.abort();
+    assertAbortedAfterSending(await b, 'cancelled');
+    assertAbortedAfterSending(await first.done, 'first');
+  } finally {
+    process.kill(server.pid, 'SIGCONT');
+  }
+  assert.is(await kept, 'kept');
+  assert.equal(await gate.call('log'), ['first', 'first aborted', 'kept'], 'the call aborted while the server was frozen never ran');
   await gate.kill();
 });
 
