@@ -34,6 +34,17 @@ function headOf(type: 'actor_call' | 'reply', body: unknown, tail: readonly numb
 
 /** `{ v, t: 'actor_call', b: { method: ` — up to the method name's string header. */
 const CALL_HEAD = headOf('actor_call', { method: '', args: [] }, [0xa0, ...ARGS_KEY, 0x90]);
+/** `callId` and `cancelKey` as msgpack fixstrs: the keys of a call that can be cancelled, after the method name. */
+const CALL_ID_KEY = Uint8Array.of(0xa6, ...[...'callId'].map((c) => c.charCodeAt(0)));
+const CANCEL_KEY_KEY = Uint8Array.of(0xa9, ...[...'cancelKey'].map((c) => c.charCodeAt(0)));
+/** A 32-character string's msgpack header (str8): each of a cancellable call's id and key. */
+const STR32 = [0xd9, 32] as const;
+/**
+ * `{ v, t: 'actor_call', b: { method: ` for a call that can be cancelled: its body, a map of four,
+ * is laid out `{ method, callId, cancelKey, args }` — so the fast path reads the id and key, both of
+ * fixed length, before the arguments.
+ */
+const KEYED_CALL_HEAD = headOf('actor_call', { method: '', callId: '', cancelKey: '', args: [] }, [0xa0, ...CALL_ID_KEY, 0xa0, ...CANCEL_KEY_KEY, 0xa0, ...ARGS_KEY, 0x90]);
 /** `{ v, t: 'reply', b: { ok: true, value: ` — up to the value. */
 const OK_HEAD = headOf('reply', { ok: true, value: null }, [0xc0]);
 
@@ -74,13 +85,77 @@ function callHead(head: Uint8Array, method: string): Uint8Array {
  * that can be cancelled (`cancel`: its id and key) takes the general path.
  */
 export function encodeCall(method: string, args: unknown[], cancel?: { callId: string; cancelKey: string }): Uint8Array {
-  if (cancel !== undefined) return encode('actor_call', { method, args, callId: cancel.callId, cancelKey: cancel.cancelKey });
+  if (cancel !== undefined) return encodeKeyedCall(method, args, cancel);
   if (CALL_HEAD !== undefined && typeof method === 'string' && shortAscii(method)) {
     const head = callHead(CALL_HEAD, method);
     const bytes = packSmallAfter(head, args, DEFAULT_MAX_BYTES) ?? packAfter(head, args, DEFAULT_MAX_BYTES);
     if (bytes !== undefined) return bytes;
   }
   return encode('actor_call', { method, args });
+}
+
+/** Latin-1 (here: ASCII) text in and out of bytes, without a string built character by character. */
+const latin1Slice = Buffer.prototype.latin1Slice as (this: Uint8Array, start: number, end: number) => string;
+const latin1Write = Buffer.prototype.latin1Write as (this: Uint8Array, text: string, offset: number) => number;
+
+/** Whether `length` bytes at `at` are all lowercase hex digits. */
+function hexAt(bytes: Uint8Array, at: number, length: number): boolean {
+  for (let i = at; i < at + length; i++) {
+    const c = bytes[i]!;
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
+
+/**
+ * Where encodeKeyedCall lays out a head before packing the arguments after it (packSmallAfter and
+ * packAfter copy it): the longest head, that of a 31-character method name.
+ */
+let keyedScratchBusy = false;
+const keyedScratch = new Uint8Array((KEYED_CALL_HEAD?.length ?? 0) + 1 + FAST_METHOD_MAX + CALL_ID_KEY.length + 34 + CANCEL_KEY_KEY.length + 34 + ARGS_KEY.length);
+
+/** Writes `key`, then `value` (32 hex characters) as a str8, at `at`; where it ends, or -1 when `value` is not that. */
+function putKey32(out: Uint8Array, at: number, key: Uint8Array, value: string): number {
+  if (typeof value !== 'string' || value.length !== 32) return -1;
+  out.set(key, at);
+  at += key.length;
+  out[at++] = STR32[0];
+  out[at++] = STR32[1];
+  // a non-Latin-1 character would be written as another byte: the hex check below refuses it too
+  latin1Write.call(out, value, at);
+  return hexAt(out, at, 32) ? at + 32 : -1;
+}
+
+/**
+ * A call that can be cancelled: the same bytes as `encode('actor_call', { method, callId, cancelKey,
+ * args })`. The id and key are fixed-length hex, so its head is written as a plain call's is; what
+ * does not fit goes through codec.ts (which validates nothing on the way out either).
+ */
+function encodeKeyedCall(method: string, args: unknown[], cancel: { callId: string; cancelKey: string }): Uint8Array {
+  const { callId, cancelKey } = cancel;
+  // the scratch head is in use while the arguments are packed: a getter among them that makes a call
+  // of its own takes the general path
+  if (KEYED_CALL_HEAD !== undefined && !keyedScratchBusy && typeof method === 'string' && shortAscii(method)) {
+    keyedScratchBusy = true;
+    try {
+      const out = keyedScratch;
+      out.set(KEYED_CALL_HEAD, 0);
+      let at = KEYED_CALL_HEAD.length;
+      out[at++] = 0xa0 | method.length;
+      at += latin1Write.call(out, method, at);
+      at = putKey32(out, at, CALL_ID_KEY, callId);
+      if (at >= 0) at = putKey32(out, at, CANCEL_KEY_KEY, cancelKey);
+      if (at >= 0) {
+        out.set(ARGS_KEY, at);
+        const head = out.subarray(0, at + ARGS_KEY.length);
+        const bytes = packSmallAfter(head, args, DEFAULT_MAX_BYTES) ?? packAfter(head, args, DEFAULT_MAX_BYTES);
+        if (bytes !== undefined) return bytes;
+      }
+    } finally {
+      keyedScratchBusy = false;
+    }
+  }
+  return encode('actor_call', { method, callId, cancelKey, args });
 }
 
 /** Reads an actor_call message: the same as `decode(bytes, { registry: { actor_call } }).body`, errors included. */
@@ -96,7 +171,7 @@ export function decodeCall(bytes: Uint8Array): ActorCall {
  */
 export function decodeCallOrCancel(bytes: Uint8Array): ActorCall | CancelCall {
   const fast = CALL_HEAD === undefined ? undefined : fastCall(bytes, CALL_HEAD);
-  return fast ?? decode(bytes, CALL_OR_CANCEL).body;
+  return fast ?? (KEYED_CALL_HEAD === undefined ? undefined : fastKeyedCall(bytes, KEYED_CALL_HEAD)) ?? decode(bytes, CALL_OR_CANCEL).body;
 }
 
 /** Whether `message` (from decodeCallOrCancel) is a cancel_call. */
@@ -133,6 +208,12 @@ function fastCall(bytes: Uint8Array, head: Uint8Array): ActorCall | undefined {
   const method = methodAt(bytes, at, length);
   if (method === undefined) return undefined;
   at += length;
+  const args = argsAt(bytes, at);
+  return args === undefined ? undefined : { method, args };
+}
+
+/** The `args` key and the array after it, to the end of `bytes`; undefined if they are not that. */
+function argsAt(bytes: Uint8Array, at: number): unknown[] | undefined {
   if (!startsWith(bytes, ARGS_KEY, at)) return undefined;
   let args = readSmallFrom(bytes, at + ARGS_KEY.length);
   if (args === NOT_SMALL) {
@@ -144,7 +225,34 @@ function fastCall(bytes: Uint8Array, head: Uint8Array): ActorCall | undefined {
   }
   // what actorCall's validator demands of args
   if (!Array.isArray(args) || args.length > 100_000) return undefined;
-  return { method, args };
+  return args;
+}
+
+/** `key`, then a 32-character lowercase hex string, at `at`: the string, or undefined. */
+function key32At(bytes: Uint8Array, at: number, key: Uint8Array): string | undefined {
+  if (at + key.length + 34 > bytes.length || !startsWith(bytes, key, at)) return undefined;
+  at += key.length;
+  if (bytes[at] !== STR32[0] || bytes[at + 1] !== STR32[1] || !hexAt(bytes, at + 2, 32)) return undefined;
+  return latin1Slice.call(bytes, at + 2, at + 34);
+}
+
+/** A call that can be cancelled, laid out as encodeKeyedCall lays it out; undefined for anything else. */
+function fastKeyedCall(bytes: Uint8Array, head: Uint8Array): ActorCall | undefined {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength > DEFAULT_MAX_BYTES || !startsWith(bytes, head, 0)) return undefined;
+  let at = head.length;
+  const length = bytes[at++]! - 0xa0;
+  if (length < 1 || length > FAST_METHOD_MAX || at + length > bytes.length) return undefined;
+  const method = methodAt(bytes, at, length);
+  if (method === undefined) return undefined;
+  at += length;
+  const callId = key32At(bytes, at, CALL_ID_KEY);
+  if (callId === undefined) return undefined;
+  at += CALL_ID_KEY.length + 34;
+  const cancelKey = key32At(bytes, at, CANCEL_KEY_KEY);
+  if (cancelKey === undefined) return undefined;
+  at += CANCEL_KEY_KEY.length + 34;
+  const args = argsAt(bytes, at);
+  return args === undefined ? undefined : { method, callId, cancelKey, args };
 }
 
 /** A successful reply carrying `value`: the same bytes as `encodeOk(value)`. */

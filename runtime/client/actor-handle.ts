@@ -23,7 +23,7 @@ import { CallOutbox } from './call-outbox.ts';
 import { beingCreated, CallResend, type OutgoingCall } from './call-resend.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
 import { actorRank } from './actor-rank.ts';
-import { newRandomId } from './random-id.ts';
+import { newCallCancel } from './random-id.ts';
 
 /** Options of the calls made through `handle.options(opts)`. */
 export interface CallOptions {
@@ -494,7 +494,7 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
     if (this.death) return Promise.reject(new ActorDiedError(this.actorId, this.death.cause));
     let data: Uint8Array;
     // a call with a signal carries an id and a key of its own: what its cancel_call must name
-    const cancel = signal === undefined ? undefined : { callId: newRandomId() + newRandomId(), cancelKey: newRandomId() + newRandomId() };
+    const cancel = signal === undefined ? undefined : newCallCancel();
     try {
       data = encodeCall(method, args, cancel);
       this.#callSubject ??= this.ctx.subjects.actorCall(this.actorId);

@@ -17,3 +17,17 @@ export function newRandomId(): string {
   at += 8;
   return POOL.toString('hex', at - 8, at);
 }
+
+/**
+ * What a call made with a signal carries (protocols/messages/actor.ts): an id and a key, each 16
+ * random bytes as 32 lowercase hex characters, drawn from the pool in one piece.
+ */
+export function newCallCancel(): { callId: string; cancelKey: string } {
+  if (at + 32 > POOL.length) {
+    randomFillSync(POOL);
+    at = 0;
+  }
+  at += 32;
+  const hex = POOL.toString('hex', at - 32, at);
+  return { callId: hex.slice(0, 32), cancelKey: hex.slice(32) };
+}

@@ -124,16 +124,48 @@ test('a call laid out otherwise (keys in another order, extra fields) is read by
 
 test('a call that can be cancelled is encode()d as is, and decodeCallOrCancel reads it, a cancel_call, or fails as decode() does', () => {
   const cancel = { callId: 'fedcba9876543210fedcba9876543210', cancelKey: '0123456789abcdef0123456789abcdef' };
+  const both = { registry: { actor_call: messages.actor_call, cancel_call: messages.cancel_call } };
+  for (const method of methods) {
+    for (const [what, value] of values) {
+      const keyed = encodeCall(method, [value], cancel);
+      assert.equal(Array.from(keyed), Array.from(encode('actor_call', { method, ...cancel, args: [value] })), `${method}, ${what}: encode()'s bytes`);
+      const call = decodeCallOrCancel(keyed);
+      assert.not.ok(isCancelCall(call));
+      assert.equal(call, decode(keyed, both).body, `${method}, ${what}: decoded as decode() does`);
+    }
+  }
   const keyed = encodeCall('echo', ['x'], cancel);
-  assert.equal(keyed, encode('actor_call', { method: 'echo', args: ['x'], ...cancel }));
-  const call = decodeCallOrCancel(keyed);
-  assert.not.ok(isCancelCall(call));
-  assert.equal(call, { method: 'echo', args: ['x'], ...cancel });
+  assert.equal(decodeCallOrCancel(keyed), { method: 'echo', args: ['x'], ...cancel });
+  // keys that are not 32 lowercase hex go the general way, and are refused where decode() refuses them
+  const upper = encodeCall('echo', ['x'], { ...cancel, cancelKey: cancel.cancelKey.toUpperCase() });
+  assert.equal(Array.from(upper), Array.from(encode('actor_call', { method: 'echo', ...cancel, cancelKey: cancel.cancelKey.toUpperCase(), args: ['x'] })));
+  assert.is(errorOf(() => decodeCallOrCancel(upper)).code, 'INVALID_MESSAGE');
+  // a layout damaged anywhere reads as decode() reads it
+  for (let cut = 1; cut < keyed.length; cut += 7) {
+    const truncated = keyed.subarray(0, cut);
+    assert.is(errorOf(() => decodeCallOrCancel(truncated)).code, errorOf(() => decode(truncated, both)).code, `cut at ${cut}`);
+  }
+  for (let at = 0; at < keyed.length; at++) {
+    const changed = Uint8Array.from(keyed);
+    changed[at] = 0x47; // 'G': not hex, and no header byte here
+    let fast: unknown;
+    let general: unknown;
+    try {
+      fast = decodeCallOrCancel(changed);
+    } catch (err) {
+      fast = (err as ProtocolError).code;
+    }
+    try {
+      general = decode(changed, both).body;
+    } catch (err) {
+      general = (err as ProtocolError).code;
+    }
+    assert.equal(fast, general, `byte ${at} changed`);
+  }
   assert.equal(decodeCallOrCancel(encodeCall('echo', ['x'])), { method: 'echo', args: ['x'] }, 'a plain call, on the fast path');
   const cancelled = decodeCallOrCancel(encode('cancel_call', cancel));
   assert.ok(isCancelCall(cancelled));
   assert.equal(cancelled, cancel);
-  const both = { registry: { actor_call: messages.actor_call, cancel_call: messages.cancel_call } };
   for (const bytes of [encode('reply', { ok: true, value: 1 }), encode('cancel_call', { ...cancel, cancelKey: 'short' }), Uint8Array.of(0xc1)]) {
     const general = errorOf(() => decode(bytes, both));
     const fast = errorOf(() => decodeCallOrCancel(bytes));

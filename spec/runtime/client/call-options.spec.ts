@@ -17,6 +17,7 @@ import { CallAbortedError, startLocalCluster, type LocalCluster } from '../../..
 import { until } from '../../helpers/until.ts';
 import { JournalActor } from './failover-actors.ts';
 import { GateActor } from '../../fixtures/client/actors.ts';
+import { newCallCancel } from '../../../runtime/client/random-id.ts';
 
 const READY = { timeoutMs: 10_000 };
 let local: LocalCluster;
@@ -192,6 +193,18 @@ test('one signal for 60 calls in flight: one abort listener, no MaxListenersExce
     process.off('warning', onWarning);
   }
   await actor.kill();
+});
+
+test('a call with a signal draws an id and a key: 32 lowercase hex characters each, never repeated (across pool refills)', () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 1000; i++) {
+    const { callId, cancelKey } = newCallCancel();
+    for (const v of [callId, cancelKey]) {
+      assert.match(v, /^[0-9a-f]{32}$/);
+      assert.not.ok(seen.has(v), `drawn twice: ${v}`);
+      seen.add(v);
+    }
+  }
 });
 
 test("options({ signal }) after the call was sent: a call waiting at its actor is dropped unstarted, a running one's signal aborts", async () => {
