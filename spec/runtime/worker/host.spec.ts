@@ -410,6 +410,23 @@ test("a running call's signal aborts on its cancel, with ABORTED as the reason; 
   await until('the late cancel is counted', () => (host.cancels.unmatched > before.unmatched ? true : undefined));
 });
 
+test('a running call cancelled before its method looked at its signal finds it aborted when it looks', async () => {
+  const id = await spawn('Gate');
+  const callId = newCallId();
+  const running = keyedCall(id, callId, 'holdThenSignal', 'late look');
+  await until('it runs', () => (host.load(id)?.inFlight === 1 ? true : undefined));
+  const before = { ...host.cancels };
+  cancel(id, callId);
+  await until('the cancel is taken', () => (host.cancels.signalled > before.signalled ? true : undefined));
+  openAllGates();
+  assert.is(await running, 'aborted: call Gate.holdThenSignal was cancelled by its caller');
+  // a call that was not cancelled looks and finds it not aborted
+  const other = keyedCall(id, newCallId(), 'holdThenSignal', 'untouched');
+  await until('it runs', () => (host.load(id)?.inFlight === 1 ? true : undefined));
+  openAllGates();
+  assert.is(await other, 'not aborted');
+});
+
 test('a cancel with another key, for another call id, or for a call sent without a key changes nothing', async () => {
   const id = await spawn('Gate');
   const holding = call(bus, id, 'hold', 'first');
