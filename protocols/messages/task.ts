@@ -126,6 +126,7 @@ const done = object({ kind: literal('done'), value: unknown(), lease: optional(t
 const spillback = object({ kind: literal('spillback'), nodeId: id });
 const resubmit = object({ kind: literal('resubmit') });
 const busy = object({ kind: literal('busy') });
+const full = object({ kind: literal('full'), queued: num({ int: true, min: 0 }), maxQueued: num({ int: true, min: 0 }), queuedBytes: num({ int: true, min: 0 }), maxQueuedBytes: num({ int: true, min: 0 }) });
 
 /**
  * The value of a submit_task reply:
@@ -134,8 +135,11 @@ const busy = object({ kind: literal('busy') });
  *   spillback  ask raylet `nodeId` instead (its view prefers it), with hops + 1
  *   resubmit   this raylet is stopping and the task never started: submit it again elsewhere
  *   busy       (a submission asking for a lease) no room for it now; it did not run
+ *   full       it would have to wait here, and this raylet's queue holds as many tasks (or bytes of
+ *              them) as it takes (`maxQueued`, `maxQueuedBytes`): it did not run and is not kept;
+ *              the driver submits it again once there may be room
  */
-export type TaskOutcome = Infer<typeof done> | Infer<typeof spillback> | Infer<typeof resubmit> | Infer<typeof busy>;
+export type TaskOutcome = Infer<typeof done> | Infer<typeof spillback> | Infer<typeof resubmit> | Infer<typeof busy> | Infer<typeof full>;
 
 export const taskOutcome: Validator<TaskOutcome> = (value, path) => {
   if (!isPlainObject(value)) return invalid(path, 'expected an object');
@@ -148,8 +152,10 @@ export const taskOutcome: Validator<TaskOutcome> = (value, path) => {
       return resubmit(value, path);
     case 'busy':
       return busy(value, path);
+    case 'full':
+      return full(value, path);
     default:
-      return invalid(childPath(path, 'kind'), 'expected "done", "spillback", "resubmit" or "busy"');
+      return invalid(childPath(path, 'kind'), 'expected "done", "spillback", "resubmit", "busy" or "full"');
   }
 };
 

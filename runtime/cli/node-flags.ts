@@ -6,6 +6,7 @@ import { labelValueProblem } from '../../lib/labels/validate.ts';
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { parseTaint } from '../../lib/scheduling/taints.ts';
 import { UsageError, stringFlag, type FlagSpec, type ParsedArgs } from './args.ts';
+import { positiveCount } from '../raylet/flags.ts';
 
 /** The flags that describe a node, shared by `orrery start` and the raylet process. */
 export const NODE_FLAGS = {
@@ -16,6 +17,8 @@ export const NODE_FLAGS = {
   'num-cpus': 'string',
   'num-gpus': 'string',
   'node-name': 'string',
+  'max-queued-tasks': 'string',
+  'max-queued-task-bytes': 'string',
 } as const satisfies FlagSpec;
 
 /**
@@ -58,6 +61,8 @@ export function nodeFlagArgs(command: string, args: ParsedArgs): string[] {
     const problem = labelValueProblem(v);
     if (problem) throw new Error(`${JSON.stringify(v)} cannot be a node name: ${problem}`);
   });
+  check('max-queued-tasks', (v) => void positiveCount(v));
+  check('max-queued-task-bytes', (v) => void positiveCount(v));
   return out;
 }
 

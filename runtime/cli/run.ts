@@ -28,6 +28,7 @@ export const USAGE = `usage:
   orrery start --gcs [--address URL] [--job-timeout-ms N] [--cluster NAME] [--block]   a GCS alone: leader, or hot standby
       node flags: --labels "k=v,k2=v2"  --labels-file FILE.yaml  --taints "k=v[:Effect],…"
                   --resources '{"my_res":2}'  --num-cpus N  --num-gpus N  --node-name NAME
+                  --max-queued-tasks N  --max-queued-task-bytes N   (the raylet's task queue; default 100000, 268435456)
   orrery stop
   orrery up CLUSTER.yaml [--address URL] [--wait S]   the cluster a config describes: nats-server and
       GCS when none runs, then the autoscaler, which launches each node type's minWorkers (waits up to

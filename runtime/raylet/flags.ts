@@ -22,6 +22,9 @@ export interface RayletFlags {
   resources: Record<string, number>;
   /** Directories worker hosts load code from (absolute); empty: any file: URL. */
   codeRoots: string[];
+  /** The task queue's bounds; undefined: the raylet's defaults. */
+  maxQueuedTasks?: number;
+  maxQueuedTaskBytes?: number;
   help: boolean;
 }
 
@@ -29,12 +32,16 @@ export interface RayletFlags {
 export const USAGE = `usage: raylet [--address URL] [--cluster NAME] [--node-name NAME] [--node-ip IP]
               [--labels "k=v,…"] [--labels-file FILE.yaml] [--taints "k=v[:Effect],…"]
               [--resources '{"GPU":1}'] [--num-cpus N] [--num-gpus N] [--code-root DIR[${delimiter}DIR…]]
+              [--max-queued-tasks N] [--max-queued-task-bytes N]
               [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; labels also come from $ORRERY_NODE_LABELS
   --code-root: actors and tasks load only from files under these directories (default $ORRERY_CODE_ROOTS; none: any file)
+  --max-queued-tasks, --max-queued-task-bytes: the most tasks (default 100000) and bytes of them (default
+      268435456) waiting in this raylet's queue; past them a task is refused and its driver submits it
+      again later (default $ORRERY_MAX_QUEUED_TASKS, $ORRERY_MAX_QUEUED_TASK_BYTES)
 ${ACCESS_USAGE}`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--node-name', '--node-ip', '--labels', '--labels-file', '--taints', '--resources', '--num-cpus', '--num-gpus', '--code-root', ...ACCESS_FLAGS]);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--node-name', '--node-ip', '--labels', '--labels-file', '--taints', '--resources', '--num-cpus', '--num-gpus', '--code-root', '--max-queued-tasks', '--max-queued-task-bytes', ...ACCESS_FLAGS]);
 
 /** Parses the raylet's flags and environment; every problem is a FlagError naming its flag. */
 export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv): RayletFlags {
@@ -77,7 +84,21 @@ export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv
   const rootsFlag = given.get('--code-root');
   const codeRoots = rootsFlag !== undefined ? at('--code-root', () => parseCodeRoots(rootsFlag)) : at('ORRERY_CODE_ROOTS', () => parseCodeRoots(env.ORRERY_CODE_ROOTS ?? ''));
   const access = accessFlags(given, env);
-  return { address, access, cluster, nodeName, nodeIp, labels, taints, resources, codeRoots, help };
+  const count = (flag: string, name: string): number | undefined => {
+    const text = given.get(flag);
+    return text !== undefined ? at(flag, () => positiveCount(text)) : at(name, () => positiveCount(env[name]));
+  };
+  const maxQueuedTasks = count('--max-queued-tasks', 'ORRERY_MAX_QUEUED_TASKS');
+  const maxQueuedTaskBytes = count('--max-queued-task-bytes', 'ORRERY_MAX_QUEUED_TASK_BYTES');
+  return { address, access, cluster, nodeName, nodeIp, labels, taints, resources, codeRoots, maxQueuedTasks, maxQueuedTaskBytes, help };
+}
+
+/** A whole number of at least 1, written in decimal digits; undefined when not given. */
+export function positiveCount(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const n = Number(text.trim());
+  if (!/^[0-9]+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new Error(`expected a whole number of at least 1, got ${JSON.stringify(text)}`);
+  return n;
 }
 
 /**

@@ -46,6 +46,13 @@ export interface LocalTasksOptions {
   onLeaseLost?(leaseId: string, cause: string): void;
   /** Ends leases at their task hosts (a running task of one finishes first). */
   revokeLeases?(leaseIds: string[]): void;
+  /**
+   * Most tasks the queue holds, and most bytes of their submissions (docs/runtime.md, "A raylet's
+   * queue is bounded"): a task that would wait past either is answered `full` and not kept. Default
+   * DEFAULT_MAX_QUEUED_TASKS and DEFAULT_MAX_QUEUED_TASK_BYTES.
+   */
+  maxQueued?: number;
+  maxQueuedBytes?: number;
   /** The clock of queued tasks' deadlines (ms); default performance.now. */
   now?: () => number;
   /** The wall clock a submission's `deadline` is read against (ms since the epoch); default Date.now. */
@@ -54,12 +61,19 @@ export interface LocalTasksOptions {
 
 const newLeaseId = (): string => randomBytes(8).toString('hex');
 
+/** A raylet's queue holds at most this many tasks by default… */
+export const DEFAULT_MAX_QUEUED_TASKS = 100_000;
+/** …and at most this many bytes of their submissions (arguments included). */
+export const DEFAULT_MAX_QUEUED_TASK_BYTES = 256 * 1024 * 1024;
+
 interface Task {
   readonly body: SubmitTask;
   readonly msg: BusMsg & { readonly reply: string };
   readonly req: SchedulingRequest;
   /** When its driver stops waiting (`timeoutMs` from its arrival): it never starts after that. */
   readonly expiresAt: number;
+  /** Bytes of its submission, as the queue's byte bound counts them. */
+  readonly size: number;
   lastMessage?: string;
 }
 
@@ -84,6 +98,12 @@ interface Task {
  */
 export class LocalTasks {
   private queue: Task[] = [];
+  /** Bytes of the queued tasks' submissions. */
+  private queuedBytes = 0;
+  private readonly maxQueued: number;
+  private readonly maxQueuedBytes: number;
+  /** Submissions answered `full`. */
+  private refused = 0;
   private readonly running = new Set<Task>();
   /** Leases granted and not yet ended: the holder of their resources, and their tasks' request. */
   private readonly leased = new Map<string, { holder: string; req: SchedulingRequest; revoked?: boolean }>();
@@ -105,12 +125,14 @@ export class LocalTasks {
 
   constructor(private readonly opts: LocalTasksOptions) {
     this.maxSpillHops = opts.maxSpillHops ?? DEFAULT_MAX_SPILL_HOPS;
+    this.maxQueued = opts.maxQueued ?? DEFAULT_MAX_QUEUED_TASKS;
+    this.maxQueuedBytes = opts.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_TASK_BYTES;
     this.now = opts.now ?? (() => performance.now());
     this.dropLog = new RejectionLog('raylet: queued tasks', opts.log);
   }
 
-  stats(): { running: number; queued: number; leases: number; expired: number; cancelled: number } {
-    return { running: this.running.size, queued: this.queue.length, leases: this.leased.size, expired: this.expired, cancelled: this.cancelled };
+  stats(): { running: number; queued: number; queuedBytes: number; leases: number; expired: number; cancelled: number; refused: number } {
+    return { running: this.running.size, queued: this.queue.length, queuedBytes: this.queuedBytes, leases: this.leased.size, expired: this.expired, cancelled: this.cancelled, refused: this.refused };
   }
 
   /**
@@ -132,6 +154,7 @@ export class LocalTasks {
     }
     if (!cancelKeyMatches(this.queue[at]!.body.cancelKey, cancelKey)) return false;
     const [task] = this.queue.splice(at, 1);
+    this.queuedBytes -= task!.size;
     this.cancelled++;
     respond(task!.msg, () => encodeCancelled(taskId));
     return 'dropped';
@@ -178,14 +201,24 @@ export class LocalTasks {
     }
     const left = taskTimeLeft(body, (this.opts.wallNow ?? Date.now)());
     if (left <= 0) return this.dropExpired(1); // read after its driver gave up (this raylet was frozen, or behind)
-    const task: Task = { body, msg, req, expiresAt: this.now() + left };
+    const task: Task = { body, msg, req, expiresAt: this.now() + left, size: msg.data.byteLength };
     if (this.place(task)) return;
     // a driver seeking a lease holds leases for such tasks or can wait for one: it hears `busy`
     if (body.lease) respond(msg, () => encodeOk({ kind: 'busy' }));
+    else if (this.queue.length >= this.maxQueued || this.queuedBytes + task.size > this.maxQueuedBytes) this.refuse(task);
     else {
       this.queue.push(task);
+      this.queuedBytes += task.size;
       this.armExpiry(task.expiresAt);
     }
+  }
+
+  /** The queue is full: the task is answered `full` and not kept (its driver submits it again later). */
+  private refuse(task: Task): void {
+    this.refused++;
+    const full = { kind: 'full' as const, queued: this.queue.length, maxQueued: this.maxQueued, queuedBytes: this.queuedBytes, maxQueuedBytes: this.maxQueuedBytes };
+    this.dropLog.note('TASK_QUEUE_FULL', `refused task(s): the queue holds ${full.queued} task(s) of ${full.maxQueued}, ${full.queuedBytes} bytes of ${full.maxQueuedBytes}; their drivers submit them again`);
+    respond(task.msg, () => encodeOk(full));
   }
 
   /**
@@ -204,6 +237,7 @@ export class LocalTasks {
         return true;
       }
       dropped++;
+      this.queuedBytes -= task.size;
       return false;
     });
     this.dropExpired(dropped);
@@ -242,6 +276,7 @@ export class LocalTasks {
     this.clearExpiry();
     const queued = this.queue;
     this.queue = [];
+    this.queuedBytes = 0;
     for (const task of queued) respond(task.msg, () => encodeOk({ kind: 'resubmit' }));
   }
 
@@ -250,6 +285,7 @@ export class LocalTasks {
     this.state = 'crashed';
     this.clearExpiry();
     this.queue = [];
+    this.queuedBytes = 0;
     this.running.clear();
   }
 
@@ -391,6 +427,7 @@ export class LocalTasks {
     this.expire();
     const queued = this.queue;
     this.queue = [];
+    this.queuedBytes = 0;
     const local = this.opts.view.state.node(this.opts.view.localNodeId);
     // tasks with the same options share one compiled request: one that waits decides for the rest
     // (10,000 queued tasks on a 1,000-node view took 2.8 s per view delta, each decided against every node)
@@ -398,7 +435,10 @@ export class LocalTasks {
     for (const task of queued) {
       if (this.state !== 'open') break;
       const worth = kind === 'view' || (local !== undefined && fits(local.available, task.req.resources));
-      if (!worth || !this.place(task, waits)) this.queue.push(task);
+      if (!worth || !this.place(task, waits)) {
+        this.queue.push(task);
+        this.queuedBytes += task.size;
+      }
     }
     this.kick = undefined;
   }

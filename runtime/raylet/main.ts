@@ -47,6 +47,8 @@ try {
     bus,
     config,
     hosts: { mode: 'process', natsAddress: flags.address, natsAccess: flags.access },
+    maxQueuedTasks: flags.maxQueuedTasks,
+    maxQueuedTaskBytes: flags.maxQueuedTaskBytes,
     log: main.say,
     onActorSystem: (system) => void inspection?.add(system),
   });

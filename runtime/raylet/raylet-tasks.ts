@@ -51,6 +51,9 @@ export interface RayletTasksOptions {
   requestTimeoutMs: number;
   retryMs?: number;
   maxSpillHops?: number;
+  /** The queue's bounds (LocalTasks). */
+  maxQueuedTasks?: number;
+  maxQueuedTaskBytes?: number;
   workerLeases?: { idleMs: number; lifetimeMs: number } | false;
   /** Default 'with-tasks'. */
   followView?: FollowView;
@@ -119,6 +122,8 @@ export class RayletTasks {
       revokeLeases: (leaseIds) => opts.hosts.revokeLeases(leaseIds),
       cancelRunning: (taskId) => opts.hosts.cancelTasks([taskId]),
       maxSpillHops: opts.maxSpillHops,
+      maxQueued: opts.maxQueuedTasks,
+      maxQueuedBytes: opts.maxQueuedTaskBytes,
       workerLeases: opts.workerLeases,
     });
   }
@@ -127,7 +132,7 @@ export class RayletTasks {
     return this.opts.config.nodeId;
   }
 
-  stats(): { tasks: { running: number; queued: number; leases: number; expired: number; cancelled: number }; view: ViewStats & { following: boolean } } {
+  stats(): { tasks: ReturnType<LocalTasks['stats']>; view: ViewStats & { following: boolean } } {
     const tasks = this.tasks.stats();
     return { tasks: { ...tasks, cancelled: tasks.cancelled + this.cancelledWaiting }, view: { ...this.view.stats(), following: this.following } };
   }

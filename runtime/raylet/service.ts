@@ -46,6 +46,13 @@ export interface RayletServiceOptions {
   maxTaskHosts?: number;
   /** Spills of one task submission for want of room before a raylet that could run it keeps it; default 3. */
   maxSpillHops?: number;
+  /**
+   * Most tasks waiting in this raylet's queue, and most bytes of their submissions; a task that would
+   * wait past either is answered `full` and submitted again by its driver later. Default 100,000
+   * tasks and 256 MiB (local-tasks.ts).
+   */
+  maxQueuedTasks?: number;
+  maxQueuedTaskBytes?: number;
   /** Worker leases granted to drivers with task results (default idle 100 ms, lifetime 1 s); false: none. */
   workerLeases?: { idleMs: number; lifetimeMs: number } | false;
   /** The fence lease as a fraction of the GCS's node timeout (fence.ts); default 0.6. */
@@ -136,6 +143,8 @@ export class RayletService {
       requestTimeoutMs: this.timeoutMs,
       retryMs: opts.retryMs,
       maxSpillHops: opts.maxSpillHops,
+      maxQueuedTasks: opts.maxQueuedTasks,
+      maxQueuedTaskBytes: opts.maxQueuedTaskBytes,
       workerLeases: opts.workerLeases,
       followView: opts.followView,
       viewLingerMs: opts.viewLingerMs,
@@ -159,7 +168,7 @@ export class RayletService {
     fenced: boolean;
     hosts: number;
     taskHosts: number;
-    tasks: { running: number; queued: number; leases: number };
+    tasks: { running: number; queued: number; queuedBytes: number; leases: number; expired: number; cancelled: number; refused: number };
     /** The cluster view and whether the raylet follows it now (raylet-tasks.ts, "Following the view"). */
     view: ViewStats & { following: boolean };
     seq: number;

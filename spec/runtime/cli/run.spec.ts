@@ -27,6 +27,8 @@ const cases: [string, string[], RegExp][] = [
   ['--num-cpus not a number', ['start', '--head', '--num-cpus', 'four'], /--num-cpus: expected a non-negative number, got "four"/],
   ['--num-gpus negative', ['start', '--head', '--num-gpus', '-1'], /--num-gpus: expected a non-negative number/],
   ['--num-cpus too precise', ['start', '--head', '--num-cpus', '0.00001'], /--num-cpus: .*at least 0\.0001/],
+  ['--max-queued-tasks zero', ['start', '--head', '--max-queued-tasks', '0'], /--max-queued-tasks: expected a whole number of at least 1, got "0"/],
+  ['--max-queued-task-bytes not a number', ['start', '--head', '--max-queued-task-bytes', '64MiB'], /--max-queued-task-bytes: expected a whole number/],
   ['--labels syntax', ['start', '--head', '--labels', 'region'], /--labels: .*expected key=value/],
   ['--labels reserved prefix', ['start', '--head', '--labels', 'orrery.io/node-id=x'], /--labels: .*orrery\.io/],
   ['--labels-file missing', ['start', '--head', '--labels-file', join(dir, 'none.yaml')], /--labels-file: cannot read .*none\.yaml \(ENOENT\)/],

@@ -30,6 +30,9 @@ const ok: { name: string; argv: string[]; env?: Record<string, string>; want: Pa
   { name: 'code roots, made absolute', argv: ['--code-root', `${dir}${delimiter}${relative(process.cwd(), codeDir)}`], want: { codeRoots: [dir, codeDir] } },
   { name: 'code roots from env', argv: [], env: { ORRERY_CODE_ROOTS: codeDir }, want: { codeRoots: [codeDir] } },
   { name: 'code roots: flag beats env', argv: ['--code-root', dir], env: { ORRERY_CODE_ROOTS: codeDir }, want: { codeRoots: [dir] } },
+  { name: "the task queue's bounds: the raylet's defaults", argv: [], want: { maxQueuedTasks: undefined, maxQueuedTaskBytes: undefined } },
+  { name: "the task queue's bounds", argv: ['--max-queued-tasks', '500', '--max-queued-task-bytes=1048576'], want: { maxQueuedTasks: 500, maxQueuedTaskBytes: 1048576 } },
+  { name: "the task queue's bounds from env; the flag beats it", argv: ['--max-queued-tasks', '7'], env: { ORRERY_MAX_QUEUED_TASKS: '9', ORRERY_MAX_QUEUED_TASK_BYTES: '4096' }, want: { maxQueuedTasks: 7, maxQueuedTaskBytes: 4096 } },
 ];
 
 for (const c of ok) {
@@ -65,6 +68,11 @@ const bad: { argv: string[]; env?: Record<string, string>; flag: string; problem
   { argv: ['--code-root', labelsFile], flag: '--code-root', problem: /not a directory/ },
   { argv: ['--code-root'], flag: '--code-root', problem: /needs a value/ },
   { argv: [], env: { ORRERY_CODE_ROOTS: join(dir, 'missing') }, flag: 'ORRERY_CODE_ROOTS', problem: /no such directory/ },
+  { argv: ['--max-queued-tasks', '0'], flag: '--max-queued-tasks', problem: /whole number of at least 1/ },
+  { argv: ['--max-queued-tasks', '1.5'], flag: '--max-queued-tasks', problem: /whole number/ },
+  { argv: ['--max-queued-task-bytes', '1e9'], flag: '--max-queued-task-bytes', problem: /whole number/ },
+  { argv: ['--max-queued-task-bytes', '-5'], flag: '--max-queued-task-bytes', problem: /whole number/ },
+  { argv: [], env: { ORRERY_MAX_QUEUED_TASKS: 'lots' }, flag: 'ORRERY_MAX_QUEUED_TASKS', problem: /whole number/ },
 ];
 
 for (const c of bad) {

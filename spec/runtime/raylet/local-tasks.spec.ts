@@ -31,7 +31,7 @@ interface Running {
   die(err: Error): void;
 }
 
-function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: number }; wall?: { t: number } } = {}) {
+function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: number }; wall?: { t: number }; maxQueued?: number; maxQueuedBytes?: number } = {}) {
   const running: Running[] = [];
   const waiting: { taskId: string; failure: ScheduleFailure }[] = [];
   const lost: string[] = [];
@@ -64,18 +64,20 @@ function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: n
     revokeLeases: (ids) => revoked.push(...ids),
     cancelRunning: (taskId) => cancelledRunning.push(taskId),
     maxSpillHops: opts.maxSpillHops,
+    maxQueued: opts.maxQueued,
+    maxQueuedBytes: opts.maxQueuedBytes,
     ...(opts.clock ? { now: () => opts.clock!.t } : {}),
     ...(opts.wall ? { wallNow: () => opts.wall!.t } : {}),
   });
   view.receive({ version: 1, previous: 0, upserts: [node('a', { region: 'eu' }), node('b', { region: 'eu' })], removals: [] });
   const answers = new Map<string, Answer>();
   let n = 0;
-  const submit = (over: Partial<SubmitTask> = {}): string => {
+  const submit = (over: Partial<SubmitTask> = {}, bytes = 0): string => {
     const taskId = over.taskId ?? `t${++n}`;
     const body: SubmitTask = { taskId, code: { moduleUrl: 'file:///x.ts', functionName: 'f', args: [] }, namespace: 'default', options: {}, hops: 0, attempt: 0, ...over };
     const msg: BusMsg & { reply: string } = {
       subject: 'raylet.me.submit_task',
-      data: new Uint8Array(),
+      data: new Uint8Array(bytes),
       reply: `inbox.${taskId}`,
       respond: (data) => {
         const { body: reply } = decode(data, { registry: { reply: messages.reply } });
@@ -102,7 +104,7 @@ test('a task that fits here runs here, holding its resources until it ends', asy
   w.running[0].end();
   await w.settle();
   assert.equal(w.leases.available(), { CPU: 2 * CPU });
-  assert.equal(w.tasks.stats(), { running: 0, queued: 0, leases: 0, expired: 0, cancelled: 0 });
+  assert.equal(w.tasks.stats(), { running: 0, queued: 0, queuedBytes: 0, leases: 0, expired: 0, cancelled: 0, refused: 0 });
 });
 
 test('a task for another node is spilled back, and its resources reserved there in the view', () => {
@@ -276,7 +278,7 @@ test('a queued task whose driver stopped waiting never starts: the room made aft
   await w.settle();
   assert.equal(w.running.map((r) => r.task.taskId), [busy, next], 'the room went to the task still awaited');
   assert.not.ok(w.answers.has(late), 'nobody waits for an answer');
-  assert.equal(w.tasks.stats(), { running: 1, queued: 0, leases: 0, expired: 1, cancelled: 0 });
+  assert.equal(w.tasks.stats(), { running: 1, queued: 0, queuedBytes: 0, leases: 0, expired: 1, cancelled: 0, refused: 0 });
 });
 
 test('a queued task is dropped at its deadline even when no room ever comes: the queue keeps no task nobody waits for', async () => {
@@ -334,7 +336,44 @@ test('cancel(): a queued task leaves the queue unstarted only with its own key, 
   w.running[0].end();
   await w.settle();
   assert.equal(w.running.map((r) => r.task.taskId), [busy, keyless], 'the room went to the task behind it');
-  assert.equal(w.tasks.stats(), { running: 1, queued: 0, leases: 0, expired: 0, cancelled: 1 });
+  assert.equal(w.tasks.stats(), { running: 1, queued: 0, queuedBytes: 0, leases: 0, expired: 0, cancelled: 1, refused: 0 });
+});
+
+test('the queue is bounded: past maxQueued tasks or maxQueuedBytes bytes, a task that would wait is answered full and not kept; one that runs or is spilled is taken as before', async () => {
+  const clock = { t: 0 };
+  const w = world({ maxQueued: 2, maxQueuedBytes: 1000, clock });
+  const here = { numCpus: 2, labelSelector: { region: 'us' } };
+  const busy = w.submit({ options: here, timeoutMs: 60_000 });
+  const [q1, q2] = [w.submit({ options: here, timeoutMs: 60_000 }, 100), w.submit({ options: here, timeoutMs: 1_000, cancelKey: 'c'.repeat(32) }, 100)];
+  const refused = w.submit({ options: here }, 10);
+  assert.equal(w.answers.get(refused), { ok: true, value: { kind: 'full', queued: 2, maxQueued: 2, queuedBytes: 200, maxQueuedBytes: 1000 } });
+  assert.equal([q1, q2].map((t) => w.answers.has(t)), [false, false], 'the queued tasks are kept');
+  // a task that need not wait here is not refused: another node takes it
+  const spilled = w.submit({ options: { labelSelector: { region: 'eu' } } }, 10);
+  assert.is(w.answers.get(spilled)?.value?.kind, 'spillback');
+  assert.equal([w.tasks.stats().queued, w.tasks.stats().queuedBytes, w.tasks.stats().refused], [2, 200, 1]);
+
+  // room in the queue by count, not by bytes: a task of 801 bytes would pass 1,000
+  assert.is(w.tasks.cancel(q2, 'c'.repeat(32)), 'dropped');
+  assert.equal([w.tasks.stats().queued, w.tasks.stats().queuedBytes], [1, 100]);
+  const tooBig = w.submit({ options: here }, 901);
+  assert.is(w.answers.get(tooBig)?.value?.kind, 'full');
+  const fits = w.submit({ options: here, timeoutMs: 1_000 }, 900);
+  assert.not.ok(w.answers.has(fits));
+  assert.equal([w.tasks.stats().queued, w.tasks.stats().queuedBytes, w.tasks.stats().refused], [2, 1000, 2]);
+
+  // a queued task that runs, and one dropped at its deadline, leave room
+  w.running[0].end();
+  await w.settle();
+  assert.equal(w.running.map((r) => r.task.taskId), [busy, q1]);
+  assert.equal([w.tasks.stats().queued, w.tasks.stats().queuedBytes], [1, 900]);
+  clock.t = 2_000;
+  w.running[1].end();
+  await w.settle();
+  assert.equal(w.running.map((r) => r.task.taskId), [busy, q1], 'the task past its deadline never started');
+  assert.equal([w.tasks.stats().queued, w.tasks.stats().queuedBytes, w.tasks.stats().expired], [0, 0, 1]);
+  const later = w.submit({ options: here }, 900);
+  assert.equal(w.running.map((r) => r.task.taskId), [busy, q1, later], 'an empty queue and a free node: it runs');
 });
 
 test.run();

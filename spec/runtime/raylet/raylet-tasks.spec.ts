@@ -58,7 +58,7 @@ test("a running task holds its CPU: in heartbeats, in load reports and in the ra
   const running = w.submit({ taskId: 'aaaa000000000001', code: { moduleUrl: FIXTURES, functionName: 'hold', args: [150, marker] }, namespace: 'default', options: { numCpus: 2 }, hops: 0, attempt: 0 });
   await until(() => existsSync(marker), 'the task to start');
   assert.equal(w.raylet.stats().available, { CPU: 0 });
-  assert.equal(w.raylet.stats().tasks, { running: 1, queued: 0, leases: 0, expired: 0, cancelled: 0 });
+  assert.equal(w.raylet.stats().tasks, { running: 1, queued: 0, queuedBytes: 0, leases: 0, expired: 0, cancelled: 0, refused: 0 });
   await w.gcs.until(() => w.gcs.lastHeartbeat()?.available.CPU === 0, 'a heartbeat with the CPU held');
   const answer = decodeReply((await running).data, { value: taskOutcome });
   assert.is(answer.kind, 'done');
@@ -91,7 +91,7 @@ test('malformed submissions are answered with their wire error and change nothin
   await w.bus.flush();
   const after = w.raylet.stats();
   assert.equal(after.available, before.available);
-  assert.equal(after.tasks, { running: 0, queued: 0, leases: 0, expired: 0, cancelled: 0 });
+  assert.equal(after.tasks, { running: 0, queued: 0, queuedBytes: 0, leases: 0, expired: 0, cancelled: 0, refused: 0 });
   assert.ok(Object.values(after.malformed).reduce((a, b) => a + b, 0) >= 7, 'counted, the reply-less one too');
   assert.equal(decodeReply((await w.submit(good)).data, { value: taskOutcome }), { kind: 'done', value: 3 }, 'and it goes on running tasks');
   await w.raylet.stop();
@@ -167,7 +167,9 @@ test('cancel_task: malformed or forged cancels (another key, a task not queued) 
   assert.is(Object.values(w.raylet.stats().malformed).reduce((a, b) => a + b, 0) - before, 2, 'the unreadable and the invalid one counted');
   const reply = decode((await dropped).data, { registry: { reply: messages.reply } }).body;
   assert.is(reply.ok ? 'ok' : reply.error.code, 'ABORTED');
-  assert.equal(w.raylet.stats().tasks, { running: 1, queued: 1, leases: 0, expired: 0, cancelled: 1 });
+  const { queuedBytes, ...counts } = w.raylet.stats().tasks;
+  assert.equal(counts, { running: 1, queued: 1, leases: 0, expired: 0, cancelled: 1, refused: 0 });
+  assert.ok(queuedBytes > 0, "the kept task's bytes are counted");
   writeFileSync(gate, '');
   await holding;
   assert.is(decodeReply((await kept).data, { value: taskOutcome }).kind, 'done', 'the task a forged key named ran');
