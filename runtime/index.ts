@@ -45,7 +45,7 @@ export type {
 export { defineActor } from './client/actor-class.ts';
 export { ActorArgumentError, CallAbortedError, CallArgumentError, GcsUnavailableError } from './client/errors.ts';
 export { defineTask } from './client/task-function.ts';
-export { NoNodesError, TaskAbortedError, TaskArgumentError, TaskNodeDiedError, TaskWorkerDiedError } from './client/task-errors.ts';
+export { NoNodesError, TaskAbortedError, TaskArgumentError, TaskNodeDiedError, TaskQueueFullError, TaskWorkerDiedError } from './client/task-errors.ts';
 export type { AnyFunction, TaskBuilder, TaskFunction, TaskResult, TaskRunOptions } from './client/index.ts';
 export { NatsServerMissingError } from './local/nats-server.ts';
 export type { LocalCluster, LocalClusterOptions, NodeSpec, Transport } from './local/index.ts';

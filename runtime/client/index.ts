@@ -15,5 +15,5 @@ export { defineTask, type AnyFunction, type TaskFunction } from './task-function
 export type { TaskBuilder } from './task-builder.ts';
 export type { TaskRunOptions } from './task-options.ts';
 export type { TaskResult } from './task-submitter.ts';
-export { NoNodesError, TaskAbortedError, TaskArgumentError, TaskNodeDiedError, TaskWorkerDiedError } from './task-errors.ts';
+export { NoNodesError, TaskAbortedError, TaskArgumentError, TaskNodeDiedError, TaskQueueFullError, TaskWorkerDiedError } from './task-errors.ts';
 export { ActorArgumentError } from './actor-builder.ts';

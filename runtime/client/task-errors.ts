@@ -47,3 +47,23 @@ export class NoNodesError extends OrreryError {
     super('NO_NODES', `no node can take the task: ${reason}`, { detail: { reason } });
   }
 }
+
+/**
+ * Every time it was submitted for as long as its timeout, the raylet that had to keep the task
+ * answered that its queue was full (docs/runtime.md, "A raylet's queue is bounded"). It never ran.
+ */
+export class TaskQueueFullError extends OrreryError {
+  override name = 'TaskQueueFullError';
+  constructor(
+    readonly taskId: string,
+    readonly nodeId: string,
+    readonly queue: { queued: number; maxQueued: number; queuedBytes: number; maxQueuedBytes: number },
+    readonly waitedMs: number,
+  ) {
+    super(
+      'TASK_QUEUE_FULL',
+      `task ${taskId} did not run: the queue of node ${nodeId}'s raylet stayed full for ${waitedMs} ms (${queue.queued} of ${queue.maxQueued} tasks, ${queue.queuedBytes} of ${queue.maxQueuedBytes} bytes)`,
+      { detail: { taskId, nodeId, ...queue, waitedMs } },
+    );
+  }
+}

@@ -12,8 +12,8 @@ import { NoRespondersError } from '../bus/errors.ts';
 import type { ClusterEvent } from './cluster-info.types.ts';
 import { specializeWireError } from './errors.ts';
 import type { GcsClient } from './gcs-client.ts';
-import { NoNodesError, TaskAbortedError, TaskNodeDiedError, TaskWorkerDiedError } from './task-errors.ts';
-import { watchAbort } from './abort-watch.ts';
+import { NoNodesError, TaskAbortedError, TaskNodeDiedError, TaskQueueFullError, TaskWorkerDiedError } from './task-errors.ts';
+import { abortable, watchAbort } from './abort-watch.ts';
 import { newRandomId } from './random-id.ts';
 
 /** What the submitter needs from its cluster connection (the ClusterClient provides it). */
@@ -143,6 +143,8 @@ export class TaskSubmitter {
    */
   async submit(spec: TaskSpec, tries: Tries, wantLease: boolean): Promise<{ result: TaskResult; lease?: TaskLease } | { busy: true }> {
     let refusals = 0;
+    /** When a raylet first answered `full` to this run, and how many times since. */
+    let full: { since: number; times: number } | undefined;
     for (;;) {
       this.checkAborted(spec, tries);
       let target = await this.entry(spec, refusals);
@@ -195,6 +197,21 @@ export class TaskSubmitter {
           break;
         }
         if (outcome.kind === 'busy') return { busy: true };
+        if (outcome.kind === 'full') {
+          // the raylet that would keep it has no room in its queue: the same submission again,
+          // after a pause, for as long as the task's timeout — then it fails, never having run
+          full ??= { since: Date.now(), times: 0 };
+          const waitedMs = Date.now() - full.since;
+          const timeoutMs = spec.timeoutMs ?? this.ctx.callTimeoutMs;
+          const { queued, maxQueued, queuedBytes, maxQueuedBytes } = outcome;
+          if (waitedMs >= timeoutMs) throw new TaskQueueFullError(spec.taskId, target, { queued, maxQueued, queuedBytes, maxQueuedBytes }, waitedMs);
+          const delayMs = Math.min(MAX_PAUSE_MS, FIRST_PAUSE_MS * 2 ** full.times++, timeoutMs - waitedMs);
+          const pause = new Promise((resolve) => setTimeout(resolve, delayMs));
+          await (spec.signal === undefined ? pause : abortable(pause, spec.signal, () => new TaskAbortedError(spec.taskId, spec.code.functionName, false, spec.signal!.reason)));
+          route.pop();
+          hops--;
+          continue;
+        }
         refusals = 0;
         target = outcome.nodeId;
       }
