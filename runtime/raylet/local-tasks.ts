@@ -98,6 +98,8 @@ interface Task {
  */
 export class LocalTasks {
   private queue: Task[] = [];
+  /** The queued tasks by id, for cancel_task: a cancel naming no queued task costs no walk of the queue. */
+  private readonly queuedById = new Map<string, Task>();
   /** Bytes of the queued tasks' submissions. */
   private queuedBytes = 0;
   private readonly maxQueued: number;
@@ -143,8 +145,8 @@ export class LocalTasks {
    * changes then.
    */
   cancel(taskId: string, cancelKey: string): 'dropped' | 'signalled' | false {
-    const at = this.queue.findIndex((task) => task.body.taskId === taskId);
-    if (at < 0) {
+    const queued = this.queuedById.get(taskId);
+    if (queued === undefined) {
       for (const task of this.running) {
         if (task.body.taskId !== taskId || !cancelKeyMatches(task.body.cancelKey, cancelKey)) continue;
         this.opts.cancelRunning?.(taskId);
@@ -152,11 +154,11 @@ export class LocalTasks {
       }
       return false;
     }
-    if (!cancelKeyMatches(this.queue[at]!.body.cancelKey, cancelKey)) return false;
-    const [task] = this.queue.splice(at, 1);
-    this.queuedBytes -= task!.size;
+    if (!cancelKeyMatches(queued.body.cancelKey, cancelKey)) return false;
+    this.queue.splice(this.queue.indexOf(queued), 1);
+    this.unqueued(queued);
     this.cancelled++;
-    respond(task!.msg, () => encodeCancelled(taskId));
+    respond(queued.msg, () => encodeCancelled(taskId));
     return 'dropped';
   }
 
@@ -205,20 +207,39 @@ export class LocalTasks {
     if (this.place(task)) return;
     // a driver seeking a lease holds leases for such tasks or can wait for one: it hears `busy`
     if (body.lease) respond(msg, () => encodeOk({ kind: 'busy' }));
-    else if (this.queue.length >= this.maxQueued || this.queuedBytes + task.size > this.maxQueuedBytes) this.refuse(task);
+    else if (this.refuseIfFull(task.msg, this.queue.length, this.queuedBytes, task.size)) return;
     else {
-      this.queue.push(task);
-      this.queuedBytes += task.size;
+      this.enqueue(task);
       this.armExpiry(task.expiresAt);
     }
   }
 
-  /** The queue is full: the task is answered `full` and not kept (its driver submits it again later). */
-  private refuse(task: Task): void {
+  private enqueue(task: Task): void {
+    this.queue.push(task);
+    this.queuedBytes += task.size;
+    this.queuedById.set(task.body.taskId, task);
+  }
+
+  /** `task` left the queue (the caller took it out of the array). */
+  private unqueued(task: Task): void {
+    this.queuedBytes -= task.size;
+    // a task id queued twice (a driver's mistake, or a hostile one) keeps the later entry findable
+    if (this.queuedById.get(task.body.taskId) === task) this.queuedById.delete(task.body.taskId);
+  }
+
+  /**
+   * Answers `msg` `full` (and counts and logs it) when a queue holding `queued` tasks of
+   * `queuedBytes` bytes has no room for one of `size` bytes more; false, with nothing done, when it
+   * has. This queue's bounds, for this queue and for the submissions a raylet holds until its view
+   * is ready (raylet-tasks.ts).
+   */
+  refuseIfFull(msg: BusMsg, queued: number, queuedBytes: number, size: number): boolean {
+    if (queued < this.maxQueued && queuedBytes + size <= this.maxQueuedBytes) return false;
     this.refused++;
-    const full = { kind: 'full' as const, queued: this.queue.length, maxQueued: this.maxQueued, queuedBytes: this.queuedBytes, maxQueuedBytes: this.maxQueuedBytes };
-    this.dropLog.note('TASK_QUEUE_FULL', `refused task(s): the queue holds ${full.queued} task(s) of ${full.maxQueued}, ${full.queuedBytes} bytes of ${full.maxQueuedBytes}; their drivers submit them again`);
-    respond(task.msg, () => encodeOk(full));
+    const full = { kind: 'full' as const, queued, maxQueued: this.maxQueued, queuedBytes, maxQueuedBytes: this.maxQueuedBytes };
+    this.dropLog.note('TASK_QUEUE_FULL', `refused task(s): the queue holds ${queued} task(s) of ${full.maxQueued}, ${queuedBytes} bytes of ${full.maxQueuedBytes}; their drivers submit them again`);
+    respond(msg, () => encodeOk(full));
+    return true;
   }
 
   /**
@@ -237,7 +258,7 @@ export class LocalTasks {
         return true;
       }
       dropped++;
-      this.queuedBytes -= task.size;
+      this.unqueued(task);
       return false;
     });
     this.dropExpired(dropped);
@@ -277,6 +298,7 @@ export class LocalTasks {
     const queued = this.queue;
     this.queue = [];
     this.queuedBytes = 0;
+    this.queuedById.clear();
     for (const task of queued) respond(task.msg, () => encodeOk({ kind: 'resubmit' }));
   }
 
@@ -286,6 +308,7 @@ export class LocalTasks {
     this.clearExpiry();
     this.queue = [];
     this.queuedBytes = 0;
+    this.queuedById.clear();
     this.running.clear();
   }
 
@@ -427,7 +450,6 @@ export class LocalTasks {
     this.expire();
     const queued = this.queue;
     this.queue = [];
-    this.queuedBytes = 0;
     const local = this.opts.view.state.node(this.opts.view.localNodeId);
     // tasks with the same options share one compiled request: one that waits decides for the rest
     // (10,000 queued tasks on a 1,000-node view took 2.8 s per view delta, each decided against every node)
@@ -435,10 +457,8 @@ export class LocalTasks {
     for (const task of queued) {
       if (this.state !== 'open') break;
       const worth = kind === 'view' || (local !== undefined && fits(local.available, task.req.resources));
-      if (!worth || !this.place(task, waits)) {
-        this.queue.push(task);
-        this.queuedBytes += task.size;
-      }
+      if (!worth || !this.place(task, waits)) this.queue.push(task);
+      else this.unqueued(task);
     }
     this.kick = undefined;
   }

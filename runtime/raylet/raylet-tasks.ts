@@ -93,7 +93,7 @@ export class RayletTasks {
   /** The gcs.view subscription while following; see "Following the view". */
   private viewSub: Subscription | undefined;
   /** Submissions waiting for the view's snapshot, with the timer that stops the wait. */
-  private waiting: { submits: [SubmitTask, BusMsg & { reply: string }][]; timer: NodeJS.Timeout } | undefined;
+  private waiting: { submits: [SubmitTask, BusMsg & { reply: string }][]; bytes: number; timer: NodeJS.Timeout } | undefined;
   private lastSubmit = Number.NEGATIVE_INFINITY;
   /** Submissions cancelled while they waited for the view's snapshot (LocalTasks counts the queued ones). */
   private cancelledWaiting = 0;
@@ -157,7 +157,7 @@ export class RayletTasks {
     if (this.viewSub !== undefined || this.closed) return;
     const { bus, subjects } = this.opts;
     this.viewSub = bus.subscribe(subjects.view(), (msg) => this.onView(msg));
-    this.waiting = { submits: [], timer: setTimeout(() => this.viewReady(), this.opts.requestTimeoutMs) };
+    this.waiting = { submits: [], bytes: 0, timer: setTimeout(() => this.viewReady(), this.opts.requestTimeoutMs) };
     this.view.refresh().then(() => this.viewReady());
     if (this.opts.followView !== 'always') this.checkIdleLater();
   }
@@ -248,8 +248,13 @@ export class RayletTasks {
     }
     this.lastSubmit = performance.now();
     this.follow();
-    if (this.waiting !== undefined) this.waiting.submits.push([body, msg as BusMsg & { reply: string }]);
-    else this.tasks.submit(body, msg as BusMsg & { reply: string });
+    const { waiting } = this;
+    if (waiting === undefined) return this.tasks.submit(body, msg as BusMsg & { reply: string });
+    // held until the view's snapshot comes, within the queue's bounds as queued tasks are
+    if (!this.tasks.refuseIfFull(msg, waiting.submits.length, waiting.bytes, msg.data.byteLength)) {
+      waiting.submits.push([body, msg as BusMsg & { reply: string }]);
+      waiting.bytes += msg.data.byteLength;
+    }
   }
 
   /**
@@ -271,6 +276,7 @@ export class RayletTasks {
     const at = waiting?.findIndex(([submitted]) => submitted.taskId === body.taskId) ?? -1;
     if (at >= 0 && cancelKeyMatches(waiting![at]![0].cancelKey, body.cancelKey)) {
       const [[, submission]] = waiting!.splice(at, 1);
+      this.waiting!.bytes -= submission.data.byteLength;
       this.cancelledWaiting++;
       respond(submission, () => encodeCancelled(body.taskId));
       return;

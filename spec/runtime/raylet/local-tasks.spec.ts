@@ -339,6 +339,20 @@ test('cancel(): a queued task leaves the queue unstarted only with its own key, 
   assert.equal(w.tasks.stats(), { running: 1, queued: 0, queuedBytes: 0, leases: 0, expired: 0, cancelled: 1, refused: 0 });
 });
 
+test('cancel(): a task id queued twice is found twice, each with its key; a cancel for no queued task changes nothing', () => {
+  const w = world();
+  const here = { numCpus: 2, labelSelector: { region: 'us' } };
+  w.submit({ options: here });
+  const [k1, k2] = ['1'.repeat(32), '2'.repeat(32)];
+  w.submit({ taskId: 'dup', options: here, cancelKey: k1 });
+  w.submit({ taskId: 'dup', options: here, cancelKey: k2 });
+  assert.not.ok(w.tasks.cancel('nothing-here', k1));
+  assert.is(w.tasks.stats().queued, 2);
+  assert.is(w.tasks.cancel('dup', k2), 'dropped', 'the later one, by its key');
+  assert.not.ok(w.tasks.cancel('dup', k1), 'the earlier one is no longer found by id: left to run or expire');
+  assert.is(w.tasks.stats().queued, 1);
+});
+
 test('the queue is bounded: past maxQueued tasks or maxQueuedBytes bytes, a task that would wait is answered full and not kept; one that runs or is spilled is taken as before', async () => {
   const clock = { t: 0 };
   const w = world({ maxQueued: 2, maxQueuedBytes: 1000, clock });

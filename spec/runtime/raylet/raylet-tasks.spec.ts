@@ -21,7 +21,7 @@ const s = subjects('default');
 const FIXTURES = new URL('../../fixtures/tasks/tasks.ts', import.meta.url).href;
 const CPU = 10_000;
 
-async function world(opts: { followView?: 'always' | 'with-tasks'; viewLingerMs?: number; requestTimeoutMs?: number; retryMs?: number } = {}) {
+async function world(opts: { followView?: 'always' | 'with-tasks'; viewLingerMs?: number; requestTimeoutMs?: number; retryMs?: number; maxQueuedTasks?: number } = {}) {
   const broker = new MemoryBroker();
   const gcs = new StubGcs(connectMemoryBus(broker));
   const bus = connectMemoryBus(broker);
@@ -134,6 +134,21 @@ test('a GCS that does not answer the view snapshot holds a task only for the req
   w.gcs.snapshot = { version: 3, previous: 0, upserts: [peer('p1')], removals: [] };
   w.gcs.muteSnapshots = false;
   await until(() => w.raylet.stats().view.version === 3, 'the snapshot, asked for again once the GCS answers');
+  await w.raylet.stop();
+});
+
+test("submissions held until the view's snapshot comes are held within the queue's bounds: past them one is answered full at once", async () => {
+  // a GCS that does not answer: the two are held for the request timeout, then decided on the view the raylet has
+  const w = await world({ requestTimeoutMs: 3_000, retryMs: 100, maxQueuedTasks: 2 });
+  w.gcs.muteSnapshots = true;
+  const task = (i: number) => ({ taskId: `aaaa00000000010${i}`, code: { moduleUrl: FIXTURES, functionName: 'add', args: [i, 1] }, namespace: 'default', options: {}, hops: 0, attempt: 0 });
+  const held = [w.submit(task(1)), w.submit(task(2))];
+  const third = decodeReply((await w.submit(task(3))).data, { value: taskOutcome }) as { kind: string; queued?: number; maxQueued?: number };
+  assert.equal([third.kind, third.queued, third.maxQueued], ['full', 2, 2], 'refused while two are held');
+  assert.is(w.raylet.stats().tasks.refused, 1);
+  const answers = await Promise.all(held);
+  assert.equal(answers.map((a) => decodeReply(a.data, { value: taskOutcome })), [{ kind: 'done', value: 2 }, { kind: 'done', value: 3 }], 'the held ones run when the wait ends');
+  w.gcs.muteSnapshots = false;
   await w.raylet.stop();
 });
 
