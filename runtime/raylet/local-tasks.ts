@@ -207,8 +207,7 @@ export class LocalTasks {
     if (this.place(task)) return;
     // a driver seeking a lease holds leases for such tasks or can wait for one: it hears `busy`
     if (body.lease) respond(msg, () => encodeOk({ kind: 'busy' }));
-    else if (this.refuseIfFull(task.msg, this.queue.length, this.queuedBytes, task.size)) return;
-    else {
+    else if (!this.refuseIfFull(task.msg, this.queue.length, this.queuedBytes, task.size)) {
       this.enqueue(task);
       this.armExpiry(task.expiresAt);
     }
