@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { credsFile } from '../../runtime/auth/init.ts';
 import { CallAbortedError, connect, startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
 import type { Gate } from '../fixtures/actors.ts';
-import { GateActor } from '../fixtures/client/actors.ts';
+import { GateActor, RelayActor } from '../fixtures/client/actors.ts';
 import { frozen } from '../helpers/frozen.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
@@ -66,6 +66,20 @@ test('a call aborted while it waits in the mailbox never runs — aborted in the
   assert.is(probe, 'probe');
   assert.equal(await gate.call('log'), ['first', 'first aborted', 'before', 'after', 'probe'], 'the running call saw its signal abort; neither aborted waiting call ran');
   await gate.kill();
+});
+
+test("a method that hands its own signal to the calls it makes cancels them with it: an abort at the driver reaches a call two hosts away", async () => {
+  // two at a time: the log is read while the relayed call runs
+  const gate = await local.cluster.actor(GateActor).options({ numCpus: 0.1, maxConcurrency: 2 }).remote();
+  const relay = await local.cluster.actor(RelayActor).options({ numCpus: 0.1, isolation: 'process' }).remote();
+  await Promise.all([gate.ready(), relay.ready()]);
+  const controller = new AbortController();
+  const relayed = settle(relay.options({ signal: controller.signal }).call('relay', gate, 'deep'));
+  await until('the inner call runs', async () => ((await gate.call('log')) as string[]).includes('deep') ? true : undefined);
+  controller.abort();
+  assertAbortedAfterSending(await relayed, 'relay');
+  await until('the inner call saw its signal abort', async () => ((await gate.call('log')) as string[]).includes('deep aborted') ? true : undefined);
+  await Promise.all([gate.kill(), relay.kill()]);
 });
 
 test('the cancels wait out a frozen worker host (SIGSTOP): aborted while it is frozen, the waiting call is dropped once it thaws', async () => {
