@@ -54,7 +54,11 @@ export interface ViewStats {
  * the latest of each node in its next delta, `loads`) say what each node has free,
  * and a node's available is, per resource name, the lower of the two, clamped to [0, total]. A spill
  * reserves the task's resources on its target at once (`reserve`, as Ray does), until the target's
- * next report says how it really stands.
+ * next report says how it really stands — or for RESERVATION_MS at most: a node reports only when what
+ * it has free changes, and the GCS passes on only a report that differs from the last, so a task
+ * that ran and ended there between two reports leaves no report behind it. Without the bound such a
+ * reservation stayed until the node's next change, and a task waiting here for that node's room
+ * waited for good.
  *
  * A node holding the bundles of many placement groups has thousands of resource names, so every
  * change here costs time in the names it changes, not the node's: a delta's `resourcesChanged`, a
@@ -62,6 +66,13 @@ export interface ViewStats {
  * changes (`setLocalResources`) are applied name by name, in place; only a node's first upsert and
  * snapshots carry, and copy, whole sets.
  */
+/**
+ * How long a spill's reservation on another node lasts when no report from that node replaces it:
+ * several report rounds (a node reports at most every 50 ms after a change; the GCS forwards reports
+ * in its next delta, every 100 ms).
+ */
+export const RESERVATION_MS = 1_000;
+
 export class RayletView {
   readonly state = new ClusterState();
   private version = 0;
@@ -75,6 +86,9 @@ export class RayletView {
   private readonly viewAvailable = new Map<string, Record<string, number>>();
   /** The names a spill reserved on each other node since its last load report. */
   private readonly reserved = new Map<string, Set<string>>();
+  /** When each node's reservations lapse (the last spill to it, plus reservationMs). */
+  private readonly reservedUntil = new Map<string, number>();
+  private lapse: NodeJS.Timeout | undefined;
   private stopped = false;
   /** Set while applying when something about this node that constraints read changed. */
   private localChanged = false;
@@ -94,6 +108,10 @@ export class RayletView {
       onNodes?: (change: { added: string[]; removed: string[] }) => void;
       /** This node's labels, taints, state or placed actors changed (leases may no longer hold). */
       onLocalChange?: () => void;
+      /** How long a spill's reservation on another node lasts without a report from it; default RESERVATION_MS. */
+      reservationMs?: number;
+      /** The clock reservations lapse by (ms); default performance.now. */
+      now?: () => number;
     },
   ) {
     const { local } = opts;
@@ -128,7 +146,7 @@ export class RayletView {
     const names = new Set(Object.keys(available));
     for (const name in last?.available) names.add(name);
     for (const name of this.reserved.get(nodeId) ?? []) names.add(name);
-    this.reserved.delete(nodeId);
+    this.unreserve(nodeId);
     this.state.setResources(nodeId, this.freeOf(node, names));
     return true;
   }
@@ -146,6 +164,8 @@ export class RayletView {
       reserved.add(name);
     }
     this.state.setResources(nodeId, { available: left });
+    this.reservedUntil.set(nodeId, this.now() + (this.opts.reservationMs ?? RESERVATION_MS));
+    this.armLapse();
   }
 
   /** What this raylet's leases hold on its node: the local node's available is its total minus this. */
@@ -204,7 +224,51 @@ export class RayletView {
 
   stop(): void {
     this.stopped = true;
+    clearTimeout(this.lapse);
+    this.lapse = undefined;
     this.settleSynced();
+  }
+
+  private now(): number {
+    return this.opts.now ? this.opts.now() : performance.now();
+  }
+
+  private unreserve(nodeId: string): void {
+    this.reserved.delete(nodeId);
+    this.reservedUntil.delete(nodeId);
+  }
+
+  /** A timer at the earliest lapse, while any reservation is held. */
+  private armLapse(): void {
+    if (this.lapse !== undefined || this.stopped || this.reservedUntil.size === 0) return;
+    let first = Number.POSITIVE_INFINITY;
+    for (const at of this.reservedUntil.values()) first = Math.min(first, at);
+    this.lapse = setTimeout(() => {
+      this.lapse = undefined;
+      this.lapseReservations();
+    }, Math.max(1, Math.ceil(first - this.now())));
+    this.lapse.unref();
+  }
+
+  /**
+   * Reservations no report has replaced in time lapse: those names are what the view and the node's
+   * last report say again, and queued tasks are decided anew.
+   */
+  lapseReservations(): void {
+    if (this.stopped) return;
+    const now = this.now();
+    let changed = false;
+    for (const [nodeId, until] of this.reservedUntil) {
+      if (until > now) continue;
+      const names = this.reserved.get(nodeId);
+      const node = this.state.node(nodeId);
+      this.unreserve(nodeId);
+      if (!node || names === undefined) continue;
+      this.state.setResources(nodeId, this.freeOf(node, names));
+      changed = true;
+    }
+    this.armLapse();
+    if (changed) this.opts.onChange();
   }
 
   /**
@@ -319,7 +383,7 @@ export class RayletView {
     this.state.removeNode(id);
     this.loads.delete(id);
     this.viewAvailable.delete(id);
-    this.reserved.delete(id);
+    this.unreserve(id);
   }
 
   private notify(added: string[], removed: string[]): void {
@@ -366,7 +430,7 @@ export class RayletView {
       // this node's total and available are its own accounting, whatever the view says
       if (!local && view.resources) {
         this.viewAvailable.set(node.id, { ...view.resources.available });
-        this.reserved.delete(node.id);
+        this.unreserve(node.id);
         this.state.setTotal(node.id, view.resources.total, lower(view.resources.total, view.resources.available, this.loads.get(node.id)?.available ?? {}));
       } else if (!local && view.resourcesChanged) {
         this.applyChanges(node, view.resourcesChanged);

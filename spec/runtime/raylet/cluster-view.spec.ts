@@ -29,7 +29,7 @@ interface Harness {
   fail(err: Error): Promise<void>;
 }
 
-function harness(): Harness {
+function harness(opts: { reservationMs?: number; now?: () => number } = {}): Harness {
   const pending: { resolve(d: ViewDelta): void; reject(e: Error): void }[] = [];
   const h: Harness = {
     snapshots: 0,
@@ -55,6 +55,7 @@ function harness(): Harness {
     onNodes: (change) => h.nodes.push(change),
     log: () => {},
     retryMs: 5,
+    ...opts,
   });
   return h;
 }
@@ -174,6 +175,46 @@ test('a spill reserves resources on its target until the next report', () => {
   assert.is(available(h.view, 'n1'), 0, 'never below zero');
   h.view.applyLoad('n1', 1, { CPU: 2 * CPU });
   assert.is(available(h.view, 'n1'), 2 * CPU);
+});
+
+test("a reservation no report replaces lapses after reservationMs: the node has what the view and its last report say, and queued tasks are decided again", async () => {
+  const clock = { t: 0 };
+  const h = harness({ reservationMs: 1_000, now: () => clock.t });
+  h.view.receive(delta(1, 0, [node('n1'), node('n2')]));
+  h.view.applyLoad('n1', 1, { CPU: 2 * CPU });
+  h.view.reserve('n1', { CPU: 2 * CPU });
+  clock.t = 600;
+  h.view.reserve('n2', { CPU: 1 * CPU });
+  assert.equal([available(h.view, 'n1'), available(h.view, 'n2')], [0, 3 * CPU]);
+  const changes = h.changes;
+  clock.t = 999;
+  h.view.lapseReservations();
+  assert.equal([available(h.view, 'n1'), h.changes], [0, changes], 'not yet');
+  clock.t = 1_000;
+  h.view.lapseReservations();
+  assert.equal([available(h.view, 'n1'), available(h.view, 'n2')], [2 * CPU, 3 * CPU], "n1's lapsed (back to its report's 2); n2's holds until 1,600");
+  assert.is(h.changes, changes + 1);
+  clock.t = 1_600;
+  h.view.lapseReservations();
+  assert.is(available(h.view, 'n2'), 4 * CPU);
+  assert.is(h.changes, changes + 2);
+  // a report that comes first replaces the reservation: nothing lapses later
+  h.view.reserve('n1', { CPU: 1 * CPU });
+  h.view.applyLoad('n1', 2, { CPU: 0 });
+  clock.t = 5_000;
+  h.view.lapseReservations();
+  assert.is(available(h.view, 'n1'), 0, 'the report stands');
+  assert.is(h.changes, changes + 3, 'the report changed the view; no lapse did');
+  h.view.stop();
+});
+
+test('a reservation lapses on its own timer, without anything else happening', async () => {
+  const h = harness({ reservationMs: 20 });
+  h.view.receive(delta(1, 0, [node('n1')]));
+  h.view.reserve('n1', { CPU: 4 * CPU });
+  assert.is(available(h.view, 'n1'), 0);
+  await until('the reservation lapsed', () => (available(h.view, 'n1') === 4 * CPU ? true : undefined));
+  h.view.stop();
 });
 
 test('resource changes in a delta change only the names given; load reports still lower their names', () => {

@@ -31,7 +31,7 @@ interface Running {
   die(err: Error): void;
 }
 
-function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: number }; wall?: { t: number }; maxQueued?: number; maxQueuedBytes?: number } = {}) {
+function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: number }; wall?: { t: number }; maxQueued?: number; maxQueuedBytes?: number; reservationMs?: number } = {}) {
   const running: Running[] = [];
   const waiting: { taskId: string; failure: ScheduleFailure }[] = [];
   const lost: string[] = [];
@@ -44,6 +44,7 @@ function world(opts: { maxSpillHops?: number; localCpus?: number; clock?: { t: n
     onChange: () => tasks.viewChanged(),
     onLocalChange: () => tasks.localChanged(),
     log: () => {},
+    reservationMs: opts.reservationMs,
   });
   const leases = new Leases({ CPU: (opts.localCpus ?? 2) * CPU }, () => {
     view.setLocalUsed(leases.used());
@@ -351,6 +352,18 @@ test('cancel(): a task id queued twice is found twice, each with its key; a canc
   assert.is(w.tasks.cancel('dup', k2), 'dropped', 'the later one, by its key');
   assert.not.ok(w.tasks.cancel('dup', k1), 'the earlier one is no longer found by id: left to run or expire');
   assert.is(w.tasks.stats().queued, 1);
+});
+
+test("a task waiting for room a spill reserved on another node is decided again once the reservation lapses, though that node never reports", async () => {
+  const w = world({ reservationMs: 30 });
+  // only x has my_res; nothing will ever report x's load
+  w.view.receive({ version: 2, previous: 1, upserts: [{ ...node('x'), resources: { total: { CPU: 2 * CPU, my_res: 1 * CPU }, available: { CPU: 2 * CPU, my_res: 1 * CPU } } }], removals: [] });
+  const [first, second] = [w.submit({ options: { resources: { my_res: 1 } } }), w.submit({ options: { resources: { my_res: 1 } } })];
+  assert.equal(w.answers.get(first), { ok: true, value: { kind: 'spillback', nodeId: 'x' } });
+  assert.not.ok(w.answers.has(second), 'the spill reserved x\'s my_res: the second waits here');
+  await until('the second decided again', () => (w.answers.has(second) ? true : undefined));
+  assert.equal(w.answers.get(second), { ok: true, value: { kind: 'spillback', nodeId: 'x' } });
+  w.view.stop();
 });
 
 test('the queue is bounded: past maxQueued tasks or maxQueuedBytes bytes, a task that would wait is answered full and not kept; one that runs or is spilled is taken as before', async () => {
