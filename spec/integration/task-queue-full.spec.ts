@@ -89,4 +89,25 @@ test('a task refused for the whole of its timeout fails with TaskQueueFullError,
   assert.is(runs(refusedMarker), 0, 'the refused task never ran');
 });
 
+test('the raylet that refused a task is killed (SIGKILL) while the driver waits to ask it again: the task goes to a node that can take it, and runs once', async () => {
+  const [gate, started] = [join(dir, 'gate-killed'), join(dir, 'started-killed')];
+  const doomed = await local.addNode({ name: 'doomed', resources: { CPU: 1 }, labels: { pool: 'doomed' } });
+  const options = { numCpus: 1, labelSelector: { pool: 'doomed' }, maxRetries: 1 } as const;
+  const blocker = settle(local.cluster.task(HoldUntil).options(options).remote(gate, started));
+  await until('the CPU taken', () => (existsSync(started) ? true : undefined));
+  const before = fullAnswers;
+  const markers = Array.from({ length: 3 }, (_, i) => join(dir, `moved-${i}`));
+  const tasks = markers.map((m) => settle(local.cluster.task(Hold).options(options).remote(0, m)));
+  await until('the third refused', () => (fullAnswers > before ? true : undefined));
+  await local.killNode(doomed.nodeId);
+  writeFileSync(gate, ''); // the task that held the dead node is retried (maxRetries 1) and may end now
+  // a node the tasks fit: each, queued on the dead raylet or refused by it, is submitted there
+  await local.addNode({ name: 'heir', resources: { CPU: 1 }, labels: { pool: 'doomed' } });
+  for (const p of [blocker, ...tasks]) {
+    const outcome = await p;
+    assert.not.instance(outcome, Error, outcome instanceof Error ? `${(outcome as { code?: string }).code}: ${outcome.message}` : '');
+  }
+  assert.equal(markers.map(runs), [1, 1, 1], 'each ran once');
+});
+
 test.run();
