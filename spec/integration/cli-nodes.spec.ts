@@ -1,16 +1,21 @@
 // `orrery start --taints … --rare-resources …` on a head node, then `orrery taint` and `orrery label`
 // against it as users run them (a process per command): static taints and rare-resource taints with
 // their automatic tolerations, --node-ip, and bad input — an unknown node, an ambiguous one, a key
-// that is not there, a malformed taint — each one line with a stable code, nothing half-applied.
+// that is not there, a malformed taint — each one line with a stable code, nothing half-applied —
+// and --max-queued-tasks, which bounds a node's task queue.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Exists } from '../../lib/index.ts';
+import { Exists, nodeIdAffinity } from '../../lib/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { connect, type Cluster, type NodeInfo } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
+import { HoldUntil } from '../fixtures/tasks/tasks.ts';
+import { existsSync, writeFileSync } from 'node:fs';
+import { TaskQueueFullError } from '../../runtime/index.ts';
+import { until } from '../helpers/until.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { lines, orrery } from '../runtime/cli/process.ts';
 
@@ -28,7 +33,7 @@ test.before(async () => {
     env,
   );
   assert.is(head.code, 0, head.stderr);
-  const worker = await orrery(['start', '--node-name', 'cpu-1', '--num-cpus', '2'], env);
+  const worker = await orrery(['start', '--node-name', 'cpu-1', '--num-cpus', '2', '--max-queued-tasks', '1'], env);
   assert.is(worker.code, 0, worker.stderr);
   // a node with an address of its own, for --node-ip (the two above share this machine's)
   byIp = await spawnRuntimeProcess('raylet', ['--address', server.url, '--node-name', 'remote', '--node-ip', '10.9.8.7', '--num-cpus', '1']);
@@ -56,6 +61,22 @@ test('start --taints and --rare-resources: static taints, rare-resource taints, 
   assert.is((await gpuWork.ready({ timeoutMs: 20_000 })).nodeId, head.nodeId, 'asking for the rare resources tolerates their taints');
   await plain.kill();
   await gpuWork.kill();
+});
+
+test("start --max-queued-tasks reaches the node's raylet: with one task waiting there, the next is refused until its timeout", async () => {
+  // a hard pin: the driver asks cpu-1's raylet itself (another raylet could only keep the tasks in its own queue)
+  const options = { numCpus: 2, schedulingStrategy: nodeIdAffinity((await node('cpu-1')).nodeId) };
+  const [gate, started] = [join(runDir, 'gate'), join(runDir, 'started')];
+  const settle = <T>(p: Promise<T>): Promise<T | unknown> => p.then((v) => v, (e: unknown) => e);
+  const running = settle(client.task(HoldUntil).options(options).remote(gate, started));
+  await until('the node busy', () => (existsSync(started) ? true : undefined));
+  const waiting = settle(client.task(HoldUntil).options(options).remote(gate, join(runDir, 'waited')));
+  const refused = await client.task(HoldUntil).options({ ...options, timeoutMs: 1_000 }).remote(gate, join(runDir, 'refused')).catch((e: unknown) => e);
+  assert.instance(refused, TaskQueueFullError);
+  assert.equal([(refused as TaskQueueFullError).queue.queued, (refused as TaskQueueFullError).queue.maxQueued], [1, 1]);
+  writeFileSync(gate, '');
+  assert.equal([await running, await waiting], [(await node('cpu-1')).nodeId, (await node('cpu-1')).nodeId]);
+  assert.not.ok(existsSync(join(runDir, 'refused')), 'the refused task never ran');
 });
 
 test('taint by --node-ip; label by --node-name; --json prints the node', async () => {
