@@ -96,13 +96,14 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
     const c = opts.cluster;
     const clustered = c ? ['--server_name', c.serverName, '--cluster_name', c.name, '--cluster', `nats://${probeHost}:${c.port}`, ...(c.routes.length ? ['--routes', c.routes.join(',')] : [])] : [];
     const args = [...(opts.config ? ['-c', opts.config] : []), '-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : []), ...(opts.monitorPort === undefined ? [] : ['-m', String(opts.monitorPort)]), ...clustered];
-    const { child, log } = launch(bin, args, opts.detached);
+    const { child, log, listening } = launch(bin, args, opts.detached);
     const exited = new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.once('error', () => resolve());
     });
     try {
-      await waitForPort(probeHost, port, exited);
+      // a configuration file may send the log elsewhere: then the port alone tells
+      await waitForPort(probeHost, port, exited, opts.config === undefined ? listening : undefined);
       if (opts.detached) child.unref();
       const url = `nats://${probeHost}:${port}`;
       let current = { child, exited };
@@ -124,7 +125,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
             next.child.once('error', () => resolve());
           });
           current = { child: next.child, exited: nextExited };
-          await waitForPort(probeHost, port, nextExited);
+          await waitForPort(probeHost, port, nextExited, opts.config === undefined ? next.listening : undefined);
         },
       };
     } catch (err) {
@@ -137,7 +138,13 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   throw new OrreryError('NATS_SERVER_FAILED', `nats-server did not start: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
 }
 
-function launch(bin: string, args: string[], detached: { logFile: string } | undefined): { child: ChildProcess; log: () => string } {
+/**
+ * Starts nats-server. `listening` says whether it has logged that it listens for clients: a port
+ * that accepts connections may be another process's (two suites that drew the same free port, the
+ * other's server bound first, and ours is about to exit with "address already in use"). Undefined
+ * when its log goes to a file.
+ */
+function launch(bin: string, args: string[], detached: { logFile: string } | undefined): { child: ChildProcess; log: () => string; listening?: () => boolean } {
   if (detached) {
     const fd = openSync(detached.logFile, 'a');
     const child = spawn(bin, args, { stdio: ['ignore', fd, fd], detached: true });
@@ -146,8 +153,12 @@ function launch(bin: string, args: string[], detached: { logFile: string } | und
   }
   const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let text = '';
-  child.stderr?.on('data', (chunk) => (text = (text + chunk).slice(-4000)));
-  return { child, log: () => text };
+  let listening = false;
+  child.stderr?.on('data', (chunk) => {
+    text = (text + chunk).slice(-4000);
+    listening ||= text.includes('Listening for client connections on');
+  });
+  return { child, log: () => text, listening: () => listening };
 }
 
 /** A port the OS just handed out for 127.0.0.1 (and not 4222). */
@@ -166,14 +177,18 @@ export async function freePort(): Promise<number> {
   }
 }
 
-/** Polls a TCP connect until the server accepts, the process exits, or the deadline passes. */
-async function waitForPort(host: string, port: number, exited: Promise<void>): Promise<void> {
+/**
+ * Polls a TCP connect until the server accepts — and, when its log can be read, has said it listens
+ * (`listening`: so a port some other process serves is not taken for ours) — the process exits, or
+ * the deadline passes.
+ */
+async function waitForPort(host: string, port: number, exited: Promise<void>, listening?: () => boolean): Promise<void> {
   let gone = false;
   void exited.then(() => (gone = true));
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (gone) throw new Error('nats-server exited before accepting connections');
-    if (await canConnect(host, port)) return;
+    if ((listening === undefined || listening()) && (await canConnect(host, port)) && !gone) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`nats-server did not accept connections on port ${port} within ${READY_TIMEOUT_MS} ms`);
