@@ -28,6 +28,13 @@ export interface ViewStats {
 }
 
 /**
+ * How long a spill's reservation on another node lasts when no report from that node replaces it:
+ * several report rounds (a node reports at most every 50 ms after a change; the GCS forwards reports
+ * in its next delta, every 100 ms).
+ */
+export const RESERVATION_MS = 1_000;
+
+/**
  * A raylet's copy of the cluster (ARCHITECTURE.md, "Cluster view and label sync"): a lib
  * ClusterState built from the GCS's versioned view deltas — nodes, their labels, taints, resources
  * and each node's actor-label reference counts (seed 000: namespace → key → value → count, with
@@ -66,13 +73,6 @@ export interface ViewStats {
  * changes (`setLocalResources`) are applied name by name, in place; only a node's first upsert and
  * snapshots carry, and copy, whole sets.
  */
-/**
- * How long a spill's reservation on another node lasts when no report from that node replaces it:
- * several report rounds (a node reports at most every 50 ms after a change; the GCS forwards reports
- * in its next delta, every 100 ms).
- */
-export const RESERVATION_MS = 1_000;
-
 export class RayletView {
   readonly state = new ClusterState();
   private version = 0;
