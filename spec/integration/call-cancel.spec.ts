@@ -39,6 +39,28 @@ function holdWith(gate: ActorHandle<Gate>, label: string): { controller: AbortCo
   return { controller, done: settle(gate.options({ signal: controller.signal }).call('untilAborted', label)) };
 }
 
+/**
+ * `first` running on `gate` (holdWith), and behind it, once both have left the handle's outbox, a
+ * call to be aborted and one to keep. `abort()` aborts the waiting one, then `first`, and checks both
+ * failed as sent.
+ */
+async function behindHold(gate: ActorHandle<Gate>): Promise<{ kept: Promise<unknown>; abort(): Promise<void> }> {
+  const first = holdWith(gate, 'first');
+  const later = new AbortController();
+  const cancelled = settle(gate.options({ signal: later.signal }).call('record', 'cancelled'));
+  const kept = gate.call('record', 'kept');
+  await new Promise((resolve) => setImmediate(resolve));
+  return {
+    kept,
+    abort: async () => {
+      later.abort();
+      first.controller.abort();
+      assertAbortedAfterSending(await cancelled, 'cancelled');
+      assertAbortedAfterSending(await first.done, 'first');
+    },
+  };
+}
+
 function assertAbortedAfterSending(err: unknown, what: string): void {
   assert.instance(err, CallAbortedError, what);
   assert.is((err as CallAbortedError).sent, true, what);
@@ -109,22 +131,15 @@ test('the cancels wait out a frozen worker host (SIGSTOP): aborted while it is f
 test('the cancel waits out a frozen nats-server (SIGSTOP): sent while it is frozen, it still reaches the host after its call, which never runs', async () => {
   const gate = await local.cluster.actor(GateActor).options({ numCpus: 0.1 }).remote();
   await gate.ready();
-  const first = holdWith(gate, 'first');
-  const later = new AbortController();
-  const b = settle(gate.options({ signal: later.signal }).call('record', 'cancelled'));
-  const kept = gate.call('record', 'kept');
-  await new Promise((resolve) => setImmediate(resolve));
+  const waiting = await behindHold(gate);
   process.kill(server.pid, 'SIGSTOP');
   try {
     await until('every thread of the nats-server stopped', () => (frozen(server.pid) ? true : undefined));
-    later.abort();
-    first.controller.abort();
-    assertAbortedAfterSending(await b, 'cancelled');
-    assertAbortedAfterSending(await first.done, 'first');
+    await waiting.abort();
   } finally {
     process.kill(server.pid, 'SIGCONT');
   }
-  assert.is(await kept, 'kept');
+  assert.is(await waiting.kept, 'kept');
   assert.equal(await gate.call('log'), ['first', 'first aborted', 'kept'], 'the call aborted while the server was frozen never ran');
   await gate.kill();
 });
@@ -135,16 +150,9 @@ test('with roles on NATS (auth): a driver cancels its own waiting call — cance
   try {
     const gate = await driver.actor(GateActor).options({ numCpus: 0.1 }).remote();
     await gate.ready();
-    const first = holdWith(gate, 'first');
-    const later = new AbortController();
-    const b = settle(gate.options({ signal: later.signal }).call('record', 'cancelled'));
-    const kept = gate.call('record', 'kept');
-    await new Promise((resolve) => setImmediate(resolve));
-    later.abort();
-    first.controller.abort();
-    assertAbortedAfterSending(await b, 'cancelled');
-    assertAbortedAfterSending(await first.done, 'first');
-    assert.is(await kept, 'kept');
+    const waiting = await behindHold(gate);
+    await waiting.abort();
+    assert.is(await waiting.kept, 'kept');
     assert.equal(await gate.call('log'), ['first', 'first aborted', 'kept']);
     await gate.kill();
   } finally {
