@@ -117,7 +117,10 @@ export class BundleClient {
       for (const r of value.refused ?? []) failed.set(key(r), `node ${nodeId} refused bundle ${r.index}: ${r.reason}`);
       for (const m of value.missing ?? []) failed.set(key(m), `node ${nodeId} does not hold bundle ${m.index} prepared`);
     } catch (err) {
-      if ((err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
+      // only a raylet's refusal says a newer leader exists: this GCS's own fence refuses with the same
+      // code while its lease is lapsed (a renewal late under load), and giving the lease up for that
+      // made a busy leader step down and recover in a loop
+      if (answered && (err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
       const cause = `${op} on node ${nodeId}: ${describe(err)}`;
       if (op === 'cancel_bundle') this.deps.log(cause);
       const unreachable = !answered;

@@ -80,13 +80,16 @@ export class RayletClient {
   }
 
   async kill(nodeId: string, actorId: string, incarnation: number): Promise<void> {
+    let answered = false;
     try {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'kill_actor'), encode('raylet_kill_actor', this.#withEpoch({ actorId, incarnation })), {
         timeoutMs: this.deps.killTimeoutMs,
       });
+      answered = true;
       decodeReply(msg.data, { value: anyValue });
     } catch (err) {
-      if ((err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
+      // the raylet's refusal, not this GCS's own fence (fenced-bus.ts refuses with the same code while the lease is lapsed)
+      if (answered && (err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
       this.deps.log(`kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}`);
     }
   }
