@@ -30,6 +30,8 @@ export class Leases {
   private readonly freeUnits: Record<string, number>;
   /** The same without placement-group bundle resources (`withoutBundles`): a handful of names. */
   private readonly ownFreeUnits: Record<string, number>;
+  /** How many names `freeUnits` has: counting them per change made a thousand commits quadratic. */
+  private freeNames: number;
   /** Names whose total or available changed since `takeChanged`; 'all' once there are too many to list. */
   private changedNames: Set<string> | 'all' = new Set();
   private totalChanges = 0;
@@ -41,6 +43,7 @@ export class Leases {
   constructor(total: ResourceSet, private readonly onChange: () => void = () => {}) {
     this.totalUnits = { ...total };
     this.freeUnits = { ...total };
+    this.freeNames = Object.keys(this.freeUnits).length;
     this.ownFreeUnits = withoutBundles(this.freeUnits);
   }
 
@@ -165,16 +168,18 @@ export class Leases {
   private refresh(name: string): void {
     const bundle = isBundleResource(name);
     if (Object.hasOwn(this.totalUnits, name)) {
+      if (!Object.hasOwn(this.freeUnits, name)) this.freeNames++;
       this.freeUnits[name] = Math.max(0, this.totalUnits[name] - (this.usedUnits[name] ?? 0));
       if (!bundle) this.ownFreeUnits[name] = this.freeUnits[name];
-    } else {
+    } else if (Object.hasOwn(this.freeUnits, name)) {
+      this.freeNames--;
       delete this.freeUnits[name];
       if (!bundle) delete this.ownFreeUnits[name];
     }
     if (this.changedNames === 'all') return;
     this.changedNames.add(name);
     // nobody is taking the list (or far behind): past the node's own size it says no more than 'all'
-    if (this.changedNames.size > 1024 && this.changedNames.size > 2 * Object.keys(this.freeUnits).length) this.changedNames = 'all';
+    if (this.changedNames.size > 1024 && this.changedNames.size > 2 * this.freeNames) this.changedNames = 'all';
   }
 
   private drop(holder: string): boolean {

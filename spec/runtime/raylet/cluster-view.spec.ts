@@ -293,6 +293,31 @@ test("this node follows its leases name by name: the same as recomputing from th
   assert.equal(h.view.state.node('me')!.total, { CPU: 4 * CPU, CPU_group_b: CPU, CPU_group_0_b: CPU });
 });
 
+test("thousands of bundles committed and cancelled in one batch: the view follows, and the change list turns 'all' only once it outgrows the node", () => {
+  const h = harness();
+  let taken: ReadonlySet<string> | 'all' | undefined;
+  const leases = new Leases({ CPU: 4 * CPU }, () => {
+    taken = leases.takeChanged();
+    h.view.setLocalResources(leases.total, leases.used(), taken);
+  });
+  const BUNDLES = 3_000;
+  const names = (i: number) => ({ [`CPU_group_g${i}`]: CPU, [`CPU_group_0_g${i}`]: CPU });
+  leases.batch(() => {
+    for (let i = 0; i < BUNDLES; i++) leases.addTotal(names(i));
+  });
+  // 6,000 names changed on a node that now has 6,001: a list, not 'all'
+  assert.ok(taken !== 'all' && taken !== undefined && taken.size === 2 * BUNDLES, 'every new name listed');
+  assert.is(Object.keys(h.view.state.node('me')!.total).length, 2 * BUNDLES + 1);
+  leases.batch(() => {
+    for (let i = 0; i < BUNDLES; i++) leases.removeTotal(names(i));
+  });
+  // the same 6,000 names left a node that has one name left: more than twice its size, so 'all'
+  assert.is(taken, 'all');
+  assert.equal(h.view.state.node('me')!.total, { CPU: 4 * CPU });
+  assert.equal(h.view.state.node('me')!.available, leases.available());
+  assert.equal(leases.available(), { CPU: 4 * CPU });
+});
+
 test('after stop, nothing more is applied', () => {
   const h = harness();
   h.view.stop();
