@@ -16,6 +16,11 @@ import { id } from './common.ts';
  * was when its page was made. The GCS also ends a page before the reply would pass the message size
  * limit (DEFAULT_MAX_BYTES), so a page may hold fewer than `limit` items; it holds at least one
  * while items remain.
+ *
+ * list_nodes: a node too large for a reply on its own (the bundles of thousands of placement groups
+ * are thousands of resource names) comes as consecutive items with the same nodeId, each with a run
+ * of its resource names in name order; a reader joins them (runtime/client/from-wire.ts,
+ * joinNodeParts). Their cursors are `<nodeId> <last name sent>`.
  */
 export const DEFAULT_PAGE_LIMIT = 1000;
 export const MAX_PAGE_LIMIT = 10_000;

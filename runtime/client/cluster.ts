@@ -19,7 +19,7 @@ import { reviveRefs } from '../../protocols/actor-ref.ts';
 import { jobInfo } from '../../protocols/messages/job.ts';
 import type { ActorInfo, ActorState, ClusterEvent, GcsStatus, JobInfo, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
 import { EventStream, type PlacementGroupWatcher } from './event-stream.ts';
-import { actorFromWire, eventFromWire, nodeFromWire, placementGroupFromWire } from './from-wire.ts';
+import { actorFromWire, eventFromWire, joinNodeParts, nodeFromWire, placementGroupFromWire } from './from-wire.ts';
 import { GcsClient } from './gcs-client.ts';
 import { ClientPlacementGroup, PlacementGroupCreationWatch, type PlacementGroupContext } from './placement-group-handle.ts';
 import { newPlacementGroupId, validatePlacementGroupOptions, type ClientPlacementGroupOptions } from './placement-group-options.ts';
@@ -222,7 +222,7 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
   }
 
   async nodes(): Promise<NodeInfo[]> {
-    return (await this.gcs.all('list_nodes', {}, nodeInfo)).map(nodeFromWire);
+    return joinNodeParts(await this.gcs.all('list_nodes', {}, nodeInfo)).map(nodeFromWire);
   }
 
   async actors(opts: { states?: ActorState[] } = {}): Promise<ActorInfo[]> {

@@ -3,7 +3,7 @@ import type { MessageType } from '../../protocols/messages/registry.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
 import { parseSubject, type GcsVerb } from '../../protocols/subjects.ts';
 import type { Subscription } from '../bus/bus.ts';
-import { pageOfList } from './paging.ts';
+import { nodesPage, pageOfList } from './paging.ts';
 import type { GcsService } from './service.ts';
 import type { Handler } from './wire.ts';
 
@@ -57,7 +57,7 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     register_actor: route('register_actor', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.actors.register(body)))),
     get_actor: route('get_actor', (body) => restored(gcs, () => gcs.actors.get(body))),
     kill_actor: route('kill_actor', (body) => mutating(gcs, () => gcs.actors.kill(body))),
-    list_nodes: route('list_nodes', (body) => restored(gcs, () => pageOfList(gcs.nodes.list(), (n) => n.nodeId, body, paged))),
+    list_nodes: route('list_nodes', (body) => restored(gcs, () => nodesPage(gcs.nodes.list(), body, paged))),
     list_actors: route('list_actors', (body) => restored(gcs, () => gcs.actors.page(body, paged))),
     set_node_labels: route('set_node_labels', (body) => mutating(gcs, () => gcs.nodes.setLabels(body))),
     set_node_taints: route('set_node_taints', (body) => mutating(gcs, () => gcs.nodes.setTaints(body))),

@@ -4,7 +4,9 @@ import { DEFAULT_MAX_BYTES } from '../../../protocols/codec.ts';
 import type { ActorInfoWire } from '../../../protocols/messages/actor.ts';
 import { encodeOk } from '../../../protocols/reply.ts';
 import { randomInt, seededRng } from '../../../lib/random.ts';
-import { pageOf, pageOfList, SortedKeys } from '../../../runtime/gcs/paging.ts';
+import type { NodeInfoWire } from '../../../protocols/messages/cluster.ts';
+import { nodesPage, pageOf, pageOfList, SortedKeys } from '../../../runtime/gcs/paging.ts';
+import { joinNodeParts } from '../../../runtime/client/from-wire.ts';
 import { Harness } from './support.ts';
 
 // Paged list replies (protocols/messages/page.ts): order, cursor, limit, filter, the byte budget,
@@ -181,6 +183,79 @@ test('list_actors filters by state in the GCS; list_nodes and list_placement_gro
   } finally {
     await h.close();
   }
+});
+
+// list_nodes: a node holding thousands of bundles is larger than a reply; it goes in parts
+
+function nodeWire(nodeId: string, bundles: number): NodeInfoWire {
+  const total: Record<string, number> = { CPU: 64_000 };
+  const available: Record<string, number> = { CPU: 64_000 - bundles * 1000 };
+  for (let i = 0; i < bundles; i++) {
+    const pg = `pg${String(i).padStart(6, '0')}a1b2c3d4`;
+    total[`CPU_group_${pg}`] = total[`CPU_group_0_${pg}`] = 1000;
+    available[`CPU_group_${pg}`] = available[`CPU_group_0_${pg}`] = i % 3 === 0 ? 0 : 1000;
+  }
+  return { nodeId, name: `node-${nodeId}`, state: 'ALIVE', labels: { zone: 'a' }, taints: {}, resources: { total, available } };
+}
+
+/** Every page of a list_nodes walk, as the client asks for them (gcs-client.ts `all`). */
+function walkNodes(nodes: () => NodeInfoWire[], maxBytes: number, between?: (page: number) => void): { pages: { items: NodeInfoWire[]; next?: string }[]; items: NodeInfoWire[] } {
+  const pages: { items: NodeInfoWire[]; next?: string }[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = nodesPage(nodes(), { limit: 10_000, after }, { maxBytes });
+    pages.push(page);
+    if (page.next === undefined) break;
+    assert.ok(after === undefined || page.next > after, `the cursor moves forward (${after} → ${page.next})`);
+    after = page.next;
+    between?.(pages.length);
+  }
+  return { pages, items: pages.flatMap((p) => p.items) };
+}
+
+test('list_nodes: nodes that fit are whole items, as before', () => {
+  const nodes = ['n3', 'n1', 'n2'].map((id) => nodeWire(id, 2));
+  const page = nodesPage(nodes, {}, {});
+  assert.equal(page, { items: [...nodes].sort((a, b) => (a.nodeId < b.nodeId ? -1 : 1)) });
+  assert.equal(nodesPage(nodes, { limit: 2 }), { items: [nodes[1], nodes[2]], next: 'n2' });
+  assert.equal(nodesPage(nodes, { after: 'n2' }), { items: [nodes[0]] });
+});
+
+test('list_nodes: a node larger than a reply comes in parts, each page under the size limit, joined back to the node itself', () => {
+  const MAX = 64 * 1024;
+  const big = nodeWire('n2', 3_000);
+  const nodes = [nodeWire('n1', 1), big, nodeWire('n3', 0)];
+  const { pages, items } = walkNodes(() => nodes, MAX);
+  assert.ok(pages.length > 5, `several pages (${pages.length})`);
+  for (const page of pages) assert.ok(encodeOk(page).byteLength <= MAX, `a page of ${encodeOk(page).byteLength} bytes`);
+  assert.ok(items.filter((n) => n.nodeId === 'n2').length > 1, 'the large node in parts');
+  assert.equal(joinNodeParts(items), nodes, 'joined: the three nodes as they are');
+  // the reply size the GCS uses (1 MiB): the same
+  assert.equal(joinNodeParts(walkNodes(() => nodes, DEFAULT_MAX_BYTES).items), nodes);
+});
+
+test('list_nodes: names added and removed during a walk over a node in parts — every name present throughout comes exactly once', () => {
+  const node = nodeWire('n1', 2_000);
+  const { total, available } = node.resources;
+  const initial = Object.keys(total);
+  const removed = new Set<string>();
+  const seen = new Map<string, number>();
+  const { items } = walkNodes(
+    () => [node],
+    32 * 1024,
+    (page) => {
+      // between pages: a name that sorts first, one that sorts last, and one early name removed
+      total[`A_early_${page}`] = available[`A_early_${page}`] = 1;
+      total[`z_late_${page}`] = available[`z_late_${page}`] = 1;
+      const gone = initial[page * 7]!;
+      removed.add(gone);
+      delete total[gone];
+      delete available[gone];
+    },
+  );
+  for (const part of items) for (const name of Object.keys(part.resources.total)) seen.set(name, (seen.get(name) ?? 0) + 1);
+  for (const name of initial) if (!removed.has(name)) assert.is(seen.get(name), 1, name);
+  assert.ok([...seen.values()].every((n) => n === 1), 'no name twice');
 });
 
 test.run();
