@@ -23,15 +23,22 @@ export function splitDelta(delta: ViewDelta, maxBytes: number): { delta: ViewDel
   const labelItems = (c: LabelChange): Item[] => chunks(c.changes, budget).map((changes) => ({ kind: 'labels' as const, value: { nodeId: c.nodeId, changes } }));
   const items: Item[] = [];
   const later: Item[] = [];
-  for (const n of delta.upserts) {
-    if (n.actorLabels === undefined || encodedSize(n) <= budget) {
-      items.push({ kind: 'upsert', value: n });
+  for (const whole of delta.upserts) {
+    if (encodedSize(whole) <= budget) {
+      items.push({ kind: 'upsert', value: whole });
       continue;
     }
-    const { actorLabels, ...rest } = n;
-    const [first, ...others] = chunks(actorLabels, Math.max(256, budget - encodedSize(rest)));
-    items.push({ kind: 'upsert', value: { ...rest, actorLabels: first } });
-    for (const changes of others) later.push({ kind: 'labels', value: { nodeId: n.nodeId, changes } });
+    let n = whole;
+    if (n.actorLabels !== undefined) {
+      const { actorLabels, ...rest } = n;
+      const [first, ...others] = chunks(actorLabels, Math.max(256, budget - encodedSize(rest)));
+      n = { ...rest, actorLabels: first };
+      for (const changes of others) later.push({ kind: 'labels', value: { nodeId: n.nodeId, changes } });
+    }
+    // a node holding thousands of bundles: its resource names in runs, the first with the node
+    const [first, ...more] = encodedSize(n) <= budget ? [n] : deltaParts(n, budget);
+    items.push({ kind: 'upsert', value: first! });
+    for (const part of more) items.push({ kind: 'upsert', value: part });
   }
   items.push(...delta.removals.map((value) => ({ kind: 'removal' as const, value })));
   items.push(...later, ...(delta.actorLabelsChanged ?? []).flatMap(labelItems));
@@ -58,14 +65,102 @@ export function splitDelta(delta: ViewDelta, maxBytes: number): { delta: ViewDel
     part = [];
     size = 0;
   };
+  // node ids upserted in the part being filled: a node's next run of names goes in a later part
+  const upserted = new Set<string>();
   for (const item of items) {
     const itemSize = encodedSize(item.value);
-    if (size + itemSize > budget) emit();
+    const again = item.kind === 'upsert' && upserted.has(item.value.nodeId);
+    if (again || size + itemSize > budget) {
+      emit();
+      upserted.clear();
+    }
     part.push(item);
+    if (item.kind === 'upsert') upserted.add(item.value.nodeId);
     size += itemSize;
   }
   emit();
   return out;
+}
+
+/**
+ * A node upsert whose resource names alone pass `budget` (two names per bundle committed on it), as
+ * several upserts of that node for consecutive deltas: the first with the node's header, its label
+ * counts and a run of its names (as `resources` when the upsert sent the whole sets — it is the
+ * node's first send — or as `resourcesChanged`), the others with the header and further runs as
+ * `resourcesChanged`, which add to what the first sent. Each run takes at most ~half the budget, so
+ * no two runs of one node share a part. Before, such an upsert threw TOO_LARGE out of the view's
+ * timer and the GCS exited: after a restart with a node holding ~5,000 bundles, every time.
+ */
+export function deltaParts(n: NodeView, budget: number): NodeView[] {
+  const { resources, resourcesChanged, actorLabels, ...header } = n;
+  const runBudget = Math.max(1024, Math.floor(budget / 2) - encodedSize(header) - (actorLabels ? encodedSize(actorLabels) : 0));
+  if (resources !== undefined) {
+    const runs = nameRuns(resources.total, resources.available, [], runBudget);
+    return runs.map((run, i) =>
+      i === 0
+        ? Object.assign({}, header, { resources: { total: run.total, available: run.available } }, actorLabels ? { actorLabels } : {})
+        : Object.assign({}, header, { resourcesChanged: { total: run.total, available: run.available } }),
+    );
+  }
+  const changed = resourcesChanged ?? {};
+  const runs = nameRuns(changed.total ?? {}, changed.available ?? {}, changed.removed ?? [], runBudget);
+  return runs.map((run, i) =>
+    Object.assign(
+      {},
+      header,
+      {
+        resourcesChanged: Object.assign(
+          {},
+          Object.keys(run.total).length ? { total: run.total } : {},
+          Object.keys(run.available).length ? { available: run.available } : {},
+          run.removed.length ? { removed: run.removed } : {},
+        ),
+      },
+      i === 0 && actorLabels ? { actorLabels } : {},
+    ),
+  );
+}
+
+/** A run of a node's resource names: the first of them (in name order), and their values. */
+export interface NameRun {
+  readonly first: string;
+  readonly total: Record<string, number>;
+  readonly available: Record<string, number>;
+  readonly removed: string[];
+}
+
+/**
+ * A node's resource sets split by name, in name order, each run's names taking at most `budget`
+ * bytes (a name, its header and a number, once per set it is in); `removed` names go in the runs too.
+ * At least one run, with at least one name when there is any.
+ */
+export function nameRuns(
+  total: Readonly<Record<string, number>>,
+  available: Readonly<Record<string, number>>,
+  removed: readonly string[],
+  budget: number,
+): NameRun[] {
+  const names = [...new Set([...Object.keys(total), ...Object.keys(available), ...removed])].sort();
+  const gone = new Set(removed);
+  const runs: NameRun[] = [];
+  let run: NameRun = { first: names[0] ?? '', total: {}, available: {}, removed: [] };
+  let size = 0;
+  for (const name of names) {
+    const inTotal = Object.hasOwn(total, name);
+    const inAvailable = Object.hasOwn(available, name);
+    const cost = (Buffer.byteLength(name) + 11) * Math.max(1, (inTotal ? 1 : 0) + (inAvailable ? 1 : 0));
+    if (size > 0 && size + cost > budget) {
+      runs.push(run);
+      run = { first: name, total: {}, available: {}, removed: [] };
+      size = 0;
+    }
+    if (inTotal) run.total[name] = total[name]!;
+    if (inAvailable) run.available[name] = available[name]!;
+    if (gone.has(name)) run.removed.push(name);
+    size += cost;
+  }
+  runs.push(run);
+  return runs;
 }
 
 /** Counts (or changes) shared out in records each about `budget` bytes at most. */

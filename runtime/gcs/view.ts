@@ -2,13 +2,13 @@ import { toLabelRecord } from '../../lib/cluster/actor-label-counts.ts';
 import type { ClusterState, SchedNode } from '../../lib/cluster/cluster-state.ts';
 import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
-import { DEFAULT_MAX_BYTES, encode } from '../../protocols/codec.ts';
+import { DEFAULT_MAX_BYTES, encode, encodedSize } from '../../protocols/codec.ts';
 import type { NodeView, ResourceChanges, ViewDelta } from '../../protocols/messages/view.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import { OrreryError } from '../../lib/errors.ts';
 import { pageOf } from './paging.ts';
-import { splitDelta } from './view-parts.ts';
+import { nameRuns, splitDelta } from './view-parts.ts';
 
 export { splitDelta } from './view-parts.ts';
 
@@ -43,9 +43,25 @@ export const SNAPSHOT_TTL_MS = 30_000;
 const MAX_SNAPSHOTS_KEPT = 4;
 
 /** A lookup from node id to its view in a list sorted by id (a snapshot's upserts are). */
-function indexed(nodes: readonly NodeView[]): (id: string) => NodeView | undefined {
-  const byId = new Map(nodes.map((n) => [n.nodeId, n] as const));
-  return (id) => byId.get(id);
+/**
+ * A snapshot's nodes as page items, keyed by node id in id order. A node too large for half a page
+ * (the resource names of thousands of bundles) is several items: the first keyed by its id, with its
+ * header, label counts and a run of its names; the others keyed `<nodeId> <first name of the run>`
+ * (a space sorts below every character of an id, so the parts follow the node and precede the next),
+ * with the header and the next runs. A raylet joins consecutive upserts of one node (raylet-tasks.ts).
+ * Without this a snapshot page with such a node could not be sent, and no raylet could load the view.
+ */
+function snapshotParts(nodes: readonly NodeView[], maxBytes: number): { key: string; node: NodeView }[] {
+  const half = Math.floor((maxBytes - 1024) / 2);
+  return nodes.flatMap((n) => {
+    if (n.resources === undefined || encodedSize(n) <= half) return [{ key: n.nodeId, node: n }];
+    const { resources, actorLabels, ...header } = n;
+    const runs = nameRuns(resources.total, resources.available, [], Math.max(1024, half - encodedSize(header) - (actorLabels ? encodedSize(actorLabels) : 0)));
+    return runs.map((run, i) => {
+      const node: NodeView = Object.assign({}, header, { resources: { total: run.total, available: run.available } }, i === 0 && actorLabels ? { actorLabels } : {});
+      return { key: i === 0 ? n.nodeId : `${n.nodeId} ${run.first}`, node };
+    });
+  });
 }
 
 /** A snapshot kept while raylets read it in pages: its node ids sorted, a lookup, their load reports. */
@@ -224,8 +240,9 @@ export class ViewBroadcaster {
       kept = this.#snapshots.get(version);
       if (kept === undefined) {
         const whole = this.snapshot();
-        const nodes = whole.upserts;
-        kept = { keys: nodes.map((n) => n.nodeId), get: indexed(nodes), loads: new Map((whole.loads ?? []).map(({ nodeId, ...load }) => [nodeId, load])), pages: new Map(), readAt: now };
+        const parts = snapshotParts(whole.upserts, Math.min(opts.maxBytes ?? DEFAULT_MAX_BYTES, this.deps.maxBytes ?? DEFAULT_MAX_BYTES, DEFAULT_MAX_BYTES));
+        const byKey = new Map(parts.map((p) => [p.key, p.node] as const));
+        kept = { keys: parts.map((p) => p.key), get: (key) => byKey.get(key), loads: new Map((whole.loads ?? []).map(({ nodeId, ...load }) => [nodeId, load])), pages: new Map(), readAt: now };
         this.#snapshots.set(version, kept);
         while (this.#snapshots.size > MAX_SNAPSHOTS_KEPT) this.#snapshots.delete(this.#snapshots.keys().next().value!);
       }
@@ -239,14 +256,15 @@ export class ViewBroadcaster {
     const made = kept.pages.get(pageKey);
     if (made !== undefined) return made;
     const { get, loads } = kept;
-    // a node and its load report are measured together, so the page with both fits
-    const withLoad = (id: string) => {
-      const node = get(id);
-      return node && { node, load: loads.get(id) };
+    // a node and its load report are measured together, so the page with both fits (a node in parts:
+    // with its first part, the one keyed by its id)
+    const withLoad = (key: string) => {
+      const node = get(key);
+      return node && { node, load: key === node.nodeId ? loads.get(key) : undefined };
     };
     const page = pageOf({ keys: kept.keys, get: withLoad }, { after: query.after, limit: Number.MAX_SAFE_INTEGER }, opts);
     const upserts = page.items.map((i) => i.node);
-    const pageLoads = loadsOf(upserts, loads);
+    const pageLoads = page.items.flatMap((i) => (i.load ? [{ nodeId: i.node.nodeId, ...i.load }] : []));
     const delta: ViewDelta = { version, previous: 0, upserts, removals: [], ...(pageLoads.length ? { loads: pageLoads } : {}), ...(page.next === undefined ? {} : { next: page.next }) };
     kept.pages.set(pageKey, delta);
     return delta;

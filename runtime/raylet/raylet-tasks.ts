@@ -5,7 +5,7 @@ import { decode, encode } from '../../protocols/codec.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import type { SubmitTask } from '../../protocols/messages/task.ts';
-import { viewDelta, type ViewDelta } from '../../protocols/messages/view.ts';
+import { viewDelta, type NodeView, type ViewDelta } from '../../protocols/messages/view.ts';
 import { decodeReply, encodeError } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
@@ -321,7 +321,7 @@ export class RayletTasks {
         if ((err as { code?: string }).code === 'SNAPSHOT_MOVED' && attempt < 5) continue;
         throw err;
       }
-      return { version: first.version, previous: 0, upserts, removals: [], ...(loads.length ? { loads } : {}) };
+      return { version: first.version, previous: 0, upserts: joinNodeRuns(upserts), removals: [], ...(loads.length ? { loads } : {}) };
     }
   }
 
@@ -383,4 +383,23 @@ function sameSet(a: Readonly<Record<string, number>>, b: Readonly<Record<string,
     n++;
   }
   return n === Object.keys(b).length;
+}
+
+/**
+ * A snapshot's upserts with the runs of one node joined: the GCS sends a node too large for half a
+ * page (the resource names of thousands of bundles) as consecutive upserts, each with a run of its
+ * names (runtime/gcs/view.ts, snapshotParts); the first carries its label counts.
+ */
+export function joinNodeRuns(upserts: readonly NodeView[]): NodeView[] {
+  const out: NodeView[] = [];
+  for (const n of upserts) {
+    const last = out.at(-1);
+    if (last === undefined || last.nodeId !== n.nodeId || last.resources === undefined || n.resources === undefined) {
+      out.push(n);
+      continue;
+    }
+    Object.assign(last.resources.total, n.resources.total);
+    Object.assign(last.resources.available, n.resources.available);
+  }
+  return out;
 }

@@ -12,6 +12,7 @@ import { subjects } from '../../../protocols/subjects.ts';
 import type { Bus } from '../../../runtime/bus/bus.ts';
 import { ViewBroadcaster } from '../../../runtime/gcs/view.ts';
 import { RayletView } from '../../../runtime/raylet/cluster-view.ts';
+import { joinNodeRuns } from '../../../runtime/raylet/raylet-tasks.ts';
 
 const CPU = 10_000;
 const VIEW = { view_delta: messages.view_delta } as const;
@@ -317,5 +318,77 @@ test('the first page of a snapshot is the kept copy while the view has not moved
 function sorted(set: Readonly<Record<string, number>>): [string, number][] {
   return Object.entries(set).sort(([a], [b]) => (a < b ? -1 : 1));
 }
+
+// A node holding thousands of bundles: its resource names alone pass the message limit
+
+test('a node first sent with thousands of bundle names goes in runs over consecutive parts; a raylet folding them has its whole sets', () => {
+  const state = new ClusterState();
+  state.addNode({ nodeId: 'n1', labels: { zone: 'a' }, total: { CPU: 4_000 * CPU } });
+  state.addNode({ nodeId: 'n2', total: { CPU: 8 * CPU } });
+  for (let i = 0; i < 1_500; i++) commit(state, 'n1', `pg${String(i).padStart(5, '0')}`, 0, 1);
+  const b = broadcaster(state, 16 * 1024);
+  const follower = raylet();
+  b.next('n1', 'n2'); // the first send: whole sets, ~100 KB for n1 (the bus above throws past 16 KB)
+  assert.ok(b.published.length >= 6, `${b.published.length} parts`);
+  b.published.forEach((p, i) => assert.equal([p.previous, p.version], [i, i + 1], 'consecutive versions'));
+  for (const p of b.published) assert.ok(p.upserts.filter((u) => u.nodeId === 'n1').length <= 1, 'a run of a node per part');
+  for (const p of b.published) follower.receive(p);
+  for (const id of ['n1', 'n2']) {
+    assert.equal(follower.state.node(id)!.total, state.node(id)!.total, `${id} total`);
+    assert.equal(follower.state.node(id)!.available, state.node(id)!.available, `${id} available`);
+  }
+  assert.equal(follower.state.node('n1')!.labels, { zone: 'a' });
+  b.view.stop();
+});
+
+test('thousands of bundles committed on a node already sent: the changed names go in runs; given back, the names removed go the same way', () => {
+  const state = new ClusterState();
+  state.addNode({ nodeId: 'n1', total: { CPU: 4_000 * CPU } });
+  const b = broadcaster(state, 16 * 1024);
+  const follower = raylet();
+  follower.receive(b.next('n1'));
+  const from = b.published.length;
+  for (let i = 0; i < 1_500; i++) commit(state, 'n1', `pg${String(i).padStart(5, '0')}`, 0, 1);
+  b.next('n1');
+  assert.ok(b.published.length - from >= 6, `${b.published.length - from} parts`);
+  for (const p of b.published.slice(from)) follower.receive(p);
+  assert.equal(follower.state.node('n1')!.total, state.node('n1')!.total);
+  assert.equal(follower.state.node('n1')!.available, state.node('n1')!.available);
+  const back = b.published.length;
+  for (let i = 0; i < 1_500; i++) uncommit(state, 'n1', `pg${String(i).padStart(5, '0')}`, 0, 1);
+  b.next('n1');
+  assert.ok(b.published.length - back >= 2, `${b.published.length - back} parts of removed names`);
+  for (const p of b.published.slice(back)) follower.receive(p);
+  assert.equal(follower.state.node('n1')!.total, { CPU: 4_000 * CPU });
+  assert.equal(follower.state.node('n1')!.available, { CPU: 4_000 * CPU });
+  b.view.stop();
+});
+
+test('a snapshot of a node larger than a page: pages under the limit, the node in runs a raylet joins into its whole sets', () => {
+  const state = new ClusterState();
+  for (const id of ['n0', 'n1', 'n2']) state.addNode({ nodeId: id, total: { CPU: 4_000 * CPU } });
+  for (let i = 0; i < 1_500; i++) commit(state, 'n1', `pg${String(i).padStart(5, '0')}`, 0, 1);
+  const b = broadcaster(state);
+  b.view.load('n1', { CPU: 2_500 * CPU });
+  b.view.flush();
+  const MAX = 16 * 1024;
+  const pages: ViewDelta[] = [];
+  let page = b.view.snapshotPage({}, { maxBytes: MAX });
+  for (;;) {
+    assert.ok(encode('view_delta', page).byteLength <= MAX, `a page of ${encode('view_delta', page).byteLength} bytes`);
+    pages.push(wire(page));
+    if (page.next === undefined) break;
+    page = b.view.snapshotPage({ after: page.next, version: page.version }, { maxBytes: MAX });
+  }
+  assert.ok(pages.length >= 6, `${pages.length} pages`);
+  const upserts = joinNodeRuns(pages.flatMap((p) => p.upserts));
+  assert.equal(upserts.map((u) => u.nodeId), ['n0', 'n1', 'n2']);
+  for (const u of upserts) {
+    assert.equal(u.resources!.total, state.node(u.nodeId)!.total, `${u.nodeId} total`);
+    assert.equal(u.resources!.available, state.node(u.nodeId)!.available, `${u.nodeId} available`);
+  }
+  assert.equal(pages.flatMap((p) => p.loads ?? []).map((l) => l.nodeId), ['n1'], "the node's load once, with its first run");
+  b.view.stop();
+});
 
 test.run();
