@@ -13,8 +13,36 @@ export const nodeInfo = object({
   labels,
   taints,
   resources: object({ total: resourceSet, available: resourceSet }),
+  /**
+   * How many placement-group bundle resource names `resources` leaves out (withoutBundleResources):
+   * a node event, the answer to a label, taint or drain request and the stored node record carry a
+   * node holding thousands of bundles without them. list_nodes carries every name (in parts).
+   */
+  bundleResourcesOmitted: optional(num({ int: true, min: 1 })),
 });
 export type NodeInfoWire = Infer<typeof nodeInfo>;
+
+/** Whether a resource name is a placement-group bundle's (`CPU_group_<pg>`, `CPU_group_<i>_<pg>`: lib/scheduling/bundle-resources.ts). */
+export function isBundleResourceName(name: string): boolean {
+  return name.includes('_group_');
+}
+
+/** The node without its bundle resource names, counting them in `bundleResourcesOmitted`; the node itself when it has none. */
+export function withoutBundleResources(node: NodeInfoWire): NodeInfoWire {
+  const total: Record<string, number> = {};
+  const available: Record<string, number> = {};
+  const omitted = new Set<string>();
+  for (const name in node.resources.total) {
+    if (isBundleResourceName(name)) omitted.add(name);
+    else total[name] = node.resources.total[name]!;
+  }
+  for (const name in node.resources.available) {
+    if (isBundleResourceName(name)) omitted.add(name);
+    else available[name] = node.resources.available[name]!;
+  }
+  if (omitted.size === 0) return node;
+  return Object.assign({}, node, { resources: { total, available }, bundleResourcesOmitted: omitted.size + (node.bundleResourcesOmitted ?? 0) });
+}
 
 /**
  * GCS → raylet, the answer to register_node: what the cluster expects of every raylet.

@@ -58,6 +58,13 @@ export interface NodeInfo {
   /** `key: value` or `key: "value:Effect"`. */
   taints: Record<string, string>;
   resources: { total: Record<string, number>; available: Record<string, number> };
+  /**
+   * Set when `resources` leaves out the node's placement-group bundle resources (`CPU_group_<pg>`, …):
+   * how many names. A node holding thousands of bundles is too large for one message, so node events
+   * and the answers to setNodeLabels / setNodeTaints carry it without them; `cluster.nodes()` always
+   * has every name.
+   */
+  bundleResourcesOmitted?: number;
 }
 
 export type PlacementGroupState = 'PENDING' | 'PREPARED' | 'CREATED' | 'RESCHEDULING' | 'REMOVED';

@@ -37,6 +37,7 @@ export function nodeFromWire(wire: NodeInfoWire): NodeInfo {
     labels: { ...wire.labels },
     taints: { ...wire.taints },
     resources: { total: formatResources(wire.resources.total), available: formatResources(wire.resources.available) },
+    ...(wire.bundleResourcesOmitted === undefined ? {} : { bundleResourcesOmitted: wire.bundleResourcesOmitted }),
   };
 }
 

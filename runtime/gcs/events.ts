@@ -9,6 +9,7 @@ import type { AutoscalerEvent } from '../../protocols/messages/autoscaling.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { EventLog } from './event-log.ts';
+import { fitNode } from './node-fit.ts';
 
 /**
  * The GCS's lifecycle events, each an `event` message on `events.<type>` (docs/runtime.md):
@@ -35,7 +36,7 @@ export class EventPublisher {
   ) {}
 
   node(type: NodeEventType, node: NodeInfoWire): void {
-    this.#publish({ type, time: this.#now(), node });
+    this.#publish({ type, time: this.#now(), node: fitNode(node) });
   }
 
   actorState(actor: ActorInfoWire): void {

@@ -3,6 +3,7 @@ import { storedRecords } from '../../protocols/messages/stored.ts';
 import { bucketName, kvKey, type KeyValue, type KvBucket } from '../bus/kv.ts';
 import { WriteBehind } from './write-behind.ts';
 import { MemoryStore, type ActorRecord, type GcsStore, type GroupRecord, type JobRecord, type MetaKey, type NodeRecord } from './store.ts';
+import { withoutBundleResources } from '../../protocols/messages/cluster.ts';
 
 /**
  * The GCS's tables in JetStream KV (one bucket per table: `orrery_<cluster>_nodes|actors|groups|jobs|meta`,
@@ -105,7 +106,10 @@ export class KvStore implements GcsStore {
 
   putNode(record: NodeRecord): void {
     this.#local.putNode(record);
-    this.#write('nodes', record.info.nodeId, () => encode('stored_node', record));
+    // without bundle resources: a restart takes a node's resources from its raylet's registration
+    // and its bundles from the group table; stored, a node holding 5,000 bundles was ~1.2 MB, past
+    // the message size limit, and none of it (labels and taints set by hand included) was kept
+    this.#write('nodes', record.info.nodeId, () => encode('stored_node', Object.assign({}, record, { info: withoutBundleResources(record.info) })));
   }
 
   deleteNode(nodeId: string): void {

@@ -17,6 +17,7 @@ import { DEFAULT_MAX_DEAD_NODES, DeadActors } from './dead-actors.ts';
 import type { GcsStore } from './store.ts';
 import type { ViewBroadcaster } from './view.ts';
 import { tokenField } from './wire.ts';
+import { fitNode } from './node-fit.ts';
 
 /**
  * The GCS's nodes: registration, heartbeats, label and taint changes, draining, and death. Each node
@@ -218,20 +219,20 @@ export class NodeDirectory {
     const node = this.#live(change.nodeId);
     this.deps.state.setNodeLabels(node.id, changedLabels(node.labels, change));
     this.deps.constraintsChanged(node.id);
-    return this.#changed(node.id, 'node_labels_changed');
+    return fitNode(this.#changed(node.id, 'node_labels_changed'));
   }
 
   setTaints(change: MessageBody<'set_node_taints'>): NodeInfoWire {
     const node = this.#live(change.nodeId);
     this.deps.state.setNodeTaints(node.id, changedTaints(node.taints, change));
     this.deps.constraintsChanged(node.id);
-    return this.#changed(node.id, 'node_taints_changed');
+    return fitNode(this.#changed(node.id, 'node_taints_changed'));
   }
 
   drain(ref: MessageBody<'drain_node'>): NodeInfoWire {
     this.#live(ref.nodeId);
     this.#refs.get(ref.nodeId)!.send({ type: 'DRAIN' });
-    return this.info(ref.nodeId);
+    return fitNode(this.info(ref.nodeId));
   }
 
   /**

@@ -1,77 +1,113 @@
-// A burst of placement groups on real processes (nats-server, a GCS process, two raylet processes):
-// 10,000 one-bundle groups asked for at once, as a driver that builds its groups in a loop does.
+// A burst of placement groups on real processes (a nats-server with JetStream, a GCS process, two
+// raylet processes): 10,000 one-bundle groups asked for at once, as a driver that builds its groups
+// in a loop does, all on one node — which then holds 20,000 bundle resource names.
 //
-// Before the fix this spec came with, every commit and cancel on a raylet counted the names of the
-// node's resources (`Leases.refresh`), and a node holding thousands of bundles has thousands of
-// names: past ~6,000 groups both raylets spent their whole CPU there, missed their heartbeats, were
-// declared DEAD, and the groups they held went RESCHEDULING — the cluster never recovered from the
-// burst (7,000 groups: 1,686 never CREATED; 10,000: 7,040). Here every group becomes CREATED, no
-// node dies, and removing them all gives every unit back.
+// What broke here before:
+// - every commit and cancel on a raylet counted the names of the node's resources
+//   (`Leases.refresh`): past ~6,000 groups both raylets spent their whole CPU there, missed their
+//   heartbeats, were declared DEAD, and the groups went RESCHEDULING — the cluster never recovered
+//   from the burst (7,000 groups: 1,686 never CREATED; 10,000: 7,040);
+// - a node holding ~5,000 bundles passes the 1 MiB message limit: `cluster.nodes()` failed
+//   TOO_LARGE, setNodeLabels failed TOO_LARGE though the labels were set, the node's events
+//   (node_labels_changed, node_dead) were never published, and its record could not be stored, so
+//   a restarted GCS had forgotten the labels.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Subscription } from 'rxjs';
-import { startLocalCluster, type ClusterEvent, type LocalCluster, type NodeInfo, type PlacementGroup } from '../../runtime/index.ts';
+import { connect, type Cluster, type ClusterEvent, type NodeEvent, type NodeInfo, type PlacementGroup } from '../../runtime/index.ts';
+import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 
+const CLUSTER = 'burst';
 const GROUPS = 10_000;
 const CPUS = 20_000;
 const WAIT_MS = 180_000;
 
 const isBundleResource = (name: string): boolean => name.includes('_group_');
+const bundleNames = (n: NodeInfo): number => Object.keys(n.resources.total).filter(isBundleResource).length;
 
-test(`${GROUPS.toLocaleString('en-US')} groups asked for at once all become CREATED, no node is declared dead, and removing them gives everything back`, async () => {
-  let local: LocalCluster | undefined;
-  let watching: Subscription | undefined;
+let nats: NatsServerHandle;
+let gcs: RuntimeProcess;
+const raylets: RuntimeProcess[] = [];
+let cluster: Cluster;
+
+const startGcs = (): Promise<RuntimeProcess> => spawnRuntimeProcess('gcs', ['--address', nats.url, '--cluster', CLUSTER, '--grace-ms', '10000']);
+
+test.before(async () => {
+  nats = await startNatsServer({ jetstream: true });
+  gcs = await startGcs();
+  for (const name of ['burst-a', 'burst-b']) {
+    raylets.push(await spawnRuntimeProcess('raylet', ['--address', nats.url, '--cluster', CLUSTER, '--node-name', name, '--num-cpus', String(CPUS), '--labels', `burst=${name}`]));
+  }
+  cluster = await connect({ address: nats.url, cluster: CLUSTER });
+  await until('both nodes ALIVE', async () => ((await cluster.nodes()).filter((n) => n.state === 'ALIVE').length === 2 ? true : undefined));
+});
+
+test.after(async () => {
+  await cluster?.close().catch(() => undefined);
+  for (const r of raylets) await r.stop();
+  await gcs?.stop();
+  await nats?.stop();
+});
+
+test(`${GROUPS.toLocaleString('en-US')} groups asked for at once on one node: all CREATED, no node dies, the node is listed, relabelled and remembered across a GCS restart, and removing the groups gives everything back`, async () => {
+  const trouble: ClusterEvent[] = [];
+  const nodeEvents: NodeEvent[] = [];
+  const watching = cluster.events$.subscribe((e) => {
+    if (e.type === 'node_dead' || e.type === 'gcs_leader') trouble.push(e);
+    if (e.type === 'node_labels_changed') nodeEvents.push(e);
+  });
   try {
-    local = await startLocalCluster({
-      transport: 'nats',
-      nodes: [
-        { name: 'burst-a', resources: { CPU: CPUS } },
-        { name: 'burst-b', resources: { CPU: CPUS } },
-      ],
-    });
-    const { cluster } = local;
-    const trouble: ClusterEvent[] = [];
-    watching = cluster.events$.subscribe((e) => {
-      if (e.type === 'node_dead' || e.type === 'gcs_leader') trouble.push(e);
-    });
-
     const groups: PlacementGroup[] = await Promise.all(
-      Array.from({ length: GROUPS }, (_, i) => cluster.placementGroup({ bundles: [{ CPU: 1 }], strategy: i % 2 === 0 ? 'PACK' : 'SPREAD' })),
+      Array.from({ length: GROUPS }, () => cluster.placementGroup({ bundles: [{ CPU: 1 }], bundleLabelSelector: [{ burst: 'burst-a' }] })),
     );
     const created = await Promise.all(groups.map((pg) => pg.ready({ timeoutMs: WAIT_MS })));
-    assert.ok(
-      created.every((g) => g.state === 'CREATED' && g.bundles.length === 1 && g.bundles[0]!.nodeId !== undefined),
-      'every group CREATED with its bundle on a node',
-    );
+    assert.ok(created.every((g) => g.state === 'CREATED'), 'every group CREATED');
 
-    const nodes: NodeInfo[] = await cluster.nodes();
-    assert.equal(nodes.map((n) => n.state), ['ALIVE', 'ALIVE']);
-    const cpuLeft = nodes.reduce((sum, n) => sum + (n.resources.available.CPU ?? 0), 0);
-    assert.is(cpuLeft, 2 * CPUS - GROUPS, 'each bundle holds one CPU of its node');
-    const bundleNames = nodes.reduce((sum, n) => sum + Object.keys(n.resources.total).filter(isBundleResource).length, 0);
-    assert.is(bundleNames, 2 * GROUPS, "each committed bundle adds its two bundle resources (the group's and the bundle's) to its node");
+    // every name of the node, though it is larger than a reply (list_nodes sends it in parts)
+    const nodes = await cluster.nodes();
+    const a = nodes.find((n) => n.name === 'burst-a')!;
+    const b = nodes.find((n) => n.name === 'burst-b')!;
+    assert.equal([a.state, b.state], ['ALIVE', 'ALIVE']);
+    assert.ok(created.every((g) => g.bundles[0]!.nodeId === a.nodeId), 'every bundle on burst-a, as its selector asks');
+    assert.is(bundleNames(a), 2 * GROUPS, "each committed bundle adds two names (the group's and the bundle's)");
+    assert.is(a.resources.available.CPU, CPUS - GROUPS);
+    assert.is(a.bundleResourcesOmitted, undefined, 'the list leaves nothing out');
+
+    // a label change: made, answered and announced, the node without its 20,000 bundle names
+    const relabelled = await cluster.setNodeLabels(a.nodeId, { set: { tier: 'gold' } });
+    assert.is(relabelled.labels.tier, 'gold');
+    assert.is(relabelled.bundleResourcesOmitted, 2 * GROUPS);
+    assert.equal(relabelled.resources.total, { CPU: CPUS });
+    const announced = await until('the node_labels_changed event', () => nodeEvents.find((e) => e.node.nodeId === a.nodeId));
+    assert.is(announced.node.labels.tier, 'gold');
+    assert.is(announced.node.bundleResourcesOmitted, 2 * GROUPS);
+
+    // the node's record was stored: a GCS killed and started again still has the label
+    await gcs.crash();
+    gcs = await startGcs();
+    const after = await until('the restarted GCS to list burst-a ALIVE with its bundles', async () => {
+      const n = (await cluster.nodes()).find((x) => x.nodeId === a.nodeId);
+      return n?.state === 'ALIVE' && bundleNames(n) === 2 * GROUPS ? n : undefined;
+    }, WAIT_MS);
+    assert.is(after.labels.tier, 'gold', 'the label set before the restart');
+    assert.ok((await Promise.all(groups.slice(0, 100).map((pg) => pg.info()))).every((g) => g.state === 'CREATED'), 'groups kept across the restart');
+    trouble.splice(0, trouble.findIndex((e) => e.type === 'gcs_leader') + 1); // the restart's own announcement
 
     await Promise.all(groups.map((pg) => pg.remove()));
     const settled = await until(
       'every unit given back on both nodes',
       async () => {
         const now = await cluster.nodes();
-        const back = now.every((n) => n.resources.available.CPU === CPUS && !Object.keys(n.resources.total).some(isBundleResource));
-        return back ? now : undefined;
+        return now.every((n) => n.resources.available.CPU === CPUS && bundleNames(n) === 0) ? now : undefined;
       },
       WAIT_MS,
     );
     assert.equal(settled.map((n) => n.state), ['ALIVE', 'ALIVE']);
-    assert.equal(
-      (await cluster.placementGroups()).filter((g) => g.state !== 'REMOVED').map((g) => g.id),
-      [],
-      'every group REMOVED',
-    );
-    assert.equal(trouble, [], 'no node declared dead and no GCS taking over during the burst');
+    assert.equal((await cluster.placementGroups()).filter((g) => g.state !== 'REMOVED').map((g) => g.id), [], 'every group REMOVED');
+    assert.equal(trouble, [], 'no node declared dead and no GCS taking over but the restart');
   } finally {
-    watching?.unsubscribe();
-    await local?.stop();
+    watching.unsubscribe();
   }
 });
 

@@ -7,6 +7,9 @@ import { randomInt, seededRng } from '../../../lib/random.ts';
 import type { NodeInfoWire } from '../../../protocols/messages/cluster.ts';
 import { nodesPage, pageOf, pageOfList, SortedKeys } from '../../../runtime/gcs/paging.ts';
 import { joinNodeParts } from '../../../runtime/client/from-wire.ts';
+import { fitNode } from '../../../runtime/gcs/node-fit.ts';
+import { nodeInfo } from '../../../protocols/messages/cluster.ts';
+import { encode } from '../../../protocols/codec.ts';
 import { Harness } from './support.ts';
 
 // Paged list replies (protocols/messages/page.ts): order, cursor, limit, filter, the byte budget,
@@ -188,8 +191,8 @@ test('list_actors filters by state in the GCS; list_nodes and list_placement_gro
 // list_nodes: a node holding thousands of bundles is larger than a reply; it goes in parts
 
 function nodeWire(nodeId: string, bundles: number): NodeInfoWire {
-  const total: Record<string, number> = { CPU: 64_000 };
-  const available: Record<string, number> = { CPU: 64_000 - bundles * 1000 };
+  const total: Record<string, number> = { CPU: 64_000 + bundles * 1000 };
+  const available: Record<string, number> = { CPU: 64_000 };
   for (let i = 0; i < bundles; i++) {
     const pg = `pg${String(i).padStart(6, '0')}a1b2c3d4`;
     total[`CPU_group_${pg}`] = total[`CPU_group_0_${pg}`] = 1000;
@@ -256,6 +259,20 @@ test('list_nodes: names added and removed during a walk over a node in parts —
   for (const part of items) for (const name of Object.keys(part.resources.total)) seen.set(name, (seen.get(name) ?? 0) + 1);
   for (const name of initial) if (!removed.has(name)) assert.is(seen.get(name), 1, name);
   assert.ok([...seen.values()].every((n) => n === 1), 'no name twice');
+});
+
+test('a node event or answer: the node as it is while it fits a message, else without its bundle resources, counted', () => {
+  const small = nodeWire('n1', 10);
+  assert.is(fitNode(small), small);
+  const big = nodeWire('n2', 9_000); // ~1.2 MB with its 18,000 bundle names
+  assert.ok(encode('event', { type: 'node_dead', time: 0, node: big }, { maxBytes: 64 * DEFAULT_MAX_BYTES }).byteLength > DEFAULT_MAX_BYTES);
+  const fitted = fitNode(big);
+  assert.equal(fitted.resources, { total: { CPU: 9_064_000 }, available: { CPU: 64_000 } }, 'its own resources');
+  assert.is(fitted.bundleResourcesOmitted, 18_000);
+  assert.equal([fitted.nodeId, fitted.name, fitted.labels], [big.nodeId, big.name, big.labels]);
+  assert.ok(encode('event', { type: 'node_dead', time: 0, node: fitted }).byteLength < 1024, 'and the event fits');
+  assert.equal(nodeInfo(fitted, 'node'), fitted, 'the protocol takes it');
+  assert.is(Object.keys(big.resources.total).length, 18_001, 'the node itself is not changed');
 });
 
 test.run();
