@@ -11,10 +11,10 @@ import { describe } from './raylets.ts';
 /**
  * The GCS's side of the bundle two-phase commit with raylets (prepare_bundle, commit_bundle,
  * cancel_bundle). Requests for one raylet made in the same turn of the event loop travel as one
- * message — creating a thousand groups is a few hundred round trips, not four thousand — and in the
- * order they were made: a prepare and the cancel that follows it reach the raylet in that order
- * (one connection, one subscription: NATS keeps the order, and the raylet handles each message
- * before the next).
+ * message (of at most MAX_BUNDLES_PER_REQUEST bundles) — creating a thousand groups is a few hundred
+ * round trips, not four thousand — and in the order they were made: a prepare and the cancel that
+ * follows it reach the raylet in that order (one connection, one subscription: NATS keeps the order,
+ * and the raylet handles each message before the next).
  *
  * Outcomes are per bundle. A request that fails as a whole (no raylet answers, timeout, an error
  * reply) fails every bundle in it with that cause; `unreachable` says the raylet did not answer at
@@ -33,6 +33,13 @@ interface Pending {
 }
 
 const replyOnly = { reply: messages.reply } as const;
+/**
+ * The most bundles one request carries. A prepare's bundle with a few resources is ~60–100 bytes, so
+ * 2,000 stay far inside the 1 MiB message limit; a run of one verb for a node made in one turn is
+ * sent as several requests past it. (It was one request: removing 100,000 groups at once made a
+ * 3 MB cancel_bundle that could not be sent, and the raylet kept every one of those bundles.)
+ */
+export const MAX_BUNDLES_PER_REQUEST = 2_000;
 const VALUE: Record<Op, Validator<unknown>> = { prepare_bundle: prepareResult, commit_bundle: commitResult, cancel_bundle: cancelResult };
 const key = (b: BundleRef): string => `${b.pgId}\u0000${b.index}`;
 
@@ -89,7 +96,7 @@ export class BundleClient {
       // consecutive requests of one verb become one message; the verbs keep their order
       let start = 0;
       for (let i = 1; i <= queue.length; i++) {
-        if (i === queue.length || queue[i].op !== queue[start].op) {
+        if (i === queue.length || queue[i].op !== queue[start].op || i - start === MAX_BUNDLES_PER_REQUEST) {
           void this.#request(nodeId, queue.slice(start, i));
           start = i;
         }
