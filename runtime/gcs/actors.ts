@@ -362,10 +362,10 @@ export class ActorDirectory {
 
   /**
    * A job finished: every live actor it owns (created under it, not detached) is killed with
-   * `cause(jobId)`, so its name is free at once. Resolves once their raylets dropped them. Answers
+   * `cause(jobId)`, so its name is free at once, pausing whenever `breathe` says (intake-queue.ts, slicer). Resolves once their raylets dropped them. Answers
    * how many were killed.
    */
-  async killOwnedBy(jobIds: ReadonlySet<string>, cause: (jobId: string) => string): Promise<number> {
+  async killOwnedBy(jobIds: ReadonlySet<string>, cause: (jobId: string) => string, breathe: () => Promise<void> | undefined = () => undefined): Promise<number> {
     const kills: Promise<void>[] = [];
     let killed = 0;
     const owned = [...jobIds].flatMap((jobId) => [...(this.#liveOwnedBy.get(jobId) ?? [])]);
@@ -380,6 +380,8 @@ export class ActorDirectory {
       killed++;
       const kill = this.#kills.get(entry.registration.actorId);
       if (kill) kills.push(kill);
+      const pause = breathe();
+      if (pause) await pause;
     }
     await Promise.all(kills);
     return killed;

@@ -76,3 +76,23 @@ export class IntakeQueue {
 function stopping(): OrreryError {
   return new OrreryError('GCS_STOPPING', 'the GCS is stopping and takes no new nodes or actors');
 }
+
+/**
+ * For a long loop inside a handler (a finished job's thousands of groups or actors): the returned
+ * function answers a promise that resolves on the next turn of the event loop (setImmediate) once
+ * `sliceMs` have passed since the last one, and undefined before — `const p = breathe(); if (p) await p;`.
+ * Heartbeats, lease renewals and cheap queries are served between slices, as IntakeQueue does for
+ * registrations.
+ */
+export function slicer(sliceMs: number, now: () => number = () => performance.now()): () => Promise<void> | undefined {
+  let since = now();
+  return () => {
+    if (now() - since < sliceMs) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        since = now();
+        resolve();
+      }),
+    );
+  };
+}

@@ -292,15 +292,19 @@ export class PlacementGroupDirectory {
 
   /**
    * A job finished: every group it owns (created under it, not detached) is removed with
-   * `cause(jobId)`, its actors killed. Resolves once the raylets have dropped them; answers how many.
+   * `cause(jobId)`, its actors killed, pausing whenever `breathe` says (intake-queue.ts, slicer).
+   * Resolves once the raylets have dropped them; answers how many.
    */
-  async removeOwnedBy(jobIds: ReadonlySet<string>, cause: (jobId: string) => string): Promise<number> {
+  async removeOwnedBy(jobIds: ReadonlySet<string>, cause: (jobId: string) => string, breathe: () => Promise<void> | undefined = () => undefined): Promise<number> {
     const removals: Promise<void>[] = [];
-    for (const entry of this.#entries.values()) {
+    for (const entry of [...this.#entries.values()]) {
       const { jobId, options } = entry.registration;
       if (jobId === undefined || !jobIds.has(jobId) || options.lifetime === 'detached' || entry.info.state === 'REMOVED') continue;
       entry.ref.send({ type: 'REMOVE', cause: cause(jobId) });
       removals.push(this.#removals.get(entry.registration.pgId) ?? Promise.resolve());
+      // a job with 100,000 groups held the GCS for seconds: heartbeats went unanswered and nats-server dropped its connection
+      const pause = breathe();
+      if (pause) await pause;
     }
     await Promise.all(removals);
     return removals.length;

@@ -16,7 +16,7 @@ import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES, DEFAULT_MAX_REMOVED_GR
 import { DEFAULT_EVENT_HISTORY, EventLog } from './event-log.ts';
 import { EventPublisher } from './events.ts';
 import { EvictionGuard } from './eviction.ts';
-import { IntakeQueue } from './intake-queue.ts';
+import { IntakeQueue, slicer } from './intake-queue.ts';
 import { actorChildId, gcsMachine, nodeChildId, stopMachine, type ActorRef, type GcsMachine, type NodeRef } from './gcs.machine.ts';
 import { NodeDirectory } from './nodes.ts';
 import { nodeMachine, type NodeMachine, type NodeMachineInput } from './node.machine.ts';
@@ -220,8 +220,9 @@ export class GcsService {
       ...(opts.maxFinishedJobs === undefined ? {} : { maxFinishedJobs: positiveInt('maxFinishedJobs', opts.maxFinishedJobs, 0, 0) }),
       // groups first: removing a group kills its actors too, with the group's cause
       endOwned: async (jobIds, cause) => {
-        const groups = await this.groups.removeOwnedBy(jobIds, cause);
-        const actors = await this.actors.killOwnedBy(jobIds, cause);
+        const sliceMs = positiveInt('queueSliceMs', opts.queueSliceMs, 5, 1);
+        const groups = await this.groups.removeOwnedBy(jobIds, cause, slicer(sliceMs));
+        const actors = await this.actors.killOwnedBy(jobIds, cause, slicer(sliceMs));
         return { actors, groups };
       },
     });

@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { IntakeQueue } from '../../../runtime/gcs/intake-queue.ts';
+import { IntakeQueue, slicer } from '../../../runtime/gcs/intake-queue.ts';
 
 // The GCS's intake queue (register_actor and other heavy requests): arrival order, slices of at most
 // sliceMs with a turn of the event loop between them, a failing job failing alone, stop(), and a
@@ -96,6 +96,23 @@ test('a backlog that never empties keeps nothing of the jobs that ran', async ()
   const keptWaiting = refs.slice(ran + 20).filter((r) => r.deref() !== undefined).length;
   assert.is(keptWaiting, total - ran - 20, 'the waiting jobs are all held');
   while (q.size > 0) await turn();
+});
+
+test('slicer: a long loop pauses once sliceMs have passed, so what else waits on the event loop runs in between', async () => {
+  let clock = 0;
+  const breathe = slicer(5, () => clock);
+  const order: string[] = [];
+  setImmediate(() => order.push('heartbeat'));
+  for (let i = 0; i < 10; i++) {
+    clock += 2; // each step of the loop takes 2 ms
+    order.push(`step ${i}`);
+    const pause = breathe();
+    if (pause) await pause;
+  }
+  // paused after steps 2 (6 ms) and 5 (6 ms after the pause) and 8: the waiting callback ran at the first pause
+  assert.equal(order.slice(0, 4), ['step 0', 'step 1', 'step 2', 'heartbeat']);
+  assert.is(order.length, 11);
+  assert.is(slicer(5, () => 0)(), undefined, 'no pause before sliceMs');
 });
 
 test.run();
