@@ -1,7 +1,7 @@
 import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import { OrreryError } from '../../lib/errors.ts';
 import type { Rng } from '../../lib/random.ts';
-import { addResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
+import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import { bundleResources } from '../../lib/scheduling/bundle-resources.ts';
 import { dryRunPlacementGroup, type PlacementGroupDryRun } from '../../lib/scheduling/dry-run.ts';
 import { compilePlacementGroup, scheduleBundles, type BundleDecision, type PlacementGroupOptions, type PlacementGroupRequest } from '../../lib/scheduling/bundles/index.ts';
@@ -525,7 +525,9 @@ export class PlacementGroupDirectory {
       if (!h || h.committed || !this.#alive(h.nodeId)) continue;
       const extra = bundleResources(h.resources, c.pgId, i);
       const sum = extras.get(h.nodeId);
-      extras.set(h.nodeId, sum === undefined ? extra : addResources(sum, extra));
+      // added in place: a copy per bundle made a group of 10,000 bundles on one node quadratic (35 s)
+      if (sum === undefined) extras.set(h.nodeId, extra);
+      else addInPlace(sum, extra);
       h.committed = true;
     }
     for (const [nodeId, extra] of extras) {
@@ -552,9 +554,10 @@ export class PlacementGroupDirectory {
       if (!sums) perNode.set(h.nodeId, (sums = { raw: {} }));
       if (h.committed) {
         const extra = bundleResources(h.resources, pgId, i);
-        sums.extra = sums.extra === undefined ? extra : addResources(sums.extra, extra);
+        if (sums.extra === undefined) sums.extra = extra;
+        else addInPlace(sums.extra, extra);
       }
-      sums.raw = addResources(sums.raw, h.resources);
+      addInPlace(sums.raw, h.resources);
       cancels.push(this.deps.bundles.cancel(h.nodeId, { pgId, index: i }));
     }
     for (const [nodeId, { extra, raw }] of perNode) {
@@ -669,4 +672,9 @@ export class PlacementGroupDirectory {
 
 function notFound(message: string, detail: Record<string, unknown>): OrreryError {
   return new OrreryError('PLACEMENT_GROUP_NOT_FOUND', message, { detail });
+}
+
+/** `into` += `more`, name by name: `into` is a sum this module owns. */
+function addInPlace(into: Record<string, number>, more: ResourceSet): void {
+  for (const name in more) into[name] = (into[name] ?? 0) + more[name];
 }
