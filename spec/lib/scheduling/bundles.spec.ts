@@ -197,6 +197,18 @@ const strategyCases: { name: string; nodes: NodeSpec[]; pg: PlacementGroupOption
     want: { nodeIds: ['n1', 'n2', 'n1'] },
   },
   {
+    name: 'SPREAD: more bundles than nodes share them evenly',
+    nodes: [{ id: 'n1', res: cpu(8) }, { id: 'n2', res: cpu(8) }],
+    pg: { strategy: 'SPREAD', bundles: times(6, cpu(1)) },
+    want: { nodeIds: ['n1', 'n2', 'n1', 'n2', 'n1', 'n2'] },
+  },
+  {
+    name: 'SPREAD: a node that is full takes no more; the others share the rest evenly',
+    nodes: [{ id: 'n1', res: cpu(1) }, { id: 'n2', res: cpu(8) }, { id: 'n3', res: cpu(8) }],
+    pg: { strategy: 'SPREAD', bundles: times(7, cpu(1)) },
+    want: { nodeIds: ['n1', 'n2', 'n3', 'n2', 'n3', 'n2', 'n3'] },
+  },
+  {
     name: 'SPREAD does not fit: too little CPU in all',
     nodes: [{ id: 'n1', res: cpu(1) }, { id: 'n2', res: cpu(1) }],
     pg: { strategy: 'SPREAD', bundles: times(3, cpu(1)) },
@@ -436,6 +448,17 @@ const propertyCases: { name: string; strategy: BundleStrategy; bundles: number; 
     bundles: 20,
     nodes: bigCluster(12, cpu(4)),
     check: (ids) => assert.is(new Set(ids).size, 12),
+  },
+  {
+    name: 'SPREAD on 12 nodes, 40 bundles: every node holds 3 or 4',
+    strategy: 'SPREAD',
+    bundles: 40,
+    nodes: bigCluster(12, cpu(8)),
+    check: (ids) => {
+      const counts = [...ids.reduce((m, id) => m.set(id, (m.get(id) ?? 0) + 1), new Map<string, number>()).values()];
+      assert.is(counts.length, 12);
+      assert.ok(counts.every((n) => n === 3 || n === 4), counts.join(','));
+    },
   },
 ];
 
