@@ -24,12 +24,16 @@
  *    STRICT_PACK group of 100 bundles of {CPU: 1} (one per actor), wait until it is CREATED, then
  *    start the 100 actors, actor i in bundle i (placementGroupStrategy) — until every one is ALIVE.
  *    Alternating rounds (the first of each untimed); medians and their ratio.
+ * 3. A burst: BURST (10,000) two-bundle groups asked for at once — placementGroup() and ready()
+ *    for every one without waiting — until every one is CREATED, then every remove() at once; with
+ *    the naive 2PC run with every group in flight as reference. It counts the nodes the GCS declared
+ *    DEAD meanwhile: before 2026-11-28 a burst like this starved the raylets past their heartbeats.
  *
  * Targets (never lowered): ≥ 1,000 two-bundle groups CREATED/s; and (issue 18, part 3) groups
  * CREATED/s ≥ 0.5× the naive two-phase commit's groups/s measured in the same run — the ratio is the
  * target, so a busy machine slows both sides alike.
  *
- * Raylets get max(1,000, N) CPUs each, so the N groups take at most half the cluster and nothing
+ * Raylets get max(1,000, N, BURST) CPUs each, so the groups take at most half the cluster and nothing
  * waits for resources. Progress goes to stderr about once a second. Every process started here is
  * stopped on the way out, failure or not.
  */
@@ -75,8 +79,10 @@ const { actorAffinity, affinity, placementGroupStrategy, startLocalCluster } = p
 
 const GROUPS = groupsArg !== undefined ? Number(groupsArg) : args.quick ? 300 : 2_000;
 const IN_FLIGHT = 500;
+/** Section 3: groups asked for at once, as a driver that builds its groups in a loop does. */
+const BURST = args.quick ? 1_000 : 10_000;
 const BUNDLE = { CPU: 1 } as const;
-const CPUS_PER_NODE = Math.max(1_000, GROUPS);
+const CPUS_PER_NODE = Math.max(1_000, GROUPS, BURST);
 const NODES = ['pg-a', 'pg-b', 'pg-c', 'pg-d'].map((name) => ({ name, resources: { CPU: CPUS_PER_NODE } }));
 const COLOCATE = 100;
 /** Timed rounds of each way of co-locating (one untimed round of each before them). */
@@ -216,7 +222,7 @@ async function measureCreateRemove(local: LocalCluster): Promise<CycleResult> {
  * 2 commits at once (with `remove`, then remove and 2 cancels at once), each a request/reply to the
  * responder carrying the bytes the runtime's message would. Groups/s.
  */
-async function naive2pc(raw: Bus, subject: string, n: number, remove: boolean): Promise<{ perS: number; roundTrips: number }> {
+async function naive2pc(raw: Bus, subject: string, n: number, remove: boolean, inFlight = IN_FLIGHT): Promise<{ perS: number; roundTrips: number }> {
   const pgIdOf = (i: number): string => (0x1000_0000_0000_0000n + BigInt(i)).toString(16);
   const units = { CPU: 10_000 };
   let roundTrips = 0;
@@ -226,7 +232,7 @@ async function naive2pc(raw: Bus, subject: string, n: number, remove: boolean): 
     roundTrips++;
   };
   const t0 = performance.now();
-  const results = await runPool(n, IN_FLIGHT, async (i) => {
+  const results = await runPool(n, inFlight, async (i) => {
     const pgId = pgIdOf(i);
     await rt(encode('create_pg', { pgId, namespace: 'default', options: { strategy: strategyOf(i), bundles: [{ ...BUNDLE }, { ...BUNDLE }] } }));
     await Promise.all([0, 1].map((index) => rt(encode('prepare_bundle', { bundles: [{ pgId, index, resources: units }] }))));
@@ -240,6 +246,56 @@ async function naive2pc(raw: Bus, subject: string, n: number, remove: boolean): 
   const failed = failuresOf(results);
   if (failed.length > 0) throw new Error(`${failed.length} naive 2PC groups failed: ${failed[0]}`);
   return { perS: n / secs(ms), roundTrips };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. a burst: every group asked for at once
+
+interface BurstResult {
+  readonly n: number;
+  readonly created: number;
+  readonly failures: string[];
+  /** From the first placementGroup() to the last CREATED. */
+  readonly ms: number;
+  /** From the first remove() to the last resolving, all at once too. */
+  readonly removeMs: number;
+  readonly removed: number;
+  /** Nodes the GCS declared DEAD while the burst ran (a raylet starved past its heartbeat timeout). */
+  readonly deaths: number;
+}
+
+async function measureBurst(local: LocalCluster, deathsSoFar: () => number): Promise<BurstResult> {
+  const n = BURST;
+  const deaths0 = deathsSoFar();
+  let created = 0;
+  const t0 = performance.now();
+  let last = t0;
+  const handles: PlacementGroup[] = [];
+  const results = await ticking(
+    () => `burst: ${count(created)} of ${count(n)} groups CREATED`,
+    () =>
+      Promise.all(
+        Array.from({ length: n }, async (_, i) => {
+          try {
+            const pg = await local.cluster.placementGroup({ strategy: strategyOf(i), bundles: [{ ...BUNDLE }, { ...BUNDLE }] });
+            handles.push(pg);
+            const info = await pg.ready({ timeoutMs: READY_TIMEOUT_MS });
+            if (info.state !== 'CREATED') throw new Error(`group ${pg.id} ready() with state ${info.state}`);
+            created++;
+            last = performance.now();
+            return undefined;
+          } catch (error) {
+            return { error };
+          }
+        }),
+      ),
+  );
+  const ms = last - t0;
+  progress(`burst: ${count(created)} CREATED in ${formatNumber(secs(ms))} s; removing them all at once`);
+  const r0 = performance.now();
+  const removals = await Promise.allSettled(handles.map((pg) => pg.remove()));
+  const removeMs = performance.now() - r0;
+  return { n, created, failures: failuresOf(results), ms, removeMs, removed: removals.filter((x) => x.status === 'fulfilled').length, deaths: deathsSoFar() - deaths0 };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,6 +437,27 @@ function reportCreation(c: CreateResult, cr: CycleResult, createRef: Naive, cycl
   if (cr.failures.length > 0) out(`\n${cr.failures.length} create+remove groups failed; the first: ${cr.failures[0]}`);
 }
 
+function reportBurst(b: BurstResult, ref: Naive): void {
+  const rate = b.created / secs(b.ms);
+  const naive = naiveRate(ref);
+  const title = `${count(b.n)} groups of 2 × {CPU: 1}, PACK/SPREAD, all asked for at once`;
+  const table: string[][] = [];
+  rows.push({ name: `placement groups, burst: groups CREATED/s (${title})`, value: rate, unit: 'groups/s', reference: naive, ratio: rate / naive });
+  table.push(['groups CREATED/s', formatNumber(rate), formatNumber(naive), `${formatNumber(rate / naive)}×`]);
+  const plain = (label: string, value: number, unit: string, shown = formatNumber(value)): void => {
+    rows.push({ name: `placement groups, burst: ${label}`, value, unit });
+    table.push([label, shown, '—', '—']);
+  };
+  plain('groups that did not become CREATED', b.n - b.created, 'groups', count(b.n - b.created));
+  plain('time until every group was CREATED (s)', secs(b.ms), 's');
+  plain('groups removed/s (every remove() at once)', b.removed / secs(b.removeMs), 'groups/s');
+  plain('nodes declared DEAD during the burst', b.deaths, 'nodes', count(b.deaths));
+  out(`\n3. A burst — ${title}, until every one is CREATED; then every remove() at once`);
+  out(formatTable(['figure', 'orrery', `naive 2PC, raw NATS, ${count(b.n)} in flight`, 'ratio'], table));
+  out(`naive 2PC reference with every group in flight: ${formatNumber(ref.before)} and ${formatNumber(ref.after)} groups/s before and after (the mean is used). No target: before 2026-11-28 a burst of 7,000 one-bundle groups on two nodes made both raylets miss their heartbeats and the cluster never settled (docs/benchmarks.md).`);
+  if (b.failures.length > 0) out(`${b.failures.length} burst groups failed; the first: ${b.failures[0]}`);
+}
+
 function reportColocate(c: ColocateResult): void {
   const median = (rs: ColocateRound[]): number => percentile(rs.map((r) => r.ms), 50);
   const a = median(c.affinity);
@@ -420,6 +497,8 @@ async function main(): Promise<void> {
   let create: CreateResult;
   let cycle: CycleResult;
   let colocate: ColocateResult;
+  let burst: BurstResult;
+  const burstRef = { before: 0, after: 0, roundTrips: 0 };
   const createRef = { before: 0, after: 0, roundTrips: 0 };
   const cycleRef = { before: 0, after: 0, roundTrips: 0 };
   try {
@@ -473,6 +552,15 @@ async function main(): Promise<void> {
     colocate = await measureColocate(local);
     mark('end of seed 000');
     loads.push(`end of seed 000 ${loadAverage()}`);
+    await sleep(1_000);
+
+    burstRef.before = (await naive2pc(raw, subject, BURST, false, BURST)).perS;
+    mark('burst');
+    burst = await measureBurst(local, () => deaths.length);
+    mark('end of burst');
+    burstRef.after = (await naive2pc(raw, subject, BURST, false, BURST)).perS;
+    progress(`burst done: ${formatNumber(burst.created / secs(burst.ms))} groups/s (naive ${formatNumber(naiveRate(burstRef))}/s); load average ${loadAverage()}`);
+    loads.push(`end of burst ${loadAverage()}`);
   } catch (err) {
     if (procs.stopping) return;
     if (recent.length > 0) console.error(`last lines of the cluster's processes:\n${recent.join('\n')}`);
@@ -483,6 +571,7 @@ async function main(): Promise<void> {
 
   reportCreation(create, cycle, createRef, cycleRef);
   reportColocate(colocate);
+  reportBurst(burst, burstRef);
   rows.push({ name: 'cluster: nodes declared DEAD during the run (missed heartbeats)', value: deaths.length, unit: 'nodes' });
   if (deaths.length > 0) out(`\nWARNING: ${deaths.length} node(s) declared DEAD during the run (their groups' bundles were rescheduled; figures include that):\n${deaths.map((d) => `  ${d}`).join('\n')}`);
   out('\ntargets');
