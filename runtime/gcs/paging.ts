@@ -109,10 +109,12 @@ export function nodesPage(nodes: readonly NodeInfoWire[], query: PageQuery, opts
       // at least one name per part, so a walk cannot stall
       do {
         const name = names[k]!;
-        const cost = nameBytes(name) * ((name in total ? 1 : 0) + (name in available ? 1 : 0));
+        const inTotal = Object.hasOwn(total, name);
+        const inAvailable = Object.hasOwn(available, name);
+        const cost = nameBytes(name) * ((inTotal ? 1 : 0) + (inAvailable ? 1 : 0));
         if (size > bareSize && bytes + size + cost > budget) break;
-        if (name in total) part.resources.total[name] = total[name]!;
-        if (name in available) part.resources.available[name] = available[name]!;
+        if (inTotal) part.resources.total[name] = total[name]!;
+        if (inAvailable) part.resources.available[name] = available[name]!;
         size += cost;
         k++;
       } while (k < names.length);
