@@ -9,26 +9,6 @@ import type { ActorInfo, ClusterEvent, NodeInfo, PlacementGroupInfo } from './cl
  * Wire shapes → what the client API returns. The wire carries resources in fixed-point units; users
  * see the quantities they asked for ({ CPU: 0.5 }).
  */
-/**
- * list_nodes' items with the parts of one node joined: a node too large for one reply comes as
- * consecutive parts, each with a run of its resource names (runtime/gcs/paging.ts, nodesPage).
- */
-export function joinNodeParts(items: readonly NodeInfoWire[]): NodeInfoWire[] {
-  const out: NodeInfoWire[] = [];
-  for (const item of items) {
-    const last = out.at(-1);
-    if (last === undefined || last.nodeId !== item.nodeId) {
-      out.push(item);
-      continue;
-    }
-    // the later part is the newer picture of the node's other fields
-    out[out.length - 1] = Object.assign({}, item, {
-      resources: { total: Object.assign({}, last.resources.total, item.resources.total), available: Object.assign({}, last.resources.available, item.resources.available) },
-    });
-  }
-  return out;
-}
-
 export function nodeFromWire(wire: NodeInfoWire): NodeInfo {
   return {
     nodeId: wire.nodeId,
@@ -39,6 +19,32 @@ export function nodeFromWire(wire: NodeInfoWire): NodeInfo {
     resources: { total: formatResources(wire.resources.total), available: formatResources(wire.resources.available) },
     ...(wire.bundleResourcesOmitted === undefined ? {} : { bundleResourcesOmitted: wire.bundleResourcesOmitted }),
   };
+}
+
+/**
+ * list_nodes' items with the parts of one node joined: a node too large for one reply comes as
+ * consecutive parts, each with a run of its resource names (runtime/gcs/paging.ts, nodesPage).
+ */
+export function joinNodeParts(items: readonly NodeInfoWire[]): NodeInfoWire[] {
+  const out: NodeInfoWire[] = [];
+  /** The last node of `out` when it is a join made here (its sets are ours to add to). */
+  let joined: NodeInfoWire | undefined;
+  for (const item of items) {
+    const last = out.at(-1);
+    if (last === undefined || last.nodeId !== item.nodeId) {
+      out.push(item);
+      joined = undefined;
+      continue;
+    }
+    // the later part is the newer picture of the node's other fields; the names add up
+    const total = joined === last ? last.resources.total : Object.assign({}, last.resources.total);
+    const available = joined === last ? last.resources.available : Object.assign({}, last.resources.available);
+    Object.assign(total, item.resources.total);
+    Object.assign(available, item.resources.available);
+    joined = Object.assign({}, item, { resources: { total, available } });
+    out[out.length - 1] = joined;
+  }
+  return out;
 }
 
 export function actorFromWire(wire: ActorInfoWire): ActorInfo {

@@ -42,7 +42,6 @@ export const DEFAULT_VIEW_INTERVAL_MS = 100;
 export const SNAPSHOT_TTL_MS = 30_000;
 const MAX_SNAPSHOTS_KEPT = 4;
 
-/** A lookup from node id to its view in a list sorted by id (a snapshot's upserts are). */
 /**
  * A snapshot's nodes as page items, keyed by node id in id order. A node too large for half a page
  * (the resource names of thousands of bundles) is several items: the first keyed by its id, with its
