@@ -133,4 +133,43 @@ test('one SPREAD group of 10,000 bundles over the two nodes: CREATED with 5,000 
   );
 });
 
+test("the GCS killed while it ends a finished job's 10,000 groups: the GCS started again ends the rest, and every unit comes back", async () => {
+  // a job's end is sliced (5 ms at a time, so heartbeats are answered meanwhile): it takes long
+  // enough to be cut in the middle, and the job's end is stored before the groups go
+  const owner = await connect({ address: nats.url, cluster: CLUSTER });
+  const groups = await Promise.all(Array.from({ length: GROUPS }, () => owner.placementGroup({ bundles: [{ CPU: 1 }] })));
+  await Promise.all(groups.map((pg) => pg.ready({ timeoutMs: WAIT_MS })));
+  const ids = new Set(groups.map((pg) => pg.id));
+  let removedBefore = 0;
+  let crashing: Promise<void> | undefined;
+  const watching = cluster.events$.subscribe((e) => {
+    if (e.type !== 'placement_group_state' || e.placementGroup.state !== 'REMOVED' || !ids.has(e.placementGroup.id)) return;
+    removedBefore++;
+    crashing ??= gcs.crash(); // at the first group the job's end removed
+  });
+  try {
+    const closing = owner.close().then(
+      () => 'closed',
+      (err: unknown) => `failed: ${String(err)}`,
+    );
+    await until('the job end to begin', () => (crashing === undefined ? undefined : true), WAIT_MS);
+    await crashing;
+    watching.unsubscribe();
+    assert.ok(removedBefore < GROUPS, `cut in the middle: ${removedBefore} of ${GROUPS} removed before the kill`);
+    gcs = await startGcs();
+    // REMOVED, or already forgotten: the GCS keeps the newest 10,000 REMOVED groups, and the tests
+    // above removed 10,001 before these
+    await until(
+      "every one of the job's groups REMOVED by the GCS started again",
+      async () => ((await cluster.placementGroups()).every((g) => !ids.has(g.id) || g.state === 'REMOVED') ? true : undefined),
+      WAIT_MS,
+    );
+    await until('every unit given back', async () => ((await cluster.nodes()).every((n) => n.resources.available.CPU === CPUS && bundleNames(n) === 0) ? true : undefined), WAIT_MS);
+    assert.is(await closing, 'closed', "the driver's close() ends once the job has");
+  } finally {
+    watching.unsubscribe();
+    await owner.close().catch(() => undefined);
+  }
+});
+
 test.run();
