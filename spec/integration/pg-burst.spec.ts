@@ -1,6 +1,8 @@
-// A burst of placement groups on real processes (a nats-server with JetStream, a GCS process, two
-// raylet processes): 10,000 one-bundle groups asked for at once, as a driver that builds its groups
-// in a loop does, all on one node — which then holds 20,000 bundle resource names.
+// Placement groups at scale on real processes (a nats-server with JetStream, a GCS process, two
+// raylet processes), three cases: 10,000 one-bundle groups asked for at once, as a driver that builds
+// its groups in a loop does, all on one node — which then holds 20,000 bundle resource names — with
+// a GCS SIGKILL and restart; one SPREAD group of 10,000 bundles; and a GCS SIGKILLed while it ends a
+// finished job's 10,000 groups (a job's end is sliced, so it can be cut in the middle).
 //
 // What broke here before:
 // - every commit and cancel on a raylet counted the names of the node's resources
@@ -10,7 +12,10 @@
 // - a node holding ~5,000 bundles passes the 1 MiB message limit: `cluster.nodes()` failed
 //   TOO_LARGE, setNodeLabels failed TOO_LARGE though the labels were set, the node's events
 //   (node_labels_changed, node_dead) were never published, and its record could not be stored, so
-//   a restarted GCS had forgotten the labels.
+//   a restarted GCS had forgotten the labels; after that restart the view's first delta with the
+//   node threw TOO_LARGE and the GCS process exited;
+// - the GCS summed a group's bundle resources with a copy per bundle (35 s of CPU for 10,000), and
+//   SPREAD put all but one of them on one node.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, type Cluster, type ClusterEvent, type NodeEvent, type NodeInfo, type PlacementGroup } from '../../runtime/index.ts';
