@@ -1,3 +1,4 @@
+import { isBundleResourceName } from '../../protocols/messages/cluster.ts';
 import { MAX_RESOURCE_NAMES } from '../../protocols/messages/common.ts';
 import { fits, subtractResources, type ResourceSet } from '../../lib/resources/resource-set.ts';
 
@@ -166,7 +167,7 @@ export class Leases {
 
   /** Recomputes what is free of `name` and notes the name as changed. */
   private refresh(name: string): void {
-    const bundle = isBundleResource(name);
+    const bundle = isBundleResourceName(name);
     if (Object.hasOwn(this.totalUnits, name)) {
       if (!Object.hasOwn(this.freeUnits, name)) this.freeNames++;
       this.freeUnits[name] = Math.max(0, this.totalUnits[name] - (this.usedUnits[name] ?? 0));
@@ -214,13 +215,10 @@ export function remaining(total: ResourceSet, used: Readonly<Record<string, numb
  */
 export function withoutBundles(available: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const name in available) if (!isBundleResource(name)) out[name] = available[name];
+  for (const name in available) if (!isBundleResourceName(name)) out[name] = available[name];
   return out;
 }
 
-function isBundleResource(name: string): boolean {
-  return name.includes('_group_');
-}
 
 /** Most resource names one set may carry on the wire (protocols/messages/common.ts, `resourceSet`). */
 export const MAX_WIRE_RESOURCES = MAX_RESOURCE_NAMES;
@@ -235,7 +233,7 @@ export const MAX_WIRE_RESOURCES = MAX_RESOURCE_NAMES;
 export function forWire(available: Record<string, number>): Record<string, number> {
   const names = Object.keys(available);
   if (names.length <= MAX_WIRE_RESOURCES) return available;
-  const bundle = (name: string): boolean => name.includes('_group_');
+  const bundle = isBundleResourceName;
   const out: Record<string, number> = {};
   for (const name of [...names.filter((n) => !bundle(n)), ...names.filter(bundle)].slice(0, MAX_WIRE_RESOURCES)) out[name] = available[name];
   return out;
