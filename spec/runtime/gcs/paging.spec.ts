@@ -275,4 +275,13 @@ test('a node event or answer: the node as it is while it fits a message, else wi
   assert.is(Object.keys(big.resources.total).length, 18_001, 'the node itself is not changed');
 });
 
+test('list_nodes: a cursor that names no node, or a node and a name that are gone, resumes where it would sort', () => {
+  const nodes = ['n1', 'n3'].map((id) => nodeWire(id, 1));
+  assert.equal(nodesPage(nodes, { after: 'n2' }).items.map((n) => n.nodeId), ['n3']);
+  assert.equal(nodesPage(nodes, { after: 'n2 CPU' }).items.map((n) => n.nodeId), ['n3'], 'inside a node that is gone: the next node');
+  const resumed = nodesPage(nodes, { after: 'n1 zzz' });
+  assert.equal(resumed.items.map((n) => n.nodeId), ['n3'], 'past every name of n1: nothing of it again');
+  assert.equal(nodesPage(nodes, { after: 'n9 ' }), { items: [] });
+});
+
 test.run();
