@@ -25,6 +25,8 @@ export const ROOT = 'orrery';
 
 export const GcsVerb = {
   register_node: 'register_node',
+  /** Part of what a raylet registering again runs, ahead of its register_node (protocols/messages/node.ts). */
+  register_running: 'register_running',
   heartbeat: 'heartbeat',
   /** A raylet that stops gracefully says so: its node is DEAD at once (protocols/messages/node.ts). */
   unregister_node: 'unregister_node',

@@ -88,6 +88,19 @@ export class NodeNameTakenError extends OrreryError {
   }
 }
 
+/**
+ * A registration that came in parts (gcs.register_running, then register_node) found its earlier
+ * parts missing, out of another batch or beyond what the GCS holds: nothing of it was taken. The
+ * raylet registers again from the start (a GCS that restarted or took over between the parts never
+ * saw them).
+ */
+export class RegistrationIncompleteError extends OrreryError {
+  override name = 'RegistrationIncompleteError';
+  constructor(readonly nodeId: string, reason: string) {
+    super('REGISTRATION_INCOMPLETE', `the registration of node ${nodeId} came in parts and ${reason}; the raylet registers again from its first part`, { detail: { nodeId } });
+  }
+}
+
 /** No placement group with this id, or with this name in this namespace. */
 export class PlacementGroupNotFoundError extends OrreryError {
   override name = 'PlacementGroupNotFoundError';

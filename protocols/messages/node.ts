@@ -17,6 +17,32 @@ export const runningActor = object({ actorId: id, incarnation: num({ int: true, 
 /** A placement-group bundle a raylet holds: prepared, or committed (its bundle resources exist there). */
 export const heldBundle = object({ pgId: id, index: num({ int: true, min: 0, max: 9_999 }), committed: bool() });
 
+/** Drawn by a raylet per registration attempt that goes in parts (register_running). */
+export const runningBatch = str({ min: 8, max: 64 });
+
+/** Most parts one registration may come in: 100 parts of ~512 KiB hold well over a million actors. */
+export const MAX_RUNNING_PARTS = 100;
+
+/**
+ * raylet → GCS (`gcs.register_running`): one part of what a raylet that registers again still runs,
+ * sent ahead of its register_node when the whole list would not fit in one message (the bus refuses
+ * messages over its max_payload, 1 MiB by default: ~26,000 actors). Parts `0 … n-1` go first, in
+ * order, each answered `{ staged }` (how many items the GCS holds for the batch); the register_node
+ * that follows carries the last part and `running.earlier: { batch, parts: n }`, and the GCS joins
+ * them before it takes the registration — so it reconciles against the whole list, never half of
+ * it. Taken only with the node's secret while the node is live; a new batch from the same raylet
+ * replaces an unfinished one (runtime/gcs/running-parts.ts).
+ */
+export const registerRunning = object({
+  nodeId: id,
+  batch: runningBatch,
+  index: num({ int: true, min: 0, max: MAX_RUNNING_PARTS - 2 }),
+  actors: array(runningActor, { max: 100_000 }),
+  bundles: array(heldBundle, { max: 100_000 }),
+  secret: optional(nodeSecret),
+});
+export type RegisterRunning = Infer<typeof registerRunning>;
+
 /**
  * raylet → GCS (`gcs.register_node`): a node joins with its labels, taints and resources. A raylet
  * that registers again — the GCS restarted, or declared the node dead while it was cut off — says
@@ -30,7 +56,17 @@ export const registerNode = object({
   taints,
   resources: object({ total: resourceSet, available: resourceSet }),
   address: nodeAddress,
-  running: optional(object({ actors: array(runningActor, { max: 100_000 }), bundles: optional(array(heldBundle, { max: 100_000 })) })),
+  running: optional(
+    object({
+      actors: array(runningActor, { max: 100_000 }),
+      bundles: optional(array(heldBundle, { max: 100_000 })),
+      /**
+       * What this message carries is the last part: `parts` earlier ones went ahead as
+       * register_running under `batch` (a node running more than one message holds).
+       */
+      earlier: optional(object({ batch: runningBatch, parts: num({ int: true, min: 1, max: MAX_RUNNING_PARTS - 1 }) })),
+    }),
+  ),
   /**
    * A secret the raylet draws when it starts and sends with every registration, heartbeat and
    * actor_died: the GCS takes messages about this node only with it (runtime/gcs/node-owner.ts).

@@ -1,5 +1,5 @@
 import type { Infer, Validator } from '../validate.ts';
-import { heartbeat, registerNode, unregisterNode } from './node.ts';
+import { heartbeat, registerNode, registerRunning, unregisterNode } from './node.ts';
 import { reply } from './reply.ts';
 import { viewDelta, viewSnapshotQuery } from './view.ts';
 import { actorCall, actorDied, callBatch, cancelCall, replyBatch, createActor, explainRequest, getActor, killActor, listActors, rayletKillActor, registerActor } from './actor.ts';
@@ -17,6 +17,7 @@ export type MessageRegistry = Readonly<Record<string, Validator<unknown>>>;
 /** Every message type of this protocol version. */
 export const messages = {
   register_node: registerNode,
+  register_running: registerRunning,
   heartbeat,
   unregister_node: unregisterNode,
   view_delta: viewDelta,

@@ -45,6 +45,7 @@ const ADMIN_VERBS: readonly GcsVerb[] = [...DRIVER_VERBS, 'set_node_labels', 'se
  */
 const NODE_VERBS: readonly GcsVerb[] = [
   'register_node',
+  'register_running',
   'heartbeat',
   'unregister_node',
   'actor_died',

@@ -18,6 +18,7 @@ import type { GcsStore } from './store.ts';
 import type { ViewBroadcaster } from './view.ts';
 import { tokenField } from './wire.ts';
 import { fitNode } from './node-fit.ts';
+import { RunningParts } from './running-parts.ts';
 
 /**
  * The GCS's nodes: registration, heartbeats, label and taint changes, draining, and death. Each node
@@ -76,6 +77,8 @@ export class NodeDirectory {
   readonly #liveness: Liveness;
   /** Which secret speaks for which node (node-owner.ts). */
   readonly owners = new NodeOwners();
+  /** Parts of registrations too large for one message, until their register_node (running-parts.ts). */
+  readonly runningParts: RunningParts;
   /** The name of every live node, to its id: a name is one node's while it lives. */
   readonly #names = new Map<string, string>();
 
@@ -83,6 +86,7 @@ export class NodeDirectory {
   readonly #dead: DeadActors;
 
   constructor(private readonly deps: NodeDirectoryDeps) {
+    this.runningParts = new RunningParts({ now: deps.now });
     this.#liveness = new Liveness({
       timeoutMs: deps.nodeTimeoutMs,
       clock: deps.livenessClock,
@@ -116,10 +120,13 @@ export class NodeDirectory {
     if (this.#refs.has(reg.nodeId)) {
       // its own raylet retrying a lost answer; anyone else is taking over a live node's id
       this.owners.check(reg.nodeId, reg.secret, 'register_node');
+      this.runningParts.forget(reg.nodeId);
       return answer;
     }
     const holder = this.#names.get(reg.name);
     if (holder !== undefined && holder !== reg.nodeId) throw new NodeNameTakenError(reg.name, holder);
+    // the whole of what it runs, when that came in parts (REGISTRATION_INCOMPLETE, nothing taken, if one is missing)
+    const running = this.runningParts.join(reg);
     this.owners.set(reg.nodeId, reg.secret);
     this.#names.set(reg.name, reg.nodeId);
     // A node the table still holds as live comes back to a restarted GCS: it keeps the labels and
@@ -128,7 +135,7 @@ export class NodeDirectory {
     const kept = previous !== undefined && previous.info.state !== 'DEAD' ? { labels: previous.info.labels, taints: previous.info.taints } : {};
     // A raylet that names what it runs registers again: the GCS takes what it keeps of that again
     // itself (recovery.ts), so the node starts from its whole total rather than what is free there.
-    const resources = reg.running !== undefined ? { total: reg.resources.total, available: reg.resources.total } : reg.resources;
+    const resources = running !== undefined ? { total: reg.resources.total, available: reg.resources.total } : reg.resources;
     const setup = nodeSetup({ ...reg, ...kept, resources }, this.deps.rareResources);
     const { state } = this.deps;
     state.addNode({ nodeId: reg.nodeId, name: reg.name, labels: setup.labels, taints: setup.taints, total: setup.total, available: setup.available });
@@ -147,9 +154,20 @@ export class NodeDirectory {
     this.deps.events.node('node_added', this.info(reg.nodeId));
     this.deps.view.changed(reg.nodeId);
     if (previous?.info.state === 'DRAINING') ref.send({ type: 'DRAIN' });
-    this.deps.registered(reg.nodeId, reg.running ?? { actors: [] });
+    this.deps.registered(reg.nodeId, running ?? { actors: [] });
     this.deps.kick('node_registered');
     return answer;
+  }
+
+  /**
+   * register_running: one part of what a raylet that registers again runs, held until the
+   * register_node that ends its batch (running-parts.ts). While the node is live (its raylet lost an
+   * answer and registers again) only its own secret is taken.
+   */
+  stageRunning(part: MessageBody<'register_running'>): { staged: number } {
+    tokenField('nodeId', part.nodeId);
+    if (this.#refs.has(part.nodeId)) this.owners.check(part.nodeId, part.secret, 'register_running');
+    return this.runningParts.stage(part);
   }
 
   /** heartbeat: `known: false` tells a raylet the GCS has no live node under its id. */

@@ -52,6 +52,8 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
   const paged = { maxBytes: gcs.intake.maxBytes };
   return {
     register_node: route('register_node', (body) => gcs.nodes.register(body)),
+    // held in memory until its register_node: answered while the GCS recovers, as register_node is
+    register_running: route('register_running', (body) => gcs.nodes.stageRunning(body)),
     heartbeat: route('heartbeat', (body) => gcs.nodes.heartbeat(body)),
     unregister_node: route('unregister_node', (body) => mutating(gcs, () => gcs.nodes.unregister(body))),
     register_actor: route('register_actor', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.actors.register(body)))),

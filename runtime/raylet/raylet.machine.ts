@@ -73,10 +73,12 @@ export interface HeartbeatAnswer {
 /** Codes that mean "no GCS answered (yet)", as opposed to a GCS that refused the request. */
 // STALE_EPOCH: an answer from a GCS that lost its lease (it should never send one) is as good as none
 /**
- * Registration errors tried again after `retryMs`: no answer, and NODE_NAME_TAKEN — the name is a
- * live node's, most often this raylet's own predecessor on the host, not yet declared dead.
+ * Registration errors tried again after `retryMs`: no answer; NODE_NAME_TAKEN — the name is a live
+ * node's, most often this raylet's own predecessor on the host, not yet declared dead; and
+ * REGISTRATION_INCOMPLETE — a registration in parts whose earlier parts the GCS does not hold (it
+ * restarted, or a standby took over, between them): the next attempt sends them all again.
  */
-const UNANSWERED = new Set(['NO_RESPONDERS', 'TIMEOUT', 'CONNECTION_LOST', 'BUS_ERROR', 'INTERNAL', 'STALE_EPOCH', 'NODE_NAME_TAKEN']);
+const UNANSWERED = new Set(['NO_RESPONDERS', 'TIMEOUT', 'CONNECTION_LOST', 'BUS_ERROR', 'INTERNAL', 'STALE_EPOCH', 'NODE_NAME_TAKEN', 'REGISTRATION_INCOMPLETE']);
 
 function codeOf(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;

@@ -22,6 +22,7 @@ import { LocalBundles } from './bundles.ts';
 import { Fence, leaseFromNodeTimeout } from './fence.ts';
 import { forWire, Leases } from './leases.ts';
 import { LocalActors, type LostActor } from './local-actors.ts';
+import { runningParts } from './registration-parts.ts';
 import { RayletTasks, type FollowView } from './raylet-tasks.ts';
 import { rayletMachine, type HeartbeatInput, type RayletMachine } from './raylet.machine.ts';
 import type { WorkerHost } from './worker-host.ts';
@@ -61,12 +62,25 @@ export interface RayletServiceOptions {
   followView?: FollowView;
   /** How long it keeps following after its task work ended; default 30 s. */
   viewLingerMs?: number;
+  /**
+   * The most bytes one message of a registration lists of what the node runs; a longer list goes
+   * ahead in parts (registration-parts.ts). Default RUNNING_PART_BYTES (512 KiB); specs set it low.
+   */
+  registrationPartBytes?: number;
   /** Handed the Raylet machine's actor system when the machine is created, so inspection (runtime/inspect) can attach to it while someone watches. */
   onActorSystem?: (system: Actor<RayletMachine>['system']) => void;
 }
 
 const heartbeatAnswer = object({ known: bool(), epoch: optional(num({ int: true, min: 0 })) });
+/** `available` for the names of `total` only: what a registration reports free. */
+function ownNames(available: Readonly<Record<string, number>>, total: Readonly<Record<string, number>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const name of Object.keys(total)) if (available[name] !== undefined) out[name] = available[name];
+  return out;
+}
+
 const unregisterAnswer = object({ known: bool() });
+const stagedAnswer = object({ staged: num({ int: true, min: 0 }) });
 const KILL_TYPE = 'raylet_kill_actor';
 /** The message types that each take one raylet subject of their own name. */
 type Served = 'create_actor' | typeof KILL_TYPE | 'prepare_bundle' | 'commit_bundle' | 'cancel_bundle';
@@ -357,15 +371,31 @@ export class RayletService {
 
   private async register(): Promise<{ heartbeatMs: number }> {
     const { config } = this.opts;
+    const attempt = ++this.registerAttempts;
+    // what still runs here: a restarted GCS keeps what it agrees with and has the rest killed; a
+    // list larger than one message goes ahead in parts (registration-parts.ts)
+    const parts = runningParts({ actors: this.actors.running(), bundles: this.bundles.list() }, this.opts.registrationPartBytes);
+    const last = parts[parts.length - 1]!;
+    let earlier: { batch: string; parts: number } | undefined;
+    if (parts.length > 1) {
+      earlier = { batch: randomBytes(12).toString('base64url'), parts: parts.length - 1 };
+      for (let index = 0; index < parts.length - 1; index++) {
+        // an attempt the machine gave up on (GCS_ANNOUNCED: a new GCS) sends nothing more
+        if (attempt !== this.registerAttempts) throw new OrreryError('TIMEOUT', 'registration superseded by a newer attempt');
+        const part = encode('register_running', { nodeId: config.nodeId, batch: earlier.batch, index, ...parts[index]!, secret: this.secret });
+        decodeReply((await this.opts.bus.request(this.s.gcs('register_running'), part, { timeoutMs: this.timeoutMs })).data, { value: stagedAnswer });
+      }
+    }
     const body = encode('register_node', {
       nodeId: config.nodeId,
       name: config.nodeName,
       labels: config.labels,
       taints: config.taints,
-      resources: { total: config.total, available: forWire(this.leases.available()) },
+      // the node's own names only: the GCS takes bundle resources back from `running` (a node with
+      // 30,000 bundles has 60,000 such names, 2 MB); it never read them here
+      resources: { total: config.total, available: ownNames(this.leases.available(), config.total) },
       address: { ip: config.nodeIp, hostname: config.hostname, pid: process.pid },
-      // what still runs here: a restarted GCS keeps what it agrees with and has the rest killed
-      running: { actors: this.actors.running(), bundles: this.bundles.list() },
+      running: earlier === undefined ? last : { ...last, earlier },
       secret: this.secret,
     });
     const sentAt = performance.now();
@@ -391,6 +421,9 @@ export class RayletService {
     this.fence.acked(sentAt); // the GCS starts the node's timeout when it registers it
     return { heartbeatMs: reply.heartbeatMs };
   }
+
+  /** Registration attempts begun: one that is no longer the newest stops sending its parts. */
+  private registerAttempts = 0;
 
   /** A registration went through: a graceful stop then tells the GCS (unregister). */
   private registered = false;

@@ -29,7 +29,7 @@ test('the registry holds every message type of this protocol version', () => {
   assert.equal(Object.keys(messages).sort(), [
     'actor_call', 'actor_died', 'autoscaler_report', 'autoscaler_status', 'call_batch', 'cancel_bundle', 'cancel_call', 'cancel_task', 'commit_bundle', 'create_actor', 'create_pg', 'drain_node', 'event', 'explain', 'finish_job', 'gcs_status', 'get_actor', 'get_pg', 'heartbeat',
     ...inspectTypes, 'job_heartbeat', 'kill_actor', 'leased_task', 'list_actors', 'list_events', 'list_jobs', 'list_nodes', 'list_placement_groups', 'prepare_bundle', 'raylet_kill_actor',
-    'raylet_load', 'register_actor', 'register_job', 'register_node', 'remove_pg', 'reply', 'reply_batch', 'resource_demands', 'set_node_labels', 'set_node_taints', 'submit_task', 'unregister_node', 'view_delta', 'view_snapshot',
+    'raylet_load', 'register_actor', 'register_job', 'register_node', 'register_running', 'remove_pg', 'reply', 'reply_batch', 'resource_demands', 'set_node_labels', 'set_node_taints', 'submit_task', 'unregister_node', 'view_delta', 'view_snapshot',
   ]);
 });
 

@@ -31,6 +31,11 @@ const verbs: Record<GcsVerb, { type?: string; valid: unknown; illTyped: unknown 
     valid: { nodeId: 'n9', name: 'n9', labels: {}, taints: {}, resources: { total: { CPU: 10000 }, available: { CPU: 10000 } }, address },
     illTyped: { nodeId: 9, name: 'n9', labels: {}, taints: {}, resources: { total: {}, available: {} }, address },
   },
+  register_running: {
+    type: 'register_running',
+    valid: { nodeId: 'n9', batch: 'batch-one', index: 0, actors: [{ actorId: 'a1', incarnation: 0 }], bundles: [] },
+    illTyped: { nodeId: 'n9', batch: 'batch-one', index: 100, actors: [], bundles: [] },
+  },
   heartbeat: { type: 'heartbeat', valid: { nodeId: 'n1', seq: 1, available: {} }, illTyped: { nodeId: 'n1', seq: 'one', available: {} } },
   unregister_node: { type: 'unregister_node', valid: { nodeId: 'n1' }, illTyped: { nodeId: 'n1', secret: 42 } },
   register_actor: { type: 'register_actor', valid: { actorId: 'a9', code, namespace: 'default', options: {} }, illTyped: { actorId: 'a9', code, namespace: 'default', options: 'fast' } },
@@ -295,7 +300,7 @@ const READS: GcsVerb[] = ['get_actor', 'list_nodes', 'list_actors', 'list_placem
 const JOB: GcsVerb[] = ['register_job', 'job_heartbeat', 'finish_job'];
 const MAY_ASK: Record<'node' | 'driver' | 'observer' | 'admin', GcsVerb[]> = {
   // and what actors and tasks do through connect() inside worker hosts (docs/actors.md), never jobs
-  node: ['register_node', 'heartbeat', 'unregister_node', 'actor_died', 'view_snapshot', ...READS.filter((v) => v !== 'autoscaler_status' && v !== 'gcs_status'), 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'],
+  node: ['register_node', 'register_running', 'heartbeat', 'unregister_node', 'actor_died', 'view_snapshot', ...READS.filter((v) => v !== 'autoscaler_status' && v !== 'gcs_status'), 'register_actor', 'kill_actor', 'create_pg', 'remove_pg'],
   observer: READS,
   driver: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', ...JOB],
   admin: [...READS, 'register_actor', 'kill_actor', 'create_pg', 'remove_pg', ...JOB, 'set_node_labels', 'set_node_taints', 'drain_node', 'resource_demands', 'autoscaler_report'],

@@ -4,7 +4,8 @@ import { Packr } from 'msgpackr';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OrreryError } from '../../../lib/errors.ts';
-import { encode, PROTOCOL_VERSION } from '../../../protocols/codec.ts';
+import { encode, encodedSize, PROTOCOL_VERSION } from '../../../protocols/codec.ts';
+import type { RegisterNode } from '../../../protocols/messages/node.ts';
 import { decodeReply } from '../../../protocols/reply.ts';
 import { RayletVerb, subjects } from '../../../protocols/subjects.ts';
 import { unknown } from '../../../protocols/validate.ts';
@@ -164,6 +165,61 @@ test('registers again with the same node id and the actors it runs when a heartb
   await w.gcs.until(() => w.gcs.lastHeartbeat()!.seq > seqBefore, 'a heartbeat after registering again');
   assert.is(w.raylet.stats().actors, 1);
   assert.is(await call(w.bus, spec.actorId, 'get'), 0);
+  await w.raylet.stop();
+});
+
+/** The actor ids a registration lists, with the parts its batch sent ahead, in the order they came. */
+function listedActors(gcs: StubGcs, reg: RegisterNode): string[] {
+  const earlier = reg.running?.earlier;
+  const parts = earlier === undefined ? [] : gcs.runningParts.filter((p) => p.batch === earlier.batch);
+  return [...parts.flatMap((p) => p.actors), ...(reg.running?.actors ?? [])].map((a) => a.actorId);
+}
+
+test('a raylet that runs more than one message lists registers again in parts: register_running 0 … n-1 in order, then register_node with the last and `earlier`; every actor listed once', async () => {
+  const budget = 600;
+  const w = await world({ registrationPartBytes: budget });
+  const specs = Array.from({ length: 40 }, () => createSpec('Counter'));
+  for (const spec of specs) await create(w, spec);
+  assert.equal(w.gcs.runningParts, [], 'the first registration had nothing to list');
+  await w.gcs.until(() => w.gcs.heartbeats.length >= 1, 'a heartbeat');
+  w.gcs.known = false;
+  await w.gcs.until(() => w.gcs.registrations.length === 2, 'a second registration');
+  const reg = w.gcs.registrations[1];
+  const earlier = reg.running?.earlier;
+  assert.ok(earlier !== undefined, 'the last part says how many went ahead');
+  const parts = w.gcs.runningParts.filter((p) => p.batch === earlier.batch);
+  assert.ok(parts.length >= 2, `40 actors at ~50 bytes each do not fit in ${budget} bytes`);
+  assert.is(earlier.parts, parts.length);
+  assert.equal(parts.map((p) => p.index), [...parts.keys()], 'parts in order, none twice');
+  for (const p of [...parts, { actors: reg.running!.actors, bundles: reg.running!.bundles ?? [] }]) {
+    assert.ok(p.actors.length > 0, 'no empty part');
+    assert.ok(encodedSize({ actors: p.actors, bundles: p.bundles }) <= budget, 'each part within the budget');
+  }
+  assert.ok(parts.every((p) => p.secret === reg.secret && p.nodeId === reg.nodeId), 'the parts carry the node and its secret');
+  assert.equal(listedActors(w.gcs, reg).sort(), specs.map((x) => x.actorId).sort(), 'every actor once');
+  await w.raylet.stop();
+});
+
+test('REGISTRATION_INCOMPLETE (the GCS no longer holds the earlier parts: it restarted between them) is tried again: every part again under a new batch', async () => {
+  const w = await world({ registrationPartBytes: 600, retryMs: 5 });
+  const specs = Array.from({ length: 30 }, () => createSpec('Counter'));
+  for (const spec of specs) await create(w, spec);
+  let refused = 0;
+  w.gcs.onRegister = (body) => {
+    if (body.running?.earlier === undefined) return;
+    w.gcs.refuse = refused++ === 0 ? new OrreryError('REGISTRATION_INCOMPLETE', 'the GCS holds none of batch x', { detail: { nodeId: body.nodeId } }) : undefined;
+  };
+  await w.gcs.until(() => w.gcs.heartbeats.length >= 1, 'a heartbeat');
+  w.gcs.known = false;
+  await w.gcs.until(() => w.gcs.registrations.length === 2, 'the registration taken on the second attempt');
+  assert.is(refused, 2, 'refused once, taken the next time');
+  const batches = [...new Set(w.gcs.runningParts.map((p) => p.batch))];
+  assert.is(batches.length, 2, 'a fresh batch for the second attempt');
+  const reg = w.gcs.registrations[1];
+  assert.is(reg.running?.earlier?.batch, batches[1]);
+  assert.equal(listedActors(w.gcs, reg).sort(), specs.map((x) => x.actorId).sort());
+  await waitUntil(() => w.raylet.stats().phase === 'running');
+  assert.is(await call(w.bus, specs[0].actorId, 'get'), 0, 'the actors kept running throughout');
   await w.raylet.stop();
 });
 

@@ -1,6 +1,6 @@
 import { decode } from '../../../protocols/codec.ts';
 import { messages } from '../../../protocols/messages/registry.ts';
-import type { Heartbeat, RegisterNode, UnregisterNode } from '../../../protocols/messages/node.ts';
+import type { Heartbeat, RegisterNode, RegisterRunning, UnregisterNode } from '../../../protocols/messages/node.ts';
 import type { ViewDelta } from '../../../protocols/messages/view.ts';
 import { encodeError, encodeOk } from '../../../protocols/reply.ts';
 import { subjects } from '../../../protocols/subjects.ts';
@@ -13,7 +13,12 @@ export interface ActorDiedReport {
   cause: string;
 }
 
-type Seen = { type: 'register_node'; body: RegisterNode } | { type: 'heartbeat'; body: Heartbeat } | { type: 'actor_died'; body: ActorDiedReport } | { type: 'unregister_node'; body: UnregisterNode };
+type Seen =
+  | { type: 'register_node'; body: RegisterNode }
+  | { type: 'register_running'; body: RegisterRunning }
+  | { type: 'heartbeat'; body: Heartbeat }
+  | { type: 'actor_died'; body: ActorDiedReport }
+  | { type: 'unregister_node'; body: UnregisterNode };
 
 /**
  * A stand-in GCS for raylet specs: answers register_node and heartbeat, accepts actor_died, and
@@ -21,6 +26,8 @@ type Seen = { type: 'register_node'; body: RegisterNode } | { type: 'heartbeat';
  */
 export class StubGcs {
   readonly registrations: RegisterNode[] = [];
+  /** Every register_running received (parts of a registration too large for one message), answered `{ staged }` per batch. */
+  readonly runningParts: RegisterRunning[] = [];
   readonly heartbeats: Heartbeat[] = [];
   readonly died: ActorDiedReport[] = [];
   known = true;
@@ -55,7 +62,7 @@ export class StubGcs {
       if (!this.muteSnapshots) msg.respond(encodeOk(this.snapshot));
       this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
     });
-    this.subs = [on('register_node'), on('heartbeat'), on('actor_died'), on('unregister_node'), snapshot];
+    this.subs = [on('register_node'), on('register_running'), on('heartbeat'), on('actor_died'), on('unregister_node'), snapshot];
   }
 
   /** Resolves once `check` holds, re-checked after every message this GCS receives. */
@@ -89,6 +96,10 @@ export class StubGcs {
         const epoch = this.epoch === undefined ? {} : { epoch: this.epoch };
         msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [], ...timeout, ...epoch }));
       }
+    } else if (type === 'register_running') {
+      this.runningParts.push(body);
+      const staged = this.runningParts.filter((p) => p.batch === body.batch).reduce((n, p) => n + p.actors.length + p.bundles.length, 0);
+      msg.respond(encodeOk({ staged }));
     } else if (type === 'heartbeat') {
       this.heartbeats.push(body);
       if (!this.mute) msg.respond(encodeOk({ known: this.known, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) }));
