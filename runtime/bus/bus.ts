@@ -71,8 +71,11 @@ export interface Bus {
    * then, and made until it is back, fail with ConnectionLostError) and when it is back
    * ('reconnected': its subscriptions have been sent again; a flush() after it confirms the server
    * has them, while other processes' may still be on their way). The memory bus never drops. Returns the function that stops the listening.
+   * `cause` says which: a GCS's fenced bus (runtime/gcs/fenced-bus.ts) also goes silent while its
+   * leader lease has lapsed ('lease'), and its 'reconnected' names what the silence began with; a
+   * plain bus reports its connection only (no cause).
    */
-  onStatus(listener: (status: BusStatus) => void): () => void;
+  onStatus(listener: (status: BusStatus, cause?: BusStatusCause) => void): () => void;
   /** Resolves once everything published before the call has left this connection. */
   flush(): Promise<void>;
   /** Drains: ends subscriptions after their queued messages are handled, sends what is pending, closes. */
@@ -93,6 +96,8 @@ export interface Bus {
 
 /** What onStatus() reports about the process's own connection to the bus. */
 export type BusStatus = 'disconnected' | 'reconnected';
+/** What went silent or came back: the connection to the server, or (a GCS's fenced bus) the leader lease. */
+export type BusStatusCause = 'connection' | 'lease';
 
 /** Receives the outcome of one requestCallback(): an error, or (when `err` is undefined) the answer. */
 export type RequestCallback = (err: Error | undefined, msg: BusMsg | undefined) => void;

@@ -88,8 +88,11 @@ export function fencedBus(bus: Bus, lease: Validity, opts: { holdMs?: number; lo
         const now = connected && leaseOk;
         if (now === heard) return;
         heard = now;
-        listener(now ? 'reconnected' : 'disconnected');
+        // going silent: what failed; coming back: the same cause, so the two read as a pair
+        if (!now) silence = connected ? 'lease' : 'connection';
+        listener(now ? 'reconnected' : 'disconnected', silence);
       };
+      let silence: 'connection' | 'lease' = 'connection';
       const offBus = bus.onStatus((status) => {
         connected = status === 'reconnected';
         update();

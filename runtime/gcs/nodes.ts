@@ -4,7 +4,7 @@ import { NodeOwners } from './node-owner.ts';
 import { NodeNotFoundError } from '../../lib/errors.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
 import type { NodeInfoWire, registered } from '../../protocols/messages/cluster.ts';
-import type { BusStatus } from '../bus/bus.ts';
+import type { BusStatus, BusStatusCause } from '../bus/bus.ts';
 import type { MessageBody } from '../../protocols/messages/registry.ts';
 import type { Infer } from '../../protocols/validate.ts';
 import type { EventPublisher, NodeEventType } from './events.ts';
@@ -207,14 +207,25 @@ export class NodeDirectory {
    * it while it is down, so no live node's timeout counts then, and each gets a fresh window once it
    * is back (node.machine.ts, UNHEARD/HEARD): a NATS outage is not the death of every node.
    */
-  connectionChanged(status: BusStatus): void {
+  connectionChanged(status: BusStatus, cause: BusStatusCause = 'connection'): void {
     const event = status === 'disconnected' ? ({ type: 'UNHEARD' } as const) : ({ type: 'HEARD' } as const);
     for (const ref of this.#refs.values()) ref.send(event);
     if (status === 'reconnected') this.#liveness.restartAll();
+    const n = this.#refs.size;
+    if (cause === 'lease') {
+      // a renewal came late (the GCS was busy or frozen) or could not reach JetStream: nothing is
+      // handled meanwhile (fenced-bus.ts), so it hears no heartbeat either
+      this.deps.log(
+        status === 'disconnected'
+          ? `the GCS's leader lease lapsed (a renewal came late or could not be stored): it handles nothing until one goes through; node timeouts of ${n} node(s) wait`
+          : `the GCS holds its leader lease again: ${n} node(s) get a fresh ${this.deps.nodeTimeoutMs} ms window to heartbeat`,
+      );
+      return;
+    }
     this.deps.log(
       status === 'disconnected'
-        ? `the GCS lost its connection to the bus: node timeouts of ${this.#refs.size} node(s) wait until it is back`
-        : `the GCS is connected again: ${this.#refs.size} node(s) get a fresh ${this.deps.nodeTimeoutMs} ms window to heartbeat`,
+        ? `the GCS lost its connection to the bus: node timeouts of ${n} node(s) wait until it is back`
+        : `the GCS is connected again: ${n} node(s) get a fresh ${this.deps.nodeTimeoutMs} ms window to heartbeat`,
     );
   }
 

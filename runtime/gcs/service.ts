@@ -442,8 +442,8 @@ export class GcsService {
   /** Spawns a child of the Gcs machine through `event` and returns it. */
   async #open(): Promise<void> {
     this.#subscriptions = serveVerbs(this);
-    this.#stopWatchingBus = this.opts.bus.onStatus((status) => {
-      this.nodes.connectionChanged(status);
+    this.#stopWatchingBus = this.opts.bus.onStatus((status, cause) => {
+      this.nodes.connectionChanged(status, cause);
       this.jobs.connectionChanged(status);
     });
     await this.opts.bus.flush();

@@ -3,7 +3,7 @@
 // is handled, in the order it came, if the lease is valid again soon enough, and never otherwise.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { BusMsg } from '../../../runtime/bus/bus.ts';
+import type { Bus, BusMsg, BusStatus } from '../../../runtime/bus/bus.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
 import { fencedBus, type Validity } from '../../../runtime/gcs/fenced-bus.ts';
 import { until } from '../../helpers/until.ts';
@@ -93,6 +93,31 @@ test('an answer is dropped when the lease lapsed while the handler worked; nothi
   gcs.publish('events.x', bytes('sent'));
   await until('the event', () => (seen.length > 0 ? true : undefined));
   assert.equal(seen, ['sent']);
+});
+
+test("onStatus says what went silent — the lease ('lease') or the connection ('connection') — and coming back says it again", () => {
+  const broker = new MemoryBroker();
+  const inner = connectMemoryBus(broker);
+  const connection = new Set<(status: BusStatus) => void>();
+  // the memory bus never drops: this one's connection reports what the spec says
+  const onStatus: Bus['onStatus'] = (l) => (connection.add(l), () => void connection.delete(l));
+  const bus = new Proxy(inner, { get: (target, key) => (key === 'onStatus' ? onStatus : (Reflect.get(target, key) as unknown)) }) as Bus;
+  const drop = (status: BusStatus) => connection.forEach((l) => l(status));
+  const l = lease();
+  const seen: string[] = [];
+  const off = fencedBus(bus, l).onStatus((status, cause) => void seen.push(`${status} ${cause}`));
+  l.set(false);
+  l.set(true);
+  assert.equal(seen.splice(0), ['disconnected lease', 'reconnected lease'], 'a lapse under a good connection');
+  drop('disconnected');
+  l.set(false);
+  drop('reconnected');
+  assert.equal(seen.splice(0), ['disconnected connection'], 'silent while either is down; back only once both are');
+  l.set(true);
+  assert.equal(seen.splice(0), ['reconnected connection'], 'the silence that began with the connection ends as one');
+  off();
+  drop('disconnected');
+  assert.equal(seen, [], 'no longer told');
 });
 
 test.run();
