@@ -73,6 +73,10 @@ interface Held {
 
 const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
 
+/** The first pause before an unanswered cancel_bundle is sent again (#cancel), doubling up to the second. */
+const CANCEL_RETRY_MS = 250;
+const CANCEL_RETRY_MAX_MS = 5_000;
+
 /**
  * The states whose record a restarted GCS reads differently (recovery.ts, `restore`): CREATED is
  * kept with its bundles, REMOVED is kept as a record, and every other state is placed again from
@@ -270,7 +274,7 @@ export class PlacementGroupDirectory {
     for (const { pgId, index } of bundles) {
       const h = this.#held.get(pgId)?.get(index);
       if (h?.nodeId === nodeId) continue;
-      void this.deps.bundles.cancel(nodeId, { pgId, index });
+      void this.#cancel(nodeId, { pgId, index });
       cancelled++;
     }
     return cancelled;
@@ -330,9 +334,43 @@ export class PlacementGroupDirectory {
     return s !== null && typeof s === 'object' && s.type === 'PLACEMENT_GROUP' && typeof s.placementGroupId === 'string' ? s.placementGroupId : undefined;
   }
 
-  /** The GCS stops: no group's machine steps any more (backoff timers end). */
+  /** The GCS stops: no group's machine steps any more (backoff timers end), no cancel is sent again. */
   stopAll(): void {
+    this.#stopped = true;
     for (const entry of this.#entries.values()) entry.ref.stop();
+    for (const timer of this.#cancelRetries) clearTimeout(timer);
+    this.#cancelRetries.clear();
+  }
+
+  #stopped = false;
+  /** Cancels waiting to be sent again (#cancel). */
+  readonly #cancelRetries = new Set<NodeJS.Timeout>();
+
+  /**
+   * Cancels a bundle on its raylet; resolves with the first attempt's outcome. One that got no
+   * answer — the request timed out, or this GCS's own fence refused it while its lease was lapsed —
+   * is sent again after a pause (250 ms, doubling to 5 s) for as long as the node lives and the GCS
+   * has not placed that bundle there again; a cancel is idempotent on the raylet. Before, it was
+   * only logged, and the raylet kept the bundle's resources leased until it next registered: the
+   * GCS counted them free, the raylet refused every prepare that needed them. (A NATS server frozen
+   * for 3 s in a burst of 10,000 groups left ~10 such cancels, refused by the lapsed fence.)
+   */
+  #cancel(nodeId: string, bundle: { pgId: string; index: number }, attempt = 0): Promise<BundleOutcome> {
+    const outcome = this.deps.bundles.cancel(nodeId, bundle);
+    void outcome.then((o) => {
+      if (o.ok || !o.unreachable || this.#stopped) return;
+      const timer = setTimeout(
+        () => {
+          this.#cancelRetries.delete(timer);
+          if (this.#stopped || !this.#alive(nodeId) || this.#held.get(bundle.pgId)?.get(bundle.index)?.nodeId === nodeId) return;
+          void this.#cancel(nodeId, bundle, attempt + 1);
+        },
+        Math.min(CANCEL_RETRY_MAX_MS, CANCEL_RETRY_MS * 2 ** attempt),
+      );
+      timer.unref();
+      this.#cancelRetries.add(timer);
+    });
+    return outcome;
   }
 
   /** Starts a group's machine from `snapshot`, enters it in the tables and looks at its first state. */
@@ -558,7 +596,7 @@ export class PlacementGroupDirectory {
         else addInPlace(sums.extra, extra);
       }
       addInPlace(sums.raw, h.resources);
-      cancels.push(this.deps.bundles.cancel(h.nodeId, { pgId, index: i }));
+      cancels.push(this.#cancel(h.nodeId, { pgId, index: i }));
     }
     for (const [nodeId, { extra, raw }] of perNode) {
       if (extra !== undefined) this.deps.state.shrinkTotal(nodeId, extra);

@@ -1,5 +1,5 @@
 // Placement groups at scale on real processes (a nats-server with JetStream, a GCS process, two
-// raylet processes), three cases: 10,000 one-bundle groups asked for at once, as a driver that builds
+// raylet processes), five cases: 10,000 one-bundle groups asked for at once, as a driver that builds
 // its groups in a loop does, all on one node — which then holds 20,000 bundle resource names — with
 // a GCS SIGKILL and restart; one SPREAD group of 10,000 bundles; and a GCS SIGKILLed while it ends a
 // finished job's 10,000 groups (a job's end is sliced, so it can be cut in the middle).
@@ -16,6 +16,7 @@
 //   node threw TOO_LARGE and the GCS process exited;
 // - the GCS summed a group's bundle resources with a copy per bundle (35 s of CPU for 10,000), and
 //   SPREAD put all but one of them on one node.
+// Then the same burst with the GCS, and then the nats-server, frozen for 3 s in its middle.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, type Cluster, type ClusterEvent, type NodeEvent, type NodeInfo, type PlacementGroup } from '../../runtime/index.ts';
@@ -176,5 +177,47 @@ test("the GCS killed while it ends a finished job's 10,000 groups: the GCS start
     await owner.close().catch(() => undefined);
   }
 });
+
+/**
+ * 10,000 two-bundle SPREAD groups at once, with `frozen`'s process stopped (SIGSTOP) for 3 s once
+ * 1,000 are CREATED: every group CREATED, no node declared dead, and once they are removed each node
+ * takes a group as large as itself — nothing is left leased on a raylet that the GCS counts free.
+ */
+async function burstThroughAFreeze(frozen: () => number): Promise<void> {
+  const trouble: ClusterEvent[] = [];
+  let created = 0;
+  let thawed: Promise<void> | undefined;
+  const watching = cluster.events$.subscribe((e) => {
+    if (e.type === 'node_dead') trouble.push(e);
+    if (e.type !== 'placement_group_state' || e.placementGroup.state !== 'CREATED' || ++created !== 1_000) return;
+    const pid = frozen();
+    process.kill(pid, 'SIGSTOP');
+    thawed = new Promise((resolve) => setTimeout(() => resolve(void process.kill(pid, 'SIGCONT')), 3_000));
+  });
+  try {
+    const groups = await Promise.all(Array.from({ length: GROUPS }, () => cluster.placementGroup({ bundles: [{ CPU: 1 }, { CPU: 1 }], strategy: 'SPREAD' })));
+    const infos = await Promise.all(groups.map((pg) => pg.ready({ timeoutMs: WAIT_MS })));
+    assert.ok(thawed !== undefined, 'frozen in the middle of the burst');
+    await thawed;
+    assert.ok(infos.every((g) => g.state === 'CREATED'), 'every group CREATED');
+    const nodes = await cluster.nodes();
+    assert.equal(nodes.map((n) => n.resources.available.CPU), [CPUS - GROUPS, CPUS - GROUPS], 'one bundle of each group per node');
+    await Promise.all(groups.map((pg) => pg.remove()));
+    await until('every unit given back', async () => ((await cluster.nodes()).every((n) => n.resources.available.CPU === CPUS && bundleNames(n) === 0) ? true : undefined), WAIT_MS);
+    // what the raylets hold, not only what the GCS counts: a whole node's worth fits on each
+    for (const n of nodes) {
+      const whole = await cluster.placementGroup({ bundles: [{ CPU: CPUS }], bundleLabelSelector: [{ 'orrery.io/node-id': n.nodeId }] });
+      assert.is((await whole.ready({ timeoutMs: WAIT_MS })).state, 'CREATED', `${n.name} holds nothing left over`);
+      await whole.remove();
+    }
+    assert.equal(trouble, [], 'no node declared dead');
+  } finally {
+    watching.unsubscribe();
+  }
+}
+
+test('the GCS frozen (SIGSTOP) for 3 s in the middle of 10,000 groups asked for at once: all CREATED, no node dead, nothing left leased', () => burstThroughAFreeze(() => gcs.pid));
+
+test('the nats-server frozen (SIGSTOP) for 3 s in the middle of 10,000 groups asked for at once: all CREATED, no node dead, nothing left leased', () => burstThroughAFreeze(() => nats.pid));
 
 test.run();

@@ -232,6 +232,46 @@ test('a raylet gone silent between prepare and commit: nothing stays locked, the
     assert.is(other.bundleCpu, 2 * U);
   }));
 
+test('a cancel that goes unanswered is sent again until the raylet takes it: a removed group leaves nothing leased there', () =>
+  withGcs({ bundleTimeoutMs: 100 }, async (h) => {
+    const [n1] = await addAll(h, [{ nodeId: 'n1', cpu: 2 }]);
+    const id = pgId();
+    await create(h, { bundles: cpus(1) }, { pgId: id });
+    await reachedPg(h, id, 'CREATED');
+    n1.silentCancel = true;
+    assert.is((await h.request('remove_pg', 'remove_pg', { pgId: id })).state, 'REMOVED', 'answered once the cancel timed out');
+    assert.is(n1.bundleCpu, U, 'the raylet never heard the cancel');
+    n1.silentCancel = false;
+    // before, the cancel was only logged: the raylet kept the bundle leased for good while the GCS counted it free
+    await until('the cancel sent again and taken', () => (n1.bundleCpu === 0 ? true : undefined));
+    assert.ok(n1.silentCancels >= 1);
+  }));
+
+test('a cancel sent again never cancels a bundle the GCS has placed on that node since', () =>
+  withGcs({ bundleTimeoutMs: 100 }, async (h) => {
+    const [n1, n2] = await addAll(h, [
+      { nodeId: 'n1', cpu: 2, labels: { slot: 'a' } },
+      { nodeId: 'n2', cpu: 2, labels: { slot: 'b' } },
+    ]);
+    // bundle 0 can only go to n1, bundle 1 only to n2; n2 refuses the first prepare, so n1's bundle
+    // is cancelled — unanswered — and the next attempt prepares it on n1 again
+    let refusals = 0;
+    n2.refusePrepare = () => (refusals++ === 0 ? 'busy with a task' : undefined);
+    n1.silentCancel = true;
+    const id = pgId();
+    await create(h, { strategy: 'STRICT_SPREAD', bundles: cpus(2), bundleLabelSelector: [{ slot: 'a' }, { slot: 'b' }] }, { pgId: id });
+    const created = await reachedPg(h, id, 'CREATED');
+    assert.equal(nodesOf(created), ['n1', 'n2']);
+    assert.is(n1.silentCancels, 1, 'the rollback cancel went unanswered');
+    n1.silentCancel = false;
+    // the first resend was due 250 ms after the cancel timed out: give it time to (not) happen
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await h.nodes();
+    assert.equal(n1.bundleOps.got.map((o) => o.op), ['prepare_bundle', 'prepare_bundle', 'commit_bundle'], 'no cancel after the bundle was placed again');
+    assert.is(n1.bundles.get(`${id}/0`)?.committed, true);
+    assert.is(n1.bundleCpu + n2.bundleCpu, 2 * U);
+  }));
+
 // ---- node death and removal ----
 
 test('a node holding bundles dies: RESCHEDULING, the lost bundle is placed again, its actor restarts there', () =>

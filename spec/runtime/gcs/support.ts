@@ -162,6 +162,9 @@ export class StubRaylet {
   refusePrepare: (b: { pgId: string; index: number }) => string | undefined = () => undefined;
   /** commit_bundle requests go unanswered (and uncounted) while this is set: a raylet gone silent. */
   silentCommit = false;
+  /** cancel_bundle requests go unanswered (the bundle kept, the request counted in `silentCancels` only) while this is set. */
+  silentCancel = false;
+  silentCancels = 0;
   readonly creates = new Recorder<CreateActor>();
   readonly kills = new Recorder<MessageBody<'raylet_kill_actor'>>();
   failCreate: (req: CreateActor) => WireError | undefined = () => undefined;
@@ -195,6 +198,7 @@ export class StubRaylet {
   #bundle(m: BusMsg, op: BundleOp['op']): void {
     const { bundles } = decode(m.data, { registry: { [op]: messages[op] } }).body as unknown as BundleOp;
     if (op === 'commit_bundle' && this.silentCommit) return;
+    if (op === 'cancel_bundle' && this.silentCancel) return void this.silentCancels++;
     this.bundleOps.push({ op, bundles });
     const key = (b: { pgId: string; index: number }) => `${b.pgId}/${b.index}`;
     if (op === 'prepare_bundle') {
