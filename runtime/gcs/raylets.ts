@@ -21,7 +21,13 @@ import { answerSecret } from './node-owner.ts';
  *                constructor returned) — the actor failed through no fault of its own and
  *                restarts when it may, as when its node dies
  *
- * kill_actor is best effort: the GCS has already moved the actor on, so errors are only logged.
+ * kill_actor does not wait for the raylet: the GCS has already moved the actor on. A kill that got
+ * no answer — a timeout, NO_RESPONDERS, a dropped connection, or this GCS's own fence refusing it
+ * while its lease was lapsed — is sent again (250 ms, doubling to 5 s) for as long as the node lives:
+ * before, it was only logged, and the incarnation kept running there — still answering calls as an
+ * actor the GCS had declared DEAD, or beside its restart elsewhere. A kill names its incarnation and
+ * the raylet drops only that one or older, so one sent late never touches a newer incarnation. An
+ * answered error (the raylet refused it) is not sent again.
  */
 export type CreateOutcome =
   | { readonly kind: 'created' }
@@ -36,6 +42,9 @@ export type CreateOutcome =
     };
 
 const replyOnly = { reply: messages.reply } as const;
+/** The first pause before an unanswered kill_actor is sent again, doubling up to the second. */
+const KILL_RETRY_MS = 250;
+const KILL_RETRY_MAX_MS = 5_000;
 const anyValue = unknown();
 
 export class RayletClient {
@@ -54,8 +63,20 @@ export class RayletClient {
       answeredBy?: (nodeId: string, secret: string | undefined) => boolean;
       /** An answer without the node's secret was not taken. */
       forged?: (nodeId: string, verb: string) => void;
+      /** Whether the node is live: an unanswered kill is sent again while it is (default: never again). */
+      nodeLive?: (nodeId: string) => boolean;
     },
   ) {}
+
+  #stopped = false;
+  readonly #retries = new Set<NodeJS.Timeout>();
+
+  /** The GCS stops: no kill is sent again. */
+  stop(): void {
+    this.#stopped = true;
+    for (const timer of this.#retries) clearTimeout(timer);
+    this.#retries.clear();
+  }
 
   async create(nodeId: string, request: CreateActor): Promise<CreateOutcome> {
     try {
@@ -79,7 +100,7 @@ export class RayletClient {
     }
   }
 
-  async kill(nodeId: string, actorId: string, incarnation: number): Promise<void> {
+  async kill(nodeId: string, actorId: string, incarnation: number, attempt = 0): Promise<void> {
     let answered = false;
     try {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'kill_actor'), encode('raylet_kill_actor', this.#withEpoch({ actorId, incarnation })), {
@@ -90,7 +111,19 @@ export class RayletClient {
     } catch (err) {
       // the raylet's refusal, not this GCS's own fence (fenced-bus.ts refuses with the same code while the lease is lapsed)
       if (answered && (err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
-      this.deps.log(`kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}`);
+      const again = !answered && !this.#stopped && this.deps.nodeLive?.(nodeId) === true;
+      this.deps.log(`kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}${again ? '; sending it again' : ''}`);
+      if (again) {
+        const timer = setTimeout(
+          () => {
+            this.#retries.delete(timer);
+            if (!this.#stopped && this.deps.nodeLive?.(nodeId) === true) void this.kill(nodeId, actorId, incarnation, attempt + 1);
+          },
+          Math.min(KILL_RETRY_MAX_MS, KILL_RETRY_MS * 2 ** attempt),
+        );
+        timer.unref();
+        this.#retries.add(timer);
+      }
     }
   }
 

@@ -112,6 +112,8 @@ export class GcsService {
   readonly intake: WireIntake;
   readonly view: ViewBroadcaster;
   readonly queue: PendingQueue;
+  /** The GCS's requests to raylets (create_actor, kill_actor). */
+  readonly #raylets: RayletClient;
   readonly history: EventLog;
   /** Where register_actor requests wait their turn (intake-queue.ts). */
   readonly registrations: IntakeQueue;
@@ -197,7 +199,9 @@ export class GcsService {
       staleEpoch,
       answeredBy,
       forged,
+      nodeLive: (nodeId) => this.nodes.has(nodeId),
     });
+    this.#raylets = raylets;
     this.queue = new PendingQueue({
       tryPlace: (id) => (id.startsWith(PG_QUEUE_PREFIX) ? this.groups.tryPlace(id) : this.actors.tryPlace(id)),
       waitsOnPeers: (id) => !id.startsWith(PG_QUEUE_PREFIX) && this.actors.waitsOnPeers(id),
@@ -462,6 +466,7 @@ export class GcsService {
     this.actors.stopRefreshes();
     for (const ref of this.#actorRefs) stopMachine(ref);
     this.groups.stopAll();
+    this.#raylets.stop();
     this.#actorRefs.clear();
     this.actors.stopAll();
   }

@@ -248,6 +248,23 @@ test('a raylet that answers NODE_STOPPING (it stopped while the constructor ran)
     assert.equal(n2.created.map((c) => c.incarnation), [1]);
   }));
 
+test('a kill_actor the raylet does not answer is sent again until it does: a killed actor does not keep running there', () =>
+  withGcs({ killTimeoutMs: 100 }, async (h) => {
+    const n1 = await h.addNode({ nodeId: 'n1' });
+    await h.registerActor('a1', { numCpus: 1 });
+    await h.reached('a1', 'ALIVE');
+    n1.silentKill = true;
+    await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true });
+    assert.is((await h.reached('a1', 'DEAD')).deathCause, 'killed');
+    await until('the kill to go unanswered', () => (n1.silentKills >= 1 ? true : undefined));
+    assert.equal(n1.killed, []);
+    n1.silentKill = false;
+    // before, the unanswered kill was only logged and the actor kept serving calls on n1
+    const taken = await until('the kill sent again and taken', () => n1.killed[0]);
+    assert.equal(taken, { actorId: 'a1', incarnation: 0 });
+    assert.ok(h.logs.some((l) => /kill_actor a1#0 on node n1: .*TIMEOUT.*; sending it again/.test(l)));
+  }));
+
 test('actor_died from a raylet restarts the actor; a stale report changes nothing', () =>
   withGcs({}, async (h) => {
     await h.addNode(us('n1'));

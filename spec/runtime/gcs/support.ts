@@ -167,6 +167,9 @@ export class StubRaylet {
   silentCancels = 0;
   readonly creates = new Recorder<CreateActor>();
   readonly kills = new Recorder<MessageBody<'raylet_kill_actor'>>();
+  /** kill_actor requests go unanswered (not recorded in `kills`, counted in `silentKills`) while this is set. */
+  silentKill = false;
+  silentKills = 0;
   failCreate: (req: CreateActor) => WireError | undefined = () => undefined;
   /** create_actor requests this says to hold wait in `held`, unanswered until the spec answers them. */
   hold: (req: CreateActor) => boolean = () => false;
@@ -179,6 +182,7 @@ export class StubRaylet {
     this.#subs = [
       h.bus.subscribe(h.s.raylet(spec.nodeId, 'create_actor'), (m) => this.#create(m)),
       h.bus.subscribe(h.s.raylet(spec.nodeId, 'kill_actor'), (m) => {
+        if (this.silentKill) return void this.silentKills++;
         this.kills.push(decode(m.data, { registry: { raylet_kill_actor: messages.raylet_kill_actor } }).body);
         m.respond(encodeOk(null));
       }),
