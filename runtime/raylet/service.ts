@@ -84,7 +84,8 @@ const stagedAnswer = object({ staged: num({ int: true, min: 0 }) });
 const KILL_TYPE = 'raylet_kill_actor';
 /** The message types that each take one raylet subject of their own name. */
 type Served = 'create_actor' | typeof KILL_TYPE | 'prepare_bundle' | 'commit_bundle' | 'cancel_bundle';
-const MAX_DIED_ATTEMPTS = 10;
+/** The longest pause between two attempts of an actor_died report (reportDied). */
+const MAX_DIED_RETRY_MS = 5_000;
 
 /**
  * A raylet: registers its node with the GCS and keeps it alive with heartbeats (the Raylet machine),
@@ -494,16 +495,28 @@ export class RayletService {
     this.opts.log(`raylet ${this.nodeId}: the GCS does not know this node; registering again with ${this.actors.count} actor(s) and ${prepared + committed} bundle(s)`);
   }
 
+  /**
+   * Tells the GCS that actors here died, until it has heard: sent again after `retryMs`, doubling
+   * up to 5 s, for as long as the raylet runs (an answer — even a refusal — ends it). Before, it gave
+   * up after 10 attempts (~5 s without a GCS): a GCS cut off from the bus longer than that, and
+   * back without a restart, kept those actors ALIVE for good — never restarted, their calls never
+   * answered. The GCS takes a report about an incarnation that is not the current one as stale, so
+   * one that arrives late changes nothing.
+   */
   private async reportDied(actors: LostActor[], cause: string): Promise<void> {
     const body = encode('actor_died', { nodeId: this.nodeId, actors, cause, secret: this.secret });
-    for (let attempt = 1; attempt <= MAX_DIED_ATTEMPTS && this.state !== 'stopped'; attempt++) {
+    const first = this.opts.retryMs ?? 500;
+    for (let attempt = 1; this.state !== 'stopped'; attempt++) {
       try {
         const msg = await this.opts.bus.request(this.s.gcs('actor_died'), body, { timeoutMs: this.timeoutMs });
         decode(msg.data, { registry: { reply: messages.reply } });
         return;
       } catch (err) {
-        this.opts.log(`raylet ${this.nodeId}: actor_died for ${actors.length} actor(s) not delivered (attempt ${attempt}): ${(err as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, this.opts.retryMs ?? 500));
+        // said for the first attempts, then every tenth: a long outage would say it every few seconds
+        if (attempt <= 3 || attempt % 10 === 0) {
+          this.opts.log(`raylet ${this.nodeId}: actor_died for ${actors.length} actor(s) not delivered (attempt ${attempt}, sending it again): ${(err as Error).message}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_DIED_RETRY_MS, first * 2 ** Math.min(attempt - 1, 16))));
       }
     }
   }

@@ -170,6 +170,29 @@ test('creates and kills of one turn go to a forked host as one message and come 
   }
 });
 
+test('actor_died is sent again for as long as no GCS answers: a GCS unreachable for 6 s still hears of the death', async () => {
+  const raylet = await startRayletProcess();
+  const a = createSpec('Counter');
+  const ca = await create(raylet.nodeId, a);
+  gcs.silence('actor_died');
+  const reported = gcs.died.length;
+  const outageStart = Date.now();
+  try {
+    process.kill(ca.pid, 'SIGKILL');
+    await until(() => /actor_died for 1 actor\(s\) not delivered \(attempt 2/.test(raylet.stderr()), 'the raylet trying again');
+    // the outage lasts 6 s: before, the raylet gave up after 10 attempts 500 ms apart (~5 s), and
+    // the GCS kept the actor ALIVE for good
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 6_000 - (Date.now() - outageStart))));
+  } finally {
+    await gcs.serve('actor_died');
+  }
+  await gcs.until(() => gcs.died.length > reported, 'actor_died once the GCS answers again', 15_000);
+  assert.equal(gcs.died[reported].actors, [{ actorId: a.actorId, incarnation: 0 }]);
+  assert.match(gcs.died[reported].cause, 'SIGKILL');
+  raylet.child.kill('SIGKILL');
+  await raylet.exited;
+});
+
 test('SIGKILL of the worker host reports gcs.actor_died at once; the next actor gets a new host', async () => {
   const raylet = await startRayletProcess();
   const a = createSpec('Counter');

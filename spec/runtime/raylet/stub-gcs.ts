@@ -52,11 +52,18 @@ export class StubGcs {
   /** view_snapshot requests are counted but not answered (a GCS that is down for them). */
   muteSnapshots = false;
   private readonly subs: Subscription[];
+  private readonly byVerb = new Map<Seen['type'], Subscription>();
+  private readonly subscribeVerb: (verb: Seen['type']) => Subscription;
   private waiters: { check: () => boolean; resolve: () => void }[] = [];
 
   constructor(private readonly bus: Bus, cluster = 'default') {
     const s = subjects(cluster);
-    const on = (verb: Seen['type']) => bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg));
+    const on = (verb: Seen['type']): Subscription => {
+      const sub = bus.subscribe(s.gcs(verb), (msg) => this.handle(verb, msg));
+      this.byVerb.set(verb, sub);
+      return sub;
+    };
+    this.subscribeVerb = on;
     const snapshot = bus.subscribe(s.gcs('view_snapshot'), (msg) => {
       this.snapshots++;
       if (!this.muteSnapshots) msg.respond(encodeOk(this.snapshot));
@@ -80,6 +87,19 @@ export class StubGcs {
 
   close(): void {
     for (const sub of this.subs) sub.unsubscribe();
+    for (const sub of this.byVerb.values()) sub.unsubscribe();
+  }
+
+  /** Nothing subscribes `verb` until `serve(verb)`: requests to it fail NO_RESPONDERS, as with no GCS. */
+  silence(verb: Seen['type']): void {
+    this.byVerb.get(verb)?.unsubscribe();
+    this.byVerb.delete(verb);
+  }
+
+  /** Serves `verb` again after silence(); resolves once the server has the subscription. */
+  async serve(verb: Seen['type']): Promise<void> {
+    if (!this.byVerb.has(verb)) this.subscribeVerb(verb);
+    await this.bus.flush();
   }
 
   private handle(verb: Seen['type'], msg: BusMsg): void {
