@@ -42,6 +42,8 @@ export type CreateOutcome =
     };
 
 const replyOnly = { reply: messages.reply } as const;
+/** A create this GCS's own fence refused before it left (RayletClient.create). */
+const FENCED = Symbol('fenced');
 /** The first pause before an unanswered kill_actor is sent again, doubling up to the second. */
 const KILL_RETRY_MS = 250;
 const KILL_RETRY_MAX_MS = 5_000;
@@ -78,7 +80,26 @@ export class RayletClient {
     this.#retries.clear();
   }
 
+  /**
+   * create_actor. One this GCS's own fence refused (its lease lapsed for a moment: a renewal late
+   * under load; fenced-bus.ts) never left, so the constructor never ran: it is sent again — 50 ms
+   * later, doubling to 1 s — within the create timeout, and the actor stays SCHEDULED meanwhile.
+   * Before, it came back as a failure: the actor spent a restart, or with none left died with
+   * "STALE_EPOCH: this GCS no longer holds the leader lease", for a moment the GCS was busy.
+   */
   async create(nodeId: string, request: CreateActor): Promise<CreateOutcome> {
+    const deadline = performance.now() + this.deps.createTimeoutMs;
+    for (let pause = 50; ; pause = Math.min(1_000, pause * 2)) {
+      const outcome = await this.#createOnce(nodeId, request);
+      if (outcome !== FENCED) return outcome;
+      if (this.#stopped || performance.now() + pause >= deadline) {
+        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: STALE_EPOCH: this GCS did not hold its leader lease to send it`, noResponders: false };
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause).unref());
+    }
+  }
+
+  async #createOnce(nodeId: string, request: CreateActor): Promise<CreateOutcome | typeof FENCED> {
     try {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'create_actor'), encode('create_actor', this.#withEpoch(request)), {
         timeoutMs: this.deps.createTimeoutMs,
@@ -95,6 +116,8 @@ export class RayletClient {
       }
       return body.ok ? { kind: 'created' } : { kind: 'failed', cause: describe(fromWireError(body.error)) };
     } catch (err) {
+      // a raylet's STALE_EPOCH is an answer (above): this one is this GCS's own fence, before sending
+      if ((err as { code?: unknown }).code === 'STALE_EPOCH') return FENCED;
       // the request itself failed, or the answer could not be read: nothing to blame the actor for
       return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(err)}`, noResponders: err instanceof NoRespondersError };
     }

@@ -9,6 +9,8 @@ import { encode } from '../../../protocols/codec.ts';
 import type { NodeView, ViewDelta } from '../../../protocols/messages/view.ts';
 import type { GcsOptions } from '../../../runtime/gcs/index.ts';
 import { Harness, type NodeSpec } from './support.ts';
+import type { Bus } from '../../../runtime/bus/bus.ts';
+import { OrreryError } from '../../../lib/errors.ts';
 
 // The GCS served on a memory bus, driven through its subjects by a client connection and stub
 // raylets (peers answering create_actor / kill_actor); assertions read replies, events and views.
@@ -264,6 +266,33 @@ test('a kill_actor the raylet does not answer is sent again until it does: a kil
     assert.equal(taken, { actorId: 'a1', incarnation: 0 });
     assert.ok(h.logs.some((l) => /kill_actor a1#0 on node n1: .*TIMEOUT.*; sending it again/.test(l)));
   }));
+
+test("a create_actor the GCS's own fence refused (its lease lapsed for a moment) is sent again: the actor comes up without spending a restart", async () => {
+  // the GCS's bus refuses its first create_actor before sending it, as fenced-bus.ts does while the
+  // lease has lapsed (a renewal late under load)
+  let refused = 0;
+  const fencedOnce = (bus: Bus): Bus => {
+    const wrapped: Bus = Object.create(bus);
+    wrapped.request = (subject, data, opts) => {
+      if (subject.endsWith('.create_actor') && refused++ === 0) return Promise.reject(new OrreryError('STALE_EPOCH', 'this GCS no longer holds the leader lease'));
+      return bus.request(subject, data, opts);
+    };
+    return wrapped;
+  };
+  const h = await Harness.start({}, fencedOnce);
+  try {
+    const n1 = await h.addNode({ nodeId: 'n1' });
+    await h.registerActor('a1', { numCpus: 1, maxRestarts: 0 });
+    const alive = await h.reached('a1', 'ALIVE');
+    // before, the refusal was a failed creation: with no restarts left the actor died of it
+    assert.equal([alive.nodeId, alive.numRestarts], ['n1', 0]);
+    assert.is(refused, 2, 'refused once, sent again');
+    assert.is(n1.created.length, 1, 'the raylet heard one create');
+    assert.equal(h.events.got.filter((e) => e.type === 'actor_state' && e.actor?.actorId === 'a1').map((e) => e.actor!.state), ['PENDING', 'SCHEDULED', 'ALIVE']);
+  } finally {
+    await h.close();
+  }
+});
 
 test('actor_died from a raylet restarts the actor; a stale report changes nothing', () =>
   withGcs({}, async (h) => {
