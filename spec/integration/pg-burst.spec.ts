@@ -194,15 +194,18 @@ async function burstThroughAFreeze(frozen: () => number): Promise<void> {
     process.kill(pid, 'SIGSTOP');
     thawed = new Promise((resolve) => setTimeout(() => resolve(void process.kill(pid, 'SIGCONT')), 3_000));
   });
+  let groups: PlacementGroup[] = [];
   try {
-    const groups = await Promise.all(Array.from({ length: GROUPS }, () => cluster.placementGroup({ bundles: [{ CPU: 1 }, { CPU: 1 }], strategy: 'SPREAD' })));
+    groups = await Promise.all(Array.from({ length: GROUPS }, () => cluster.placementGroup({ bundles: [{ CPU: 1 }, { CPU: 1 }], strategy: 'SPREAD' })));
     const infos = await Promise.all(groups.map((pg) => pg.ready({ timeoutMs: WAIT_MS })));
     assert.ok(thawed !== undefined, 'frozen in the middle of the burst');
     await thawed;
     assert.ok(infos.every((g) => g.state === 'CREATED'), 'every group CREATED');
     const nodes = await cluster.nodes();
-    assert.equal(nodes.map((n) => n.resources.available.CPU), [CPUS - GROUPS, CPUS - GROUPS], 'one bundle of each group per node');
+    // SPREAD is a preference: a node kept out for a moment after the freeze may take both bundles of a group
+    assert.is(nodes.reduce((sum, n) => sum + n.resources.available.CPU, 0), 2 * (CPUS - GROUPS), 'two units per group taken, no more');
     await Promise.all(groups.map((pg) => pg.remove()));
+    groups = [];
     await until('every unit given back', async () => ((await cluster.nodes()).every((n) => n.resources.available.CPU === CPUS && bundleNames(n) === 0) ? true : undefined), WAIT_MS);
     // what the raylets hold, not only what the GCS counts: a whole node's worth fits on each
     for (const n of nodes) {
@@ -213,6 +216,8 @@ async function burstThroughAFreeze(frozen: () => number): Promise<void> {
     assert.equal(trouble, [], 'no node declared dead');
   } finally {
     watching.unsubscribe();
+    // a failed case leaves nothing behind for the next
+    await Promise.all(groups.map((pg) => pg.remove().catch(() => undefined)));
   }
 }
 
