@@ -157,11 +157,14 @@ export class PlacementGroupDirectory {
     return dryRunPlacementGroup(this.deps.state, request, { rng: this.deps.rng, policy });
   }
 
-  create(body: CreatePg): PlacementGroupInfoWire {
+  create(body: CreatePg, opts: { restoring?: boolean } = {}): PlacementGroupInfoWire {
     tokenField('pgId', body.pgId);
     const existing = this.#entries.get(body.pgId);
     if (existing) return existing.info;
-    this.deps.jobRunning?.(body.jobId);
+    // a group a restarted GCS places again may belong to a job that has finished meanwhile: the
+    // job's end removes it once the GCS serves (jobs.ts); refusing it here threw out of the
+    // reconciliation and left every record after it unrestored
+    if (!opts.restoring) this.deps.jobRunning?.(body.jobId);
     lifetimeOption(body.options.lifetime);
     const request = compilePlacementGroup(body.options as unknown as PlacementGroupOptions, {
       id: body.pgId,
@@ -238,7 +241,7 @@ export class PlacementGroupDirectory {
     }
     const whole = info.state === 'CREATED' && info.bundles.every((b) => b.nodeId !== undefined && (!live(b.nodeId) || held(b.nodeId, b.index)));
     if (!whole) {
-      this.create(registration);
+      this.create(registration, { restoring: true });
       return { how: 'again', kept };
     }
     const request = compilePlacementGroup(registration.options as unknown as PlacementGroupOptions, {

@@ -112,11 +112,20 @@ export class Recovery {
     for (const record of [...store.groups()]) {
       // 30,000 groups took 0.5 s in one go, with the node's registration before it: the lease lapsed
       if (!(await onward())) return tally;
-      const { how, kept } = groups.restore(
-        record,
-        (nodeId) => nodes.has(nodeId),
-        (nodeId, index) => this.#reported.get(nodeId)?.committed.has(`${record.info.id}/${index}`) ?? false,
-      );
+      let restored: ReturnType<typeof groups.restore>;
+      try {
+        restored = groups.restore(
+          record,
+          (nodeId) => nodes.has(nodeId),
+          (nodeId, index) => this.#reported.get(nodeId)?.committed.has(`${record.info.id}/${index}`) ?? false,
+        );
+      } catch (err) {
+        // one record must not stop the rest: a throw here once left every group and actor after it
+        // unrestored, their bundles leased on the raylets for good (its bundles are cancelled below)
+        this.deps.log(`placement group ${record.info.id} could not be restored: ${err instanceof Error ? err.message : String(err)}`);
+        continue;
+      }
+      const { how, kept } = restored;
       for (const k of kept) keptBundles.add(`${k}/${record.info.id}`);
       if (how === 'kept') tally.groupsKept++;
       else if (how === 'again') tally.groupsAgain++;
