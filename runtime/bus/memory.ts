@@ -1,6 +1,7 @@
 import { rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
 import { BusClosedError, NoRespondersError, TimeoutError } from './errors.ts';
 import { MemoryBroker, type Delivery } from './memory-broker.ts';
+import { armRequestTimer } from './request-timer.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
 
 export { MemoryBroker } from './memory-broker.ts';
@@ -96,10 +97,12 @@ export class MemoryBus implements Bus {
       return;
     }
     const token = this.reusable.pop() ?? String(this.nextRequest++);
-    const timer = setTimeout(() => {
+    const pending: PendingRequest = { done, timer: undefined as unknown as NodeJS.Timeout };
+    // as on NATS (request-timer.ts): a timer that fires late lets the broker's next pass deliver first
+    armRequestTimer(pending, opts.timeoutMs, () => {
       if (this.requests.delete(token)) done(new TimeoutError(subject, opts.timeoutMs), undefined);
-    }, opts.timeoutMs);
-    this.requests.set(token, { done, timer });
+    });
+    this.requests.set(token, pending);
     this.publish(subject, data, { reply: this.inboxPrefix + token });
   }
 

@@ -2,6 +2,7 @@ import { connect, createInbox, credsAuthenticator, errors, nkeyAuthenticator, ty
 import { OrreryError } from '../../lib/errors.ts';
 import { readCredentials, redactAddress } from '../auth/credentials.ts';
 import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type Subscription, type BatchCodec, type BatchRequest } from './bus.ts';
+import { armRequestTimer } from './request-timer.ts';
 import { BusClosedError, ConnectionFailedError, PermissionDeniedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
 import type { KeyValue } from './kv.ts';
 import type { ObjectBucket, ObjectBucketOptions } from './objects.ts';
@@ -90,9 +91,10 @@ const MAX_REUSABLE_TOKENS = 1024;
 interface PendingRequest {
   readonly subject: string;
   readonly done: RequestCallback;
-  readonly timer: NodeJS.Timeout;
+  /** Its timeout (request-timer.ts), replaced when it looks again after a stall. */
+  timer: NodeJS.Timeout;
   /** The requestBatch() it went out in, if any. */
-  readonly batch?: PendingBatch;
+  readonly batch: PendingBatch | undefined;
 }
 
 /** A requestBatch() with requests still waiting: answers to its reply subject are read with its codec. */
@@ -253,10 +255,12 @@ class NatsBus implements Bus {
   /** A request waiting for its answer under a fresh token (returned), failed with TIMEOUT after `timeoutMs`. */
   private waitFor(subject: string, timeoutMs: number, done: RequestCallback, batch?: PendingBatch): string {
     const token = this.reusable.pop() ?? (this.nextToken++).toString(36);
-    const timer = setTimeout(() => {
+    const p: PendingRequest = { subject, done, timer: undefined as unknown as NodeJS.Timeout, batch };
+    // request-timer.ts: a timer that fires late (this process stalled) reads the socket before it times out
+    armRequestTimer(p, timeoutMs, () => {
       if (this.take(token) !== undefined) done(new TimeoutError(subject, timeoutMs), undefined);
-    }, timeoutMs);
-    this.pending.set(token, batch === undefined ? { subject, done, timer } : { subject, done, timer, batch });
+    });
+    this.pending.set(token, p);
     return token;
   }
 

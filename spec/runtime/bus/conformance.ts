@@ -24,6 +24,15 @@ const OUTAGE_WAIT_MS = 20_000;
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 const read = (m: BusMsg): string => new TextDecoder().decode(m.data);
 
+/** How long the stall cases hold the process: well past their requests' 100-ms timeouts. */
+const STALL_FOR_MS = 600;
+
+/** Holds this process's event loop, as a stalled process is held. */
+function busyFor(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
 /** Bounds a wait on a real condition, so a broken bus fails the test instead of hanging the suite. */
 function within<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -265,6 +274,47 @@ export function runBusConformance(name: string, target: BusUnderTest): void {
     assert.is((err as TimeoutError).timeoutMs, 100);
     assert.ok(Date.now() - started >= 90, 'waited for the timeout');
     assert.is(c.got.length, 1);
+  });
+
+  test('an answer that reached the requester while its process was stalled past the timeout settles the request, not TIMEOUT', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    server.subscribe(`${ctx.prefix}.stall`, async (m) => {
+      m.respond(text('answered in time'));
+      await null; // the answer is written (nats.js flushes in a microtask; the memory broker delivers in its next pass)
+      // then this process stalls — a long GC, a blocked loop, a freeze — well past the request's timeout:
+      // the answer waits unread, and Node.js runs expired timers before it reads
+      busyFor(STALL_FOR_MS);
+    });
+    await server.flush();
+    const started = performance.now();
+    const answer = await within(client.request(`${ctx.prefix}.stall`, text('?'), { timeoutMs: 100 }), 'the answer');
+    assert.is(read(answer), 'answered in time');
+    assert.ok(performance.now() - started >= STALL_FOR_MS, 'the process did stall past the timeout');
+  });
+
+  test('a process that stays overloaded still times out: a late timer waits at most its timeout again', async (ctx) => {
+    const [client, server] = [await connect(ctx), await connect(ctx)];
+    const c = collector();
+    server.subscribe(`${ctx.prefix}.silent`, c.handler);
+    await server.flush();
+    // every turn of the loop holds it 80 ms, so every timer fires late
+    let overloaded = true;
+    const hold = (): void => {
+      if (!overloaded) return;
+      busyFor(80);
+      setImmediate(hold);
+    };
+    const started = performance.now();
+    const err = rejection(client.request(`${ctx.prefix}.silent`, text('?'), { timeoutMs: 100 }));
+    setImmediate(hold);
+    try {
+      // without a bound on the looks it would wait as long as the overload lasts: here, for ever
+      const failed = await within(err, 'the TIMEOUT while overloaded', 3000);
+      assert.is((failed as OrreryError).code, 'TIMEOUT');
+      assert.ok(performance.now() - started >= 100, 'not before its timeout');
+    } finally {
+      overloaded = false;
+    }
   });
 
   test('an answer after its request timed out is dropped and settles no other request', async (ctx) => {

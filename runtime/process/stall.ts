@@ -1,0 +1,22 @@
+/**
+ * Timers that do not count time their process could not read its sockets.
+ *
+ * Node.js runs a loop turn's expired timers before it reads its sockets. A process that stalls —
+ * frozen (SIGSTOP, a paused VM), in a long garbage collection, or held by a synchronous stretch of
+ * its own or of a user's code — therefore meets, as it runs again, every timer that came due
+ * meanwhile first and the messages that reached it meanwhile second. A timer that means "nothing
+ * came in time" (a request's timeout, a node's heartbeat deadline) then decides on messages that
+ * did come in time, unread.
+ *
+ * So such a timer that fires STALL_MS or more after it was due does not decide yet: it looks again
+ * STALL_RECHECK_MS later — after the loop has read what waits on its sockets — and decides at the
+ * first look that is on time, or once min(its period, STALL_GRACE_MAX_MS) has passed since the first
+ * late one (a process that stays overloaded still decides). A timer that fires on time decides at
+ * once, as before: a process that keeps up sees no difference.
+ *
+ * Users: runtime/bus/request-timer.ts (request timeouts, both buses) and runtime/gcs/liveness.ts
+ * (node and job heartbeat deadlines).
+ */
+export const STALL_MS = 50;
+export const STALL_RECHECK_MS = 10;
+export const STALL_GRACE_MAX_MS = 1_000;
