@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { STALL_GRACE_MAX_MS, STALL_MS, STALL_RECHECK_MS } from '../process/stall.ts';
 
 /**
  * When each node's heartbeat timeout runs out. A heartbeat only moves the node's deadline (one
@@ -12,6 +13,13 @@ import { performance } from 'node:perf_hooks';
  *
  * After `expired` the node has no timer until it beats again or `restartAll()` (the GCS hears the
  * bus again after an outage: every node gets a fresh window from now).
+ *
+ * On the system clock a timer that fires late (the GCS stalled: runtime/process/stall.ts) looks again
+ * after the loop has read its sockets before it calls `expired`: the heartbeats that arrived during
+ * the stall wait there, unread, and so does the lapse of a leader lease that ran out meanwhile
+ * (nodes.ts, "node timeouts wait"). Before, a GCS frozen for 3 s in a burst of placement groups
+ * declared both its nodes DEAD as it thawed, beating as they were; its node_dead events went nowhere
+ * (its lease had lapsed) and the raylets dropped the bundles of every group they held.
  */
 export interface LivenessClock {
   now(): number;
@@ -28,6 +36,8 @@ const systemClock: LivenessClock = {
 interface Watched {
   deadline: number;
   timer: unknown;
+  /** Set at the first late look since the deadline last passed: looks stop and `expired` is told then. */
+  graceEnd: number;
 }
 
 export class Liveness {
@@ -41,15 +51,22 @@ export class Liveness {
       expired: (nodeId: string) => void;
       /** Default: performance.now and the global timers (xstate's SimulatedClock fits, for specs). */
       clock?: LivenessClock;
+      /** Whether a late timer looks again before it expires (above). Default: with the system clock only. */
+      stallAware?: boolean;
     },
   ) {
     this.#clock = opts.clock ?? systemClock;
+    // an injected clock (xstate's SimulatedClock) fires timers with now() already at the end of the
+    // time it was moved by: every timer would look late
+    this.#stallAware = opts.stallAware ?? opts.clock === undefined;
   }
+
+  readonly #stallAware: boolean;
 
   /** Starts (or restarts) a node's window: it has `timeoutMs` from now to beat. */
   watch(nodeId: string): void {
     this.forget(nodeId);
-    const entry: Watched = { deadline: this.#clock.now() + this.opts.timeoutMs, timer: undefined };
+    const entry: Watched = { deadline: this.#clock.now() + this.opts.timeoutMs, timer: undefined, graceEnd: 0 };
     this.#nodes.set(nodeId, entry);
     this.#arm(nodeId, entry, this.opts.timeoutMs);
   }
@@ -88,12 +105,22 @@ export class Liveness {
   }
 
   #arm(nodeId: string, entry: Watched, ms: number): void {
+    const due = this.#clock.now() + ms;
     entry.timer = this.#clock.setTimeout(() => {
       entry.timer = undefined;
       if (this.#nodes.get(nodeId) !== entry) return;
-      const left = entry.deadline - this.#clock.now();
-      if (left > 0) this.#arm(nodeId, entry, left);
-      else this.opts.expired(nodeId);
+      const now = this.#clock.now();
+      const left = entry.deadline - now;
+      if (left > 0) {
+        entry.graceEnd = 0;
+        return this.#arm(nodeId, entry, left);
+      }
+      if (this.#stallAware && now - due >= STALL_MS) {
+        if (entry.graceEnd === 0) entry.graceEnd = now + Math.min(this.opts.timeoutMs, STALL_GRACE_MAX_MS);
+        if (now < entry.graceEnd) return this.#arm(nodeId, entry, STALL_RECHECK_MS);
+      }
+      entry.graceEnd = 0;
+      this.opts.expired(nodeId);
     }, ms);
   }
 }

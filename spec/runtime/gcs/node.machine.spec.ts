@@ -138,4 +138,67 @@ test('the context is plain data: it survives a JSON round trip', () => {
   assert.equal(ctx, { nodeId: 'n1', nodeTimeoutMs: 1000, unheard: true });
 });
 
+// A GCS that stalls (frozen, a long GC, synchronous code): Node.js runs the timers that came due
+// meanwhile before it reads the heartbeats that arrived meanwhile. A clock whose timers run only
+// when the spec says, with time moved first, as a process that runs again finds it.
+function stalledGcs(timeoutMs = 3000) {
+  let now = 0;
+  let nextId = 0;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  const clock: LivenessClock = {
+    now: () => now,
+    setTimeout: (fn, ms) => (timers.set(++nextId, { at: now + ms, fn }), nextId),
+    clearTimeout: (h) => void timers.delete(h as number),
+  };
+  const expired: number[] = [];
+  const liveness = new Liveness({ timeoutMs, clock, stallAware: true, expired: () => void expired.push(now) });
+  liveness.watch('n1');
+  /** Time moves to `to`, then every timer due by then runs, earliest first (the timers phase). */
+  const runUntil = (to: number): void => {
+    now = to;
+    for (;;) {
+      const due = [...timers].filter(([, t]) => t.at <= now).sort((a, b) => a[1].at - b[1].at)[0];
+      if (due === undefined) return;
+      timers.delete(due[0]);
+      due[1].fn();
+    }
+  };
+  return { liveness, expired, runUntil, beat: () => liveness.beat('n1') };
+}
+
+test('a deadline that passed while the GCS was stalled: the heartbeat read after the stall keeps the node', () => {
+  const g = stalledGcs();
+  g.runUntil(4000); // stalled from 0 to 4,000 ms: the timer due at 3,000 runs first, 1 s late
+  assert.equal(g.expired, [], 'not at once: the beats waiting on the socket are read first');
+  g.beat(); // ... and one of them is
+  g.runUntil(4010);
+  g.runUntil(6999);
+  assert.equal(g.expired, [], 'alive, with a fresh window from that heartbeat');
+  g.runUntil(7000);
+  assert.equal(g.expired, [7000], 'and declared at its end if nothing comes');
+});
+
+test('no heartbeat read after the stall: DEAD at the first look that is on time', () => {
+  const g = stalledGcs();
+  g.runUntil(4000);
+  g.runUntil(4010);
+  assert.equal(g.expired, [4010]);
+});
+
+test('a GCS that stays overloaded still declares the node, at most min(timeout, 1 s) after the first late look', () => {
+  const g = stalledGcs();
+  g.runUntil(4000);
+  // every look from now on runs 60 ms late
+  let t = 4000;
+  while (g.expired.length === 0 && t < 10_000) g.runUntil((t += 70));
+  assert.is(g.expired.length, 1);
+  assert.ok(g.expired[0]! >= 5000 && g.expired[0]! <= 5070, `declared at ${g.expired[0]} ms`);
+});
+
+test('on time, a deadline expires at once: a GCS that keeps up sees no difference', () => {
+  const g = stalledGcs();
+  g.runUntil(3000);
+  assert.equal(g.expired, [3000]);
+});
+
 test.run();
