@@ -20,9 +20,20 @@ import { describe } from './raylets.ts';
  * reply) fails every bundle in it with that cause; `unreachable` says the raylet did not answer at
  * all (nothing subscribes its subject, or the request timed out), so the next round keeps off it
  * until it heartbeats again — a raylet that went silent between prepare and commit is not picked
- * again while the GCS waits to declare it dead.
+ * again while the GCS waits to declare it dead. A request this GCS's own fence refused to send (its
+ * lease lapsed for a moment: fenced-bus.ts) is `unanswered` — a cancel is sent again — but not
+ * `unreachable`: no raylet was asked.
  */
-export type BundleOutcome = { readonly ok: true } | { readonly ok: false; readonly cause: string; readonly unreachable: boolean };
+export type BundleOutcome =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      readonly cause: string;
+      /** No answer came: the request timed out, met no responder or a dropped connection, or was never sent (this GCS's own fence). A cancel is sent again. */
+      readonly unanswered: boolean;
+      /** Unanswered by the raylet when asked: the next round keeps off its node. Not when this GCS's own fence kept the request in. */
+      readonly unreachable: boolean;
+    };
 
 type Op = 'prepare_bundle' | 'commit_bundle' | 'cancel_bundle';
 
@@ -127,16 +138,19 @@ export class BundleClient {
       // only a raylet's refusal says a newer leader exists: this GCS's own fence refuses with the same
       // code while its lease is lapsed (a renewal late under load), and giving the lease up for that
       // made a busy leader step down and recover in a loop
+      const ownFence = !answered && (err as { code?: string }).code === 'STALE_EPOCH';
       if (answered && (err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
       const cause = `${op} on node ${nodeId}: ${describe(err)}`;
       if (op === 'cancel_bundle') this.deps.log(cause);
-      const unreachable = !answered;
-      for (const p of batch) p.resolve({ ok: false, cause, unreachable });
+      // never sent (this GCS's own fence) says nothing of the raylet: its node is not kept out of the
+      // next round. (It was: a GCS frozen for 3 s in a burst of SPREAD groups found its lease lapsed as
+      // it thawed, and put both bundles of 130–430 groups on one node, the other kept out.)
+      for (const p of batch) p.resolve({ ok: false, cause, unanswered: !answered, unreachable: !answered && !ownFence });
       return;
     }
     for (const p of batch) {
       const cause = failed.get(key(p.bundle));
-      p.resolve(cause === undefined ? { ok: true } : { ok: false, cause, unreachable: false });
+      p.resolve(cause === undefined ? { ok: true } : { ok: false, cause, unanswered: false, unreachable: false });
     }
   }
 }

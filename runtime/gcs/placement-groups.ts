@@ -361,7 +361,7 @@ export class PlacementGroupDirectory {
   #cancel(nodeId: string, bundle: { pgId: string; index: number }, attempt = 0): Promise<BundleOutcome> {
     const outcome = this.deps.bundles.cancel(nodeId, bundle);
     void outcome.then((o) => {
-      if (o.ok || !o.unreachable || this.#stopped) return;
+      if (o.ok || !o.unanswered || this.#stopped) return;
       const timer = setTimeout(
         () => {
           this.#cancelRetries.delete(timer);

@@ -55,7 +55,8 @@ test("this GCS's own fence refusing its requests while its lease is lapsed does 
   const s = setUp({ leaseValid: false, raylet: 'refuses-stale' });
   const outcome = await s.bundles.prepare(NODE, { pgId: 'pg1', index: 0, resources: { CPU: 1 } });
   assert.is(outcome.ok, false, 'the prepare still fails: nothing went out');
-  assert.ok(!outcome.ok && outcome.unreachable, 'as a raylet that did not answer (the group is tried again)');
+  assert.ok(!outcome.ok && outcome.unanswered, 'unanswered: the group is tried again, a cancel sent again');
+  assert.ok(!outcome.ok && !outcome.unreachable, 'but its node is not kept out of the next round: no raylet was asked');
   assert.ok(!outcome.ok && outcome.cause.includes('STALE_EPOCH'), 'its cause says why');
   await s.bundles.commit(NODE, { pgId: 'pg1', index: 0 });
   await s.bundles.cancel(NODE, { pgId: 'pg1', index: 0 });
