@@ -14,7 +14,7 @@ import type { Bus } from '../bus/bus.ts';
 import type { ActorClass } from './actor-class.ts';
 import { actorBuilder, type ActorBuilder } from './actor-builder.ts';
 import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleContext } from './actor-handle.ts';
-import { JobSession, type JobOwner, type JobSpec } from './job-session.ts';
+import { JobSession, type BeatConnection, type JobOwner, type JobSpec } from './job-session.ts';
 import { reviveRefs } from '../../protocols/actor-ref.ts';
 import { jobInfo } from '../../protocols/messages/job.ts';
 import type { ActorInfo, ActorState, ClusterEvent, GcsStatus, JobInfo, NodeInfo, PlacementGroup, PlacementGroupInfo, RecentEvents, ScheduleFailedEvent } from './cluster-info.types.ts';
@@ -102,6 +102,8 @@ export interface ClusterClientOptions {
   ownsBus: boolean;
   /** Register this connection as a job (docs/jobs.md); absent: not a job, what it creates is owned by nobody. */
   job?: JobSpec;
+  /** How the job's heartbeat thread connects (job-session.ts); absent (the memory transport): the job beats on the event loop. */
+  beatConnection?: BeatConnection;
   /**
    * For the cluster of a worker host (runtime/worker/worker-cluster.ts): who owns what it creates
    * (the job of the actor or task running now) and its default namespace (theirs), read at each
@@ -133,7 +135,16 @@ export class ClusterClient implements Cluster, HandleContext, PlacementGroupCont
     this.subjects = clusterSubjects(opts.cluster);
     this.gcs = new GcsClient(bus, this.subjects, { address: opts.address, timeoutMs: opts.requestTimeoutMs });
     this.stream = new EventStream(bus, this.subjects, () => this.gcs.leaderChanged());
-    this.job = opts.borrowed?.owner ?? (opts.job === undefined ? undefined : new JobSession(this.gcs, { namespace: opts.namespace, ...(opts.job.name === undefined ? {} : { name: opts.job.name }) }));
+    this.job =
+      opts.borrowed?.owner ??
+      (opts.job === undefined
+        ? undefined
+        : new JobSession(this.gcs, {
+            namespace: opts.namespace,
+            ...(opts.job.name === undefined ? {} : { name: opts.job.name }),
+            ...(opts.job.heartbeat === undefined ? {} : { heartbeat: opts.job.heartbeat }),
+            ...(opts.beatConnection === undefined ? {} : { thread: opts.beatConnection }),
+          }));
   }
 
   get namespace(): string {

@@ -96,7 +96,11 @@ export async function connect(opts?: ConnectOptions): Promise<Cluster> {
   const bus = await openBus(address, opts.connectTimeoutMs, { creds, tls: opts.tls });
   if (workingDir !== undefined) codeShipper(bus, cluster).useWorkingDir(workingDir);
   const job = opts.job === false ? undefined : checkJob(opts.job ?? {});
-  return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true, ...(job === undefined ? {} : { job }) });
+  // a job's heartbeat thread opens a connection of its own, as this one was opened (job-session.ts)
+  const beatConnection = address.startsWith(MEMORY_SCHEME)
+    ? undefined
+    : { servers: address, ...(creds === undefined ? {} : { creds }), ...(opts.tls === undefined ? {} : { tls: opts.tls }), ...(opts.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: opts.connectTimeoutMs }) };
+  return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true, ...(job === undefined ? {} : { job }), ...(beatConnection === undefined ? {} : { beatConnection }) });
 }
 
 async function openBus(address: string, connectTimeoutMs: number | undefined, access: { creds?: string; tls?: TlsFiles }): Promise<Bus> {
@@ -109,8 +113,9 @@ async function openBus(address: string, connectTimeoutMs: number | undefined, ac
 }
 
 function checkJob(job: JobSpec): JobSpec {
-  if (job === null || typeof job !== 'object' || Array.isArray(job)) throw new InvalidOptionError('job', job, 'expected { name? } or false');
-  for (const key of Object.keys(job)) if (key !== 'name') throw new InvalidOptionError(`job.${key}`, (job as Record<string, unknown>)[key], 'unknown job option; expected name');
+  if (job === null || typeof job !== 'object' || Array.isArray(job)) throw new InvalidOptionError('job', job, 'expected { name?, heartbeat? } or false');
+  for (const key of Object.keys(job)) if (key !== 'name' && key !== 'heartbeat') throw new InvalidOptionError(`job.${key}`, (job as Record<string, unknown>)[key], 'unknown job option; expected name or heartbeat');
+  if (job.heartbeat !== undefined && job.heartbeat !== 'thread' && job.heartbeat !== 'loop') throw new InvalidOptionError('job.heartbeat', job.heartbeat, "expected 'thread' or 'loop'");
   if (job.name !== undefined && (typeof job.name !== 'string' || job.name.length === 0 || job.name.length > 256)) {
     throw new InvalidOptionError('job.name', job.name, 'expected a non-empty string of at most 256 characters');
   }

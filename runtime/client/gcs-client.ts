@@ -98,9 +98,19 @@ export class GcsClient {
    */
   async requestOnce<V extends ClientVerb, T>(verb: V, body: MessageBody<(typeof MESSAGE_OF)[V]>, value: Validator<T>, timeoutMs = this.opts.timeoutMs): Promise<T> {
     const reply = await this.bus.request(this.subjects.gcs(verb), encode(MESSAGE_OF[verb], body as never), { timeoutMs });
+    return this.read(reply.data, value);
+  }
+
+  /** A request's subject and bytes, for one sent from elsewhere (a driver's heartbeat thread: job-beat-thread.ts). */
+  prepared<V extends ClientVerb>(verb: V, body: MessageBody<(typeof MESSAGE_OF)[V]>): { subject: string; data: Uint8Array } {
+    return { subject: this.subjects.gcs(verb), data: encode(MESSAGE_OF[verb], body as never) };
+  }
+
+  /** The value of an answer from the GCS, or its error as requestOnce() throws it. */
+  read<T>(data: Uint8Array, value: Validator<T>): T {
     this.#reached = true;
     try {
-      return decodeReply(reply.data, { value });
+      return decodeReply(data, { value });
     } catch (err) {
       throw specializeWireError(err);
     }

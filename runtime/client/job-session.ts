@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { basename } from 'node:path';
+import { basename, extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { OrreryError } from '../../lib/errors.ts';
 import { jobInfo, jobRegistered } from '../../protocols/messages/job.ts';
 import { object } from '../../protocols/validate.ts';
 import { JobFinishedError, JobNotFoundError } from '../errors.ts';
+import type { TlsFiles } from '../bus/nats.ts';
 import type { GcsClient } from './gcs-client.ts';
+import type { BeatThreadData, BeatThreadMessage } from './job-beat-thread.ts';
 
 /**
  * A driver connection's job (docs/jobs.md): registered with the GCS when the connection opens, kept
@@ -19,11 +23,45 @@ import type { GcsClient } from './gcs-client.ts';
  * job timeout, or cut off), the connection is finished for good: creations and calls fail with
  * that JobFinishedError. When it answers JOB_NOT_FOUND (a GCS that kept no tables restarted), the
  * job registers again under the same id and secret.
+ *
+ * Where the heartbeat runs. On NATS, in a worker thread of its own with its own connection
+ * (job-beat-thread.ts): a driver whose main thread is busy — a long synchronous computation, a
+ * debugger stopped at a breakpoint — keeps its job, as a Ray driver does (its core worker beats from
+ * a thread of its own). Before, the beat ran on the driver's event loop, and a driver held longer
+ * than the job timeout (30 s by default) lost every actor and group it owned. A process that stops
+ * as a whole (SIGSTOP, SIGKILL, a crash, exit) stops its thread too, and its job ends by timeout as
+ * before. `job: { heartbeat: 'loop' }` keeps the beat on the event loop (a driver stuck in an endless
+ * loop then loses its job; with the thread it keeps it, as it keeps its connection); the memory
+ * transport always beats on the loop (its GCS shares that loop), and so does a driver whose thread
+ * could not connect.
  */
 export interface JobSpec {
   /** A name for the job, shown by `orrery list jobs`. */
   name?: string;
+  /** Where the job's heartbeat runs (above): 'thread' (the default on NATS) or 'loop'. */
+  heartbeat?: 'thread' | 'loop';
 }
+
+/** How a heartbeat thread reaches the cluster: what the driver's own connection was opened with. */
+export interface BeatConnection {
+  servers: string;
+  creds?: string;
+  tls?: TlsFiles;
+  connectTimeoutMs?: number;
+}
+
+/** The thread's module beside this one: `.ts` in the source tree (under tsx), `.js` in dist/. */
+const BEAT_THREAD = new URL(`./job-beat-thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+/** The heartbeat thread. In the source tree under tsx it registers tsx first: a worker thread does not inherit the loader's hooks on Node.js 20. */
+function beatThread(workerData: BeatThreadData, name: string): Worker {
+  if (!BEAT_THREAD.pathname.endsWith('.ts')) return new Worker(BEAT_THREAD, { workerData, name });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(BEAT_THREAD.href)}); })`;
+  return new Worker(boot, { eval: true, workerData, name });
+}
+
+/** A stopped thread that has not ended by then is terminated. */
+const THREAD_STOP_MS = 2_000;
 
 /** A fresh job id: the start time in hex then 8 random hex characters, so ids sort by start time. */
 export function newJobId(now = Date.now()): string {
@@ -53,6 +91,11 @@ export class JobSession implements JobOwner {
   #registering: Promise<void> | undefined;
   #registered = false;
   #timer: NodeJS.Timeout | undefined;
+  /** The heartbeat thread, while it beats (above). */
+  #worker: Worker | undefined;
+  #registeringAgain = false;
+  /** A thread could not start or connect: this session beats on its loop from then on. */
+  #threadFailed = false;
   #beatMs = 0;
   #beating = false;
   #finished: JobFinishedError | undefined;
@@ -62,8 +105,13 @@ export class JobSession implements JobOwner {
 
   constructor(
     private readonly gcs: GcsClient,
-    private readonly opts: { namespace: string; name?: string },
+    private readonly opts: { namespace: string; name?: string; heartbeat?: 'thread' | 'loop'; thread?: BeatConnection },
   ) {}
+
+  /** Where the heartbeat runs now: 'loop' (also while a thread starts), 'thread', or undefined while nothing beats. */
+  get heartbeat(): 'thread' | 'loop' | undefined {
+    return this.#timer !== undefined ? 'loop' : this.#worker !== undefined ? 'thread' : undefined;
+  }
 
   /** The error every creation and call fails with once the GCS finished this job. */
   get finished(): JobFinishedError | undefined {
@@ -147,16 +195,66 @@ export class JobSession implements JobOwner {
   }
 
   #startBeating(ms: number): void {
+    if (this.#worker !== undefined && ms === this.#beatMs) return; // registered again: the thread beats on
     this.#stopBeating();
     this.#beatMs = ms;
+    // the loop beats until a thread is connected and beating (starting one takes a moment)
     this.#timer = setInterval(() => void this.#beat(), ms);
     // the heartbeat alone never keeps a driver's process alive
+    this.#timer.unref();
+    if (this.opts.thread !== undefined && (this.opts.heartbeat ?? 'thread') === 'thread' && !this.#threadFailed) this.#startThread(this.opts.thread, ms);
+  }
+
+  #startThread(connection: BeatConnection, ms: number): void {
+    const { subject, data } = this.gcs.prepared('job_heartbeat', { jobId: this.jobId, secret: this.#secret });
+    const workerData: BeatThreadData = { ...connection, subject, body: data, beatMs: ms };
+    let worker: Worker;
+    try {
+      worker = beatThread(workerData, `orrery job ${this.jobId} heartbeat`);
+    } catch {
+      return this.#threadGone(undefined, ms);
+    }
+    // nor does the thread
+    worker.unref();
+    this.#worker = worker;
+    worker.on('message', (m: BeatThreadMessage) => {
+      if (this.#worker !== worker) return;
+      if (m.type === 'answer') {
+        try {
+          this.gcs.read(m.data, STATE);
+        } catch (err) {
+          this.#beatFailed(err);
+        }
+      } else if (m.type === 'ready') {
+        // the thread beats from now on
+        clearInterval(this.#timer);
+        this.#timer = undefined;
+      } else if (m.type === 'failed') this.#threadGone(worker, ms);
+      // 'error' (no GCS for a moment, a timeout): the next beat tries again
+    });
+    worker.on('error', () => this.#threadGone(worker, ms));
+    worker.on('exit', () => this.#threadGone(worker, ms));
+  }
+
+  /** The thread could not start, connect, or ended on its own: beat on the loop from now on. */
+  #threadGone(worker: Worker | undefined, ms: number): void {
+    if (worker !== undefined && this.#worker !== worker) return; // stopped on purpose
+    this.#worker = undefined;
+    this.#threadFailed = true;
+    if (this.#closed || this.#finished !== undefined || this.#timer !== undefined) return;
+    this.#timer = setInterval(() => void this.#beat(), ms);
     this.#timer.unref();
   }
 
   #stopBeating(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    const worker = this.#worker;
+    this.#worker = undefined;
+    if (worker !== undefined) {
+      worker.postMessage({ type: 'stop' });
+      setTimeout(() => void worker.terminate(), THREAD_STOP_MS).unref();
+    }
   }
 
   async #beat(): Promise<void> {
@@ -167,15 +265,24 @@ export class JobSession implements JobOwner {
       // hold the beats up past the job timeout once it leads
       await this.gcs.requestOnce('job_heartbeat', { jobId: this.jobId, secret: this.#secret }, STATE, this.#beatMs);
     } catch (err) {
-      if (err instanceof JobFinishedError) this.#finish(err);
-      else if (err instanceof JobNotFoundError) {
-        this.#registered = false;
-        this.#registering = this.#register().catch(() => undefined);
-      }
-      // anything else (no GCS for a moment, a timeout): the next beat tries again
+      this.#beatFailed(err);
     } finally {
       this.#beating = false;
     }
+  }
+
+  /** A beat's failure, from the loop or the thread. */
+  #beatFailed(err: unknown): void {
+    if (err instanceof JobFinishedError) this.#finish(err);
+    else if (err instanceof JobNotFoundError) {
+      if (this.#registeringAgain) return; // the thread's next answer may come before the registration's
+      this.#registered = false;
+      this.#registeringAgain = true;
+      this.#registering = this.#register()
+        .catch(() => undefined)
+        .finally(() => (this.#registeringAgain = false));
+    }
+    // anything else (no GCS for a moment, a timeout): the next beat tries again
   }
 
   #finish(err: JobFinishedError): void {

@@ -2,7 +2,8 @@
 // short job timeout, a raylet process, and drivers as separate processes. close() kills what the
 // job owns at once and frees the names; a driver killed with SIGKILL loses its owned actors after
 // the heartbeat timeout while its detached actor lives on; a driver frozen past the timeout is told
-// JOB_FINISHED when it wakes; `orrery kill` kills a detached actor by name or id; `orrery list jobs`.
+// JOB_FINISHED when it wakes, while one that only holds its own event loop keeps its job (its heartbeat
+// runs on a thread); `orrery kill` kills a detached actor by name or id; `orrery list jobs`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -43,10 +44,10 @@ interface Driver {
 }
 
 /** A driver process (spec/fixtures/jobs/driver.ts) once it has created its two actors. */
-async function startDriver(names: { owned: string; detached: string }): Promise<Driver> {
+async function startDriver(names: { owned: string; detached: string }, env: Record<string, string> = {}): Promise<Driver> {
   const child = spawn(process.execPath, [...process.execArgv, DRIVER], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, ORRERY_ADDRESS: server.url, OWNED_NAME: names.owned, DETACHED_NAME: names.detached },
+    env: { ...process.env, ORRERY_ADDRESS: server.url, OWNED_NAME: names.owned, DETACHED_NAME: names.detached, ...env },
   });
   drivers.push(child);
   let stderr = '';
@@ -140,6 +141,37 @@ test('a driver frozen (SIGSTOP) past the timeout loses its owned actors; woken, 
   assert.equal(await driver.ask('call'), { call: 'JOB_FINISHED' });
   driver.child.kill('SIGKILL');
   await (await local.cluster.getActor('frozen-keeper')).kill();
+});
+
+test('a driver whose own code holds its event loop for three job timeouts keeps its job and its actors: its heartbeat beats from a thread of its own', async () => {
+  const driver = await startDriver({ owned: 'busy-web', detached: 'busy-keeper' });
+  const { jobId, owned } = driver.started;
+  try {
+    await until('the heartbeat beating from its thread', async () => ((await driver.ask('beat')).beat === 'thread' ? true : undefined));
+    assert.equal(await driver.ask(`hold ${3 * JOB_TIMEOUT_MS}`), { held: 3 * JOB_TIMEOUT_MS });
+    const job = await jobOf(local.cluster, jobId);
+    assert.is(job?.state, 'RUNNING', `the job: ${JSON.stringify(job)}`);
+    assert.is((await local.cluster.actors()).find((a) => a.actorId === owned)?.state, 'ALIVE');
+    assert.equal(await driver.ask('call'), { call: 'ok' });
+  } finally {
+    driver.child.kill('SIGKILL');
+    await (await local.cluster.getActor('busy-keeper')).kill();
+  }
+});
+
+test("with job: { heartbeat: 'loop' } the same hold ends the job: its beats waited for the loop", async () => {
+  const driver = await startDriver({ owned: 'loop-web', detached: 'loop-keeper' }, { JOB_HEARTBEAT: 'loop' });
+  const { jobId, owned } = driver.started;
+  try {
+    assert.equal(await driver.ask('beat'), { beat: 'loop' });
+    assert.equal(await driver.ask(`hold ${3 * JOB_TIMEOUT_MS}`), { held: 3 * JOB_TIMEOUT_MS });
+    const job = await finished(local.cluster, jobId);
+    assert.is(job.endReason, 'heartbeat_timeout');
+    await until('the owned actor DEAD', async () => ((await local.cluster.actors()).find((x) => x.actorId === owned)?.state === 'DEAD' ? true : undefined));
+  } finally {
+    driver.child.kill('SIGKILL');
+    await (await local.cluster.getActor('loop-keeper')).kill();
+  }
 });
 
 test('orrery kill: a detached named actor by name (with --namespace), another by id; an unknown one is ACTOR_NOT_FOUND', async () => {

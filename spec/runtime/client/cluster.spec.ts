@@ -337,9 +337,23 @@ test('connect({ job: false }) is no job: nothing registered, what it creates is 
   }
 });
 
+test("on the memory transport a job beats on the event loop, whatever it asks: its GCS shares that loop", async () => {
+  const client = await connect({ address: local.address, job: { name: 'loop', heartbeat: 'thread' } });
+  try {
+    await client.jobs(); // a round trip: the job has registered by the time the GCS answers a later request
+    await client.actor(CounterActor).options({ lifetime: 'detached' }).remote(0).then((a) => a.kill());
+    assert.is((client as unknown as { job: { heartbeat?: string } }).job.heartbeat, 'loop');
+  } finally {
+    await client.close();
+  }
+});
+
 test('a bad lifetime or job option is refused at the call', async () => {
   const refused = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as InvalidOptionError);
   assert.is((await refused(connect({ address: local.address, job: { nom: 'x' } as never })))?.option, 'job.nom');
+  const heartbeat = await refused(connect({ address: local.address, job: { heartbeat: 'process' as never } }));
+  assert.is(heartbeat?.option, 'job.heartbeat');
+  assert.match(heartbeat!.message, /expected 'thread' or 'loop'/);
   assert.is((await refused(local.cluster.actor(CounterActor).options({ lifetime: 'forever' as never }).remote()))?.option, 'lifetime');
   assert.is((await refused(local.cluster.placementGroup({ bundles: [{ CPU: 1 }], lifetime: 'always' as never })))?.option, 'lifetime');
 });
