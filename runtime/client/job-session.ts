@@ -30,8 +30,10 @@ import type { BeatThreadData, BeatThreadMessage } from './job-beat-thread.ts';
  * a thread of its own). Before, the beat ran on the driver's event loop, and a driver held longer
  * than the job timeout (30 s by default) lost every actor and group it owned. A process that stops
  * as a whole (SIGSTOP, SIGKILL, a crash, exit) stops its thread too, and its job ends by timeout as
- * before. `job: { heartbeat: 'loop' }` keeps the beat on the event loop (a driver stuck in an endless
- * loop then loses its job; with the thread it keeps it, as it keeps its connection); the memory
+ * before. The thread starts one beat period after registration, so a short script never pays for
+ * it, and the loop beats until it is connected. `job: { heartbeat: 'loop' }` keeps the beat on the
+ * event loop (a driver stuck in an endless loop then loses its job; with the thread it keeps it, as
+ * it keeps its connection); the memory
  * transport always beats on the loop (its GCS shares that loop), and so does a driver whose thread
  * could not connect.
  */
@@ -93,6 +95,8 @@ export class JobSession implements JobOwner {
   #timer: NodeJS.Timeout | undefined;
   /** The heartbeat thread, while it beats (above). */
   #worker: Worker | undefined;
+  /** Starts the thread one beat after the first registration. */
+  #threadStart: NodeJS.Timeout | undefined;
   #registeringAgain = false;
   /** A thread could not start or connect: this session beats on its loop from then on. */
   #threadFailed = false;
@@ -195,14 +199,21 @@ export class JobSession implements JobOwner {
   }
 
   #startBeating(ms: number): void {
-    if (this.#worker !== undefined && ms === this.#beatMs) return; // registered again: the thread beats on
+    if ((this.#worker !== undefined || this.#threadStart !== undefined) && ms === this.#beatMs) return; // registered again: the thread beats on
     this.#stopBeating();
     this.#beatMs = ms;
     // the loop beats until a thread is connected and beating (starting one takes a moment)
     this.#timer = setInterval(() => void this.#beat(), ms);
     // the heartbeat alone never keeps a driver's process alive
     this.#timer.unref();
-    if (this.opts.thread !== undefined && (this.opts.heartbeat ?? 'thread') === 'thread' && !this.#threadFailed) this.#startThread(this.opts.thread, ms);
+    const thread = this.opts.thread;
+    if (thread === undefined || (this.opts.heartbeat ?? 'thread') !== 'thread' || this.#threadFailed) return;
+    // after one beat on the loop: a driver done sooner (a script, a CLI-like tool) never pays for a thread
+    this.#threadStart = setTimeout(() => {
+      this.#threadStart = undefined;
+      if (!this.#closed && this.#finished === undefined) this.#startThread(thread, ms);
+    }, ms);
+    this.#threadStart.unref();
   }
 
   #startThread(connection: BeatConnection, ms: number): void {
@@ -249,6 +260,8 @@ export class JobSession implements JobOwner {
   #stopBeating(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    clearTimeout(this.#threadStart);
+    this.#threadStart = undefined;
     const worker = this.#worker;
     this.#worker = undefined;
     if (worker !== undefined) {
