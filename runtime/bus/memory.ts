@@ -1,14 +1,14 @@
 import { rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
 import { BusClosedError, NoRespondersError, TimeoutError } from './errors.ts';
 import { MemoryBroker, type Delivery } from './memory-broker.ts';
-import { armRequestTimer } from './request-timer.ts';
+import { armRequestTimer, timesOutNow, type TimedRequest } from './request-timer.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
 
 export { MemoryBroker } from './memory-broker.ts';
 
-interface PendingRequest {
-  done: RequestCallback;
-  timer: NodeJS.Timeout;
+interface PendingRequest extends TimedRequest {
+  readonly subject: string;
+  readonly done: RequestCallback;
 }
 
 /**
@@ -97,14 +97,19 @@ export class MemoryBus implements Bus {
       return;
     }
     const token = this.reusable.pop() ?? String(this.nextRequest++);
-    const pending: PendingRequest = { done, timer: undefined as unknown as NodeJS.Timeout };
+    const pending: PendingRequest = { subject, done, timer: undefined as unknown as NodeJS.Timeout, due: 0, timeoutMs: opts.timeoutMs, graceEnd: 0 };
     // as on NATS (request-timer.ts): a timer that fires late lets the broker's next pass deliver first
-    armRequestTimer(pending, opts.timeoutMs, () => {
-      if (this.requests.delete(token)) done(new TimeoutError(subject, opts.timeoutMs), undefined);
-    });
+    armRequestTimer(pending, this.onTimer, token);
     this.requests.set(token, pending);
     this.publish(subject, data, { reply: this.inboxPrefix + token });
   }
+
+  private readonly onTimer = (token: string): void => {
+    const pending = this.requests.get(token);
+    if (pending === undefined || !timesOutNow(pending, this.onTimer, token)) return;
+    this.requests.delete(token);
+    pending.done(new TimeoutError(pending.subject, pending.timeoutMs), undefined);
+  };
 
   /** An in-process broker has no connection to lose: the listener is never called. */
   onStatus(): () => void {

@@ -2,7 +2,7 @@ import { connect, createInbox, credsAuthenticator, errors, nkeyAuthenticator, ty
 import { OrreryError } from '../../lib/errors.ts';
 import { readCredentials, redactAddress } from '../auth/credentials.ts';
 import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type Subscription, type BatchCodec, type BatchRequest } from './bus.ts';
-import { armRequestTimer } from './request-timer.ts';
+import { armRequestTimer, timesOutNow, type TimedRequest } from './request-timer.ts';
 import { BusClosedError, ConnectionFailedError, PermissionDeniedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
 import type { KeyValue } from './kv.ts';
 import type { ObjectBucket, ObjectBucketOptions } from './objects.ts';
@@ -87,12 +87,10 @@ function preferFirst(servers: readonly string[]): string[] {
 /** Tokens kept for reuse: more than the server's subject cache (1,024) would gain nothing. */
 const MAX_REUSABLE_TOKENS = 1024;
 
-/** A request waiting for its answer on the connection's inbox. */
-interface PendingRequest {
+/** A request waiting for its answer on the connection's inbox, with its timeout (request-timer.ts). */
+interface PendingRequest extends TimedRequest {
   readonly subject: string;
   readonly done: RequestCallback;
-  /** Its timeout (request-timer.ts), replaced when it looks again after a stall. */
-  timer: NodeJS.Timeout;
   /** The requestBatch() it went out in, if any. */
   readonly batch: PendingBatch | undefined;
 }
@@ -255,14 +253,19 @@ class NatsBus implements Bus {
   /** A request waiting for its answer under a fresh token (returned), failed with TIMEOUT after `timeoutMs`. */
   private waitFor(subject: string, timeoutMs: number, done: RequestCallback, batch?: PendingBatch): string {
     const token = this.reusable.pop() ?? (this.nextToken++).toString(36);
-    const p: PendingRequest = { subject, done, timer: undefined as unknown as NodeJS.Timeout, batch };
-    // request-timer.ts: a timer that fires late (this process stalled) reads the socket before it times out
-    armRequestTimer(p, timeoutMs, () => {
-      if (this.take(token) !== undefined) done(new TimeoutError(subject, timeoutMs), undefined);
-    });
+    const p: PendingRequest = { subject, done, timer: undefined as unknown as NodeJS.Timeout, batch, due: 0, timeoutMs, graceEnd: 0 };
+    armRequestTimer(p, this.onTimer, token);
     this.pending.set(token, p);
     return token;
   }
+
+  /** A request's timer: TIMEOUT — unless it fired late, and looks again once the socket is read (request-timer.ts). */
+  private readonly onTimer = (token: string): void => {
+    const p = this.pending.get(token);
+    if (p === undefined || !timesOutNow(p, this.onTimer, token)) return;
+    this.take(token);
+    p.done(new TimeoutError(p.subject, p.timeoutMs), undefined);
+  };
 
   /**
    * Removes a waiting request (its timer stopped, its batch told); undefined when it is not waiting.

@@ -9,28 +9,39 @@ import { STALL_GRACE_MAX_MS, STALL_MS, STALL_RECHECK_MS } from '../process/stall
  * 200 ms into that second, failed TIMEOUT every time.) A GCS that thawed gave up prepares that had
  * succeeded; a driver whose own code held its loop for a moment saw its calls time out though every
  * answer was there.
+ *
+ * No closure per request: a bus keeps one timer callback, called with the request's key, and the
+ * request's entry holds what the callback needs (the actor call path makes tens of thousands of
+ * requests a second).
  */
 
-/** A waiting request's timer; replaced each time the timer looks again, so clearTimeout(entry.timer) always stops the live one. */
+/** What a waiting request's entry keeps for its timeout. `timer` is replaced each time it looks again, so clearTimeout(entry.timer) always stops the live one. */
 export interface TimedRequest {
   timer: NodeJS.Timeout;
+  /** When the live timer is due (performance.now()). */
+  due: number;
+  readonly timeoutMs: number;
+  /** Set at the first late look: looks stop then. */
+  graceEnd: number;
 }
 
-/** Sets `entry.timer` to call `expire` `timeoutMs` from now, or later after a stall (runtime/process/stall.ts). */
-export function armRequestTimer(entry: TimedRequest, timeoutMs: number, expire: () => void): void {
-  let due = performance.now() + timeoutMs;
-  let graceEnd = 0;
-  const fire = (): void => {
-    const now = performance.now();
-    if (now - due >= STALL_MS) {
-      if (graceEnd === 0) graceEnd = now + Math.min(timeoutMs, STALL_GRACE_MAX_MS);
-      if (now < graceEnd) {
-        due = now + STALL_RECHECK_MS;
-        entry.timer = setTimeout(fire, STALL_RECHECK_MS);
-        return;
-      }
-    }
-    expire();
-  };
-  entry.timer = setTimeout(fire, timeoutMs);
+/** Sets `entry.timer`: `onTimer(key)` `timeoutMs` from now. */
+export function armRequestTimer(entry: TimedRequest, onTimer: (key: string) => void, key: string): void {
+  entry.due = performance.now() + entry.timeoutMs;
+  entry.timer = setTimeout(onTimer, entry.timeoutMs, key);
+}
+
+/**
+ * Called by `onTimer`: whether the request times out now. False when the timer fired late (the
+ * process stalled): it was set again, `onTimer(key)` STALL_RECHECK_MS from now, after the loop has
+ * read — until a look on time or min(timeout, STALL_GRACE_MAX_MS) after the first late one.
+ */
+export function timesOutNow(entry: TimedRequest, onTimer: (key: string) => void, key: string): boolean {
+  const now = performance.now();
+  if (now - entry.due < STALL_MS) return true;
+  if (entry.graceEnd === 0) entry.graceEnd = now + Math.min(entry.timeoutMs, STALL_GRACE_MAX_MS);
+  if (now >= entry.graceEnd) return true;
+  entry.due = now + STALL_RECHECK_MS;
+  entry.timer = setTimeout(onTimer, STALL_RECHECK_MS, key);
+  return false;
 }
