@@ -33,9 +33,8 @@ import type { BeatThreadData, BeatThreadMessage } from './job-beat-thread.ts';
  * before. The thread starts one beat period after registration, so a short script never pays for
  * it, and the loop beats until it is connected. `job: { heartbeat: 'loop' }` keeps the beat on the
  * event loop (a driver stuck in an endless loop then loses its job; with the thread it keeps it, as
- * it keeps its connection); the memory
- * transport always beats on the loop (its GCS shares that loop), and so does a driver whose thread
- * could not connect.
+ * it keeps its connection); the memory transport always beats on the loop (its GCS shares that
+ * loop), and so does a driver whose thread could not connect.
  */
 export interface JobSpec {
   /** A name for the job, shown by `orrery list jobs`. */
