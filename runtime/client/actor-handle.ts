@@ -24,6 +24,7 @@ import { beingCreated, CallResend, type OutgoingCall } from './call-resend.ts';
 import { RestartGate, UnavailableNow } from './restart-gate.ts';
 import { actorRank } from './actor-rank.ts';
 import { newCallCancel } from './random-id.ts';
+import { stallAwareTimeout } from '../process/stall.ts';
 
 /** Options of the calls made through `handle.options(opts)`. */
 export interface CallOptions {
@@ -429,14 +430,14 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
    */
   private waitFor(pass: (info: ActorInfo) => boolean, opts: { what: string; timeoutMs?: number }): Promise<ActorInfo> {
     return new Promise<ActorInfo>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
+      let stopTimer: (() => void) | undefined;
       let resync: NodeJS.Timeout | undefined;
       let sub: Subscription | undefined;
       let settled = false;
       const settle = (done: () => void): void => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        stopTimer?.();
         clearTimeout(resync);
         sub?.unsubscribe();
         done();
@@ -455,7 +456,8 @@ export class ClientActorHandle<T> extends ActorRef implements ActorHandle<T> {
         return;
       }
       if (opts.timeoutMs !== undefined) {
-        timer = setTimeout(() => settle(() => reject(new WaitTimeoutError(opts.what, opts.timeoutMs!))), opts.timeoutMs);
+        // stall-aware: an ALIVE that arrived while the driver's loop was held is read first (runtime/process/stall.ts)
+        stopTimer = stallAwareTimeout(() => settle(() => reject(new WaitTimeoutError(opts.what, opts.timeoutMs!))), opts.timeoutMs);
       }
       let backoffMs: number = RESYNC_MS.first;
       const askLater = (): void => {

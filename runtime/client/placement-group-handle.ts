@@ -6,6 +6,7 @@ import type { PlacementGroupWatcher } from './event-stream.ts';
 import { placementGroupFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
 import { RESYNC_MS } from './actor-handle.ts';
+import { stallAwareTimeout } from '../process/stall.ts';
 
 /** What a placement group handle needs from its cluster connection. */
 export interface PlacementGroupContext {
@@ -104,13 +105,13 @@ export class ClientPlacementGroup implements PlacementGroup {
     const { timeoutMs } = opts;
     return new Promise<PlacementGroupInfo>((resolve, reject) => {
       let settled = false;
-      let timer: NodeJS.Timeout | undefined;
+      let stopTimer: (() => void) | undefined;
       let resync: NodeJS.Timeout | undefined;
       let stopWaiting: (() => void) | undefined;
       const settle = (done: () => void): void => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        stopTimer?.();
         clearTimeout(resync);
         stopWatch();
         stopWaiting?.();
@@ -125,7 +126,8 @@ export class ClientPlacementGroup implements PlacementGroup {
       stopWaiting = this.creation?.wait(watcher);
       const stopWatch = stopWaiting === undefined ? this.ctx.watchPlacementGroup(this.id, watcher) : () => undefined;
       if (timeoutMs !== undefined) {
-        timer = setTimeout(() => settle(() => reject(new WaitTimeoutError(`ready() of placement group ${this.id}`, timeoutMs))), timeoutMs);
+        // stall-aware, as an actor's ready() (runtime/process/stall.ts)
+        stopTimer = stallAwareTimeout(() => settle(() => reject(new WaitTimeoutError(`ready() of placement group ${this.id}`, timeoutMs))), timeoutMs);
       }
       // The first answer, when it is asked at once, settles an error as it always did. A later ask
       // that fails is made again later: the GCS not answering for now, or one that does not know

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 /**
  * Timers that do not count time their process could not read its sockets.
  *
@@ -14,9 +16,33 @@
  * late one (a process that stays overloaded still decides). A timer that fires on time decides at
  * once, as before: a process that keeps up sees no difference.
  *
- * Users: runtime/bus/request-timer.ts (request timeouts, both buses) and runtime/gcs/liveness.ts
- * (node and job heartbeat deadlines).
+ * Users: runtime/bus/request-timer.ts (request timeouts, both buses), runtime/gcs/liveness.ts
+ * (node and job heartbeat deadlines), and `stallAwareTimeout` below (a driver's `ready({ timeoutMs })`
+ * waits for an actor or a placement group).
  */
 export const STALL_MS = 50;
 export const STALL_RECHECK_MS = 10;
 export const STALL_GRACE_MAX_MS = 1_000;
+
+/**
+ * `fn` after `ms`, as setTimeout — but a timer that fires STALL_MS late looks again as above, so a
+ * wait whose answer arrived while the process stalled sees it first. Returns what cancels it.
+ */
+export function stallAwareTimeout(fn: () => void, ms: number): () => void {
+  let due = performance.now() + ms;
+  let graceEnd = 0;
+  const fire = (): void => {
+    const now = performance.now();
+    if (now - due >= STALL_MS) {
+      if (graceEnd === 0) graceEnd = now + Math.min(ms, STALL_GRACE_MAX_MS);
+      if (now < graceEnd) {
+        due = now + STALL_RECHECK_MS;
+        timer = setTimeout(fire, STALL_RECHECK_MS);
+        return;
+      }
+    }
+    fn();
+  };
+  let timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
+}
