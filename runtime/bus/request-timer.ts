@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { STALL_GRACE_MAX_MS, STALL_MS, STALL_RECHECK_MS } from '../process/stall.ts';
+import { lookAgain, STALL_RECHECK_MS } from '../process/stall.ts';
 
 /**
  * A request's timeout that does not count time its own process could not read (runtime/process/stall.ts).
@@ -38,9 +38,8 @@ export function armRequestTimer(entry: TimedRequest, onTimer: (key: string) => v
  */
 export function timesOutNow(entry: TimedRequest, onTimer: (key: string) => void, key: string): boolean {
   const now = performance.now();
-  if (now - entry.due < STALL_MS) return true;
-  if (entry.graceEnd === 0) entry.graceEnd = now + Math.min(entry.timeoutMs, STALL_GRACE_MAX_MS);
-  if (now >= entry.graceEnd) return true;
+  entry.graceEnd = lookAgain(now, entry.due, entry.graceEnd, entry.timeoutMs);
+  if (entry.graceEnd === 0) return true;
   entry.due = now + STALL_RECHECK_MS;
   entry.timer = setTimeout(onTimer, STALL_RECHECK_MS, key);
   return false;

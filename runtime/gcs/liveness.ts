@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { STALL_GRACE_MAX_MS, STALL_MS, STALL_RECHECK_MS } from '../process/stall.ts';
+import { lookAgain, STALL_RECHECK_MS } from '../process/stall.ts';
 
 /**
  * When each node's heartbeat timeout runs out. A heartbeat only moves the node's deadline (one
@@ -115,11 +115,8 @@ export class Liveness {
         entry.graceEnd = 0;
         return this.#arm(nodeId, entry, left);
       }
-      if (this.#stallAware && now - due >= STALL_MS) {
-        if (entry.graceEnd === 0) entry.graceEnd = now + Math.min(this.opts.timeoutMs, STALL_GRACE_MAX_MS);
-        if (now < entry.graceEnd) return this.#arm(nodeId, entry, STALL_RECHECK_MS);
-      }
-      entry.graceEnd = 0;
+      entry.graceEnd = this.#stallAware ? lookAgain(now, due, entry.graceEnd, this.opts.timeoutMs) : 0;
+      if (entry.graceEnd !== 0) return this.#arm(nodeId, entry, STALL_RECHECK_MS);
       this.opts.expired(nodeId);
     }, ms);
   }

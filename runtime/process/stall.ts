@@ -25,6 +25,17 @@ export const STALL_RECHECK_MS = 10;
 export const STALL_GRACE_MAX_MS = 1_000;
 
 /**
+ * The rule above, for a timer due at `due` that fired at `now`, of a wait of `periodMs`: 0 to decide
+ * now; otherwise the end of the grace to keep, and the timer looks again STALL_RECHECK_MS later.
+ * `graceEnd` is what the previous look returned (0 at the first).
+ */
+export function lookAgain(now: number, due: number, graceEnd: number, periodMs: number): number {
+  if (now - due < STALL_MS) return 0;
+  const end = graceEnd === 0 ? now + Math.min(periodMs, STALL_GRACE_MAX_MS) : graceEnd;
+  return now < end ? end : 0;
+}
+
+/**
  * `fn` after `ms`, as setTimeout — but a timer that fires STALL_MS late looks again as above, so a
  * wait whose answer arrived while the process stalled sees it first. Returns what cancels it.
  */
@@ -33,15 +44,10 @@ export function stallAwareTimeout(fn: () => void, ms: number): () => void {
   let graceEnd = 0;
   const fire = (): void => {
     const now = performance.now();
-    if (now - due >= STALL_MS) {
-      if (graceEnd === 0) graceEnd = now + Math.min(ms, STALL_GRACE_MAX_MS);
-      if (now < graceEnd) {
-        due = now + STALL_RECHECK_MS;
-        timer = setTimeout(fire, STALL_RECHECK_MS);
-        return;
-      }
-    }
-    fn();
+    graceEnd = lookAgain(now, due, graceEnd, ms);
+    if (graceEnd === 0) return fn();
+    due = now + STALL_RECHECK_MS;
+    timer = setTimeout(fire, STALL_RECHECK_MS);
   };
   let timer = setTimeout(fire, ms);
   return () => clearTimeout(timer);
