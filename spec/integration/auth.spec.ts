@@ -30,6 +30,12 @@ import { until } from '../helpers/until.ts';
 
 const s = suite('authenticated roles (nats-server with orrery auth init, GCS and raylet processes)');
 const sub = subjects('default');
+/**
+ * Short enough that a hold of a driver's loop can outlast it (its heartbeat thread keeps the job
+ * through one), long enough for the loop's beats before the thread starts on a loaded machine (3 s
+ * was not: a driver of this spec lost its job at load 11).
+ */
+const JOB_TIMEOUT_MS = 8000;
 
 let local: LocalCluster;
 let dir: string;
@@ -81,7 +87,7 @@ function subscriptionRefused(nc: NatsConnection, subject: string): Promise<boole
 }
 
 s.before(async () => {
-  local = await startLocalCluster({ transport: 'nats', auth: true, nodes: [{ name: 'a', resources: { CPU: 2 } }, { name: 'b', resources: { CPU: 2 } }] });
+  local = await startLocalCluster({ transport: 'nats', auth: true, nodes: [{ name: 'a', resources: { CPU: 2 } }, { name: 'b', resources: { CPU: 2 } }], jobTimeoutMs: JOB_TIMEOUT_MS });
   dir = local.authDir!;
 });
 
@@ -142,6 +148,22 @@ s('driver: creates and calls actors, runs tasks, lists state and hears events', 
   await counter.kill();
   sub$.unsubscribe();
   assert.ok(events.length > 0, 'lifecycle events reached the driver');
+});
+
+s("driver: its job's heartbeat thread connects with the driver's credentials and inbox, and its beats keep the job through a hold of the event loop", async () => {
+  const driver = await client('driver');
+  const counter = await driver.actor(CounterActor).remote(1);
+  await counter.ready({ timeoutMs: 30_000 });
+  const job = (driver as unknown as { job: { heartbeat?: string } }).job;
+  await until('the heartbeat beating from its thread', async () => (job.heartbeat === 'thread' ? true : undefined));
+  // this process's own code holds its loop past the job timeout: only the thread beats meanwhile
+  const end = performance.now() + JOB_TIMEOUT_MS + 2000;
+  while (performance.now() < end);
+  const info = (await local.cluster.jobs()).find((j) => j.jobId === driver.jobId);
+  assert.is(info?.state, 'RUNNING', `the job: ${JSON.stringify(info)}`);
+  assert.is(job.heartbeat, 'thread');
+  assert.is(await counter.call('add', 1), 2);
+  await counter.kill();
 });
 
 s('driver: a batched call whose reply fits a message alone but not a reply_batch gets its value — the worker host may publish it to the call\'s own subject in the driver\'s inbox', async () => {
