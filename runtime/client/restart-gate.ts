@@ -3,6 +3,7 @@ import { ActorDiedError, ActorUnavailableError } from '../errors.ts';
 import type { ActorWatcher } from './actor-handle.ts';
 import type { ActorInfo } from './cluster-info.types.ts';
 import { actorRank } from './actor-rank.ts';
+import { stallAwareTimeout } from '../process/stall.ts';
 
 /**
  * Calls with `maxTaskRetries` ≠ 0 that meet an actor which cannot take them (restarting, or its
@@ -39,7 +40,8 @@ interface Waiter {
   reject(err: unknown): void;
   /** Its own time ran out: failed already, and no longer waiting (removed lazily). */
   gone?: boolean;
-  timer?: NodeJS.Timeout;
+  /** Cancels its deadline's timer. */
+  cancel?: () => void;
 }
 
 /** How long a call may wait at the gate, and what it fails with once that has passed. */
@@ -92,7 +94,9 @@ export class RestartGate {
   /**
    * Resolves when the call numbered `seq` may go (after every waiting call with a lower number).
    * With `limit`, fails with its `timedOut()` at its deadline and stops waiting: a call that gave up
-   * leaves nothing behind, however long the gate stays shut.
+   * leaves nothing behind, however long the gate stays shut. The deadline follows the stall rule
+   * (runtime/process/stall.ts): a process held past it reads what came meanwhile — the ALIVE that
+   * opens the gate — before the call fails.
    */
   wait(seq: number, limit?: GateWaitLimit): Promise<void> {
     if (!this.shut) return Promise.resolve();
@@ -100,7 +104,7 @@ export class RestartGate {
     return new Promise<void>((resolve, reject) => {
       const waiters = this.#waiters;
       const waiter: Waiter = { seq, resolve, reject };
-      if (limit !== undefined) waiter.timer = setTimeout(() => this.#leave(waiter, limit.timedOut()), limit.deadline - Date.now());
+      if (limit !== undefined) waiter.cancel = stallAwareTimeout(() => this.#leave(waiter, limit.timedOut()), limit.deadline - Date.now());
       // calls are numbered as they are made, so a new one almost always goes last; else after the
       // last waiter numbered at or below it, found by bisection (a scan per call was quadratic: 100,000
       // calls made while an actor restarted took 5.7 s to queue)
@@ -172,7 +176,7 @@ export class RestartGate {
   #open(): void {
     for (const w of this.#reset()) {
       if (w.gone) continue;
-      clearTimeout(w.timer);
+      w.cancel?.();
       w.resolve();
     }
   }
@@ -180,7 +184,7 @@ export class RestartGate {
   #fail(err: unknown): void {
     for (const w of this.#reset()) {
       if (w.gone) continue;
-      clearTimeout(w.timer);
+      w.cancel?.();
       w.reject(err);
     }
   }

@@ -18,7 +18,8 @@ import { performance } from 'node:perf_hooks';
  *
  * Users: runtime/bus/request-timer.ts (request timeouts, both buses), runtime/gcs/liveness.ts
  * (node and job heartbeat deadlines), and `stallAwareTimeout` below (a driver's `ready({ timeoutMs })`
- * waits for an actor or a placement group).
+ * waits for an actor or a placement group, and a call's deadline while it waits for its actor's
+ * restart: runtime/client/restart-gate.ts).
  */
 export const STALL_MS = 50;
 export const STALL_RECHECK_MS = 10;

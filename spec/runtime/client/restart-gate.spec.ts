@@ -4,6 +4,7 @@ import { randomInt, seededRng } from '../../../lib/random.ts';
 import type { ActorWatcher } from '../../../runtime/client/actor-handle.ts';
 import type { ActorInfo } from '../../../runtime/client/cluster-info.types.ts';
 import { RestartGate } from '../../../runtime/client/restart-gate.ts';
+import { Worker } from 'node:worker_threads';
 
 // The gate calls wait at while their actor restarts: they go in call order once a later incarnation
 // is ALIVE, whatever order they reached the gate in, and death fails them all.
@@ -97,6 +98,55 @@ test('a call whose time runs out at the shut gate fails then and leaves the gate
   const late = await g.wait(2000, { deadline: Date.now() - 1, timedOut: () => new Error('late') }).catch((err: Error) => err.message);
   assert.is(late, 'late');
   assert.is(g.waiting, 0);
+});
+
+/**
+ * Holds this thread's loop past a gate wait's deadline while another thread sends the actor's ALIVE
+ * (a message that, like a socket's, is read after the turn's timers): until the message is sent and
+ * the deadline is 200 ms behind. `send` false: the other thread sends nothing.
+ */
+async function heldPastDeadline(send: boolean): Promise<string> {
+  const { gate: g, emit } = gate();
+  const sent = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     parentPort.on('message', () => setTimeout(() => {
+       if (workerData.send) parentPort.postMessage('alive');
+       Atomics.store(workerData.sent, 0, 1);
+     }, 20));
+     parentPort.postMessage('ready');`,
+    { eval: true, workerData: { sent, send } },
+  );
+  try {
+    await new Promise((resolve) => worker.once('message', resolve));
+    worker.on('message', () => emit(info('ALIVE', 2)));
+    g.shutAfter(info('RESTARTING', 1));
+    const outcome = g.wait(0, { deadline: Date.now() + 100, timedOut: () => new Error('timed out') }).then(
+      () => 'went',
+      (err: Error) => err.message,
+    );
+    // held from a callback of the check phase, so the next turn runs its timers before it reads
+    // (held from a message callback, the port would go on reading its queue first)
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        const start = performance.now();
+        worker.postMessage('go');
+        while (Atomics.load(sent, 0) === 0 || performance.now() - start < 300);
+        resolve();
+      }),
+    );
+    return await outcome;
+  } finally {
+    await worker.terminate();
+  }
+}
+
+test('a process held past a waiting call\'s deadline while the ALIVE that opens the gate arrives: the call goes, it does not time out', async () => {
+  assert.is(await heldPastDeadline(true), 'went');
+});
+
+test('held past the deadline with nothing arriving: the call still fails with its own error', async () => {
+  assert.is(await heldPastDeadline(false), 'timed out');
 });
 
 test.run();
