@@ -2,19 +2,21 @@
 // GCS process, two raylet processes, actors in worker hosts. What the GCS knew comes back from its
 // JetStream tables and from what the raylets still run: actors (named ones too, with their state)
 // stay where they were, same incarnation, no restart; a pending actor is pending again; calls are
-// answered while no GCS runs; a new GCS serves requests that waited for it. Every wait is on a
-// condition, bounded.
+// answered while no GCS runs; a new GCS serves requests that waited for it; calls with retries
+// waiting for an actor's restart (sent again, or held at its restart gate) ride through a GCS killed
+// or frozen meanwhile and run once each, in call order. Every wait is on a condition, bounded.
 import { spawn } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeIdAffinity, placementGroupStrategy } from '../../lib/index.ts';
-import { connect, type ActorHandle, type ActorInfo, type Cluster, type GcsStatus } from '../../runtime/index.ts';
+import { ActorUnavailableError, connect, type ActorHandle, type ActorInfo, type Cluster, type GcsStatus } from '../../runtime/index.ts';
 import { startDashboard } from '../../runtime/dashboard/server.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 import { ORRERY_MAIN } from '../helpers/orrery-cli.ts';
 import { CounterActor, type Counter } from '../fixtures/client/actors.ts';
+import { JournalActor, type Journal } from '../runtime/client/failover-actors.ts';
 
 process.env.ORRERY_HEARTBEAT_MS = '200';
 process.env.ORRERY_NODE_TIMEOUT_MS = '1500';
@@ -302,6 +304,109 @@ test('calls waiting for an actor\'s creation while the GCS is frozen (SIGSTOP): 
   assert.equal(await early, [1, 3]);
   assert.is(await waiting.call('get'), 3, 'each ran once; the one that timed out never ran');
   await waiting.kill();
+});
+
+/** Resolves once process `pid` is gone. */
+const gone = (pid: number): Promise<true> =>
+  until(`process ${pid} gone`, () => {
+    try {
+      process.kill(pid, 0);
+      return undefined;
+    } catch {
+      return true;
+    }
+  });
+
+test('calls with retries made after an actor\'s host died while no GCS ran are sent again until the next GCS restarts it; each runs once, in call order', async () => {
+  const handle = (await cluster.actor(JournalActor).options({ isolation: 'process', maxRestarts: -1, maxTaskRetries: -1 }).remote()) as ActorHandle<Journal>;
+  await handle.ready({ timeoutMs: WAIT_MS });
+  assert.is(await handle.call('append', 'before'), 1);
+  const hostPid = (await handle.call('where')).pid;
+  await gcs.crash();
+  let calls: Promise<number>[];
+  try {
+    await handle.call('exit');
+    await gone(hostPid);
+    // the handle still knows the actor ALIVE: no responder, so each is sent again (call-resend.ts)
+    calls = ['c1', 'c2', 'c3'].map((c) => handle.call('append', c));
+    for (const call of calls) call.catch(() => undefined); // failed or not, Promise.all below reports it
+    const short = await handle.options({ timeoutMs: 400 }).call('append', 'short').catch((e: unknown) => e);
+    assert.instance(short, ActorUnavailableError, `the short call failed typed when its time was up: ${String(short)}`);
+    assert.is((short as ActorUnavailableError).state, 'ALIVE', 'as the handle last heard of it');
+  } finally {
+    gcs = await startGcs();
+  }
+  assert.equal(await Promise.all(calls), [1, 2, 3], 'answered by the new incarnation, in call order');
+  assert.equal(await handle.call('journal'), ['c1', 'c2', 'c3'], 'each ran once; the short call never ran');
+  const info = await handle.info();
+  assert.equal([info.state, info.numRestarts], ['ALIVE', 1], 'restarted once');
+  await handle.kill();
+});
+
+/**
+ * Calls waiting at an actor's restart gate (it is PENDING: its restart fits no node) while the GCS
+ * goes away (`stop`: SIGKILL or SIGSTOP) and comes back (`resume`). Once a node fits, the actor is
+ * restarted once and each call runs once, in call order; a call whose time ran out while no GCS
+ * answered never runs.
+ */
+async function gateThroughGcsOutage(tag: string, stop: () => Promise<void>, resume: () => Promise<void>): Promise<void> {
+  const nodes = await cluster.nodes();
+  const [first, second] = ['n1', 'n2'].map((name) => nodes.find((n) => n.name === name && n.state === 'ALIVE')!.nodeId);
+  await cluster.setNodeLabels(first, { set: { gate: tag } });
+  const handle = (await cluster.actor(JournalActor).options({ isolation: 'process', labelSelector: { gate: tag }, maxRestarts: -1, maxTaskRetries: -1 }).remote()) as ActorHandle<Journal>;
+  assert.is((await handle.ready({ timeoutMs: WAIT_MS })).nodeId, first);
+  assert.is(await handle.call('append', 'before'), 1);
+  await cluster.setNodeLabels(first, { remove: ['gate'] }); // its restart fits no node now
+  await handle.call('exit');
+  await until('the actor PENDING after its host exited', async () => {
+    const info = await handle.info();
+    return info.state === 'PENDING' && info.numRestarts === 1 ? info : undefined;
+  });
+  const calls = ['c1', 'c2', 'c3'].map((c) => handle.call('append', c));
+  for (const call of calls) call.catch(() => undefined); // failed or not, Promise.all below reports it
+  const gate = (handle as unknown as { gate: { waiting: number; shut: boolean } }).gate;
+  await until('three calls waiting at the restart gate', () => (gate.shut && gate.waiting === 3 ? true : undefined));
+  await stop();
+  let resumed = false;
+  try {
+    const short = await handle.options({ timeoutMs: 400 }).call('append', 'short').catch((e: unknown) => e);
+    assert.is((short as { code?: string }).code, 'TIMEOUT', `the short call failed: ${String(short)}`);
+    assert.is(gate.waiting, 3, 'the short call left the gate');
+  } finally {
+    await resume();
+    resumed = true;
+  }
+  assert.ok(resumed);
+  await cluster.setNodeLabels(second, { set: { gate: tag } });
+  assert.equal(await Promise.all(calls), [1, 2, 3], 'answered by the new incarnation, in call order');
+  assert.equal(await handle.call('journal'), ['c1', 'c2', 'c3'], 'each ran once; the short call never ran');
+  const info = await handle.info();
+  assert.equal([info.state, info.nodeId, info.numRestarts], ['ALIVE', second, 1], 'restarted once, where it fits');
+  await handle.kill();
+  await cluster.setNodeLabels(second, { remove: ['gate'] });
+}
+
+test('calls with retries waiting at a restarting actor\'s gate ride through a GCS killed and started again; once a node fits, each runs once, in call order', async () => {
+  await gateThroughGcsOutage(
+    'killed',
+    () => gcs.crash(),
+    async () => {
+      gcs = await startGcs();
+    },
+  );
+});
+
+test('calls with retries waiting at a restarting actor\'s gate ride through a frozen GCS (SIGSTOP, then SIGCONT); once a node fits, each runs once, in call order', async () => {
+  const pid = gcs.pid;
+  await gateThroughGcsOutage(
+    'frozen',
+    async () => {
+      process.kill(pid, 'SIGSTOP');
+    },
+    async () => {
+      process.kill(pid, 'SIGCONT');
+    },
+  );
 });
 
 test.run();
