@@ -3,7 +3,9 @@
 // the middle of the two-phase commit, a GCS in this process (startGcs with `inspect`) and raylet
 // processes started here, in a cluster of their own on the same server. Everything is asserted
 // through the public client API (ready, info, remove, placementGroups, nodes, events$,
-// scheduleFailed$) and, for what a raylet holds, its own load reports. The same behaviours against
+// scheduleFailed$) and, for what a raylet holds, its own load reports. The same in-process GCS
+// freezes a raylet (SIGSTOP) between prepare and commit, so the commit reaches it after the GCS
+// gave the round up. The same behaviours against
 // stub raylets on the memory bus: spec/runtime/gcs/placement-groups.spec.ts.
 //
 // One cluster is shared: every test removes what it created (after.each) and the next starts from a
@@ -650,6 +652,111 @@ test('a raylet SIGKILLed between prepare and commit: the group is CREATED on oth
     assert.is(reports.get(survivor)!.at(-1)!.available.CPU, total.CPU * U, 'still nothing locked');
   } finally {
     onPrepared = undefined;
+    await client?.close();
+    await Promise.all([...raylets.values()].map((r) => r.stop()));
+    await gcs?.stop();
+    await reportBus?.close();
+    await bus?.close();
+  }
+});
+
+const FREEZE_CLUSTER = 'pgfreeze';
+
+test('a raylet frozen (SIGSTOP) between prepare and commit: the group is CREATED on the other nodes; once it runs again, the frozen raylet holds nothing of it and its node stays ALIVE', async () => {
+  let bus: Bus | undefined;
+  let reportBus: Bus | undefined;
+  let gcs: GcsHandle | undefined;
+  let client: Cluster | undefined;
+  const raylets = new Map<string, RuntimeProcess>();
+  let frozenPid: number | undefined;
+  let onPrepared: ((c: PlacementGroupContext) => void) | undefined;
+  const inspect = (e: InspectionEvent): void => {
+    if (e.type !== '@xstate.snapshot' || !onPrepared) return;
+    if ((e.actorRef as unknown as { logic?: { id?: string } }).logic?.id !== 'placement-group') return;
+    const snapshot = e.snapshot as unknown as { value: unknown; context: PlacementGroupContext };
+    if (snapshot.value !== 'PREPARED') return;
+    const run = onPrepared;
+    onPrepared = undefined;
+    run(snapshot.context);
+  };
+  try {
+    bus = await connectNatsBus({ servers: server.url, name: 'pg-spec-freeze-gcs' });
+    // the freeze outlasts the commit's timeout (300 ms) by far, and stays well inside the node timeout
+    gcs = await startGcs({ bus, cluster: FREEZE_CLUSTER, heartbeatMs: 100, nodeTimeoutMs: 10_000, bundleTimeoutMs: 300, inspect });
+    const started = await Promise.all(
+      ['f1', 'f2', 'f3'].map((name) =>
+        spawnRuntimeProcess('raylet', ['--address', server.url, '--cluster', FREEZE_CLUSTER, ...rayletFlags(resolveNodeSpec({ name, resources: { CPU: 2 } }, name))]),
+      ),
+    );
+    for (const r of started) raylets.set(String(r.ready.nodeId), r);
+    client = await connect({ address: server.url, cluster: FREEZE_CLUSTER });
+    const events: ClusterEvent[] = [];
+    client.events$.subscribe((e) => events.push(e));
+    reportBus = await connectNatsBus({ servers: server.url, name: 'pg-spec-freeze-loads' });
+    const reports = new Map<string, RayletLoad[]>([...raylets.keys()].map((id) => [id, []]));
+    const arrived = new Set<() => void>();
+    for (const id of raylets.keys()) {
+      reportBus.subscribe(subjects(FREEZE_CLUSTER).raylet(id, 'load'), (m) => {
+        reports.get(id)!.push(decode(m.data, { registry: { raylet_load: messages.raylet_load } }).body);
+        for (const f of arrived) f();
+      });
+    }
+    await reportBus.flush();
+
+    // frozen synchronously on the GCS's PREPARED step, before the commit requests leave
+    const frozen = new Promise<{ frozen: string; round: string[] }>((resolve) => {
+      onPrepared = (c) => {
+        const round = c.bundles.map((b) => b.nodeId!);
+        frozenPid = raylets.get(round[0])!.pid;
+        process.kill(frozenPid, 'SIGSTOP');
+        resolve({ frozen: round[0], round });
+      };
+    });
+    const pg = await client.placementGroup({ strategy: 'STRICT_SPREAD', bundles: cpus(2) });
+    const { frozen: frozenId, round } = await frozen;
+    let created: PlacementGroupInfo;
+    try {
+      created = await pg.ready({ timeoutMs: WAIT_MS });
+    } finally {
+      process.kill(frozenPid!, 'SIGCONT');
+      frozenPid = undefined;
+    }
+    const spareId = [...raylets.keys()].find((id) => !round.includes(id))!;
+    assert.equal(created.bundles.map((b) => b.nodeId).sort(), [round[1], spareId].sort(), 'on the survivor and the spare, not the frozen node');
+    const states = events.filter((e): e is PlacementGroupStateEvent => e.type === 'placement_group_state' && e.placementGroup.id === pg.id).map((e) => e.placementGroup.state);
+    assert.equal(states.slice(0, 3), ['PENDING', 'PREPARED', 'PENDING'], `${states}`);
+
+    // the frozen raylet reads the commit (and whatever followed it) late: it must end holding nothing
+    const total = { CPU: 2 };
+    const holdsNothing = (r: RayletLoad | undefined): boolean => r !== undefined && r.available.CPU === total.CPU * U && !Object.keys(r.available).some(isBundleResource);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the frozen raylet's reports: ${JSON.stringify(reports.get(frozenId))}`)), WAIT_MS);
+      const check = (): void => {
+        const mine = reports.get(frozenId)!;
+        const dip = mine.findIndex((r) => (r.available.CPU ?? 0) < total.CPU * U);
+        if (dip >= 0 && holdsNothing(mine.at(-1)) && mine.length > dip + 1) {
+          clearTimeout(timer);
+          arrived.delete(check);
+          resolve();
+        }
+      };
+      arrived.add(check);
+      check();
+    });
+    const frozenNode = (await client.nodes()).find((n) => n.nodeId === frozenId)!;
+    assert.equal([frozenNode.state, frozenNode.resources.available, frozenNode.resources.total], ['ALIVE', total, total], 'the GCS counts nothing on it');
+    assert.ok(!events.some((e) => e.type === 'node_dead'), 'no node was declared dead');
+    const again = await pg.info();
+    assert.equal([again.state, again.bundles.map((b) => b.nodeId).sort()], ['CREATED', created.bundles.map((b) => b.nodeId).sort()], 'the group stays where it was created');
+
+    await pg.remove();
+    const gcsNodes = gcs.snapshot().nodes.filter((n) => n.state === 'ALIVE');
+    assert.is(gcsNodes.length, 3);
+    for (const n of gcsNodes) assert.equal(n.resources.available, n.resources.total, `${n.name} whole after the removal`);
+    assert.ok(holdsNothing(reports.get(frozenId)!.at(-1)), 'and the frozen raylet still holds nothing');
+  } finally {
+    onPrepared = undefined;
+    if (frozenPid !== undefined) process.kill(frozenPid, 'SIGCONT');
     await client?.close();
     await Promise.all([...raylets.values()].map((r) => r.stop()));
     await gcs?.stop();
