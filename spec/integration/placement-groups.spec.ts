@@ -3,9 +3,10 @@
 // the middle of the two-phase commit, a GCS in this process (startGcs with `inspect`) and raylet
 // processes started here, in a cluster of their own on the same server. Everything is asserted
 // through the public client API (ready, info, remove, placementGroups, nodes, events$,
-// scheduleFailed$) and, for what a raylet holds, its own load reports. The same in-process GCS
-// freezes a raylet (SIGSTOP) between prepare and commit, so the commit reaches it after the GCS
-// gave the round up. The same behaviours against
+// scheduleFailed$) and, for what a raylet holds, its own load reports. Clusters of the same kind
+// freeze a raylet (SIGSTOP) between prepare and commit — the commit reaches it after the GCS gave
+// the round up — and one holding a committed bundle past its node timeout; what a raylet holds is
+// then shown by a group that needs every CPU of every node. The same behaviours against
 // stub raylets on the memory bus: spec/runtime/gcs/placement-groups.spec.ts.
 //
 // One cluster is shared: every test removes what it created (after.each) and the next starts from a
@@ -660,15 +661,71 @@ test('a raylet SIGKILLed between prepare and commit: the group is CREATED on oth
   }
 });
 
-const FREEZE_CLUSTER = 'pgfreeze';
+/** A GCS in this process and three raylet processes of 2 CPUs, in a cluster of their own. */
+interface FreezeCluster {
+  readonly gcs: GcsHandle;
+  readonly client: Cluster;
+  readonly raylets: Map<string, RuntimeProcess>;
+  /** Every event the client saw, from its start. */
+  readonly events: ClusterEvent[];
+  /**
+   * Every CPU of every node usable again: a STRICT_SPREAD group of one whole node per bundle is
+   * CREATED — which needs each raylet to prepare and commit all it has (a raylet holding a bundle
+   * it should have dropped refuses) — and is removed again.
+   */
+  wholeAgain(): Promise<void>;
+  close(): Promise<void>;
+}
 
-test('a raylet frozen (SIGSTOP) between prepare and commit: the group is CREATED on the other nodes; once it runs again, the frozen raylet holds nothing of it and its node stays ALIVE', async () => {
-  let bus: Bus | undefined;
-  let reportBus: Bus | undefined;
-  let gcs: GcsHandle | undefined;
-  let client: Cluster | undefined;
-  const raylets = new Map<string, RuntimeProcess>();
-  let frozenPid: number | undefined;
+const FREEZE_TOTAL = { CPU: 2 };
+
+async function freezeCluster(cluster: string, opts: { nodeTimeoutMs: number; inspect?: (e: InspectionEvent) => void }): Promise<FreezeCluster> {
+  const closers: (() => Promise<unknown>)[] = [];
+  const close = async (): Promise<void> => {
+    for (const c of closers.reverse()) await c().catch(() => undefined);
+  };
+  try {
+    const bus = await connectNatsBus({ servers: server.url, name: `pg-spec-${cluster}-gcs` });
+    closers.push(() => bus.close());
+    const gcs = await startGcs({ bus, cluster, heartbeatMs: 100, nodeTimeoutMs: opts.nodeTimeoutMs, bundleTimeoutMs: 300, inspect: opts.inspect });
+    closers.push(() => gcs.stop());
+    const raylets = new Map<string, RuntimeProcess>();
+    closers.push(() => Promise.all([...raylets.values()].map((r) => r.stop())));
+    const started = await Promise.all(
+      ['f1', 'f2', 'f3'].map((name) => spawnRuntimeProcess('raylet', ['--address', server.url, '--cluster', cluster, ...rayletFlags(resolveNodeSpec({ name, resources: FREEZE_TOTAL }, name))])),
+    );
+    for (const r of started) raylets.set(String(r.ready.nodeId), r);
+    const client = await connect({ address: server.url, cluster });
+    closers.push(() => client.close());
+    const events: ClusterEvent[] = [];
+    client.events$.subscribe((e) => events.push(e));
+    const wholeAgain = async (): Promise<void> => {
+      const fill = await client.placementGroup({ strategy: 'STRICT_SPREAD', bundles: cpus(3, FREEZE_TOTAL.CPU) });
+      const info = await fill.ready({ timeoutMs: WAIT_MS });
+      assert.equal(info.bundles.map((b) => b.nodeId).sort(), [...raylets.keys()].sort(), 'a whole node in each bundle, on every node');
+      await fill.remove();
+      for (const n of gcs.snapshot().nodes.filter((n) => n.state === 'ALIVE')) assert.equal(n.resources.available, n.resources.total, `${n.name} whole after the removal`);
+    };
+    return { gcs, client, raylets, events, wholeAgain, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+const nodeEvent = (client: Cluster, type: 'node_dead' | 'node_added', nodeId: () => string | undefined): Promise<NodeEvent> => {
+  const seen = firstValueFrom(client.events$.pipe(filter((e): e is NodeEvent => e.type === type && e.node.nodeId === nodeId()), timeout(WAIT_MS)));
+  seen.catch(() => undefined); // awaited only on some paths
+  return seen;
+};
+
+/**
+ * A raylet of the group's first round frozen (SIGSTOP) between prepare and commit, continued once the
+ * group is CREATED elsewhere — and, `pastNodeTimeout`, once its node was declared DEAD too (it then
+ * registers again). Either way it reads the stale commit and what the GCS sent after it, and must
+ * end holding nothing of the group, while the group stays where it was created.
+ */
+async function frozenBetweenPhases(name: string, pastNodeTimeout: boolean): Promise<void> {
   let onPrepared: ((c: PlacementGroupContext) => void) | undefined;
   const inspect = (e: InspectionEvent): void => {
     if (e.type !== '@xstate.snapshot' || !onPrepared) return;
@@ -679,89 +736,99 @@ test('a raylet frozen (SIGSTOP) between prepare and commit: the group is CREATED
     onPrepared = undefined;
     run(snapshot.context);
   };
+  // the freeze outlasts the commit's timeout (300 ms), and stays well inside a 10-s node timeout
+  const c = await freezeCluster(name, { nodeTimeoutMs: pastNodeTimeout ? 1500 : 10_000, inspect });
+  let frozenPid: number | undefined;
   try {
-    bus = await connectNatsBus({ servers: server.url, name: 'pg-spec-freeze-gcs' });
-    // the freeze outlasts the commit's timeout (300 ms) by far, and stays well inside the node timeout
-    gcs = await startGcs({ bus, cluster: FREEZE_CLUSTER, heartbeatMs: 100, nodeTimeoutMs: 10_000, bundleTimeoutMs: 300, inspect });
-    const started = await Promise.all(
-      ['f1', 'f2', 'f3'].map((name) =>
-        spawnRuntimeProcess('raylet', ['--address', server.url, '--cluster', FREEZE_CLUSTER, ...rayletFlags(resolveNodeSpec({ name, resources: { CPU: 2 } }, name))]),
-      ),
-    );
-    for (const r of started) raylets.set(String(r.ready.nodeId), r);
-    client = await connect({ address: server.url, cluster: FREEZE_CLUSTER });
-    const events: ClusterEvent[] = [];
-    client.events$.subscribe((e) => events.push(e));
-    reportBus = await connectNatsBus({ servers: server.url, name: 'pg-spec-freeze-loads' });
-    const reports = new Map<string, RayletLoad[]>([...raylets.keys()].map((id) => [id, []]));
-    const arrived = new Set<() => void>();
-    for (const id of raylets.keys()) {
-      reportBus.subscribe(subjects(FREEZE_CLUSTER).raylet(id, 'load'), (m) => {
-        reports.get(id)!.push(decode(m.data, { registry: { raylet_load: messages.raylet_load } }).body);
-        for (const f of arrived) f();
-      });
-    }
-    await reportBus.flush();
-
     // frozen synchronously on the GCS's PREPARED step, before the commit requests leave
-    const frozen = new Promise<{ frozen: string; round: string[] }>((resolve) => {
-      onPrepared = (c) => {
-        const round = c.bundles.map((b) => b.nodeId!);
-        frozenPid = raylets.get(round[0])!.pid;
+    let frozenId: string | undefined;
+    let round: string[] = [];
+    const frozen = new Promise<void>((resolve) => {
+      onPrepared = (ctx) => {
+        round = ctx.bundles.map((b) => b.nodeId!);
+        frozenId = round[0];
+        frozenPid = c.raylets.get(frozenId)!.pid;
         process.kill(frozenPid, 'SIGSTOP');
-        resolve({ frozen: round[0], round });
+        resolve();
       };
     });
-    const pg = await client.placementGroup({ strategy: 'STRICT_SPREAD', bundles: cpus(2) });
-    const { frozen: frozenId, round } = await frozen;
+    const dead = nodeEvent(c.client, 'node_dead', () => frozenId);
+    const back = nodeEvent(c.client, 'node_added', () => frozenId);
+    const pg = await c.client.placementGroup({ strategy: 'STRICT_SPREAD', bundles: cpus(2) });
+    await frozen;
     let created: PlacementGroupInfo;
     try {
       created = await pg.ready({ timeoutMs: WAIT_MS });
+      if (pastNodeTimeout) await dead;
     } finally {
       process.kill(frozenPid!, 'SIGCONT');
       frozenPid = undefined;
     }
-    const spareId = [...raylets.keys()].find((id) => !round.includes(id))!;
+    const spareId = [...c.raylets.keys()].find((id) => !round.includes(id))!;
     assert.equal(created.bundles.map((b) => b.nodeId).sort(), [round[1], spareId].sort(), 'on the survivor and the spare, not the frozen node');
-    const states = events.filter((e): e is PlacementGroupStateEvent => e.type === 'placement_group_state' && e.placementGroup.id === pg.id).map((e) => e.placementGroup.state);
+    const states = c.events.filter((e): e is PlacementGroupStateEvent => e.type === 'placement_group_state' && e.placementGroup.id === pg.id).map((e) => e.placementGroup.state);
     assert.equal(states.slice(0, 3), ['PENDING', 'PREPARED', 'PENDING'], `${states}`);
-
-    // the frozen raylet reads the commit (and whatever followed it) late: it must end holding nothing
-    const total = { CPU: 2 };
-    const holdsNothing = (r: RayletLoad | undefined): boolean => r !== undefined && r.available.CPU === total.CPU * U && !Object.keys(r.available).some(isBundleResource);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the frozen raylet's reports: ${JSON.stringify(reports.get(frozenId))}`)), WAIT_MS);
-      const check = (): void => {
-        const mine = reports.get(frozenId)!;
-        const dip = mine.findIndex((r) => (r.available.CPU ?? 0) < total.CPU * U);
-        if (dip >= 0 && holdsNothing(mine.at(-1)) && mine.length > dip + 1) {
-          clearTimeout(timer);
-          arrived.delete(check);
-          resolve();
-        }
-      };
-      arrived.add(check);
-      check();
-    });
-    const frozenNode = (await client.nodes()).find((n) => n.nodeId === frozenId)!;
-    assert.equal([frozenNode.state, frozenNode.resources.available, frozenNode.resources.total], ['ALIVE', total, total], 'the GCS counts nothing on it');
-    assert.ok(!events.some((e) => e.type === 'node_dead'), 'no node was declared dead');
+    if (pastNodeTimeout) await back;
     const again = await pg.info();
     assert.equal([again.state, again.bundles.map((b) => b.nodeId).sort()], ['CREATED', created.bundles.map((b) => b.nodeId).sort()], 'the group stays where it was created');
-
+    assert.equal(
+      c.events.filter((e) => e.type === 'node_dead').map((e) => (e as NodeEvent).node.nodeId),
+      pastNodeTimeout ? [frozenId] : [],
+      pastNodeTimeout ? 'the frozen node, and only it, declared dead' : 'no node was declared dead',
+    );
     await pg.remove();
-    const gcsNodes = gcs.snapshot().nodes.filter((n) => n.state === 'ALIVE');
-    assert.is(gcsNodes.length, 3);
-    for (const n of gcsNodes) assert.equal(n.resources.available, n.resources.total, `${n.name} whole after the removal`);
-    assert.ok(holdsNothing(reports.get(frozenId)!.at(-1)), 'and the frozen raylet still holds nothing');
+    await c.wholeAgain();
   } finally {
     onPrepared = undefined;
     if (frozenPid !== undefined) process.kill(frozenPid, 'SIGCONT');
-    await client?.close();
-    await Promise.all([...raylets.values()].map((r) => r.stop()));
-    await gcs?.stop();
-    await reportBus?.close();
-    await bus?.close();
+    await c.close();
+  }
+}
+
+test('a raylet frozen (SIGSTOP) between prepare and commit: the group is CREATED on the other nodes; once it runs again, the frozen raylet holds nothing of it and its node stays ALIVE', () =>
+  frozenBetweenPhases('pgfreeze', false));
+
+test('a raylet frozen between prepare and commit past its node timeout: DEAD, the group CREATED on the other nodes; once it runs again and registers, it holds nothing of the group', () =>
+  frozenBetweenPhases('pgfreeze-dead', true));
+
+test('a raylet holding a committed bundle frozen past its node timeout: the group is CREATED again without it; registering again, it drops the bundle the GCS moved on from', async () => {
+  const c = await freezeCluster('pgfreeze-created', { nodeTimeoutMs: 1500 });
+  let frozenPid: number | undefined;
+  try {
+    const pg = await c.client.placementGroup({ strategy: 'STRICT_SPREAD', bundles: cpus(2) });
+    const first = await pg.ready({ timeoutMs: WAIT_MS });
+    const frozenId = first.bundles[0].nodeId!;
+    const keptId = first.bundles[1].nodeId!;
+    const spareId = [...c.raylets.keys()].find((id) => id !== frozenId && id !== keptId)!;
+    const dead = nodeEvent(c.client, 'node_dead', () => frozenId);
+    const back = nodeEvent(c.client, 'node_added', () => frozenId);
+    const movedOn = firstValueFrom(
+      c.client.events$.pipe(
+        filter((e): e is PlacementGroupStateEvent => e.type === 'placement_group_state' && e.placementGroup.id === pg.id && e.placementGroup.state === 'CREATED' && e.placementGroup.bundles[0].nodeId === spareId),
+        timeout(WAIT_MS),
+      ),
+    );
+    frozenPid = c.raylets.get(frozenId)!.pid;
+    process.kill(frozenPid, 'SIGSTOP');
+    try {
+      await dead;
+      await movedOn;
+    } finally {
+      process.kill(frozenPid, 'SIGCONT');
+      frozenPid = undefined;
+    }
+    assert.equal((await pg.info()).bundles.map((b) => b.nodeId), [spareId, keptId], 'bundle 0 moved to the spare, bundle 1 kept');
+    await back;
+    assert.equal(
+      c.events.filter((e) => e.type === 'node_dead').map((e) => (e as NodeEvent).node.nodeId),
+      [frozenId],
+      'the frozen node, and only it, declared dead',
+    );
+    await pg.remove();
+    await c.wholeAgain();
+  } finally {
+    if (frozenPid !== undefined) process.kill(frozenPid, 'SIGCONT');
+    await c.close();
   }
 });
 
