@@ -9,7 +9,7 @@ import { parseTaints } from '../../lib/scheduling/taints.ts';
 import type { AutoscalerEvent, AutoscalerStatus, DemandNode, ResourceDemandsReply } from '../../protocols/messages/autoscaling.ts';
 import { autoscalerMachine } from './autoscaler.machine.ts';
 import type { AutoscalerConfig, NodeTypeConfig } from './config.ts';
-import type { NodeProvider } from './provider.ts';
+import type { LaunchedNode, NodeProvider } from './provider.ts';
 
 /** What the autoscaler asks of the GCS (GcsClient has all three; specs may wrap it). */
 export interface AutoscalerGcs {
@@ -84,6 +84,8 @@ export class Autoscaler {
   #idleWaiters: (() => void)[] = [];
   #lastStatus: AutoscalerStatus | undefined;
   #round: Promise<void> = Promise.resolve();
+  /** The provider's launches in flight (an earlier autoscaler's) have been taken over (#adoptLaunches). */
+  #launchesAdopted = false;
 
   constructor(opts: AutoscalerOptions) {
     this.#opts = opts;
@@ -149,6 +151,7 @@ export class Autoscaler {
     const now = this.#now();
     const reply = await this.#opts.gcs.resourceDemands();
     const byName = new Map(reply.nodes.map((n) => [n.name, n]));
+    await this.#adoptLaunches(byName);
     this.#registrations(byName, now);
     const { demands, described, invalid } = this.#demands(reply);
     const launchingByType: Record<string, number> = {};
@@ -171,6 +174,37 @@ export class Autoscaler {
     const status = this.#statusOf(reply, decision.demands, described, invalid, now);
     this.#lastStatus = status;
     await this.#opts.gcs.autoscalerReport(status, this.#events.splice(0));
+  }
+
+  /**
+   * Once, at the first round that can ask: the provider's nodes of this cluster that have not
+   * registered are launches an earlier autoscaler left in flight (it was killed, or stopped, while
+   * they started). They are taken as this autoscaler's own, from when they were asked for — counted
+   * against the demand, given up after the launch timeout — so it does not launch again for what
+   * they will serve. A provider that cannot tell (no `launched`) leaves them to be adopted when they
+   * register; one that fails to is asked again next round.
+   */
+  async #adoptLaunches(byName: Map<string, DemandNode>): Promise<void> {
+    if (this.#launchesAdopted) return;
+    const { provider, config } = this.#opts;
+    if (provider.launched === undefined) {
+      this.#launchesAdopted = true;
+      return;
+    }
+    let nodes: readonly LaunchedNode[];
+    try {
+      nodes = await provider.launched();
+    } catch (err) {
+      this.#log(`listing the ${provider.kind} provider's nodes failed (asked again next round): ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    this.#launchesAdopted = true;
+    for (const n of nodes) {
+      if (byName.has(n.nodeName) || this.#launching.has(n.nodeName) || this.#managed.has(n.nodeName)) continue;
+      if (!this.#types.has(n.nodeType) || !nodeNamePattern(config.cluster, n.nodeType).test(n.nodeName)) continue;
+      this.#launching.set(n.nodeName, { type: n.nodeType, since: n.since });
+      this.#log(`taking over the launch of ${n.nodeName} (${n.nodeType}), asked for ${Math.max(0, Math.round((this.#now() - n.since) / 1000))} s ago by an earlier autoscaler`);
+    }
   }
 
   #registrations(byName: Map<string, DemandNode>, now: number): void {

@@ -1,7 +1,7 @@
-import { isRunning, signal } from '../local/process-tree.ts';
+import { isRunning, runsCommand, signal } from '../local/process-tree.ts';
 import { entryPath, spawnDetachedRuntimeProcess } from '../local/runtime-process.ts';
 import { addRecord, logFileFor, readRecords, runDir, writeRecords, type ProcessRecord } from '../cli/run-dir.ts';
-import { rayletArgs, type LaunchRequest, type NodeProvider, type ProvidedNode } from './provider.ts';
+import { rayletArgs, type LaunchedNode, type LaunchRequest, type NodeProvider, type ProvidedNode } from './provider.ts';
 
 const GRACE_MS = 10_000;
 
@@ -19,27 +19,54 @@ export class LocalProvider implements NodeProvider {
     this.#dir = runDir(opts.env ?? process.env);
   }
 
+  /**
+   * Recorded in the run dir the moment the process exists, before it registers: an autoscaler killed
+   * while it waits leaves a record, so the next one sees the launch in flight (`launched`) and can
+   * terminate the node it becomes, and `orrery stop` stops it. (Killed between the fork and the
+   * record's write — the same turn of its event loop — it leaves a raylet the run dir does not know:
+   * adopted by name once it registers, but not stopped by this provider.)
+   */
   async launch(req: LaunchRequest): Promise<void> {
     const logFile = logFileFor(this.#dir, `raylet-${req.nodeName}`);
-    const started = await spawnDetachedRuntimeProcess('raylet', rayletArgs(req), { logFile, readyTimeoutMs: this.opts.readyTimeoutMs });
-    addRecord(this.#dir, {
+    const record: Omit<ProcessRecord, 'pid'> = {
       role: 'raylet',
-      pid: started.pid,
       cluster: req.cluster,
       address: req.address,
       command: entryPath('raylet'),
       logFile,
       startedAt: new Date().toISOString(),
-      nodeId: String(started.ready.nodeId),
       nodeName: req.nodeName,
+      nodeType: req.nodeType,
       autoscaler: this.opts.cluster,
-    });
+    };
+    let pid: number | undefined;
+    const mine = (r: ProcessRecord): boolean => r.pid === pid && r.startedAt === record.startedAt;
+    let started: { pid: number; ready: { readonly [key: string]: unknown } };
+    try {
+      started = await spawnDetachedRuntimeProcess('raylet', rayletArgs(req), {
+        logFile,
+        readyTimeoutMs: this.opts.readyTimeoutMs,
+        onSpawned: (p) => addRecord(this.#dir, { ...record, pid: (pid = p) }),
+      });
+    } catch (err) {
+      // it was killed: nothing of it runs
+      if (pid !== undefined) writeRecords(this.#dir, readRecords(this.#dir).filter((r) => !mine(r)));
+      throw err;
+    }
+    writeRecords(this.#dir, readRecords(this.#dir).map((r) => (mine(r) ? { ...r, nodeId: String(started.ready.nodeId) } : r)));
+  }
+
+  /** The raylets recorded for this cluster's autoscaler whose process still runs. */
+  async launched(): Promise<LaunchedNode[]> {
+    return this.#records()
+      .filter((r) => r.nodeType !== undefined && runsCommand(r.pid, r.command))
+      .map((r) => ({ nodeType: r.nodeType!, nodeName: r.nodeName!, since: Date.parse(r.startedAt) }));
   }
 
   async terminate(node: ProvidedNode): Promise<void> {
     const mine = this.#records().filter((r) => r.nodeName === node.nodeName);
     for (const r of mine) {
-      if (isRunning(r.pid)) {
+      if (runsCommand(r.pid, r.command)) {
         signal(-r.pid, 'SIGTERM');
         const deadline = Date.now() + GRACE_MS;
         while (isRunning(r.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));

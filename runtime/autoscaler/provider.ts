@@ -30,10 +30,26 @@ export interface ProvidedNode {
   readonly nodeId?: string;
 }
 
+/** A node a provider runs for the cluster: launched, by this autoscaler or an earlier one, and not terminated. */
+export interface LaunchedNode {
+  readonly nodeType: string;
+  readonly nodeName: string;
+  /** When its launch was asked for (ms since the epoch). */
+  readonly since: number;
+}
+
 export interface NodeProvider {
   readonly kind: string;
   launch(req: LaunchRequest): Promise<void>;
   terminate(node: ProvidedNode): Promise<void>;
+  /**
+   * Optional: the nodes this provider runs for the cluster, registered or not. An autoscaler started
+   * again takes those that have not registered yet as launches in flight — counted against the
+   * demand and given up after the launch timeout like its own — rather than launching again for the
+   * same demand (Ray's autoscaler asks its provider the same: non_terminated_nodes). Without it, a
+   * launch an earlier autoscaler left in flight is seen only once its node registers.
+   */
+  launched?(): Promise<readonly LaunchedNode[]>;
   /** Releases what the provider holds; launched nodes keep running (`orrery down` terminates them). */
   close(): Promise<void>;
 }

@@ -15,10 +15,13 @@ export interface ProcessRecord {
   command: string;
   logFile: string;
   startedAt: string;
+  /** A raylet's node id, once it registered (a raylet the autoscaler launched is recorded before). */
   nodeId?: string;
   nodeName?: string;
   /** A raylet the autoscaler's local provider launched: the cluster whose autoscaler owns it. */
   autoscaler?: string;
+  /** …and the node type it was launched as. */
+  nodeType?: string;
 }
 
 export function runDir(env: NodeJS.ProcessEnv): string {

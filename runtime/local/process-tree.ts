@@ -67,3 +67,16 @@ export function signal(pid: number, sig: NodeJS.Signals): void {
     // already gone
   }
 }
+
+/**
+ * Whether `pid` runs and its command line contains `command` (a recorded process's entry): a pid
+ * recorded long ago may belong to another process now. Where /proc cannot be read, whether it runs.
+ */
+export function runsCommand(pid: number, command: string): boolean {
+  if (!isRunning(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((arg) => arg.includes(command));
+  } catch {
+    return true;
+  }
+}

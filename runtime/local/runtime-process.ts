@@ -125,11 +125,13 @@ export async function spawnRuntimeProcess(
 /**
  * Spawns `role` detached from this process (its own process group, output appended to `logFile`),
  * so it outlives the command that started it; resolves with its ready line read from the log.
+ * `onSpawned` is called with its pid at once, before it is ready: a caller that records it there has
+ * it recorded even if the caller dies while waiting (a process that never gets ready is killed).
  */
 export async function spawnDetachedRuntimeProcess(
   role: RuntimeRole,
   args: readonly string[],
-  opts: { logFile: string; readyTimeoutMs?: number },
+  opts: { logFile: string; readyTimeoutMs?: number; onSpawned?: (pid: number) => void },
 ): Promise<{ pid: number; ready: ReadyInfo }> {
   const start = (() => {
     try {
@@ -142,6 +144,7 @@ export async function spawnDetachedRuntimeProcess(
   const child = spawn(process.execPath, nodeArgs(role, args), { stdio: ['ignore', fd, fd], detached: true });
   closeSync(fd);
   const exited = exitOf(child);
+  if (child.pid !== undefined) opts.onSpawned?.(child.pid);
   let gone: string | undefined;
   void exited.then((how) => (gone = how));
   const deadline = Date.now() + (opts.readyTimeoutMs ?? READY_TIMEOUT_MS);

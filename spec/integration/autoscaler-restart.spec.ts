@@ -1,0 +1,126 @@
+// An autoscaler process SIGKILLed while a node it launched is still starting, on real parts: a
+// nats-server this spec starts, a GCS and one fixed node (startLocalCluster), and autoscaler
+// processes (runtime/autoscaler/main.ts) whose `local` provider starts raylets in the background,
+// recorded in a run dir of the spec's own. The raylet left starting is frozen (SIGSTOP) until the
+// next autoscaler has decided, so the race between its registration and that decision always goes
+// the same way. Every wait is on a condition, bounded.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readRecords } from '../../runtime/cli/run-dir.ts';
+import { startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
+import { isRunning, signal } from '../../runtime/local/process-tree.ts';
+import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
+import type { AutoscalerStatus } from '../../protocols/messages/autoscaling.ts';
+import { CounterActor, type Counter } from '../fixtures/client/actors.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
+
+const WAIT_MS = 30_000;
+let server: NatsServerHandle;
+let local: LocalCluster;
+const runDir = mkdtempSync(join(tmpdir(), 'orrery-autoscaler-restart-'));
+const env = { ...process.env, ORRERY_RUN_DIR: runDir };
+const configFile = join(runDir, 'cluster.yaml');
+const autoscalers: RuntimeProcess[] = [];
+const frozen = new Set<number>();
+
+test.before(async () => {
+  server = await startNatsServer();
+  local = await startLocalCluster({ transport: 'nats', address: server.url, nodes: [{ name: 'fixed', resources: { CPU: 1 } }] });
+  writeFileSync(
+    configFile,
+    `cluster: default
+provider: { type: local }
+idleTimeoutSeconds: 1
+launchTimeoutSeconds: 120
+updateIntervalSeconds: 0.2
+nodeTypes:
+  worker: { resources: { CPU: 2 }, labels: { type: worker }, minWorkers: 0, maxWorkers: 3 }
+`,
+  );
+});
+
+test.after(async () => {
+  for (const pid of frozen) signal(pid, 'SIGCONT');
+  for (const a of autoscalers) await a.crash();
+  // whatever the local provider left running
+  for (const r of readRecords(runDir)) if (r.role === 'raylet') signal(-r.pid, 'SIGKILL');
+  await local?.stop();
+  await server?.stop();
+  rmSync(runDir, { recursive: true, force: true });
+});
+
+function startAutoscaler(onLine?: (line: string) => void): Promise<RuntimeProcess> {
+  return spawnRuntimeProcess('autoscaler', ['--config', configFile, '--address', server.url], { env, onLine }).then((a) => (autoscalers.push(a), a));
+}
+
+/** A status the GCS holds from an autoscaler that reported at or after `since` (ms since the epoch) and passes `pass`. */
+const statusSince = (since: number, pass: (s: AutoscalerStatus) => boolean, what: string): Promise<AutoscalerStatus> =>
+  until(
+    what,
+    async () => {
+      const { status } = await local.cluster.autoscalerStatus();
+      return status !== null && status.time >= since && pass(status) ? status : undefined;
+    },
+    WAIT_MS,
+  );
+
+const cmdline = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+test('an autoscaler SIGKILLed while the node it launched starts: the next one takes the launch over, launches nothing more for that demand, and retires the node once idle', async () => {
+  let launched!: (name: string) => void;
+  const launching = new Promise<string>((resolve) => (launched = resolve));
+  const first = await startAutoscaler((line) => {
+    const name = /launching (default-worker-[0-9a-f]{6})/.exec(line)?.[1];
+    if (name !== undefined) launched(name);
+  });
+  const actor = (await local.cluster.actor(CounterActor).options({ labelSelector: { type: 'worker' }, numCpus: 2 }).remote(0)) as ActorHandle<Counter>;
+  const name = await launching;
+  // the raylet it is starting, recorded in the run dir as soon as it exists (it runs in a process
+  // group of its own, and is not ready yet); looked for without pause, as it registers within a second
+  let rayletPid: number | undefined;
+  for (const giveUp = Date.now() + WAIT_MS; rayletPid === undefined && Date.now() < giveUp; await new Promise((resolve) => setImmediate(resolve))) {
+    rayletPid = readRecords(runDir).find((r) => r.nodeName === name)?.pid;
+  }
+  assert.ok(rayletPid !== undefined, 'the raylet the first autoscaler started is recorded');
+  assert.ok(cmdline(rayletPid).includes(name), 'the recorded pid is that raylet');
+  signal(rayletPid, 'SIGSTOP');
+  frozen.add(rayletPid);
+  signal(first.pid, 'SIGKILL');
+  await first.exited;
+  assert.ok(isRunning(rayletPid), 'the raylet outlives the autoscaler that started it');
+
+  const startedAt = Date.now();
+  const second = await startAutoscaler();
+  const taken = await statusSince(startedAt, (s) => s.launching.length > 0, 'the second autoscaler reporting a launch in flight');
+  assert.equal(taken.launching.map((l) => l.name), [name], 'the launch it took over, and no launch of its own');
+  signal(rayletPid, 'SIGCONT');
+  frozen.delete(rayletPid);
+
+  const info = await actor.ready({ timeoutMs: WAIT_MS });
+  const node = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId)!;
+  assert.is(node.name, name, 'the actor runs on the node the first autoscaler launched');
+  const settled = await statusSince(Date.now(), (s) => s.launching.length === 0, 'the second autoscaler with nothing in flight');
+  assert.equal(settled.nodeTypes.find((t) => t.name === 'worker')?.live, 1, 'one worker node in all');
+  const workers = (await local.cluster.nodes()).filter((n) => n.labels['orrery.io/node-group'] === 'worker');
+  assert.equal(workers.map((n) => n.name), [name], 'no second worker node ever registered');
+
+  // idle once its actor is gone: drained and terminated by the autoscaler that took it over
+  await actor.kill();
+  const recorded = (): string[] => readRecords(runDir).filter((r) => r.role === 'raylet').map((r) => r.nodeName!);
+  await until('the node retired: its raylet process gone, and its record', () => (isRunning(rayletPid) || recorded().length > 0 ? undefined : true), WAIT_MS);
+  const after = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId);
+  assert.ok(after === undefined || after.state === 'DEAD', `the node is gone from the cluster (${after?.state})`);
+  await second.stop();
+});
+
+test.run();
