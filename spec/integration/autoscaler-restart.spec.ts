@@ -1,4 +1,5 @@
-// An autoscaler process SIGKILLed while a node it launched is still starting, on real parts: a
+// An autoscaler process SIGKILLed while a node it launched is still starting, and the GCS SIGKILLed
+// and started again while one starts, on real parts: a
 // nats-server this spec starts, a GCS and one fixed node (startLocalCluster), and autoscaler
 // processes (runtime/autoscaler/main.ts) whose `local` provider starts raylets in the background,
 // recorded in a run dir of the spec's own. The raylet left starting is frozen (SIGSTOP) until the
@@ -28,7 +29,7 @@ const autoscalers: RuntimeProcess[] = [];
 const frozen = new Set<number>();
 
 test.before(async () => {
-  server = await startNatsServer();
+  server = await startNatsServer({ jetstream: true }); // the GCS keeps its tables there, for the GCS restart below
   local = await startLocalCluster({ transport: 'nats', address: server.url, nodes: [{ name: 'fixed', resources: { CPU: 1 } }] });
   writeFileSync(
     configFile,
@@ -121,6 +122,47 @@ test('an autoscaler SIGKILLed while the node it launched starts: the next one ta
   const after = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId);
   assert.ok(after === undefined || after.state === 'DEAD', `the node is gone from the cluster (${after?.state})`);
   await second.stop();
+});
+
+test('the GCS SIGKILLed while a launched node starts: the autoscaler rides through its failed rounds, the node registers with the next GCS and is taken as launched; nothing more is launched', async () => {
+  const lines: string[] = [];
+  let launched!: (name: string) => void;
+  const launching = new Promise<string>((resolve) => (launched = resolve));
+  const a = await startAutoscaler((line) => {
+    lines.push(line);
+    const name = /launching (default-worker-[0-9a-f]{6})/.exec(line)?.[1];
+    if (name !== undefined) launched(name);
+  });
+  const actor = (await local.cluster.actor(CounterActor).options({ labelSelector: { type: 'worker' }, numCpus: 2 }).remote(0)) as ActorHandle<Counter>;
+  const name = await launching;
+  let rayletPid: number | undefined;
+  for (const giveUp = Date.now() + WAIT_MS; rayletPid === undefined && Date.now() < giveUp; await new Promise((resolve) => setImmediate(resolve))) {
+    rayletPid = readRecords(runDir).find((r) => r.nodeName === name)?.pid;
+  }
+  assert.ok(rayletPid !== undefined, 'the raylet the autoscaler started is recorded');
+  // held until no GCS runs, so it registers with the next one
+  signal(rayletPid, 'SIGSTOP');
+  frozen.add(rayletPid);
+  await local.killLeaderGcs!();
+  signal(rayletPid, 'SIGCONT');
+  frozen.delete(rayletPid);
+  await until('a round of the autoscaler failed while no GCS ran', () => (lines.some((l) => /round failed/.test(l)) ? true : undefined), WAIT_MS);
+  const restartedAt = Date.now();
+  await local.startGcs!();
+
+  const info = await actor.ready({ timeoutMs: WAIT_MS });
+  const node = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId)!;
+  assert.is(node.name, name, 'the actor runs on the node launched before the GCS died');
+  const settled = await statusSince(restartedAt, (s) => s.launching.length === 0 && s.nodeTypes.some((t) => t.name === 'worker' && t.live === 1), 'the autoscaler reporting the node live to the new GCS');
+  assert.equal(settled.launching, []);
+  const workers = (await local.cluster.nodes()).filter((n) => n.labels['orrery.io/node-group'] === 'worker' && n.state === 'ALIVE');
+  assert.equal(workers.map((n) => n.name), [name], 'no second worker node');
+  assert.ok(!lines.some((l) => /launching default-worker-/.test(l) && !l.includes(name)), `nothing else launched: ${lines.join(' | ')}`);
+
+  await actor.kill();
+  const recorded = (): string[] => readRecords(runDir).filter((r) => r.role === 'raylet').map((r) => r.nodeName!);
+  await until('the node retired once idle', () => (isRunning(rayletPid!) || recorded().length > 0 ? undefined : true), WAIT_MS);
+  await a.stop();
 });
 
 test.run();
