@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +67,9 @@ export class CodeCache implements ShippedCodeSource {
     if (!(await acquire(lock, () => existsSync(final)))) return final;
     try {
       if (existsSync(final)) return final;
+      // a fetcher killed while it wrote this bundle out left its temporary copy (no finally ran); only
+      // the lock's holder writes one, so whatever is there now is such a leftover
+      for (const name of readdirSync(this.dir)) if (name.startsWith(`${hash}.tmp-`)) rmSync(join(this.dir, name), { recursive: true, force: true });
       const bucket = await (this.bucket ??= this.openBucket());
       if (bucket === undefined) throw new OrreryError('CODE_NOT_FOUND', `shipped code ${hash} cannot be fetched: the NATS server has no JetStream, so this cluster has no code store`, { detail: { hash } });
       const bytes = await bucket.get(hash);

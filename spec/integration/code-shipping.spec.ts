@@ -4,10 +4,13 @@
 // after the first creation, it still runs on a raylet that joins afterwards — the CLI's compiled
 // raylet on plain node, with a cache of its own, so the code can only have come from the store. A
 // message naming a hash the store does not have leaves the actor DEAD with CODE_LOAD_FAILED, and the
-// node goes on. Needs dist/ (`npm run build`, which `npm ci` runs).
+// node goes on. A worker host SIGKILLed while it writes a bundle into the node's cache leaves its
+// lock and a partial copy: the next host takes the lock over and leaves one complete copy. Needs
+// dist/ (`npm run build`, which `npm ci` runs).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -196,6 +199,57 @@ test('a working directory that does not exist is InvalidOptionError naming runti
   );
   assert.is(err?.code, 'INVALID_OPTION');
   assert.is(err?.option, 'runtimeEnv.workingDir');
+});
+
+test('a worker host SIGKILLed while it writes a fetched bundle into the cache: the next host to ask takes the stale lock over and runs from a complete copy; nothing partial is left', async () => {
+  const wd = join(work, 'wd-big');
+  mkdirSync(join(wd, 'data'), { recursive: true });
+  writeFileSync(join(wd, 'package.json'), '{ "type": "module" }\n');
+  // enough files that writing them out takes a while (~16 MB in 2,000 files)
+  for (let i = 0; i < 2000; i++) writeFileSync(join(wd, 'data', `part-${i}.bin`), randomBytes(8 * 1024));
+  writeFileSync(join(wd, 'data', 'motd.txt'), 'from the big working dir');
+  writeFileSync(
+    join(wd, 'big-reader.ts'),
+    `import { readFileSync, readdirSync } from 'node:fs';\nexport class BigReader { read(): string { return readFileSync(new URL('./data/motd.txt', import.meta.url), 'utf8'); } parts(): number { return readdirSync(new URL('./data/', import.meta.url)).filter((f) => f.startsWith('part-')).length; } }\n`,
+  );
+  const url = pathToFileURL(join(wd, 'big-reader.ts')).href;
+  const { BigReader } = (await import(url)) as { BigReader: new () => { read(): string; parts(): number } };
+  const dir = join(cacheOf('a'), codeBucketName('default'));
+  const before = new Set(readdirSync(dir));
+  const withDir = await connect({ address: server.url, runtimeEnv: { workingDir: wd } });
+  try {
+    const Reader = defineActor(url, BigReader);
+    const first = await withDir.actor(Reader).options({ labelSelector: { node: 'a' }, isolation: 'process' }).remote();
+    // the host writing the bundle out: its temporary directory, and the lock naming its pid
+    let victim: number | undefined;
+    for (const giveUp = Date.now() + 60_000; victim === undefined && Date.now() < giveUp; await new Promise((resolve) => setImmediate(resolve))) {
+      const entries = readdirSync(dir).filter((e) => !before.has(e));
+      const lock = entries.find((e) => e.endsWith('.lock'));
+      if (lock !== undefined && entries.some((e) => e.includes('.tmp-'))) {
+        try {
+          victim = Number(readFileSync(join(dir, lock), 'utf8'));
+        } catch {
+          // released meanwhile: too late, look again (a later ask would find the bundle complete)
+        }
+      }
+    }
+    assert.ok(victim !== undefined && victim > 0, 'caught a host writing the bundle out');
+    process.kill(victim, 'SIGKILL');
+    // a creation that takes its host down is DEAD at once (docs/failover.md): it cannot tell a
+    // SIGKILL from a constructor that crashed the host
+    const dead = await until('the first actor DEAD', async () => ((await first.info()).state === 'DEAD' ? first.info() : undefined), 60_000);
+    assert.match(dead.deathCause ?? '', /WORKER_EXITED|exited/);
+    const r = await withDir.actor(Reader).options({ labelSelector: { node: 'a' }, isolation: 'process' }).remote();
+    const info = await r.ready({ timeoutMs: 60_000 });
+    assert.is(info.state, 'ALIVE', info.deathCause);
+    assert.is(await r.call('read'), 'from the big working dir');
+    assert.is(await r.call('parts'), 2000, 'every file of the bundle is there');
+    const left = readdirSync(dir).filter((e) => !before.has(e));
+    assert.equal(left.filter((e) => e.endsWith('.lock') || e.includes('.tmp-')), [], `no lock and no partial copy left: ${left.join(', ')}`);
+    assert.is(left.length, 1, 'one complete copy');
+  } finally {
+    await withDir.close();
+  }
 });
 
 test.run();

@@ -2,7 +2,7 @@
 // its layout; packages resolved through the node_modules link; a missing or corrupt bundle is a typed
 // error and leaves nothing behind. The store here is an in-memory object bucket (the JetStream one is
 // exercised by spec/integration/code-shipping.spec.ts).
-import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -105,13 +105,18 @@ test('bytes that are not the bundle their name says are BUNDLE_CORRUPT; nothing 
   assert.not.ok(existsSync(join(root, codeBucketName('default'), liar)));
 });
 
-test('a lock left by a process that is gone is taken over', async () => {
+test('a lock left by a process that is gone is taken over, and the partial copy it was writing goes', async () => {
   const fresh = encodeBundle([{ path: 'y.mjs', data: Buffer.from('export const y = 1;') }]);
   bucket.objects.set(fresh.hash, fresh.bytes);
   const cache = new CodeCache({ bus, cluster: 'default', root });
   // a pid that cannot be running: above the kernel's pid_max
-  writeFileSync(join(cache.dir, `${fresh.hash}.lock`), String(2 ** 22 + 12345));
+  const gone = 2 ** 22 + 12345;
+  writeFileSync(join(cache.dir, `${fresh.hash}.lock`), String(gone));
+  const partial = join(cache.dir, `${fresh.hash}.tmp-${gone}-0badc0de`);
+  mkdirSync(partial, { recursive: true });
+  writeFileSync(join(partial, 'y.mjs'), 'export const y =');
   assert.ok(existsSync(await cache.materialize({ hash: fresh.hash, path: 'y.mjs' })));
+  assert.equal(readdirSync(cache.dir).filter((e) => e.startsWith(fresh.hash)), [fresh.hash], 'the complete copy, no lock, no partial copy');
 });
 
 test('a node whose bus has no object store (no JetStream) says so', async () => {
