@@ -75,7 +75,7 @@ export interface ActorContext extends ActorMachineInput {
   incarnation: number;
   /**
    * Creations in a row that failed with the process hosting them gone (FAILED while SCHEDULED:
-   * the node died, the raylet never answered); back to 0 once one succeeds. The second such
+   * the node died, its worker host exited, the raylet never answered); back to 0 once one succeeds. The second such
    * failure is fatal (CREATION_CRASHES): an actor whose constructor or arguments bring down their
    * host must not hop from node to node taking each one down, restarts left or not.
    */

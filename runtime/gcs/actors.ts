@@ -590,6 +590,7 @@ export class ActorDirectory {
     const { incarnation } = sent;
     if (outcome.kind === 'created') entry.ref!.send({ type: 'CREATED', incarnation });
     else if (outcome.kind === 'failed') entry.ref!.send({ type: 'CREATE_FAILED', incarnation, cause: outcome.cause });
+    else if (outcome.kind === 'host_gone') entry.ref!.send({ type: 'FAILED', incarnation, cause: outcome.cause });
     else {
       // no raylet heard it: the constructor never ran, so the actor waits again (keeping off that
       // node until it heartbeats) rather than spending a restart; a timeout may have created it

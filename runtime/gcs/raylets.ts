@@ -31,7 +31,16 @@ import { answerSecret } from './node-owner.ts';
  */
 export type CreateOutcome =
   | { readonly kind: 'created' }
+  /** The creation itself failed: the constructor threw, the code did not load. */
   | { readonly kind: 'failed'; readonly cause: string }
+  /**
+   * The worker host running the creation went away (WORKER_EXITED): a constructor that crashed it,
+   * or the OOM killer or an operator killing it — the raylet cannot tell them apart. Counted as a node
+   * that died while SCHEDULED is: a restart, and the second such creation in a row is fatal
+   * (actor.machine.ts), so an actor that crashes its host cannot restart for ever, and one whose host
+   * was killed from outside gets another try.
+   */
+  | { readonly kind: 'host_gone'; readonly cause: string }
   | {
       readonly kind: 'unreachable';
       readonly cause: string;
@@ -114,7 +123,9 @@ export class RayletClient {
         if (!stopping) this.deps.staleEpoch();
         return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(fromWireError(body.error))}`, noResponders: false, stopping };
       }
-      return body.ok ? { kind: 'created' } : { kind: 'failed', cause: describe(fromWireError(body.error)) };
+      if (body.ok) return { kind: 'created' };
+      const cause = describe(fromWireError(body.error));
+      return body.error.code === 'WORKER_EXITED' ? { kind: 'host_gone', cause } : { kind: 'failed', cause };
     } catch (err) {
       // a raylet's STALE_EPOCH is an answer (above): this one is this GCS's own fence, before sending
       if ((err as { code?: unknown }).code === 'STALE_EPOCH') return FENCED;
