@@ -86,6 +86,13 @@ export class Autoscaler {
   #round: Promise<void> = Promise.resolve();
   /** The provider's launches in flight (an earlier autoscaler's) have been taken over (#adoptLaunches). */
   #launchesAdopted = false;
+  /**
+   * When resource_demands was answered again after a round it failed: a node can register only while
+   * a GCS runs, so a launch's timeout counts from here at the earliest (#registrations).
+   */
+  #gcsBackAt: number | undefined;
+  /** The last resource_demands failed: the GCS was not reachable. */
+  #gcsAway = false;
 
   constructor(opts: AutoscalerOptions) {
     this.#opts = opts;
@@ -149,7 +156,17 @@ export class Autoscaler {
   async update(): Promise<void> {
     const { config } = this.#opts;
     const now = this.#now();
-    const reply = await this.#opts.gcs.resourceDemands();
+    let reply: ResourceDemandsReply;
+    try {
+      reply = await this.#opts.gcs.resourceDemands();
+    } catch (err) {
+      this.#gcsAway = true;
+      throw err;
+    }
+    if (this.#gcsAway) {
+      this.#gcsAway = false;
+      this.#gcsBackAt = this.#now();
+    }
     const byName = new Map(reply.nodes.map((n) => [n.name, n]));
     await this.#adoptLaunches(byName);
     this.#registrations(byName, now);
@@ -182,7 +199,8 @@ export class Autoscaler {
    * they started). They are taken as this autoscaler's own, from when they were asked for — counted
    * against the demand, given up after the launch timeout — so it does not launch again for what
    * they will serve. A provider that cannot tell (no `launched`) leaves them to be adopted when they
-   * register; one that fails to is asked again next round.
+   * register; one whose listing fails fails the round, before anything is launched, and is asked
+   * again next round.
    */
   async #adoptLaunches(byName: Map<string, DemandNode>): Promise<void> {
     if (this.#launchesAdopted) return;
@@ -195,8 +213,8 @@ export class Autoscaler {
     try {
       nodes = await provider.launched();
     } catch (err) {
-      this.#log(`listing the ${provider.kind} provider's nodes failed (asked again next round): ${err instanceof Error ? err.message : String(err)}`);
-      return;
+      // the round stops here: launching without knowing what is in flight could launch twice
+      throw new Error(`listing the ${provider.kind} provider's nodes failed (asked again next round): ${err instanceof Error ? err.message : String(err)}`);
     }
     this.#launchesAdopted = true;
     for (const n of nodes) {
@@ -215,7 +233,8 @@ export class Autoscaler {
         this.#managed.set(name, { type: l.type, nodeId: node.nodeId });
         this.#backoff.delete(l.type);
         this.#event('node_launched', l.type, `node ${name} registered ${Math.round((now - l.since) / 100) / 10} s after its launch was requested`, name, node.nodeId);
-      } else if (now - l.since > this.#opts.config.launchTimeoutSeconds * 1000) {
+      } else if (now - Math.max(l.since, this.#gcsBackAt ?? l.since) > this.#opts.config.launchTimeoutSeconds * 1000) {
+        // a node cannot register while no GCS runs: after an outage every launch gets a whole timeout again
         this.#launching.delete(name);
         this.#failed(l.type, name, `node ${name} did not register within ${this.#opts.config.launchTimeoutSeconds} s; giving it up`, now);
         void this.#opts.provider.terminate({ nodeType: l.type, nodeName: name }).catch((err) => this.#log(`terminate ${name}: ${String(err)}`));
