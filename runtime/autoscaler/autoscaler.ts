@@ -220,7 +220,8 @@ export class Autoscaler {
     for (const n of nodes) {
       if (byName.has(n.nodeName) || this.#launching.has(n.nodeName) || this.#managed.has(n.nodeName)) continue;
       if (!this.#types.has(n.nodeType) || !nodeNamePattern(config.cluster, n.nodeType).test(n.nodeName)) continue;
-      this.#launching.set(n.nodeName, { type: n.nodeType, since: n.since });
+      // a provider's clock reading that is not a time counts from now (it would never time out)
+      this.#launching.set(n.nodeName, { type: n.nodeType, since: Number.isFinite(n.since) ? Math.min(n.since, this.#now()) : this.#now() });
       this.#log(`taking over the launch of ${n.nodeName} (${n.nodeType}), asked for ${Math.max(0, Math.round((this.#now() - n.since) / 1000))} s ago by an earlier autoscaler`);
     }
   }

@@ -127,6 +127,20 @@ test('launches an earlier autoscaler left in flight are taken over: counted agai
   assert.ok(w.events.some((e) => e.type === 'node_launched' && e.nodeName === 'c-worker-0a0a0a'));
 });
 
+test('a taken-over launch whose provider gave no usable time is timed from when it was taken over', async () => {
+  const w = world();
+  w.withList([
+    { nodeType: 'worker', nodeName: 'c-worker-1a1a1a', since: Number.NaN },
+    { nodeType: 'worker', nodeName: 'c-worker-1b1b1b', since: w.now() + 3_600_000 },
+  ]);
+  const a = w.make();
+  await a.update();
+  assert.equal(a.status?.launching.map((l) => l.since), [w.now(), w.now()]);
+  w.advance(61_000);
+  await a.update();
+  assert.equal(w.terminated.map((t) => t.nodeName).sort(), ['c-worker-1a1a1a', 'c-worker-1b1b1b']);
+});
+
 test('a taken-over launch that never registers is given up when its own timeout runs out, and terminated', async () => {
   const w = world();
   w.withList([{ nodeType: 'worker', nodeName: 'c-worker-0d0d0d', since: w.now() - 50_000 }]);
