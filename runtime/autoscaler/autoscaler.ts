@@ -217,12 +217,16 @@ export class Autoscaler {
       throw new Error(`listing the ${provider.kind} provider's nodes failed (asked again next round): ${err instanceof Error ? err.message : String(err)}`);
     }
     this.#launchesAdopted = true;
+    const now = this.#now();
     for (const n of nodes) {
       if (byName.has(n.nodeName) || this.#launching.has(n.nodeName) || this.#managed.has(n.nodeName)) continue;
-      if (!this.#types.has(n.nodeType) || !nodeNamePattern(config.cluster, n.nodeType).test(n.nodeName)) continue;
-      // a provider's clock reading that is not a time counts from now (it would never time out)
-      this.#launching.set(n.nodeName, { type: n.nodeType, since: Number.isFinite(n.since) ? Math.min(n.since, this.#now()) : this.#now() });
-      this.#log(`taking over the launch of ${n.nodeName} (${n.nodeType}), asked for ${Math.max(0, Math.round((this.#now() - n.since) / 1000))} s ago by an earlier autoscaler`);
+      // only names this cluster's autoscaler gives, of a type it is configured with
+      const type = n.nodeType ?? [...this.#types.keys()].find((t) => nodeNamePattern(config.cluster, t).test(n.nodeName));
+      if (type === undefined || !this.#types.has(type) || !nodeNamePattern(config.cluster, type).test(n.nodeName)) continue;
+      // no launch time, or one that is not a time: counted from now (it would never time out)
+      const since = n.since !== undefined && Number.isFinite(n.since) ? Math.min(n.since, now) : now;
+      this.#launching.set(n.nodeName, { type, since });
+      this.#log(`taking over the launch of ${n.nodeName} (${type}), asked for ${Math.round((now - since) / 1000)} s ago by an earlier autoscaler`);
     }
   }
 

@@ -11,7 +11,7 @@ import type { NodeType } from '../../lib/autoscaling/types.ts';
  * The autoscaler's cluster config (docs/autoscaling.md):
  *
  *   cluster: default
- *   provider: { type: local }          # or { type: command, launch: "…", terminate: "…" }
+ *   provider: { type: local }          # or { type: command, launch: "…", terminate: "…", list: "…" }
  *   idleTimeoutSeconds: 60
  *   maxConcurrentLaunches: 4
  *   nodeTypes:
@@ -35,7 +35,14 @@ export interface AutoscalerConfig {
 
 export type ProviderConfig =
   | { readonly type: 'local' }
-  | { readonly type: 'command'; readonly launch: string; readonly terminate: string; readonly timeoutSeconds: number };
+  | {
+      readonly type: 'command';
+      readonly launch: string;
+      readonly terminate: string;
+      /** Optional: prints the cluster's machines, one `NAME [LAUNCHED-AT]` per line (CommandProvider.launched). */
+      readonly list?: string;
+      readonly timeoutSeconds: number;
+    };
 
 /** A node type as configured (user quantities, record forms) and as lib/autoscaling takes it. */
 export interface NodeTypeConfig {
@@ -111,12 +118,15 @@ function providerOf(raw: unknown, fail: (field: string, rule: string) => never):
     return { type };
   }
   if (type === 'command') {
-    for (const key of Object.keys(p)) if (!['type', 'launch', 'terminate', 'timeoutSeconds'].includes(key)) fail(`provider.${key}`, 'unknown field (expected launch, terminate, timeoutSeconds)');
+    for (const key of Object.keys(p)) if (!['type', 'launch', 'terminate', 'list', 'timeoutSeconds'].includes(key)) fail(`provider.${key}`, 'unknown field (expected launch, terminate, list, timeoutSeconds)');
     const launch = string(p.launch, 'provider.launch', fail);
     const terminate = string(p.terminate, 'provider.terminate', fail);
     if (launch.trim() === '') fail('provider.launch', 'a shell command is required');
     if (terminate.trim() === '') fail('provider.terminate', 'a shell command is required');
-    return { type, launch, terminate, timeoutSeconds: number(p.timeoutSeconds, 'provider.timeoutSeconds', fail, { min: 1, fallback: 300 }) };
+    const list = p.list === undefined ? undefined : string(p.list, 'provider.list', fail);
+    if (list !== undefined && list.trim() === '') fail('provider.list', 'a shell command, or leave the field out');
+    const timeoutSeconds = number(p.timeoutSeconds, 'provider.timeoutSeconds', fail, { min: 1, fallback: 300 });
+    return { type, launch, terminate, ...(list === undefined ? {} : { list }), timeoutSeconds };
   }
   return fail('provider.type', `expected local or command (got ${JSON.stringify(type)})`);
 }

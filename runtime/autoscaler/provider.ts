@@ -32,10 +32,11 @@ export interface ProvidedNode {
 
 /** A node a provider runs for the cluster: launched, by this autoscaler or an earlier one, and not terminated. */
 export interface LaunchedNode {
-  readonly nodeType: string;
   readonly nodeName: string;
-  /** When its launch was asked for (ms since the epoch). */
-  readonly since: number;
+  /** Its node type; when left out, read from its name (`<cluster>-<type>-<6 hex>`). */
+  readonly nodeType?: string;
+  /** When its launch was asked for (ms since the epoch); when left out, when it was taken over. */
+  readonly since?: number;
 }
 
 export interface NodeProvider {

@@ -141,6 +141,15 @@ test('a taken-over launch whose provider gave no usable time is timed from when 
   assert.equal(w.terminated.map((t) => t.nodeName).sort(), ['c-worker-1a1a1a', 'c-worker-1b1b1b']);
 });
 
+test('a provider that lists names only: the type is read from the name, and the launch timed from the take-over', async () => {
+  const w = world();
+  w.withList([{ nodeName: 'c-worker-2a2a2a' }, { nodeName: 'c-gpu-2b2b2b' }, { nodeName: 'c-worker-extra-2c2c2c' }]);
+  const a = w.make();
+  await a.update();
+  assert.equal(a.status?.launching.map((l) => [l.name, l.type, l.since]), [['c-worker-2a2a2a', 'worker', w.now()]]);
+  assert.is(w.launched.length, 0);
+});
+
 test('a taken-over launch that never registers is given up when its own timeout runs out, and terminated', async () => {
   const w = world();
   w.withList([{ nodeType: 'worker', nodeName: 'c-worker-0d0d0d', since: w.now() - 50_000 }]);

@@ -40,6 +40,8 @@ test('defaults: local provider, 60 s idle, 4 launches, 120 s to register, 2 s ro
 test('a command provider keeps its commands', () => {
   const c = parseAutoscalerConfig('provider: { type: command, launch: "vm create $ORRERY_NODE_NAME", terminate: "vm rm $ORRERY_NODE_NAME" }\nnodeTypes:\n  cpu: { resources: { CPU: 2 } }\n');
   assert.equal(c.provider, { type: 'command', launch: 'vm create $ORRERY_NODE_NAME', terminate: 'vm rm $ORRERY_NODE_NAME', timeoutSeconds: 300 });
+  const listed = parseAutoscalerConfig('provider: { type: command, launch: "a", terminate: "b", list: "vm ls --cluster $ORRERY_CLUSTER" }\nnodeTypes:\n  cpu: { resources: { CPU: 2 } }\n');
+  assert.equal(listed.provider, { type: 'command', launch: 'a', terminate: 'b', list: 'vm ls --cluster $ORRERY_CLUSTER', timeoutSeconds: 300 });
 });
 
 const bad: [string, string, RegExp][] = [
@@ -48,6 +50,9 @@ const bad: [string, string, RegExp][] = [
   ['an unknown top-level field', 'nodeType: {}\n', /^nodeType: unknown field/],
   ['an unknown provider', 'provider: { type: aws }\nnodeTypes:\n  a: { resources: { CPU: 1 } }\n', /^provider\.type: expected local or command \(got "aws"\)/],
   ['a command provider without terminate', 'provider: { type: command, launch: "x" }\nnodeTypes:\n  a: { resources: { CPU: 1 } }\n', /^provider\.terminate: expected a string \(got nothing\)/],
+  ['an empty list command', 'provider: { type: command, launch: "x", terminate: "y", list: " " }\nnodeTypes:\n  a: { resources: { CPU: 1 } }\n', /^provider\.list: a shell command, or leave the field out/],
+  ['a list command that is not a string', 'provider: { type: command, launch: "x", terminate: "y", list: [ls] }\nnodeTypes:\n  a: { resources: { CPU: 1 } }\n', /^provider\.list: expected a string/],
+  ['an unknown command provider field', 'provider: { type: command, launch: "x", terminate: "y", lst: "z" }\nnodeTypes:\n  a: { resources: { CPU: 1 } }\n', /^provider\.lst: unknown field \(expected launch, terminate, list, timeoutSeconds\)/],
   ['a bad type name', 'nodeTypes:\n  GPU_Big: { resources: { CPU: 1 } }\n', /^nodeTypes\.GPU_Big: a node type name is/],
   ['no resources', 'nodeTypes:\n  a: { labels: { x: y } }\n', /^nodeTypes\.a\.resources: expected a mapping \(got nothing\)/],
   ['a negative resource', 'nodeTypes:\n  a: { resources: { CPU: -1 } }\n', /^nodeTypes\.a\.resources: /],
