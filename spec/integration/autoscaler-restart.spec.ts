@@ -124,7 +124,7 @@ test('an autoscaler SIGKILLed while the node it launched starts: the next one ta
   await second.stop();
 });
 
-test('the GCS SIGKILLed while a launched node starts: the autoscaler rides through its failed rounds, the node registers with the next GCS and is taken as launched; nothing more is launched', async () => {
+test('the GCS SIGKILLed while a launched node starts: the node registers with the next GCS and is taken as launched; nothing more is launched', async () => {
   const lines: string[] = [];
   let launched!: (name: string) => void;
   const launching = new Promise<string>((resolve) => (launched = resolve));
@@ -146,7 +146,6 @@ test('the GCS SIGKILLed while a launched node starts: the autoscaler rides throu
   await local.killLeaderGcs!();
   signal(rayletPid, 'SIGCONT');
   frozen.delete(rayletPid);
-  await until('a round of the autoscaler failed while no GCS ran', () => (lines.some((l) => /round failed/.test(l)) ? true : undefined), WAIT_MS);
   const restartedAt = Date.now();
   await local.startGcs!();
 
