@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from '../args.ts';
 import type { CliIo } from '../io.ts';
 import { readRecords, runDir, writeRecords, type ProcessRecord } from '../run-dir.ts';
-import { isRunning, signal } from '../../local/process-tree.ts';
+import { isRunning, runsCommand, signal } from '../../local/process-tree.ts';
 
 const GRACE_MS = 10_000;
 // the autoscaler first: stopped later, it would launch nodes for the work the stopped raylets leave
@@ -26,7 +25,7 @@ export async function stop(argv: readonly string[], io: CliIo): Promise<number> 
     await Promise.all(
       group.map(async (r) => {
         const what = `${r.role}${r.nodeName ? ` ${r.nodeName}` : ''} (pid ${r.pid})`;
-        if (!isRunning(r.pid) || !commandMatches(r.pid, r.command)) return io.out(`${what} was not running`);
+        if (!runsCommand(r.pid, r.command)) return io.out(`${what} was not running`);
         await terminate(r.pid);
         io.out(`stopped ${what}`);
       }),
@@ -44,11 +43,3 @@ async function terminate(pid: number): Promise<void> {
   signal(-pid, 'SIGKILL');
 }
 
-/** Guards against a recycled pid: the process's command line must still contain what we started. */
-function commandMatches(pid: number, command: string): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(command);
-  } catch {
-    return true;
-  }
-}

@@ -6,7 +6,7 @@ import { loadAutoscalerConfig, type AutoscalerConfig } from '../../autoscaler/co
 import { providerFor } from '../../autoscaler/providers.ts';
 import { ConnectionFailedError } from '../../bus/errors.ts';
 import { GcsUnavailableError } from '../../client/errors.ts';
-import { isRunning, signal } from '../../local/process-tree.ts';
+import { isRunning, runsCommand, signal } from '../../local/process-tree.ts';
 import { NATS_DEFAULT_PORT, NatsServerMissingError, canConnect, findNatsServer } from '../../local/nats-server.ts';
 import { UsageError, parseArgs } from '../args.ts';
 import { addressOf } from '../address.ts';
@@ -149,7 +149,7 @@ async function waitForMinWorkers(address: string, config: AutoscalerConfig, want
 
 async function stopRecord(r: ProcessRecord, io: CliIo): Promise<void> {
   const what = `${r.role} (pid ${r.pid})`;
-  if (!isRunning(r.pid)) return io.out(`${what} was not running`);
+  if (!runsCommand(r.pid, r.command)) return io.out(`${what} was not running`);
   signal(-r.pid, 'SIGTERM');
   const deadline = Date.now() + GRACE_MS;
   while (isRunning(r.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
