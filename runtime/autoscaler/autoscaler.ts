@@ -334,7 +334,7 @@ export class Autoscaler {
     }
     for (const n of reply.nodes) {
       const m = this.#managed.get(n.name);
-      if (!m || this.#terminating.has(n.name) || n.state !== 'ALIVE') continue;
+      if (!m || this.#terminating.has(n.name)) continue;
       if (!idle(n)) {
         this.#idleSince.delete(n.nodeId);
         continue;
@@ -342,8 +342,15 @@ export class Autoscaler {
       const since = this.#idleSince.get(n.nodeId) ?? now;
       this.#idleSince.set(n.nodeId, since);
       const t = this.#types.get(m.type);
-      if (!t || now - since < config.idleTimeoutSeconds * 1000 || (alive[m.type] ?? 0) - 1 < t.minWorkers) continue;
-      alive[m.type]--;
+      if (!t || now - since < config.idleTimeoutSeconds * 1000) continue;
+      // A DRAINING node of ours is a retirement left half done: drained by an autoscaler that was
+      // killed before it terminated the node, or whose terminate failed. It takes no work and counts
+      // for no minWorkers, so once idle it is retired (drain_node again is a no-op); an ALIVE one
+      // only while its type keeps minWorkers without it.
+      if (n.state === 'ALIVE') {
+        if ((alive[m.type] ?? 0) - 1 < t.minWorkers) continue;
+        alive[m.type]--;
+      }
       this.#terminating.add(n.name);
       void this.#retire(n.name, m, Math.round((now - since) / 1000));
     }
@@ -360,7 +367,8 @@ export class Autoscaler {
       this.#event('node_terminated', m.type, `terminated ${name}`, name, m.nodeId);
       this.#log(`terminated ${name} (${m.type}): idle for ${idleSeconds} s`);
     } catch (err) {
-      this.#log(`retiring ${name}: ${err instanceof Error ? err.message : String(err)}`);
+      this.#log(`retiring ${name}: ${err instanceof Error ? err.message : String(err)} (tried again once it has been idle another ${this.#opts.config.idleTimeoutSeconds} s)`);
+      this.#idleSince.set(m.nodeId, this.#now());
     } finally {
       this.#terminating.delete(name);
     }

@@ -1,5 +1,6 @@
-// An autoscaler process SIGKILLed while a node it launched is still starting, and the GCS SIGKILLed
-// and started again while one starts, on real parts: a
+// An autoscaler process SIGKILLed while a node it launched is still starting, or between draining
+// an idle node and terminating it, and the GCS SIGKILLed and started again while a node starts, on
+// real parts: a
 // nats-server this spec starts, a GCS and one fixed node (startLocalCluster), and autoscaler
 // processes (runtime/autoscaler/main.ts) whose `local` provider starts raylets in the background,
 // recorded in a run dir of the spec's own. The raylet left starting is frozen (SIGSTOP) until the
@@ -10,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { autoscalerGcs } from '../../runtime/autoscaler/index.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { readRecords } from '../../runtime/cli/run-dir.ts';
 import { startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
 import { isRunning, signal } from '../../runtime/local/process-tree.ts';
@@ -162,6 +165,38 @@ test('the GCS SIGKILLed while a launched node starts: the node registers with th
   const recorded = (): string[] => readRecords(runDir).filter((r) => r.role === 'raylet').map((r) => r.nodeName!);
   await until('the node retired once idle', () => (isRunning(rayletPid!) || recorded().length > 0 ? undefined : true), WAIT_MS);
   await a.stop();
+});
+
+test('an autoscaler killed between draining an idle node and terminating it: the next one finishes the retirement', async () => {
+  let launched!: (name: string) => void;
+  const launching = new Promise<string>((resolve) => (launched = resolve));
+  const first = await startAutoscaler((line) => {
+    const name = /launching (default-worker-[0-9a-f]{6})/.exec(line)?.[1];
+    if (name !== undefined) launched(name);
+  });
+  const actor = (await local.cluster.actor(CounterActor).options({ labelSelector: { type: 'worker' }, numCpus: 2 }).remote(0)) as ActorHandle<Counter>;
+  const name = await launching;
+  const info = await actor.ready({ timeoutMs: WAIT_MS });
+  const rayletPid = readRecords(runDir).find((r) => r.nodeName === name)!.pid;
+  signal(first.pid, 'SIGKILL');
+  await first.exited;
+  // what the first would have done next, had it lived: the node idle, and drained
+  await actor.kill();
+  const bus = await connectNatsBus({ servers: server.url, name: 'autoscaler-restart-spec' });
+  try {
+    await until('the node idle', async () => ((await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId)?.resources.available.CPU === 2 ? true : undefined), WAIT_MS);
+    await autoscalerGcs(bus, { cluster: 'default', address: server.url }).drainNode(info.nodeId!);
+  } finally {
+    await bus.close();
+  }
+  assert.is((await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId)?.state, 'DRAINING');
+
+  const second = await startAutoscaler();
+  const recorded = (): string[] => readRecords(runDir).filter((r) => r.role === 'raylet').map((r) => r.nodeName!);
+  await until('the drained node terminated by the next autoscaler', () => (isRunning(rayletPid) || recorded().length > 0 ? undefined : true), WAIT_MS);
+  const after = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId);
+  assert.ok(after === undefined || after.state === 'DEAD', `the node is gone from the cluster (${after?.state})`);
+  await second.stop();
 });
 
 test.run();

@@ -41,10 +41,17 @@ function world() {
   const launched: LaunchRequest[] = [];
   const terminated: ProvidedNode[] = [];
   let earlier: LaunchedNode[] | undefined;
+  let terminateFails = 0;
   const provider: NodeProvider & { launched?: () => Promise<readonly LaunchedNode[]> } = {
     kind: 'spec',
     launch: async (req) => void launched.push(req),
-    terminate: async (node) => void terminated.push(node),
+    terminate: async (node) => {
+      if (terminateFails > 0) {
+        terminateFails--;
+        throw new Error('the machine API is down');
+      }
+      terminated.push(node);
+    },
     close: async () => undefined,
   };
   let refuse: () => boolean = () => false;
@@ -55,8 +62,18 @@ function world() {
       return earlier!;
     };
   };
-  const register = (name: string): void => {
-    nodes.push({ nodeId: `id-${name}`, name, state: 'ALIVE', labels: { type: 'worker', 'orrery.io/node-group': 'worker' }, taints: {}, total: { CPU: 20_000 }, available: { CPU: 0 }, actors: [], bundles: 0 });
+  const register = (name: string, opts: { state?: 'ALIVE' | 'DRAINING'; idle?: boolean } = {}): void => {
+    nodes.push({
+      nodeId: `id-${name}`,
+      name,
+      state: opts.state ?? 'ALIVE',
+      labels: { type: 'worker', 'orrery.io/node-group': 'worker' },
+      taints: {},
+      total: { CPU: 20_000 },
+      available: { CPU: opts.idle ? 20_000 : 0 },
+      actors: [],
+      bundles: 0,
+    });
   };
   const make = (): Autoscaler => new Autoscaler({ config: CONFIG, gcs, provider, address: 'nats://spec', now: () => now });
   return {
@@ -66,6 +83,7 @@ function world() {
     terminated,
     withList,
     failListing: (when: () => boolean) => void (refuse = when),
+    failTerminates: (n: number) => void (terminateFails = n),
     register,
     advance: (ms: number) => void (now += ms),
     now: () => now,
@@ -148,6 +166,39 @@ test('a provider that lists names only: the type is read from the name, and the 
   await a.update();
   assert.equal(a.status?.launching.map((l) => [l.name, l.type, l.since]), [['c-worker-2a2a2a', 'worker', w.now()]]);
   assert.is(w.launched.length, 0);
+});
+
+test('an idle DRAINING node of ours — a retirement an earlier autoscaler left half done — is terminated once idle for the timeout', async () => {
+  const w = world();
+  w.register('c-worker-3a3a3a', { state: 'DRAINING', idle: true });
+  const a = w.make();
+  await a.update();
+  assert.equal(w.terminated, [], 'not at once: idle for the timeout first');
+  w.advance(61_000);
+  await a.update();
+  await a.update(); // the retirement runs beside the rounds
+  assert.equal(w.terminated.map((t) => t.nodeName), ['c-worker-3a3a3a']);
+  assert.ok(w.events.some((e) => e.type === 'node_terminated' && e.nodeName === 'c-worker-3a3a3a'));
+});
+
+test('a retirement whose terminate failed is tried again once the node has been idle another timeout, not every round', async () => {
+  const w = world();
+  w.register('c-worker-4a4a4a', { idle: true });
+  w.failTerminates(1);
+  const a = w.make();
+  await a.update();
+  w.advance(61_000);
+  await a.update();
+  await a.update();
+  assert.equal(w.terminated, [], 'the first terminate failed');
+  w.advance(30_000);
+  await a.update();
+  await a.update();
+  assert.equal(w.terminated, [], 'not again within the idle timeout');
+  w.advance(31_000);
+  await a.update();
+  await a.update();
+  assert.equal(w.terminated.map((t) => t.nodeName), ['c-worker-4a4a4a']);
 });
 
 test('a taken-over launch that never registers is given up when its own timeout runs out, and terminated', async () => {
