@@ -15,6 +15,13 @@ export class LocalProvider implements NodeProvider {
   readonly kind = 'local';
   readonly #dir: string;
 
+  /**
+   * `readyTimeoutMs`: how long a raylet may take to register before this provider kills it and fails
+   * the launch. None by default: the autoscaler's `launchTimeoutSeconds` decides when a launch is
+   * given up (it then terminates the node), and it does not count a GCS outage, in which no raylet
+   * can register — a bound of the provider's own (it was 30 s) killed nodes the config still waited
+   * for. A raylet that exits before it registers fails the launch at once, with its log's tail.
+   */
   constructor(private readonly opts: { cluster: string; env?: NodeJS.ProcessEnv; readyTimeoutMs?: number }) {
     this.#dir = runDir(opts.env ?? process.env);
   }
@@ -45,7 +52,7 @@ export class LocalProvider implements NodeProvider {
     try {
       started = await spawnDetachedRuntimeProcess('raylet', rayletArgs(req), {
         logFile,
-        readyTimeoutMs: this.opts.readyTimeoutMs,
+        readyTimeoutMs: this.opts.readyTimeoutMs ?? Number.POSITIVE_INFINITY,
         onSpawned: (p) => addRecord(this.#dir, { ...record, pid: (pid = p) }),
       });
     } catch (err) {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { autoscalerGcs } from '../../runtime/autoscaler/index.ts';
+import { autoscalerGcs, LocalProvider } from '../../runtime/autoscaler/index.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { readRecords } from '../../runtime/cli/run-dir.ts';
 import { startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
@@ -197,6 +197,25 @@ test('an autoscaler killed between draining an idle node and terminating it: the
   const after = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId);
   assert.ok(after === undefined || after.state === 'DEAD', `the node is gone from the cluster (${after?.state})`);
   await second.stop();
+});
+
+test('the local provider waits for a raylet that cannot register yet (no GCS for its cluster) rather than kill it; a terminate meanwhile stops it and fails the launch', async () => {
+  const provider = new LocalProvider({ cluster: 'nogcs', env });
+  const nodeName = 'nogcs-worker-0f0f0f';
+  const launch = provider.launch({ nodeType: 'worker', nodeName, labels: { 'orrery.io/node-group': 'worker' }, taints: {}, resources: { CPU: 1 }, address: server.url, cluster: 'nogcs' });
+  const outcome = launch.then(
+    () => 'ready',
+    (err: Error) => err,
+  );
+  const pid = await until('the raylet recorded as it starts', () => readRecords(runDir).find((r) => r.nodeName === nodeName)?.pid, WAIT_MS);
+  assert.equal((await provider.launched()).map((n) => [n.nodeName, n.nodeType]), [[nodeName, 'worker']], 'listed as launched, not registered');
+  assert.ok(isRunning(pid));
+  await provider.terminate({ nodeType: 'worker', nodeName });
+  assert.not.ok(isRunning(pid), 'stopped');
+  const failed = await outcome;
+  assert.instance(failed, Error, 'the launch failed: its raylet was stopped before it registered');
+  assert.match((failed as Error).message, /exited/);
+  assert.equal(readRecords(runDir).filter((r) => r.nodeName === nodeName), [], 'no record left');
 });
 
 test.run();
