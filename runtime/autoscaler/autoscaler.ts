@@ -1,14 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createActor, type Actor } from 'xstate';
 import { decide } from '../../lib/autoscaling/decide.ts';
-import type { Demand, DemandOutcome, LiveNode } from '../../lib/autoscaling/types.ts';
+import type { DemandOutcome } from '../../lib/autoscaling/types.ts';
 import { NODE_GROUP_LABEL } from '../../lib/labels/builtin.ts';
-import { compilePlacementGroup, type PlacementGroupOptions } from '../../lib/scheduling/bundles/request.ts';
-import { compileRequest } from '../../lib/scheduling/request.ts';
-import { parseTaints } from '../../lib/scheduling/taints.ts';
 import type { AutoscalerEvent, AutoscalerStatus, DemandNode, ResourceDemandsReply } from '../../protocols/messages/autoscaling.ts';
 import { autoscalerMachine } from './autoscaler.machine.ts';
 import type { AutoscalerConfig, NodeTypeConfig } from './config.ts';
+import { clip, demandsOf, idle, liveNode, nodeNamePattern } from './demand-reply.ts';
 import type { LaunchedNode, NodeProvider } from './provider.ts';
 
 /** What the autoscaler asks of the GCS (GcsClient has all three; specs may wrap it). */
@@ -170,7 +168,7 @@ export class Autoscaler {
     const byName = new Map(reply.nodes.map((n) => [n.name, n]));
     await this.#adoptLaunches(byName);
     this.#registrations(byName, now);
-    const { demands, described, invalid } = this.#demands(reply);
+    const { demands, described, invalid } = demandsOf(reply);
     const launchingByType: Record<string, number> = {};
     for (const l of this.#launching.values()) launchingByType[l.type] = (launchingByType[l.type] ?? 0) + 1;
     const decision = decide({
@@ -257,35 +255,6 @@ export class Autoscaler {
         this.#idleSince.delete(m.nodeId);
       }
     }
-  }
-
-  #demands(reply: ResourceDemandsReply): { demands: Demand[]; described: Map<string, string>; invalid: AutoscalerStatus['infeasible'] } {
-    const demands: Demand[] = [];
-    const described = new Map<string, string>();
-    const invalid: AutoscalerStatus['infeasible'] = [];
-    reply.actors.forEach((g, i) => {
-      const description = `${g.count} actor${g.count === 1 ? '' : 's'} ${brief({ ...g.placement, ...(Object.keys(g.labels).length ? { labels: g.labels } : {}) })}${g.namespace === 'default' ? '' : ` in ${g.namespace}`}`;
-      try {
-        const request = compileRequest(g.placement, { namespace: g.namespace, defaultCpus: g.defaultCpus, rareResources: reply.rareResources });
-        const key = `actor:${i}`;
-        demands.push({ kind: 'actor', key, request, labels: g.labels, count: g.count });
-        described.set(key, description);
-      } catch (err) {
-        invalid.push({ description, count: g.count, reason: `options the autoscaler cannot read: ${(err as Error).message}` });
-      }
-    });
-    reply.placementGroups.forEach((g, i) => {
-      const description = `${g.count} placement group${g.count === 1 ? '' : 's'} ${brief(g.options)}${g.namespace === 'default' ? '' : ` in ${g.namespace}`}`;
-      try {
-        const request = compilePlacementGroup(g.options as unknown as PlacementGroupOptions, { rareResources: reply.rareResources });
-        const key = `pg:${i}`;
-        demands.push({ kind: 'placement_group', key, request, count: g.count });
-        described.set(key, description);
-      } catch (err) {
-        invalid.push({ description, count: g.count, reason: `options the autoscaler cannot read: ${(err as Error).message}` });
-      }
-    });
-    return { demands, described, invalid };
   }
 
   #launch(type: string, now: number): void {
@@ -415,39 +384,4 @@ export class Autoscaler {
   }
 }
 
-/** The names the autoscaler gives the nodes of a type: `<cluster>-<type>-<6 hex>`. */
-export function nodeNamePattern(cluster: string, type: string): RegExp {
-  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${esc(cluster)}-${esc(type)}-[0-9a-f]{6}$`);
-}
-
-/** No actors, no bundles, and every resource free (no task leases). */
-function idle(n: DemandNode): boolean {
-  if (n.actors.length > 0 || n.bundles > 0) return false;
-  for (const name in n.total) if ((n.available[name] ?? 0) !== n.total[name]) return false;
-  return true;
-}
-
-function liveNode(n: DemandNode): LiveNode {
-  return {
-    nodeId: n.nodeId,
-    name: n.name,
-    state: n.state,
-    labels: n.labels,
-    taints: parseTaints(n.taints, { allowReserved: true }),
-    total: n.total,
-    available: n.available,
-    actors: n.actors.flatMap((g) => g.actorIds.map((actorId) => ({ actorId, namespace: g.namespace, labels: g.labels }))),
-  };
-}
-
-/** A compact one-line form of options: `{numGpus: 1, labelSelector: {type: gpu}}`. */
-function brief(value: unknown): string {
-  if (value === null || typeof value !== 'object') return typeof value === 'string' ? value : JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(brief).join(', ')}]`;
-  return `{${Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}: ${brief(v)}`).join(', ')}}`;
-}
-
-function clip<T extends { description: string }>(d: T): T {
-  return d.description.length > 4096 ? { ...d, description: `${d.description.slice(0, 4093)}...` } : d;
-}
+export { nodeNamePattern } from './demand-reply.ts';
