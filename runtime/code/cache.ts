@@ -205,14 +205,32 @@ async function acquire(lock: string, done: () => boolean): Promise<boolean> {
   }
 }
 
-function isStale(lock: string): boolean {
+/** Whether lock file `lock` may be taken over: old, its process gone, or its pid now another process's. */
+export function isStale(lock: string): boolean {
   try {
     const pid = Number(readFileSync(lock, 'utf8'));
-    if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) return true;
+    const written = statSync(lock).mtimeMs;
+    if (Date.now() - written > STALE_LOCK_MS) return true;
     if (!Number.isInteger(pid) || pid <= 0) return false;
     process.kill(pid, 0);
-    return false;
+    // alive — but a process that started after the lock was written holds a recycled pid: the
+    // fetcher that wrote it is gone (killed while it fetched), and nobody would free the lock
+    const started = startedAtMs(pid);
+    return started !== undefined && started > written + 1000;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** When process `pid` started (ms since the epoch), from /proc; undefined where /proc cannot tell. */
+function startedAtMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid …": field 22, starttime, in clock ticks since boot (USER_HZ, 100 on Linux)
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
+    return Number.isFinite(ticks) && Number.isFinite(boot) ? boot * 1000 + ticks * 10 : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -2,7 +2,8 @@
 // its layout; packages resolved through the node_modules link; a missing or corrupt bundle is a typed
 // error and leaves nothing behind. The store here is an in-memory object bucket (the JetStream one is
 // exercised by spec/integration/code-shipping.spec.ts).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,7 +13,7 @@ import { encodeBundle } from '../../../protocols/code-bundle.ts';
 import { codeBucketName } from '../../../protocols/code-store.ts';
 import type { Bus } from '../../../runtime/bus/bus.ts';
 import type { ObjectBucket } from '../../../runtime/bus/objects.ts';
-import { CodeCache, codeCacheRoot, nodeModulesOfOrrery, orreryPackageRoot } from '../../../runtime/code/cache.ts';
+import { CodeCache, isStale, codeCacheRoot, nodeModulesOfOrrery, orreryPackageRoot } from '../../../runtime/code/cache.ts';
 import { OrreryError } from '../../../lib/errors.ts';
 
 class MemoryBucket implements ObjectBucket {
@@ -117,6 +118,28 @@ test('a lock left by a process that is gone is taken over, and the partial copy 
   writeFileSync(join(partial, 'y.mjs'), 'export const y =');
   assert.ok(existsSync(await cache.materialize({ hash: fresh.hash, path: 'y.mjs' })));
   assert.equal(readdirSync(cache.dir).filter((e) => e.startsWith(fresh.hash)), [fresh.hash], 'the complete copy, no lock, no partial copy');
+});
+
+test('a lock is stale when its process is gone, or when a process that started after it was written holds its pid; not while its writer lives', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-lock-spec-'));
+  const lock = join(dir, 'x.lock');
+  const stranger = spawn('sleep', ['30'], { stdio: 'ignore' });
+  try {
+    // this process wrote it and lives: held
+    writeFileSync(lock, String(process.pid));
+    assert.not.ok(isStale(lock));
+    // a pid that cannot be running (above the kernel's pid_max): its writer is gone
+    writeFileSync(lock, String(2 ** 22 + 12345));
+    assert.ok(isStale(lock));
+    // written a minute before the process that holds its pid now started: a recycled pid
+    writeFileSync(lock, String(stranger.pid));
+    const before = new Date(Date.now() - 60_000);
+    utimesSync(lock, before, before);
+    assert.ok(isStale(lock));
+  } finally {
+    stranger.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a node whose bus has no object store (no JetStream) says so', async () => {
