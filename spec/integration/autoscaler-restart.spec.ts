@@ -80,23 +80,37 @@ const cmdline = (pid: number): string => {
   }
 };
 
-test('an autoscaler SIGKILLed while the node it launched starts: the next one takes the launch over, launches nothing more for that demand, and retires the node once idle', async () => {
+/**
+ * An autoscaler started with an actor only a worker node takes: resolves once it launched that node,
+ * with the node's name and the pid of its raylet — recorded in the run dir as soon as it exists (it
+ * runs in a process group of its own, and is not ready yet); looked for without pause, as it
+ * registers within a second. `lines` gets everything the autoscaler writes.
+ */
+async function launchOne(lines: string[] = []): Promise<{ autoscaler: RuntimeProcess; actor: ActorHandle<Counter>; name: string; rayletPid: number }> {
   let launched!: (name: string) => void;
   const launching = new Promise<string>((resolve) => (launched = resolve));
-  const first = await startAutoscaler((line) => {
+  const autoscaler = await startAutoscaler((line) => {
+    lines.push(line);
     const name = /launching (default-worker-[0-9a-f]{6})/.exec(line)?.[1];
     if (name !== undefined) launched(name);
   });
   const actor = (await local.cluster.actor(CounterActor).options({ labelSelector: { type: 'worker' }, numCpus: 2 }).remote(0)) as ActorHandle<Counter>;
   const name = await launching;
-  // the raylet it is starting, recorded in the run dir as soon as it exists (it runs in a process
-  // group of its own, and is not ready yet); looked for without pause, as it registers within a second
   let rayletPid: number | undefined;
   for (const giveUp = Date.now() + WAIT_MS; rayletPid === undefined && Date.now() < giveUp; await new Promise((resolve) => setImmediate(resolve))) {
     rayletPid = readRecords(runDir).find((r) => r.nodeName === name)?.pid;
   }
-  assert.ok(rayletPid !== undefined, 'the raylet the first autoscaler started is recorded');
+  assert.ok(rayletPid !== undefined, 'the raylet the autoscaler started is recorded');
   assert.ok(cmdline(rayletPid).includes(name), 'the recorded pid is that raylet');
+  return { autoscaler, actor, name, rayletPid };
+}
+
+/** Resolves once the raylet process and every raylet record are gone. */
+const retired = (rayletPid: number, what: string): Promise<true> =>
+  until(what, () => (isRunning(rayletPid) || readRecords(runDir).some((r) => r.role === 'raylet') ? undefined : true), WAIT_MS);
+
+test('an autoscaler SIGKILLed while the node it launched starts: the next one takes the launch over, launches nothing more for that demand, and retires the node once idle', async () => {
+  const { autoscaler: first, actor, name, rayletPid } = await launchOne();
   signal(rayletPid, 'SIGSTOP');
   frozen.add(rayletPid);
   signal(first.pid, 'SIGKILL');
@@ -120,8 +134,7 @@ test('an autoscaler SIGKILLed while the node it launched starts: the next one ta
 
   // idle once its actor is gone: drained and terminated by the autoscaler that took it over
   await actor.kill();
-  const recorded = (): string[] => readRecords(runDir).filter((r) => r.role === 'raylet').map((r) => r.nodeName!);
-  await until('the node retired: its raylet process gone, and its record', () => (isRunning(rayletPid) || recorded().length > 0 ? undefined : true), WAIT_MS);
+  await retired(rayletPid, 'the node retired: its raylet process gone, and its record');
   const after = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId);
   assert.ok(after === undefined || after.state === 'DEAD', `the node is gone from the cluster (${after?.state})`);
   await second.stop();
@@ -129,20 +142,7 @@ test('an autoscaler SIGKILLed while the node it launched starts: the next one ta
 
 test('the GCS SIGKILLed while a launched node starts: the node registers with the next GCS and is taken as launched; nothing more is launched', async () => {
   const lines: string[] = [];
-  let launched!: (name: string) => void;
-  const launching = new Promise<string>((resolve) => (launched = resolve));
-  const a = await startAutoscaler((line) => {
-    lines.push(line);
-    const name = /launching (default-worker-[0-9a-f]{6})/.exec(line)?.[1];
-    if (name !== undefined) launched(name);
-  });
-  const actor = (await local.cluster.actor(CounterActor).options({ labelSelector: { type: 'worker' }, numCpus: 2 }).remote(0)) as ActorHandle<Counter>;
-  const name = await launching;
-  let rayletPid: number | undefined;
-  for (const giveUp = Date.now() + WAIT_MS; rayletPid === undefined && Date.now() < giveUp; await new Promise((resolve) => setImmediate(resolve))) {
-    rayletPid = readRecords(runDir).find((r) => r.nodeName === name)?.pid;
-  }
-  assert.ok(rayletPid !== undefined, 'the raylet the autoscaler started is recorded');
+  const { autoscaler: a, actor, name, rayletPid } = await launchOne(lines);
   // held until no GCS runs, so it registers with the next one
   signal(rayletPid, 'SIGSTOP');
   frozen.add(rayletPid);
@@ -162,22 +162,13 @@ test('the GCS SIGKILLed while a launched node starts: the node registers with th
   assert.ok(!lines.some((l) => /launching default-worker-/.test(l) && !l.includes(name)), `nothing else launched: ${lines.join(' | ')}`);
 
   await actor.kill();
-  const recorded = (): string[] => readRecords(runDir).filter((r) => r.role === 'raylet').map((r) => r.nodeName!);
-  await until('the node retired once idle', () => (isRunning(rayletPid!) || recorded().length > 0 ? undefined : true), WAIT_MS);
+  await retired(rayletPid, 'the node retired once idle');
   await a.stop();
 });
 
 test('an autoscaler killed between draining an idle node and terminating it: the next one finishes the retirement', async () => {
-  let launched!: (name: string) => void;
-  const launching = new Promise<string>((resolve) => (launched = resolve));
-  const first = await startAutoscaler((line) => {
-    const name = /launching (default-worker-[0-9a-f]{6})/.exec(line)?.[1];
-    if (name !== undefined) launched(name);
-  });
-  const actor = (await local.cluster.actor(CounterActor).options({ labelSelector: { type: 'worker' }, numCpus: 2 }).remote(0)) as ActorHandle<Counter>;
-  const name = await launching;
+  const { autoscaler: first, actor, rayletPid } = await launchOne();
   const info = await actor.ready({ timeoutMs: WAIT_MS });
-  const rayletPid = readRecords(runDir).find((r) => r.nodeName === name)!.pid;
   signal(first.pid, 'SIGKILL');
   await first.exited;
   // what the first would have done next, had it lived: the node idle, and drained
@@ -192,8 +183,7 @@ test('an autoscaler killed between draining an idle node and terminating it: the
   assert.is((await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId)?.state, 'DRAINING');
 
   const second = await startAutoscaler();
-  const recorded = (): string[] => readRecords(runDir).filter((r) => r.role === 'raylet').map((r) => r.nodeName!);
-  await until('the drained node terminated by the next autoscaler', () => (isRunning(rayletPid) || recorded().length > 0 ? undefined : true), WAIT_MS);
+  await retired(rayletPid, 'the drained node terminated by the next autoscaler');
   const after = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId);
   assert.ok(after === undefined || after.state === 'DEAD', `the node is gone from the cluster (${after?.state})`);
   await second.stop();

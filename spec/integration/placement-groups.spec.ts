@@ -536,36 +536,48 @@ test('a SIGKILLed raylet holding a bundle with an actor: RESCHEDULING, then CREA
 
 const KILL_CLUSTER = 'pgkill';
 
+/**
+ * An inspect hook for an in-process GCS: `arm(run)` has `run` called (once) with the context of the
+ * first PlacementGroup machine snapshot in PREPARED — synchronously, before the commit requests
+ * leave (next turn of the loop); `disarm()` drops it.
+ */
+function onPrepared(): { inspect: (e: InspectionEvent) => void; arm(run: (c: PlacementGroupContext) => void): void; disarm(): void } {
+  let armed: ((c: PlacementGroupContext) => void) | undefined;
+  return {
+    inspect: (e) => {
+      if (e.type !== '@xstate.snapshot' || !armed) return;
+      if ((e.actorRef as unknown as { logic?: { id?: string } }).logic?.id !== 'placement-group') return;
+      const snapshot = e.snapshot as unknown as { value: unknown; context: PlacementGroupContext };
+      if (snapshot.value !== 'PREPARED') return;
+      const run = armed;
+      armed = undefined;
+      run(snapshot.context);
+    },
+    arm: (run) => void (armed = run),
+    disarm: () => void (armed = undefined),
+  };
+}
+
 test('a raylet SIGKILLed between prepare and commit: the group is CREATED on other nodes; with no spare it stays PENDING and the surviving raylet holds nothing', async () => {
   let bus: Bus | undefined;
   let reportBus: Bus | undefined;
   let gcs: GcsHandle | undefined;
   let client: Cluster | undefined;
   const raylets = new Map<string, RuntimeProcess>();
-  /** Armed by the test: runs (once) on the first PlacementGroup machine snapshot in PREPARED. */
-  let onPrepared: ((c: PlacementGroupContext) => void) | undefined;
-  const inspect = (e: InspectionEvent): void => {
-    if (e.type !== '@xstate.snapshot' || !onPrepared) return;
-    if ((e.actorRef as unknown as { logic?: { id?: string } }).logic?.id !== 'placement-group') return;
-    const snapshot = e.snapshot as unknown as { value: unknown; context: PlacementGroupContext };
-    if (snapshot.value !== 'PREPARED') return;
-    const run = onPrepared;
-    onPrepared = undefined;
-    run(snapshot.context);
-  };
+  const prepared = onPrepared();
   /** SIGKILLs a raylet of the round, synchronously, before the commit requests leave (next turn of the loop). */
   const killFirstOfRound = (): Promise<{ killed: string; round: string[] }> =>
     new Promise((resolve) => {
-      onPrepared = (c) => {
+      prepared.arm((c) => {
         const round = c.bundles.map((b) => b.nodeId!);
         const raylet = raylets.get(round[0])!;
         void raylet.crash(); // the signals are sent before crash() first awaits
         resolve({ killed: round[0], round });
-      };
+      });
     });
   try {
     bus = await connectNatsBus({ servers: server.url, name: 'pg-spec-gcs' });
-    gcs = await startGcs({ bus, cluster: KILL_CLUSTER, heartbeatMs: 100, nodeTimeoutMs: 1500, bundleTimeoutMs: 300, inspect });
+    gcs = await startGcs({ bus, cluster: KILL_CLUSTER, heartbeatMs: 100, nodeTimeoutMs: 1500, bundleTimeoutMs: 300, inspect: prepared.inspect });
     const started = await Promise.all(
       ['k1', 'k2', 'k3'].map((name) =>
         spawnRuntimeProcess('raylet', ['--address', server.url, '--cluster', KILL_CLUSTER, ...rayletFlags(resolveNodeSpec({ name, resources: { CPU: 2 } }, name))]),
@@ -652,7 +664,7 @@ test('a raylet SIGKILLed between prepare and commit: the group is CREATED on oth
     assert.equal([node.state, node.resources.available, node.resources.total], ['ALIVE', total, total]);
     assert.is(reports.get(survivor)!.at(-1)!.available.CPU, total.CPU * U, 'still nothing locked');
   } finally {
-    onPrepared = undefined;
+    prepared.disarm();
     await client?.close();
     await Promise.all([...raylets.values()].map((r) => r.stop()));
     await gcs?.stop();
@@ -726,32 +738,23 @@ const nodeEvent = (client: Cluster, type: 'node_dead' | 'node_added', nodeId: ()
  * end holding nothing of the group, while the group stays where it was created.
  */
 async function frozenBetweenPhases(name: string, pastNodeTimeout: boolean): Promise<void> {
-  let onPrepared: ((c: PlacementGroupContext) => void) | undefined;
-  const inspect = (e: InspectionEvent): void => {
-    if (e.type !== '@xstate.snapshot' || !onPrepared) return;
-    if ((e.actorRef as unknown as { logic?: { id?: string } }).logic?.id !== 'placement-group') return;
-    const snapshot = e.snapshot as unknown as { value: unknown; context: PlacementGroupContext };
-    if (snapshot.value !== 'PREPARED') return;
-    const run = onPrepared;
-    onPrepared = undefined;
-    run(snapshot.context);
-  };
+  const prepared = onPrepared();
   // the freeze outlasts the commit's timeout (300 ms), and stays well inside a 10-s node timeout; past it,
   // 3 s as the shared cluster above (a raylet starved of CPU on a loaded machine must not miss 1.5 s)
-  const c = await freezeCluster(name, { nodeTimeoutMs: pastNodeTimeout ? 3000 : 10_000, inspect });
+  const c = await freezeCluster(name, { nodeTimeoutMs: pastNodeTimeout ? 3000 : 10_000, inspect: prepared.inspect });
   let frozenPid: number | undefined;
   try {
     // frozen synchronously on the GCS's PREPARED step, before the commit requests leave
     let frozenId: string | undefined;
     let round: string[] = [];
     const frozen = new Promise<void>((resolve) => {
-      onPrepared = (ctx) => {
+      prepared.arm((ctx) => {
         round = ctx.bundles.map((b) => b.nodeId!);
         frozenId = round[0];
         frozenPid = c.raylets.get(frozenId)!.pid;
         process.kill(frozenPid, 'SIGSTOP');
         resolve();
-      };
+      });
     });
     const dead = nodeEvent(c.client, 'node_dead', () => frozenId);
     const back = nodeEvent(c.client, 'node_added', () => frozenId);
@@ -780,7 +783,7 @@ async function frozenBetweenPhases(name: string, pastNodeTimeout: boolean): Prom
     await pg.remove();
     await c.wholeAgain();
   } finally {
-    onPrepared = undefined;
+    prepared.disarm();
     if (frozenPid !== undefined) process.kill(frozenPid, 'SIGCONT');
     await c.close();
   }
