@@ -1,6 +1,6 @@
 // An autoscaler process SIGKILLed while a node it launched is still starting, or between draining
-// an idle node and terminating it, and the GCS SIGKILLed and started again while a node starts, on
-// real parts: a
+// an idle node and terminating it, and the GCS SIGKILLed and started again (or the nats-server down
+// for a second) while a node starts, on real parts: a
 // nats-server this spec starts, a GCS and one fixed node (startLocalCluster), and autoscaler
 // processes (runtime/autoscaler/main.ts) whose `local` provider starts raylets in the background,
 // recorded in a run dir of the spec's own. The raylet left starting is frozen (SIGSTOP) until the
@@ -187,6 +187,28 @@ test('an autoscaler killed between draining an idle node and terminating it: the
   const after = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId);
   assert.ok(after === undefined || after.state === 'DEAD', `the node is gone from the cluster (${after?.state})`);
   await second.stop();
+});
+
+test('the nats-server down for a second while a launched node starts (SIGKILL, back on the same port and store): one worker node serves the demand — the one launched, or, if its raylet could not connect and exited, one launched in its place; nothing leaks', async () => {
+  const lines: string[] = [];
+  const { autoscaler: a, actor, name, rayletPid } = await launchOne(lines);
+  await server.restart({ downMs: 1000 });
+  const info = await actor.ready({ timeoutMs: WAIT_MS });
+  const node = (await local.cluster.nodes()).find((n) => n.nodeId === info.nodeId)!;
+  await statusSince(Date.now(), (s) => s.launching.length === 0 && s.nodeTypes.some((t) => t.name === 'worker' && t.live === 1), 'the autoscaler reporting one worker live after the outage');
+  const workers = (await local.cluster.nodes()).filter((n) => n.labels['orrery.io/node-group'] === 'worker' && n.state === 'ALIVE');
+  assert.equal(workers.map((n) => n.name), [node.name], 'one worker node, the actor on it');
+  if (node.name !== name) {
+    // a raylet started while no NATS server ran fails at once ("cannot connect to NATS"): the launch
+    // failed with its log's tail, its process and record are gone, and one node was launched instead
+    assert.ok(lines.some((l) => l.includes(`launching ${name} failed`) && /cannot connect to NATS/.test(l)), `the first launch failed, saying why: ${lines.join(' | ')}`);
+    assert.not.ok(isRunning(rayletPid), 'its raylet exited');
+    assert.equal(lines.filter((l) => /^orrery autoscaler: launching default-worker-[0-9a-f]{6} \(worker\)$/.test(l)).length, 2, 'one launch in its place, no more');
+  }
+  const retiredPid = node.name === name ? rayletPid : readRecords(runDir).find((r) => r.nodeName === node.name)!.pid;
+  await actor.kill();
+  await retired(retiredPid, 'the node retired once idle, and no raylet or record left');
+  await a.stop();
 });
 
 test('the local provider waits for a raylet that cannot register yet (no GCS for its cluster) rather than kill it; a terminate meanwhile stops it and fails the launch', async () => {
