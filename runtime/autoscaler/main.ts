@@ -12,21 +12,22 @@
  */
 import { inspectionEnabled, InspectPublisher } from '../inspect/publisher.ts';
 import { processMain } from '../process/main.ts';
-import { ACCESS_USAGE, accessFlags, addressFlag, FlagError, scanFlags, ACCESS_FLAGS } from '../process/flags.ts';
+import { ACCESS_USAGE, accessFlags, addressFlag, CONNECT_WAIT_FLAG, CONNECT_WAIT_USAGE, connectWaitFlag, FlagError, scanFlags, ACCESS_FLAGS } from '../process/flags.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { loadAutoscalerConfig, type AutoscalerConfig } from './config.ts';
 import { autoscalerGcs } from './gcs.ts';
 import { providerFor } from './providers.ts';
 
-const USAGE = `usage: orrery-autoscaler --config FILE [--address URL]
+const USAGE = `usage: orrery-autoscaler --config FILE [--address URL] [--connect-wait SECONDS]
   --config FILE: the cluster config (docs/autoscaling.md)
   --address URL (or $ORRERY_ADDRESS): the NATS server(s); launched nodes join the same address
-${ACCESS_USAGE}`;
+${ACCESS_USAGE}
+${CONNECT_WAIT_USAGE}`;
 
 const main = processMain('autoscaler');
 const flags = main.flags(() => {
-  const { given, help } = scanFlags(process.argv.slice(2), new Set(['--config', '--address', ...ACCESS_FLAGS]));
-  if (help) return { help, config: undefined as unknown as AutoscalerConfig, address: '', access: {} };
+  const { given, help } = scanFlags(process.argv.slice(2), new Set(['--config', '--address', CONNECT_WAIT_FLAG, ...ACCESS_FLAGS]));
+  if (help) return { help, config: undefined as unknown as AutoscalerConfig, address: '', access: {}, connectWaitSeconds: 0 };
   const file = given.get('--config');
   if (file === undefined) throw new FlagError('--config', 'required: the cluster config file');
   let config: AutoscalerConfig;
@@ -35,10 +36,10 @@ const flags = main.flags(() => {
   } catch (err) {
     throw new FlagError('--config', (err as Error).message);
   }
-  return { help, config, address: addressFlag(given, process.env), access: accessFlags(given, process.env) };
+  return { help, config, address: addressFlag(given, process.env), access: accessFlags(given, process.env), connectWaitSeconds: connectWaitFlag(given, process.env) };
 }, USAGE);
 
-const bus = await main.connect(flags.address, `orrery-autoscaler-${flags.config.cluster}`, flags.access);
+const bus = await main.connect(flags.address, `orrery-autoscaler-${flags.config.cluster}`, flags.access, flags.connectWaitSeconds);
 let inspection: InspectPublisher | undefined;
 if (inspectionEnabled(process.env)) {
   inspection = new InspectPublisher({ bus, cluster: flags.config.cluster, name: `autoscaler:${flags.config.cluster}`, log: main.say });

@@ -32,11 +32,17 @@ export class InvalidSubjectError extends OrreryError {
   }
 }
 
-/** No server of the given address could be reached. */
+/**
+ * No server of the given address could be reached. `transient`: nothing answered (refused, timed
+ * out, a name that does not resolve yet) — trying again later may work; false when a server answered
+ * and refused (credentials, TLS), which waiting does not mend.
+ */
 export class ConnectionFailedError extends OrreryError {
   override name = 'ConnectionFailedError';
-  constructor(readonly address: string, reason: string, options: { cause?: unknown } = {}) {
-    super('CONNECTION_FAILED', `cannot connect to NATS at ${address}: ${reason}`, { ...options, detail: { address, reason } });
+  readonly transient: boolean;
+  constructor(readonly address: string, reason: string, options: { cause?: unknown; transient?: boolean } = {}) {
+    super('CONNECTION_FAILED', `cannot connect to NATS at ${address}: ${reason}`, { cause: options.cause, detail: { address, reason } });
+    this.transient = options.transient ?? false;
   }
 }
 

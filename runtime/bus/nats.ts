@@ -66,8 +66,19 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     // nats.js's messages carry no secret, but a URL with a password might be echoed in one
     const reason = redactAddress(cause instanceof Error ? cause.message : String(cause));
     const hint = /authoriz|authentica/i.test(reason) ? (creds === undefined ? ' (the server requires credentials: --creds FILE or ORRERY_CREDS)' : ` (the server refused the credentials in ${creds.path})`) : '';
-    throw new ConnectionFailedError(address, reason + hint, { cause });
+    throw new ConnectionFailedError(address, reason + hint, { cause, transient: hint === '' && unanswered(cause) });
   }
+}
+
+/** Socket-level failures where no server spoke: refused, timed out, unreachable, a name not resolving yet. */
+const UNANSWERED = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+
+function unanswered(cause: unknown): boolean {
+  if (!(cause instanceof Error)) return false;
+  const code = (cause as NodeJS.ErrnoException).code ?? ((cause as { cause?: NodeJS.ErrnoException }).cause?.code);
+  if (code !== undefined && UNANSWERED.has(code)) return true;
+  // nats.js's own: the server did not send its INFO within `timeout`, or the socket closed before it
+  return cause instanceof errors.TimeoutError || /^(connection refused|timeout|connection closed)$/i.test(cause.message);
 }
 
 /**

@@ -2,7 +2,7 @@ import { parseResources } from '../../lib/resources/resource-set.ts';
 import { assertToken } from '../../protocols/subjects.ts';
 import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES, DEFAULT_MAX_REMOVED_GROUPS } from './dead-actors.ts';
 import { DEFAULT_JOB_TIMEOUT_MS } from './jobs.ts';
-import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
+import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, CONNECT_WAIT_FLAG, CONNECT_WAIT_USAGE, connectWaitFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
 
 export { DEFAULT_ADDRESS, FlagError };
 
@@ -10,6 +10,8 @@ export interface GcsFlags {
   address: string;
   /** Credentials and TLS for the NATS connection. */
   access: NatsAccess;
+  /** How long to keep trying a NATS server that does not answer yet (seconds; 0: give up at once). */
+  connectWaitSeconds: number;
   cluster: string;
   rareResources: string[];
   heartbeatMs: number;
@@ -34,7 +36,7 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
            [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N] [--max-dead-nodes N]
            [--max-removed-groups N]
            [--persist auto|on|off | --no-persist] [--grace-ms N] [--lease-ms N] [--job-timeout-ms N]
-           [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
+           [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--connect-wait SECONDS]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
   --heartbeat-ms to $ORRERY_HEARTBEAT_MS, then 500 (at least 10); --node-timeout-ms to
   $ORRERY_NODE_TIMEOUT_MS, then 3000 (longer than a heartbeat): a node is DEAD after missing
@@ -50,9 +52,10 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
   when the leader has not renewed it for this long; --job-timeout-ms to $ORRERY_JOB_TIMEOUT_MS, then
   ${DEFAULT_JOB_TIMEOUT_MS}: a driver's job with no heartbeat for this long is finished and the actors and
   placement groups it owns are killed (docs/jobs.md)
-${ACCESS_USAGE}`;
+${ACCESS_USAGE}
+${CONNECT_WAIT_USAGE}`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--max-dead-nodes', '--max-removed-groups', '--persist', '--grace-ms', '--lease-ms', '--job-timeout-ms', ...ACCESS_FLAGS]);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--max-dead-nodes', '--max-removed-groups', '--persist', '--grace-ms', '--lease-ms', '--job-timeout-ms', CONNECT_WAIT_FLAG, ...ACCESS_FLAGS]);
 
 /** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
 export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
@@ -80,7 +83,8 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const leaseMs = integer(...fromFlagOrEnv(given, '--lease-ms', env, 'ORRERY_LEASE_MS'), 2000, 100);
   const jobTimeoutMs = integer(...fromFlagOrEnv(given, '--job-timeout-ms', env, 'ORRERY_JOB_TIMEOUT_MS'), DEFAULT_JOB_TIMEOUT_MS, 100);
   const access = accessFlags(given, env);
-  return { address, access, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, maxDeadNodes, maxRemovedGroups, persist, graceMs, leaseMs, jobTimeoutMs, help };
+  const connectWaitSeconds = connectWaitFlag(given, env);
+  return { address, access, connectWaitSeconds, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, maxDeadNodes, maxRemovedGroups, persist, graceMs, leaseMs, jobTimeoutMs, help };
 }
 
 /** The flag's value, else the environment variable's (named as the source of a bad value). */

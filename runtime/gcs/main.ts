@@ -35,7 +35,7 @@ import type { GcsStore } from './store.ts';
 
 const main: ProcessMain = processMain('gcs');
 const flags = main.flags(() => parseGcsFlags(process.argv.slice(2), process.env), USAGE);
-const bus: Bus = await main.connect(flags.address, `orrery-gcs-${flags.cluster}`, flags.access);
+const bus: Bus = await main.connect(flags.address, `orrery-gcs-${flags.cluster}`, flags.access, flags.connectWaitSeconds);
 
 interface Serving {
   gcs: GcsService;

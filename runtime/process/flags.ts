@@ -80,3 +80,29 @@ export function accessFlags(given: ReadonlyMap<string, string>, env: NodeJS.Proc
   const anyTls = tls.ca !== undefined || tls.cert !== undefined;
   return { ...(creds === undefined ? {} : { creds }), ...(anyTls ? { tls: Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)) } : {}) };
 }
+
+/**
+ * How long a daemon (the GCS, a raylet, the autoscaler) keeps trying a NATS server that does not
+ * answer yet before it gives up: started beside the server (systemd, a container's entrypoint, an
+ * autoscaler's launch during an outage), it waits for it. Once connected, a process rides out any
+ * outage whatever this says (nats.ts reconnects for good); this is the first connection only.
+ */
+export const CONNECT_WAIT_FLAG = '--connect-wait';
+
+export const CONNECT_WAIT_USAGE = `  --connect-wait SECONDS (or $ORRERY_CONNECT_WAIT): how long to keep trying a NATS server that does not
+      answer yet before giving up; default 0, give up at once (refused credentials or TLS are never retried)`;
+
+/** The most a process may be told to wait: a day. Longer is a typo, not a plan. */
+const MAX_CONNECT_WAIT_S = 86_400;
+
+/** --connect-wait, else $ORRERY_CONNECT_WAIT, in seconds (fractions allowed); 0 when neither is set. */
+export function connectWaitFlag(given: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv): number {
+  const fromFlag = given.has(CONNECT_WAIT_FLAG);
+  const text = fromFlag ? given.get(CONNECT_WAIT_FLAG)! : env.ORRERY_CONNECT_WAIT?.trim();
+  if (text === undefined || (!fromFlag && text === '')) return 0;
+  const seconds = Number(text);
+  if (text.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > MAX_CONNECT_WAIT_S) {
+    throw new FlagError(CONNECT_WAIT_FLAG, `expected seconds from 0 to ${MAX_CONNECT_WAIT_S}, got ${JSON.stringify(text)}${fromFlag ? '' : ' (from $ORRERY_CONNECT_WAIT)'}`);
+  }
+  return seconds;
+}

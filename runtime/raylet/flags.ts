@@ -5,7 +5,7 @@ import { labelValueProblem } from '../../lib/labels/validate.ts';
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { parseTaints } from '../../lib/scheduling/taints.ts';
 import { assertToken } from '../../protocols/subjects.ts';
-import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
+import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, CONNECT_WAIT_FLAG, CONNECT_WAIT_USAGE, connectWaitFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
 
 export { DEFAULT_ADDRESS, FlagError };
 
@@ -13,6 +13,8 @@ export interface RayletFlags {
   address: string;
   /** Credentials and TLS for the NATS connection (the raylet's and its worker hosts'). */
   access: NatsAccess;
+  /** How long to keep trying a NATS server that does not answer yet (seconds; 0: give up at once). */
+  connectWaitSeconds: number;
   cluster: string;
   nodeName?: string;
   nodeIp?: string;
@@ -33,15 +35,16 @@ export const USAGE = `usage: raylet [--address URL] [--cluster NAME] [--node-nam
               [--labels "k=v,…"] [--labels-file FILE.yaml] [--taints "k=v[:Effect],…"]
               [--resources '{"GPU":1}'] [--num-cpus N] [--num-gpus N] [--code-root DIR[${delimiter}DIR…]]
               [--max-queued-tasks N] [--max-queued-task-bytes N]
-              [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
+              [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--connect-wait SECONDS]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; labels also come from $ORRERY_NODE_LABELS
   --code-root: actors and tasks load only from files under these directories (default $ORRERY_CODE_ROOTS; none: any file)
   --max-queued-tasks, --max-queued-task-bytes: the most tasks (default 100000) and bytes of them (default
       268435456) waiting in this raylet's queue; past them a task is refused and its driver submits it
       again later (default $ORRERY_MAX_QUEUED_TASKS, $ORRERY_MAX_QUEUED_TASK_BYTES)
-${ACCESS_USAGE}`;
+${ACCESS_USAGE}
+${CONNECT_WAIT_USAGE}`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--node-name', '--node-ip', '--labels', '--labels-file', '--taints', '--resources', '--num-cpus', '--num-gpus', '--code-root', '--max-queued-tasks', '--max-queued-task-bytes', ...ACCESS_FLAGS]);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--node-name', '--node-ip', '--labels', '--labels-file', '--taints', '--resources', '--num-cpus', '--num-gpus', '--code-root', '--max-queued-tasks', '--max-queued-task-bytes', CONNECT_WAIT_FLAG, ...ACCESS_FLAGS]);
 
 /** Parses the raylet's flags and environment; every problem is a FlagError naming its flag. */
 export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv): RayletFlags {
@@ -90,7 +93,8 @@ export function parseRayletFlags(argv: readonly string[], env: NodeJS.ProcessEnv
   };
   const maxQueuedTasks = count('--max-queued-tasks', 'ORRERY_MAX_QUEUED_TASKS');
   const maxQueuedTaskBytes = count('--max-queued-task-bytes', 'ORRERY_MAX_QUEUED_TASK_BYTES');
-  return { address, access, cluster, nodeName, nodeIp, labels, taints, resources, codeRoots, maxQueuedTasks, maxQueuedTaskBytes, help };
+  const connectWaitSeconds = connectWaitFlag(given, env);
+  return { address, access, connectWaitSeconds, cluster, nodeName, nodeIp, labels, taints, resources, codeRoots, maxQueuedTasks, maxQueuedTaskBytes, help };
 }
 
 /** A whole number of at least 1, written in decimal digits; undefined when not given. */

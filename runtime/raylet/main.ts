@@ -9,8 +9,8 @@
  * (runtime/inspect, docs/inspection.md); ORRERY_INSPECT=off leaves inspection out entirely.
  *
  * Logs go to stderr. SIGTERM or SIGINT stops it gracefully (exit 0). A bad flag is one line on
- * stderr naming the flag, exit 2; NATS that cannot be reached, or a GCS that refuses the node, is
- * one line, exit 1.
+ * stderr naming the flag, exit 2; NATS that cannot be reached (after --connect-wait, if given), or
+ * a GCS that refuses the node, is one line, exit 1.
  */
 import { OrreryError } from '../../lib/errors.ts';
 import type { Bus } from '../bus/bus.ts';
@@ -22,7 +22,7 @@ import { RayletService } from './service.ts';
 
 const main: ProcessMain = processMain('raylet');
 const flags = main.flags(() => parseRayletFlags(process.argv.slice(2), process.env), USAGE);
-const bus: Bus = await main.connect(flags.address, `orrery-raylet-${flags.nodeName ?? process.pid}`, flags.access);
+const bus: Bus = await main.connect(flags.address, `orrery-raylet-${flags.nodeName ?? process.pid}`, flags.access, flags.connectWaitSeconds);
 
 // The raylet service is built here rather than with startRaylet so its machine's actor system can be
 // handed to the inspection publisher (startRaylet does not pass onActorSystem through).

@@ -12,7 +12,7 @@ import type { Bus } from '../../runtime/bus/bus.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { ActorDiedError, specializeError, RemoteError } from '../../runtime/errors.ts';
 import { WorkerProcess } from '../../runtime/raylet/worker-process.ts';
-import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { freePort, startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { StubGcs } from '../runtime/raylet/stub-gcs.ts';
 import { call, createSpec, rejection } from '../runtime/worker/support.ts';
 
@@ -282,6 +282,42 @@ test('unreachable NATS exits 1 with one line naming the address', async () => {
   const lines = p.stderr().trim().split('\n');
   assert.is(lines.length, 1, p.stderr());
   assert.match(lines[0], 'nats://127.0.0.1:1');
+});
+
+test('with --connect-wait, a raylet started before its NATS server waits for it, then registers', async () => {
+  const port = await freePort();
+  const p = run(['--address', `nats://127.0.0.1:${port}`, '--node-name', 'early', '--connect-wait', '60']);
+  await until(() => p.stderr().includes('does not answer'), 'the raylet saying it waits for NATS');
+  assert.match(p.stderr(), `NATS at nats://127.0.0.1:${port} does not answer (connection refused); trying again for up to 60 s (--connect-wait)`);
+  const late = await startNatsServer({ port });
+  const lateBus = await connectNatsBus({ servers: late.url, name: 'stub-gcs-late' });
+  const lateGcs = new StubGcs(lateBus);
+  try {
+    await until(() => p.stdout.some((l) => l.startsWith('ORRERY_READY ')), 'the ready line once the server is up', 30_000);
+    assert.ok(lateGcs.registrations.some((r) => r.labels['orrery.io/node-name'] === 'early'), 'it registered with the GCS on that server');
+    assert.match(p.stderr(), /connected to NATS at nats:\/\/127\.0\.0\.1:\d+ after \d+\.\d s/);
+    p.child.kill('SIGTERM');
+    assert.equal(await p.exited, { code: 0, signal: null });
+  } finally {
+    lateGcs.close();
+    await lateBus.close();
+    await late.stop();
+  }
+});
+
+test('with --connect-wait, NATS that never answers exits 1 once the wait is over, saying how long it tried', async () => {
+  const p = run(['--address', 'nats://127.0.0.1:1', '--connect-wait', '0.6']);
+  assert.equal(await p.exited, { code: 1, signal: null });
+  const lines = p.stderr().trim().split('\n');
+  assert.is(lines.length, 2, p.stderr());
+  assert.match(lines[0], 'trying again for up to 0.6 s');
+  assert.match(lines[1], /^orrery raylet: cannot connect to NATS at nats:\/\/127\.0\.0\.1:1: connection refused \(tried for \d+\.\d s\)$/);
+});
+
+test('a bad --connect-wait exits 2 with one line naming it', async () => {
+  const p = run(['--address', server.url, '--connect-wait', 'forever']);
+  assert.equal(await p.exited, { code: 2, signal: null });
+  assert.match(p.stderr().trim(), /^orrery raylet: --connect-wait: expected seconds from 0 to 86400, got "forever"$/);
 });
 
 test('the address can come from ORRERY_ADDRESS', async () => {

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_ADDRESS, FlagError, parseGcsFlags, type GcsFlags } from '../../../runtime/gcs/flags.ts';
 
-const defaults: GcsFlags = { address: DEFAULT_ADDRESS, access: {}, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, maxDeadNodes: 1_000, maxRemovedGroups: 10_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, jobTimeoutMs: 30_000, help: false };
+const defaults: GcsFlags = { address: DEFAULT_ADDRESS, access: {}, connectWaitSeconds: 0, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, maxDeadNodes: 1_000, maxRemovedGroups: 10_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, jobTimeoutMs: 30_000, help: false };
 
 const accepted: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<GcsFlags> }[] = [
   { name: 'no flags', argv: [], want: {} },
