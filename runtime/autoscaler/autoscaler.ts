@@ -272,6 +272,7 @@ export class Autoscaler {
         resources: t.resources,
         address: this.#opts.address,
         cluster: this.#opts.config.cluster,
+        connectWaitSeconds: this.#opts.config.launchTimeoutSeconds,
       })
       .then(
         () => this.#actor.send({ type: 'LAUNCHED' }),

@@ -21,6 +21,12 @@ export interface LaunchRequest {
   /** The NATS address(es) the node joins. */
   readonly address: string;
   readonly cluster: string;
+  /**
+   * How long the node may wait for a NATS server that does not answer yet (`--connect-wait`): the
+   * autoscaler gives its launch timeout, so a node started during an outage joins when the server is
+   * back rather than exiting and being launched again.
+   */
+  readonly connectWaitSeconds?: number;
 }
 
 export interface ProvidedNode {
@@ -63,6 +69,7 @@ export function rayletArgs(req: LaunchRequest): string[] {
   const taints = Object.entries(req.taints).map(([k, v]) => `${k}=${v}`).join(',');
   if (taints) args.push('--taints', taints);
   args.push('--resources', JSON.stringify(req.resources));
+  if (req.connectWaitSeconds !== undefined && req.connectWaitSeconds > 0) args.push('--connect-wait', String(req.connectWaitSeconds));
   return args;
 }
 

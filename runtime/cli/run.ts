@@ -29,6 +29,8 @@ export const USAGE = `usage:
       node flags: --labels "k=v,k2=v2"  --labels-file FILE.yaml  --taints "k=v[:Effect],…"
                   --resources '{"my_res":2}'  --num-cpus N  --num-gpus N  --node-name NAME
                   --max-queued-tasks N  --max-queued-task-bytes N   (the raylet's task queue; default 100000, 268435456)
+      --connect-wait S: wait up to S seconds for a NATS server (and, joining, a GCS) that does not answer
+                  yet, rather than fail at once (or ORRERY_CONNECT_WAIT; for machines booting together)
   orrery stop
   orrery up CLUSTER.yaml [--address URL] [--wait S]   the cluster a config describes: nats-server and
       GCS when none runs, then the autoscaler, which launches each node type's minWorkers (waits up to

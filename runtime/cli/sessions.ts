@@ -31,7 +31,8 @@ export interface Session {
   /** nats-server on 127.0.0.1 at port 4222: this machine only (no authentication yet: docs/security.md). */
   /** nats-server on port 4222 of `host` (default 127.0.0.1), with `config` (auth) when given. */
   startNats(opts?: { host?: string; config?: string; autoscaler?: string }): Promise<string>;
-  start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string; autoscaler?: string }): Promise<Started>;
+  /** `readyTimeoutMs`: how long it may take to print its ready line (default runtime-process.ts's). */
+  start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string; autoscaler?: string }, opts?: { readyTimeoutMs?: number }): Promise<Started>;
   /** Stops what this session started (a later step failed). */
   abort(): Promise<void>;
 }
@@ -56,9 +57,9 @@ export class DetachedSession implements Session {
     return nats.url;
   }
 
-  async start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string; autoscaler?: string }): Promise<Started> {
+  async start(role: RuntimeRole, args: string[], meta: { cluster: string; address: string; autoscaler?: string }, opts: { readyTimeoutMs?: number } = {}): Promise<Started> {
     const logFile = logFileFor(this.dir, role);
-    const started = await spawnDetachedRuntimeProcess(role, args, { logFile });
+    const started = await spawnDetachedRuntimeProcess(role, args, { logFile, ...opts });
     this.record({
       role,
       pid: started.pid,
@@ -96,8 +97,8 @@ export class AttachedSession implements Session {
     return this.nats.url;
   }
 
-  async start(role: RuntimeRole, args: string[]): Promise<Started> {
-    const child = await spawnRuntimeProcess(role, args, { onLine: (line) => this.io.err(`[${role}] ${line}`) });
+  async start(role: RuntimeRole, args: string[], _meta?: unknown, opts: { readyTimeoutMs?: number } = {}): Promise<Started> {
+    const child = await spawnRuntimeProcess(role, args, { onLine: (line) => this.io.err(`[${role}] ${line}`), ...opts });
     this.children.push(child);
     return child;
   }

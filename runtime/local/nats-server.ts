@@ -19,11 +19,11 @@ export interface NatsServerHandle {
   readonly pid: number;
   stop(): Promise<void>;
   /**
-   * A crash and a comeback: SIGKILL, then — once the port is closed and `downMs` more have passed —
-   * the same server again on the same port with the same JetStream store. For chaos runs and specs
-   * of a NATS outage; not for a detached server.
+   * A crash and a comeback: SIGKILL, then — once the port is closed, `downMs` more have passed and
+   * `until` (asked every 20 ms, if given) holds — the same server again on the same port with the
+   * same JetStream store. For chaos runs and specs of a NATS outage; not for a detached server.
    */
-  restart(opts?: { downMs?: number }): Promise<void>;
+  restart(opts?: { downMs?: number; until?: () => boolean }): Promise<void>;
 }
 
 export interface NatsServerOptions {
@@ -114,11 +114,12 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
           return current.child.pid!;
         },
         stop: () => stop(current.child, current.exited, tempStore),
-        restart: async ({ downMs = 0 } = {}) => {
+        restart: async ({ downMs = 0, until } = {}) => {
           current.child.kill('SIGKILL');
           await current.exited;
           while (await canConnect(probeHost, port, 200)) await new Promise((resolve) => setTimeout(resolve, 10));
           if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+          while (until !== undefined && !until()) await new Promise((resolve) => setTimeout(resolve, 20));
           const next = launch(bin, args, undefined);
           const nextExited = new Promise<void>((resolve) => {
             next.child.once('exit', () => resolve());

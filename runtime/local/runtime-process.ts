@@ -33,7 +33,8 @@ export interface RuntimeProcess {
 }
 
 export const READY_PREFIX = 'ORRERY_READY ';
-const READY_TIMEOUT_MS = 30_000;
+/** How long a started process may take to print its ready line, unless the caller says otherwise. */
+export const READY_TIMEOUT_MS = 30_000;
 const KEEP_LINES = 40;
 
 export function entryPath(role: RuntimeRole): string {

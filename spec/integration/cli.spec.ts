@@ -12,7 +12,8 @@ import { isRunning } from '../../runtime/local/process-tree.ts';
 import { connect, type Cluster, type NodeInfo } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { ORRERY_MAIN, runOrrery, type CliResult } from '../helpers/orrery-cli.ts';
-import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { freePort, startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { RunningCli } from '../runtime/cli/process.ts';
 import { until } from '../helpers/until.ts';
 
 const runDir = mkdtempSync(join(tmpdir(), 'orrery-cli-run-'));
@@ -29,6 +30,7 @@ const badFlags: [string[], RegExp][] = [
   [['start', '--head', '--resources', 'GPU=1'], /--resources/],
   [['start', '--head', '--taints', 'k=v:Never'], /--taints/],
   [['start', '--head', '--bogus'], /--bogus/],
+  [['start', '--address', 'nats://127.0.0.1:9', '--connect-wait', 'a while'], /^orrery: start: --connect-wait: expected seconds from 0 to 86400, got "a while" \[USAGE\]/],
   [['list', 'nodes', '--address', 'nats://'], /--address/],
   [['explain', '--options', '{nope'], /--options is not JSON/],
   [['explain', '--options', '[1]'], /--options must be a JSON object/],
@@ -217,6 +219,38 @@ test('start --head --block runs in the foreground until SIGTERM, then stops what
   assert.is(await exited, 0);
   const after = await orrery(['list', 'nodes', '--cluster', 'blocking'], { ORRERY_ADDRESS: server.url });
   assert.match(after.stderr, /no GCS answers for cluster "blocking"/);
+});
+
+test('start --connect-wait: a node started before its NATS server and its GCS waits for each in turn, then joins', async () => {
+  const port = await freePort();
+  const address = `nats://127.0.0.1:${port}`;
+  const starting = new RunningCli(['start', '--address', address, '--cluster', 'late', '--node-name', 'late-node', '--connect-wait', '60'], { ORRERY_ADDRESS: '', ORRERY_RUN_DIR: runDir });
+  let late: NatsServerHandle | undefined;
+  try {
+    await starting.line('err', (l) => l === `orrery start: waiting up to 60 s for the NATS server at ${address} (--connect-wait)`);
+    late = await startNatsServer({ port });
+    await starting.line('err', (l) => l === 'orrery start: waiting up to 60 s for the GCS of cluster "late" (--connect-wait)');
+    const gcs = await orrery(['start', '--gcs', '--address', address, '--cluster', 'late']);
+    assert.is(gcs.code, 0, gcs.stderr);
+    assert.is(await starting.exited, 0, starting.err.join('\n'));
+    assert.ok(starting.out.some((l) => l.startsWith('Started node late-node')), starting.out.join('\n'));
+    const list = await orrery(['list', 'nodes', '--json', '--address', address, '--cluster', 'late']);
+    assert.equal((JSON.parse(list.stdout) as NodeInfo[]).map((n) => [n.name, n.state]), [['late-node', 'ALIVE']]);
+  } finally {
+    starting.signal('SIGKILL');
+    const stopped = await orrery(['stop']);
+    assert.is(stopped.code, 0, stopped.stderr);
+    await late?.stop();
+  }
+});
+
+test('start --connect-wait: a NATS server that never answers fails once the wait is over, naming the address', async () => {
+  const r = await orrery(['start', '--address', 'nats://127.0.0.1:9', '--connect-wait', '0.5']);
+  assert.is(r.code, 1);
+  const err = lines(r.stderr);
+  assert.is(err.length, 2, r.stderr);
+  assert.is(err[0], 'orrery start: waiting up to 0.5 s for the NATS server at nats://127.0.0.1:9 (--connect-wait)');
+  assert.match(err[1], /cannot connect to NATS at nats:\/\/127\.0\.0\.1:9: connection refused/);
 });
 
 test.run();

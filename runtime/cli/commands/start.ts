@@ -12,12 +12,14 @@ import type { CliIo } from '../io.ts';
 import { NODE_FLAGS, nodeFlagArgs } from '../node-flags.ts';
 import { AttachedSession, DetachedSession, type Session } from '../sessions.ts';
 import { readRecords, runDir } from '../run-dir.ts';
-import { readCredentials } from '../../auth/credentials.ts';
+import { readCredentials, redactAddress } from '../../auth/credentials.ts';
+import { ConnectionFailedError } from '../../bus/errors.ts';
+import { READY_TIMEOUT_MS } from '../../local/runtime-process.ts';
 import { CONFIG_FILE, authInit, credsFile } from '../../auth/init.ts';
 import type { Role } from '../../auth/roles.ts';
-import type { NatsAccess } from '../../process/flags.ts';
+import { CONNECT_WAIT_FLAG, connectWaitFlag, type NatsAccess } from '../../process/flags.ts';
 
-const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', 'job-timeout-ms': 'string', 'auth-dir': 'string', listen: 'string', ...NODE_FLAGS } as const;
+const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', 'job-timeout-ms': 'string', 'auth-dir': 'string', listen: 'string', 'connect-wait': 'string', ...NODE_FLAGS } as const;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
 
@@ -36,6 +38,11 @@ const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
  * (seed 003). `--taints "k=v[:Effect],…"` are this node's static taints. `--job-timeout-ms N` (head
  * and --gcs only, also the GCS's) is how long a job may go without a heartbeat before the GCS ends it
  * and kills what it owns (docs/jobs.md; default 30,000).
+ *
+ * `--connect-wait SECONDS` (or $ORRERY_CONNECT_WAIT): how long to wait for a NATS server, and a
+ * joining node for its cluster's GCS, that does not answer yet — a machine booting beside them, or a
+ * node an autoscaler launches during an outage — instead of failing at once. The processes started
+ * get the same wait for their own first connection.
  */
 export async function start(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs('start', argv, FLAGS);
@@ -47,6 +54,8 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
   if (gcsOnly && nodeArgs.length > 0) throw new UsageError('start: --gcs starts no raylet: node flags go to `orrery start --address …`', '--gcs');
   const rare = [...rareResourcesOf(args, head || gcsOnly), ...jobTimeoutOf(args, head || gcsOnly)];
   const cluster = clusterOf('start', args, io.env);
+  const waitSeconds = connectWaitOf(args, io.env);
+  const waitArgs = waitSeconds > 0 ? ['--connect-wait', String(waitSeconds)] : [];
   let address = addressOf('start', args, io.env, null);
   const listen = stringFlag(args, 'listen');
   if (listen !== undefined && (!head || address !== undefined)) {
@@ -62,7 +71,7 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
   const auth = authDir === undefined ? undefined : authFiles(authDir, cluster, io);
   const tls = io.access?.tls;
   const accessOf = (role: Role): NatsAccess => (auth ? { creds: auth.creds(role), ...(tls ? { tls } : {}) } : (io.access ?? {}));
-  if (gcsOnly) return startGcsAlone({ address, cluster, rare, block, io });
+  if (gcsOnly) return startGcsAlone({ address, cluster, rare: [...rare, ...waitArgs], block, io, waitSeconds });
   if (!head && address === undefined) {
     throw new UsageError('start: --address is required to join a cluster (or set ORRERY_ADDRESS; use --head to start a new one)', '--address');
   }
@@ -83,7 +92,8 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
         startedNats = true;
       } else throw new NatsServerMissingError();
     }
-    const gcsRuns = await gcsAnswers(address, cluster, auth ? { creds: auth.creds('observer'), ...(tls ? { tls } : {}) } : (io.access ?? {}));
+    const observer = auth ? { creds: auth.creds('observer'), ...(tls ? { tls } : {}) } : (io.access ?? {});
+    const gcsRuns = await gcsAnswersWithin(waitSeconds, address, cluster, observer, { wanted: !head, io });
     if (head && gcsRuns) {
       throw new OrreryError('GCS_RUNNING', `a GCS already serves cluster ${JSON.stringify(cluster)} at ${address}; join it with: orrery start --address ${address}`);
     }
@@ -92,8 +102,9 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
     }
     const common = ['--address', address, '--cluster', cluster];
     const meta = { cluster, address };
-    const gcs = head ? await session.start('gcs', [...common, ...accessArgs(accessOf('gcs')), ...rare], meta) : undefined;
-    const raylet = await session.start('raylet', [...common, ...accessArgs(accessOf('node')), ...nodeArgs, ...nameOfAnotherRaylet(nodeArgs, detached)], meta);
+    const readyTimeoutMs = READY_TIMEOUT_MS + waitSeconds * 1000;
+    const gcs = head ? await session.start('gcs', [...common, ...accessArgs(accessOf('gcs')), ...rare, ...waitArgs], meta, { readyTimeoutMs }) : undefined;
+    const raylet = await session.start('raylet', [...common, ...accessArgs(accessOf('node')), ...nodeArgs, ...waitArgs, ...nameOfAnotherRaylet(nodeArgs, detached)], meta, { readyTimeoutMs });
     const node = `node ${String(raylet.ready.nodeName)} (${String(raylet.ready.nodeId)})`;
     if (head) {
       // a server orrery started listens on loopback only: its address is not one to share
@@ -130,12 +141,13 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
 }
 
 /** `orrery start --gcs`: leader or standby, as the lease decides; says which. */
-async function startGcsAlone(opts: { address: string | undefined; cluster: string; rare: string[]; block: boolean; io: CliIo }): Promise<number> {
+async function startGcsAlone(opts: { address: string | undefined; cluster: string; rare: string[]; block: boolean; io: CliIo; waitSeconds: number }): Promise<number> {
   const { cluster, io } = opts;
   const address = opts.address ?? LOCAL_NATS;
   const session: Session = opts.block ? new AttachedSession(io) : new DetachedSession(io.env);
   try {
-    const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io.access ?? {}), ...opts.rare], { cluster, address });
+    const readyTimeoutMs = READY_TIMEOUT_MS + opts.waitSeconds * 1000;
+    const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io.access ?? {}), ...opts.rare], { cluster, address }, { readyTimeoutMs });
     const role = gcs.ready.standby === true ? 'a standby (another GCS holds the leader lease; this one takes over when it stops renewing it)' : 'the leader';
     io.out(`Started a GCS for cluster ${JSON.stringify(cluster)} at ${address} (pid ${gcs.pid}): ${role}`);
     if (session instanceof AttachedSession) return await session.block();
@@ -188,6 +200,42 @@ export async function gcsAnswers(address: string, cluster: string, access: NatsA
       throw err;
     }
   }, access);
+}
+
+/** --connect-wait (else $ORRERY_CONNECT_WAIT), checked as the processes will check it. */
+function connectWaitOf(args: Parameters<typeof stringFlag>[0], env: NodeJS.ProcessEnv): number {
+  const text = stringFlag(args, 'connect-wait');
+  try {
+    return connectWaitFlag(new Map(text === undefined ? [] : [[CONNECT_WAIT_FLAG, text]]), env);
+  } catch (err) {
+    throw new UsageError(`start: ${(err as Error).message}`, '--connect-wait');
+  }
+}
+
+/**
+ * gcsAnswers, asked again for up to `waitSeconds` while the NATS server does not answer — or, when
+ * a GCS is `wanted` (a node joining), while none answers — with one line on stderr saying what it
+ * waits for. A server that answers and refuses, or a GCS found when none is wanted, ends it at once.
+ */
+async function gcsAnswersWithin(waitSeconds: number, address: string, cluster: string, access: NatsAccess, opts: { wanted: boolean; io: CliIo }): Promise<boolean> {
+  const deadline = Date.now() + waitSeconds * 1000;
+  let said: string | undefined;
+  for (let pauseMs = 250; ; pauseMs = Math.min(pauseMs * 2, 2000)) {
+    let waitingFor: string;
+    try {
+      const runs = await gcsAnswers(address, cluster, access);
+      if (runs || !opts.wanted) return runs;
+      waitingFor = `the GCS of cluster ${JSON.stringify(cluster)}`;
+    } catch (err) {
+      if (!(err instanceof ConnectionFailedError && err.transient)) throw err;
+      if (Date.now() >= deadline) throw err;
+      waitingFor = `the NATS server at ${redactAddress(address)}`;
+    }
+    if (Date.now() >= deadline) return false;
+    if (said !== waitingFor) opts.io.err(`orrery start: waiting up to ${waitSeconds} s for ${waitingFor} (--connect-wait)`);
+    said = waitingFor;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pauseMs, Math.max(0, deadline - Date.now()))));
+  }
 }
 
 /** The address other machines use for a server found or started here: a loopback host replaced by this machine's first external IPv4 address. */
