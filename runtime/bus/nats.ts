@@ -66,19 +66,22 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     // nats.js's messages carry no secret, but a URL with a password might be echoed in one
     const reason = redactAddress(cause instanceof Error ? cause.message : String(cause));
     const hint = /authoriz|authentica/i.test(reason) ? (creds === undefined ? ' (the server requires credentials: --creds FILE or ORRERY_CREDS)' : ` (the server refused the credentials in ${creds.path})`) : '';
-    throw new ConnectionFailedError(address, reason + hint, { cause, transient: hint === '' && unanswered(cause) });
+    throw new ConnectionFailedError(address, reason + hint, { cause, transient: hint === '' && mayMend(cause) });
   }
 }
 
-/** Socket-level failures where no server spoke: refused, timed out, unreachable, a name not resolving yet. */
-const UNANSWERED = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+/**
+ * Whether a first connection's failure may mend by waiting: a server that refused (credentials,
+ * TLS, its certificate) or an address that cannot be a server will not; a refused or reset socket,
+ * a timeout, a name that does not resolve yet, a peer that hung up before speaking NATS (a server
+ * starting or stopping, a load balancer with no server behind it) may.
+ */
+const WILL_NOT_MEND = /authoriz|authentica|credential|permission|nkey|jwt|tls|ssl|certificate|invalid url|unsupported protocol/i;
 
-function unanswered(cause: unknown): boolean {
+function mayMend(cause: unknown): boolean {
   if (!(cause instanceof Error)) return false;
-  const code = (cause as NodeJS.ErrnoException).code ?? ((cause as { cause?: NodeJS.ErrnoException }).cause?.code);
-  if (code !== undefined && UNANSWERED.has(code)) return true;
-  // nats.js's own: the server did not send its INFO within `timeout`, or the socket closed before it
-  return cause instanceof errors.TimeoutError || /^(connection refused|timeout|connection closed)$/i.test(cause.message);
+  const causes = [cause.message, String((cause as { cause?: unknown }).cause ?? '')];
+  return !causes.some((m) => WILL_NOT_MEND.test(m));
 }
 
 /**

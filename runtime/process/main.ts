@@ -1,7 +1,6 @@
 import { OrreryError } from '../../lib/errors.ts';
 import type { Bus } from '../bus/bus.ts';
-import { ConnectionFailedError } from '../bus/errors.ts';
-import { connectNatsBus } from '../bus/nats.ts';
+import { connectNatsBusWaiting } from '../bus/connect-wait.ts';
 import { FlagError, type NatsAccess } from './flags.ts';
 import { readableByOthers, redactAddress } from '../auth/credentials.ts';
 
@@ -25,10 +24,6 @@ export interface ProcessMain {
   onSignals(stop: () => Promise<void>): void;
   readonly stopping: boolean;
 }
-
-/** Pauses between attempts at a first connection that --connect-wait allows: 250 ms, doubling to 2 s. */
-const FIRST_PAUSE_MS = 250;
-const MAX_PAUSE_MS = 2000;
 
 export function processMain(role: string): ProcessMain {
   let stopping = false;
@@ -56,24 +51,23 @@ export function processMain(role: string): ProcessMain {
     async connect(address, name, access = {}, waitSeconds = 0) {
       if (access.creds !== undefined && readableByOthers(access.creds)) say(`warning: ${access.creds} is readable by other users of this machine (chmod 600 it): its key is this process's identity`);
       const reasonOf = (err: unknown): string => (err instanceof OrreryError ? String(err.detail.reason ?? err.message) : String(err));
+      const at = redactAddress(address);
       const started = Date.now();
-      const deadline = started + waitSeconds * 1000;
-      let pauseMs = FIRST_PAUSE_MS;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const bus = await connectNatsBus({ servers: address, name, ...access, ...(attempt > 1 ? { connectTimeoutMs: Math.max(500, Math.min(5000, deadline - Date.now())) } : {}), onHandlerError: (err) => say(`handler error: ${String(err)}`) });
-          if (attempt > 1) say(`connected to NATS at ${redactAddress(address)} after ${((Date.now() - started) / 1000).toFixed(1)} s`);
-          return bus;
-        } catch (err) {
-          const left = deadline - Date.now();
-          if (!(err instanceof ConnectionFailedError && err.transient) || left <= 0) {
-            const waited = attempt > 1 ? ` (tried for ${((Date.now() - started) / 1000).toFixed(1)} s)` : '';
-            return fail(1, `cannot connect to NATS at ${redactAddress(address)}: ${reasonOf(err)}${waited}`);
-          }
-          if (attempt === 1) say(`NATS at ${redactAddress(address)} does not answer (${reasonOf(err)}); trying again for up to ${waitSeconds} s (--connect-wait)`);
-          await new Promise((resolve) => setTimeout(resolve, Math.min(pauseMs, left)));
-          pauseMs = Math.min(pauseMs * 2, MAX_PAUSE_MS);
-        }
+      let waited = false;
+      try {
+        return await connectNatsBusWaiting(
+          { servers: address, name, ...access, onHandlerError: (err) => say(`handler error: ${String(err)}`) },
+          {
+            waitMs: waitSeconds * 1000,
+            onWaiting: (err) => {
+              waited = true;
+              say(`NATS at ${at} does not answer (${reasonOf(err)}); trying again for up to ${waitSeconds} s (--connect-wait)`);
+            },
+            onConnected: (ms) => say(`connected to NATS at ${at} after ${(ms / 1000).toFixed(1)} s`),
+          },
+        );
+      } catch (err) {
+        return fail(1, `cannot connect to NATS at ${at}: ${reasonOf(err)}${waited ? ` (tried for ${((Date.now() - started) / 1000).toFixed(1)} s)` : ''}`);
       }
     },
     onSignals(stop) {

@@ -8,7 +8,7 @@ import { messages } from '../../protocols/messages/registry.ts';
 import { toWireError } from '../../protocols/errors.ts';
 import { check } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
-import { connectNatsBus } from '../bus/nats.ts';
+import { connectNatsBusWaiting } from '../bus/connect-wait.ts';
 import { ActorHost } from './host.ts';
 import { LeaseWatchdog } from './lease-watchdog.ts';
 import { parseRayletToHost, type ActorRequest, type ActorResult, type HostToRaylet, type RayletToHost } from '../../protocols/ipc.ts';
@@ -56,6 +56,13 @@ function send(message: HostToRaylet, then?: () => void): void {
 const SUBSCRIBED_WAIT_MS = 1_000;
 
 /**
+ * How long a host started while its raylet's NATS server is away (a restart, a blip) keeps trying to
+ * connect, rather than fail the create it was started for: its raylet rides the outage out on its own
+ * connection, and waits 30 s for a host to be ready (worker-process.ts), so this stays below that.
+ */
+const CONNECT_WAIT_MS = 20_000;
+
+/**
  * The answers to creates and kills of one turn, in one message (protocols/ipc.ts) — sent once the
  * NATS server has the turn's SUB and UNSUB (a flush: PING, PONG): the raylet reports an actor ALIVE,
  * and a caller calls it, only after that. Sent at once, a caller that heard of a new incarnation
@@ -78,7 +85,14 @@ async function init(message: Extract<RayletToHost, { type: 'init' }>): Promise<v
   if (bus) return;
   if (message.lease) follow(message.lease);
   try {
-    bus = await connectNatsBus({ servers: message.natsAddress, ...message.natsAccess, name: `orrery-worker-${message.node.nodeId}-${process.pid}`, onHandlerError: (err) => log(`handler error: ${String(err)}`) });
+    bus = await connectNatsBusWaiting(
+      { servers: message.natsAddress, ...message.natsAccess, name: `orrery-worker-${message.node.nodeId}-${process.pid}`, onHandlerError: (err) => log(`handler error: ${String(err)}`) },
+      {
+        waitMs: CONNECT_WAIT_MS,
+        onWaiting: (err) => log(`NATS does not answer (${String(err.detail.reason)}); trying again for up to ${CONNECT_WAIT_MS / 1000} s`),
+        onConnected: (ms) => log(`connected to NATS after ${(ms / 1000).toFixed(1)} s`),
+      },
+    );
   } catch (err) {
     exiting = true;
     send({ type: 'failed', message: err instanceof Error ? err.message : String(err) }, () => process.exit(1));

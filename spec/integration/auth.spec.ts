@@ -20,6 +20,7 @@ import { authAdd, credsFile } from '../../runtime/auth/init.ts';
 import { inboxPrefix, type Role } from '../../runtime/auth/roles.ts';
 import type { BatchRequest, Bus } from '../../runtime/bus/bus.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import type { ConnectionFailedError } from '../../runtime/bus/errors.ts';
 import { watchInspection } from '../../runtime/inspect/watch.ts';
 import { connect, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';
 import { runCli } from '../../runtime/cli/run.ts';
@@ -106,6 +107,7 @@ s('a connection without credentials is refused, and the error says how to give t
   assert.ok(err, 'refused');
   assert.is(err!.code, 'CONNECTION_FAILED');
   assert.match(err!.message, /--creds FILE or ORRERY_CREDS/);
+  assert.is((err as ConnectionFailedError).transient, false, 'a refusal is not waited out (--connect-wait)');
 });
 
 s('a password in the address never appears in the error', async () => {

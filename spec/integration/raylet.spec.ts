@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -131,6 +132,38 @@ test('a raylet process registers, prints one ready line, and runs actors in a wo
   raylet.child.kill('SIGTERM');
   assert.equal(await raylet.exited, { code: 0, signal: null });
   await until(() => !alive(created.pid), 'the worker host to end with its raylet');
+});
+
+test('a worker host started while its NATS server is away waits for it, and then runs the actor it was started for', async () => {
+  // the "server" at first: a port that accepts and hangs up at once, as a server starting or stopping
+  // may; each connection is one attempt by the host
+  const port = await freePort();
+  let attempts = 0;
+  const hangUp = createServer((socket) => {
+    attempts++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => hangUp.listen(port, '127.0.0.1', resolve));
+  const starting = WorkerProcess.start({ cluster: 'default', natsAddress: `nats://127.0.0.1:${port}`, node: { nodeId: 'late-node', nodeName: 'late', labels: {} } });
+  const started = starting.then((h) => h, (err: unknown) => err as Error);
+  let late: NatsServerHandle | undefined;
+  let lateBus: Bus | undefined;
+  try {
+    await until(() => attempts >= 2, 'the host trying a second time');
+    await new Promise<void>((resolve) => hangUp.close(() => resolve()));
+    late = await startNatsServer({ port });
+    const host = await started;
+    assert.instance(host, WorkerProcess, `the host started: ${String(host)}`);
+    lateBus = await connectNatsBus({ servers: late.url, name: 'late-caller' });
+    const spec = createSpec('Counter', { args: [41] });
+    await (host as WorkerProcess).create(spec);
+    assert.is(await call(lateBus, spec.actorId, 'increment'), 42);
+    await (host as WorkerProcess).stop();
+  } finally {
+    hangUp.close();
+    await lateBus?.close();
+    await late?.stop();
+  }
 });
 
 test('creates and kills of one turn go to a forked host as one message and come back in order, each answered once', async () => {

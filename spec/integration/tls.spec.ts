@@ -12,6 +12,7 @@ import { authInit, type AuthFiles } from '../../runtime/auth/init.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { connect, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
+import type { ConnectionFailedError } from '../../runtime/bus/errors.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
@@ -67,6 +68,7 @@ s('a client that does not trust the server\'s certificate is refused, naming the
   assert.ok(err, 'refused');
   assert.is(err!.code, 'CONNECTION_FAILED');
   assert.ok(err!.message.includes(server.url), err!.message);
+  assert.is((err as ConnectionFailedError).transient, false, `a certificate not trusted is not waited out (--connect-wait): ${err!.message}`);
 });
 
 s('the right CA without credentials is refused too: TLS is not authentication', async () => {
