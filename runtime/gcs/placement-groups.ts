@@ -1,8 +1,6 @@
 import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import { OrreryError } from '../../lib/errors.ts';
 import type { Rng } from '../../lib/random.ts';
-import type { ResourceSet } from '../../lib/resources/resource-set.ts';
-import { bundleResources } from '../../lib/scheduling/bundle-resources.ts';
 import { dryRunPlacementGroup, type PlacementGroupDryRun } from '../../lib/scheduling/dry-run.ts';
 import { compilePlacementGroup, scheduleBundles, type BundleDecision, type PlacementGroupOptions, type PlacementGroupRequest } from '../../lib/scheduling/bundles/index.ts';
 import type { Filter } from '../../lib/scheduling/filters/filter.ts';
@@ -11,6 +9,8 @@ import { ProtocolError } from '../../protocols/errors.ts';
 import type { CreatePg, PlacementGroupInfoWire } from '../../protocols/messages/placement-group.ts';
 import type { MessageBody } from '../../protocols/messages/registry.ts';
 import type { BundleClient, BundleOutcome } from './bundle-client.ts';
+import { BundleCancels } from './bundle-cancels.ts';
+import { BundleLedger } from './bundle-ledger.ts';
 import type { EventPublisher } from './events.ts';
 import type { PendingQueue, PlaceOutcome } from './pending-queue.ts';
 import { awaitsPlacement, placementGroupStateOf, REMOVED_BY_USER, type PlacementGroupContext, type PlacementGroupMachineInput } from './placement-group.machine.ts';
@@ -64,18 +64,7 @@ interface Entry {
   info: PlacementGroupInfoWire;
 }
 
-/** What a group holds on one node for one bundle, as the GCS's cluster state has it. */
-interface Held {
-  readonly nodeId: string;
-  readonly resources: ResourceSet;
-  committed: boolean;
-}
-
 const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
-
-/** The first pause before an unanswered cancel_bundle is sent again (#cancel), doubling up to the second. */
-const CANCEL_RETRY_MS = 250;
-const CANCEL_RETRY_MAX_MS = 5_000;
 
 /**
  * The states whose record a restarted GCS reads differently (recovery.ts, `restore`): CREATED is
@@ -99,19 +88,17 @@ function unreachable(nodes: ReadonlySet<string>): Filter {
  * The GCS's placement groups (docs/placement-groups.md): create_pg / remove_pg / get_pg /
  * list_placement_groups, the pending queue's attempts to place a waiting group, and the effects of
  * the PlacementGroup machine — reserving in the cluster state, the two-phase commit with raylets
- * (bundle-client.ts), bundle resources appearing on nodes, and giving everything back.
- *
- * `#held` is the one record of what each group has taken in the cluster state, per bundle; every
- * give-back reads it, so nothing is released twice or left behind.
+ * (bundle-client.ts), bundle resources appearing on nodes, and giving everything back — what each
+ * group holds in the cluster state is the ledger's (bundle-ledger.ts), and cancels on raylets are
+ * sent again while unanswered (bundle-cancels.ts).
  */
 export class PlacementGroupDirectory {
   readonly #entries = new Map<string, Entry>();
   readonly #names = new Map<string, string>();
-  readonly #held = new Map<string, Map<number, Held>>();
+  readonly #ledger: BundleLedger;
+  readonly #cancels: BundleCancels;
   /** Removed groups: settles once their actors are dropped and their bundles cancelled on the raylets. */
   readonly #removals = new Map<string, Promise<void>>();
-  /** Nodes whose resources changed since the last #flushTouched (see #touch). */
-  readonly #touched = new Set<string>();
   /** REMOVED groups recovered from the store after a restart: reported, no machine. */
   readonly #removed = new Map<string, PlacementGroupInfoWire>();
   /** Waiting groups: the code of their last failure (infeasible, or unschedulable: waiting for resources). */
@@ -129,6 +116,9 @@ export class PlacementGroupDirectory {
 
   constructor(private readonly deps: PlacementGroupDirectoryDeps) {
     this.#gone = new DeadActors(deps.maxRemovedGroups ?? DEFAULT_MAX_REMOVED_GROUPS);
+    this.#ledger = new BundleLedger({ state: deps.state, nodeChanged: deps.nodeChanged, resourcesChanged: deps.resourcesChanged, log: deps.log });
+    // sent again while the node lives and the GCS has not placed that bundle there again
+    this.#cancels = new BundleCancels({ bundles: deps.bundles, stillWanted: (nodeId, b) => this.#ledger.alive(nodeId) && this.#ledger.nodeOf(b.pgId, b.index) !== nodeId });
   }
 
   /** A group's removal ended: the oldest REMOVED groups past the bound are forgotten. */
@@ -261,8 +251,8 @@ export class PlacementGroupDirectory {
     const { ref } = this.#start(registration, request, groupAt('CREATED', context));
     // what the raylets still hold is taken again here, as the two-phase commit took it first
     const placing = bundles.filter((b) => live(b.nodeId)).map((b) => b.index);
-    this.#reserve(Object.assign({}, context, { placing }));
-    this.#commit(Object.assign({}, context, { placing }));
+    this.#ledger.reserve(context.pgId, placing, bundles);
+    this.#ledger.commit(context.pgId, placing);
     for (const i of placing) kept.add(`${bundles[i].nodeId}/${i}`);
     for (const nodeId of new Set(bundles.filter((b) => !live(b.nodeId)).map((b) => b.nodeId))) ref.send({ type: 'NODE_DIED', nodeId });
     return { how: 'kept', kept };
@@ -275,9 +265,8 @@ export class PlacementGroupDirectory {
   reconcileNode(nodeId: string, bundles: readonly { pgId: string; index: number }[]): number {
     let cancelled = 0;
     for (const { pgId, index } of bundles) {
-      const h = this.#held.get(pgId)?.get(index);
-      if (h?.nodeId === nodeId) continue;
-      void this.#cancel(nodeId, { pgId, index });
+      if (this.#ledger.nodeOf(pgId, index) === nodeId) continue;
+      void this.#cancels.cancel(nodeId, { pgId, index });
       cancelled++;
     }
     return cancelled;
@@ -339,41 +328,8 @@ export class PlacementGroupDirectory {
 
   /** The GCS stops: no group's machine steps any more (backoff timers end), no cancel is sent again. */
   stopAll(): void {
-    this.#stopped = true;
     for (const entry of this.#entries.values()) entry.ref.stop();
-    for (const timer of this.#cancelRetries) clearTimeout(timer);
-    this.#cancelRetries.clear();
-  }
-
-  #stopped = false;
-  /** Cancels waiting to be sent again (#cancel). */
-  readonly #cancelRetries = new Set<NodeJS.Timeout>();
-
-  /**
-   * Cancels a bundle on its raylet; resolves with the first attempt's outcome. One that got no
-   * answer — the request timed out, or this GCS's own fence refused it while its lease was lapsed —
-   * is sent again after a pause (250 ms, doubling to 5 s) for as long as the node lives and the GCS
-   * has not placed that bundle there again; a cancel is idempotent on the raylet. Before, it was
-   * only logged, and the raylet kept the bundle's resources leased until it next registered: the
-   * GCS counted them free, the raylet refused every prepare that needed them. (A NATS server frozen
-   * for 3 s in a burst of 10,000 groups left ~10 such cancels, refused by the lapsed fence.)
-   */
-  #cancel(nodeId: string, bundle: { pgId: string; index: number }, attempt = 0): Promise<BundleOutcome> {
-    const outcome = this.deps.bundles.cancel(nodeId, bundle);
-    void outcome.then((o) => {
-      if (o.ok || !o.unanswered || this.#stopped) return;
-      const timer = setTimeout(
-        () => {
-          this.#cancelRetries.delete(timer);
-          if (this.#stopped || !this.#alive(nodeId) || this.#held.get(bundle.pgId)?.get(bundle.index)?.nodeId === nodeId) return;
-          void this.#cancel(nodeId, bundle, attempt + 1);
-        },
-        Math.min(CANCEL_RETRY_MAX_MS, CANCEL_RETRY_MS * 2 ** attempt),
-      );
-      timer.unref();
-      this.#cancelRetries.add(timer);
-    });
-    return outcome;
+    this.#cancels.stop();
   }
 
   /** Starts a group's machine from `snapshot`, enters it in the tables and looks at its first state. */
@@ -473,9 +429,7 @@ export class PlacementGroupDirectory {
 
   /** Bundles reserved or committed on each node, as the GCS's cluster state holds them. */
   bundleCounts(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const held of this.#held.values()) for (const h of held.values()) counts.set(h.nodeId, (counts.get(h.nodeId) ?? 0) + 1);
-    return counts;
+    return this.#ledger.countsByNode();
   }
 
   // ---- the machine's effects ----
@@ -486,17 +440,17 @@ export class PlacementGroupDirectory {
     try {
       switch (effect.type) {
         case 'reserve':
-          return this.#reserve(context);
+          return this.#ledger.reserve(context.pgId, context.placing, context.bundles);
         case 'requestPrepare':
           return this.#twoPhase(context, 'prepare');
         case 'requestCommit':
           return this.#twoPhase(context, 'commit');
         case 'commitBundles':
-          return this.#commit(context);
+          return this.#ledger.commit(context.pgId, context.placing);
         case 'abandon':
           return void this.#giveBack(context.pgId, context.placing);
         case 'loseNode':
-          return this.#lose(context.pgId, effect.params.nodeId);
+          return this.#ledger.lose(context.pgId, effect.params.nodeId);
         case 'release': {
           const killed = this.deps.killActorsInGroup(context.pgId, `placement group ${context.pgId} was removed`);
           const cancelled = this.#giveBack(context.pgId, undefined);
@@ -514,23 +468,6 @@ export class PlacementGroupDirectory {
       }
     } catch (err) {
       this.deps.log(`${effect.type} for placement group ${context.pgId} failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
-  #heldOf(pgId: string): Map<number, Held> {
-    let held = this.#held.get(pgId);
-    if (!held) this.#held.set(pgId, (held = new Map()));
-    return held;
-  }
-
-  #reserve(c: PlacementGroupContext): void {
-    const held = this.#heldOf(c.pgId);
-    for (const i of c.placing) {
-      const b = c.bundles[i];
-      if (b.nodeId === undefined || held.has(i)) continue;
-      this.deps.state.allocate(b.nodeId, b.resources);
-      held.set(i, { nodeId: b.nodeId, resources: b.resources, committed: false });
-      this.#touch(b.nodeId);
     }
   }
 
@@ -555,98 +492,9 @@ export class PlacementGroupDirectory {
     });
   }
 
-  /** Every raylet committed: the bundles' resources appear on their nodes for actors and tasks of the group. */
-  #commit(c: PlacementGroupContext): void {
-    const held = this.#heldOf(c.pgId);
-    // one setTotal per node for all of the group's bundles there: a node's total carries every
-    // committed bundle's resources, so each setTotal copies a record that grows with the groups
-    const extras = new Map<string, Record<string, number>>();
-    for (const i of c.placing) {
-      const h = held.get(i);
-      if (!h || h.committed || !this.#alive(h.nodeId)) continue;
-      const extra = bundleResources(h.resources, c.pgId, i);
-      const sum = extras.get(h.nodeId);
-      // added in place: a copy per bundle made a group of 10,000 bundles on one node quadratic (35 s)
-      if (sum === undefined) extras.set(h.nodeId, extra);
-      else addInPlace(sum, extra);
-      h.committed = true;
-    }
-    for (const [nodeId, extra] of extras) {
-      this.deps.state.growTotal(nodeId, extra);
-      this.#touch(nodeId);
-    }
-    this.deps.resourcesChanged();
-  }
-
   /** Gives back the given bundles (all when undefined): in the cluster state, and on their raylets. */
   #giveBack(pgId: string, indexes: readonly number[] | undefined): Promise<unknown>[] {
-    const cancels: Promise<unknown>[] = [];
-    const held = this.#held.get(pgId);
-    if (!held) return cancels;
-    // per node: the bundle resources of its committed bundles and the raw resources they held,
-    // each taken off in one step (see #commit)
-    const perNode = new Map<string, { extra?: Record<string, number>; raw: Record<string, number> }>();
-    for (const i of indexes ?? [...held.keys()]) {
-      const h = held.get(i);
-      if (!h) continue;
-      held.delete(i);
-      if (!this.#alive(h.nodeId)) continue;
-      let sums = perNode.get(h.nodeId);
-      if (!sums) perNode.set(h.nodeId, (sums = { raw: {} }));
-      if (h.committed) {
-        const extra = bundleResources(h.resources, pgId, i);
-        if (sums.extra === undefined) sums.extra = extra;
-        else addInPlace(sums.extra, extra);
-      }
-      addInPlace(sums.raw, h.resources);
-      cancels.push(this.#cancel(h.nodeId, { pgId, index: i }));
-    }
-    for (const [nodeId, { extra, raw }] of perNode) {
-      if (extra !== undefined) this.deps.state.shrinkTotal(nodeId, extra);
-      this.deps.state.release(nodeId, raw);
-      this.#touch(nodeId);
-    }
-    if (held.size === 0) this.#held.delete(pgId);
-    if (perNode.size > 0) this.deps.resourcesChanged();
-    return cancels;
-  }
-
-  /**
-   * A node's resources changed in the cluster state: tells the GCS (node table, view, eviction)
-   * once per node at the end of the current run of microtasks rather than once per bundle — each
-   * telling copies the node's resources, which carry every committed bundle's. The cluster state
-   * itself is changed at once, so placements see it; the flush runs before any later message is
-   * handled, and before the events published in this run are delivered.
-   */
-  #touch(nodeId: string): void {
-    if (this.#touched.size === 0) queueMicrotask(() => this.#flushTouched());
-    this.#touched.add(nodeId);
-  }
-
-  #flushTouched(): void {
-    const nodes = [...this.#touched];
-    this.#touched.clear();
-    for (const nodeId of nodes) {
-      // a node that left the cluster meanwhile was synced by its removal
-      if (this.deps.state.node(nodeId) === undefined) continue;
-      try {
-        this.deps.nodeChanged(nodeId);
-      } catch (err) {
-        this.deps.log(`node ${nodeId} change after placement-group work failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  }
-
-  /** A dead node's bundles are forgotten: the node leaves the cluster state with everything on it. */
-  #lose(pgId: string, nodeId: string): void {
-    const held = this.#held.get(pgId);
-    if (!held) return;
-    for (const [i, h] of held) if (h.nodeId === nodeId) held.delete(i);
-  }
-
-  #alive(nodeId: string): boolean {
-    const node = this.deps.state.node(nodeId);
-    return node !== undefined && node.state !== 'DEAD';
+    return this.#ledger.giveBack(pgId, indexes).map(({ nodeId, index }) => this.#cancels.cancel(nodeId, { pgId, index }));
   }
 
   // ---- the table ----
@@ -713,9 +561,4 @@ export class PlacementGroupDirectory {
 
 function notFound(message: string, detail: Record<string, unknown>): OrreryError {
   return new OrreryError('PLACEMENT_GROUP_NOT_FOUND', message, { detail });
-}
-
-/** `into` += `more`, name by name: `into` is a sum this module owns. */
-function addInPlace(into: Record<string, number>, more: ResourceSet): void {
-  for (const name in more) into[name] = (into[name] ?? 0) + more[name];
 }
