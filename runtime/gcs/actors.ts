@@ -1,6 +1,7 @@
 import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
 import type { Rng } from '../../lib/random.ts';
 import type { ScheduleFailure } from '../../lib/scheduling/explain.ts';
+import { ExplainBackoff } from './explain-backoff.ts';
 import type { DryRun } from '../../lib/scheduling/dry-run.ts';
 import type { Decision } from '../../lib/scheduling/schedule.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
@@ -54,21 +55,8 @@ export interface ActorDirectoryDeps {
   readonly explainBackoffMs?: { readonly initial: number; readonly max: number };
 }
 
-/**
- * An actor that stays unplaceable is tried again on every change that may let it fit (a cheap
- * attempt: the label index finds the candidates), but its explanation — the pendingReason and the
- * schedule_failed event, which judge every node — is refreshed only after a backoff: 1 s, doubled
- * each time the refreshed reason comes out the same, up to 30 s, and back to 1 s when it changed.
- * Without it, each kick re-explained every waiting actor: 1,000 unplaceable actors on 5,000 nodes
- * made one pass take 9 s (bench/sim), on every node join, death or label change. Kubernetes backs
- * off unschedulable pods the same way (1 s to 10 s); an attempt that places the actor is never held back.
- * A refresh held back is not lost: when the backoff runs out the actor is tried again (one timer for
- * all of them), so its reason catches up even if nothing else changes.
- */
 /** The id a dry run's request carries (an actor that does not exist; never placed). */
 const EXPLAIN_ACTOR_ID = 'dry-run';
-
-export const EXPLAIN_BACKOFF_MS = { initial: 1_000, max: 30_000 } as const;
 
 /**
  * One actor. Its Actor machine runs while the actor is PENDING, SCHEDULED or RESTARTING; once ALIVE
@@ -121,11 +109,8 @@ export class ActorDirectory {
   /** Actor ids in list_actors order, re-sorted after an actor is added or forgotten. */
   readonly #order = new SortedKeys(() => this.#entries.keys());
   readonly #placement: Placement;
-  /** Unplaceable actors: when their reason was last refreshed, the backoff until the next, the reason and its code. */
-  readonly #explained = new Map<string, { at: number; backoffMs: number; reason: string; code: 'unschedulable' | 'infeasible' }>();
-  /** Actors whose refresh was held back, and when it is due; one timer for the earliest. */
-  readonly #refreshDue = new Map<string, number>();
-  #refreshTimer: { at: number; handle: NodeJS.Timeout } | undefined;
+  /** Unplaceable actors' explanations, refreshed after a backoff (explain-backoff.ts). */
+  readonly #explanations: ExplainBackoff;
 
   constructor(private readonly deps: ActorDirectoryDeps) {
     this.#placement = new Placement({
@@ -134,6 +119,7 @@ export class ActorDirectory {
       generation: () => deps.queue().generation,
       unreachableNodes: deps.unreachableNodes,
     });
+    this.#explanations = new ExplainBackoff({ now: deps.now, backoffMs: deps.explainBackoffMs, retry: (actorId) => deps.queue().retry(actorId) });
   }
 
   /** register_actor: the ActorInfo right after registration (PENDING or SCHEDULED). */
@@ -152,7 +138,7 @@ export class ActorDirectory {
     // decided against the cluster as it is: the queue need not try it again until something changes
     if (decision.status === 'unschedulable') {
       this.deps.queue().tried(reg.actorId);
-      this.#explainedNow(reg.actorId, decision.failure, this.#now(), undefined);
+      this.#explanations.explained(reg.actorId, decision.failure, this.#explanations.now());
     }
     return this.#entries.get(reg.actorId)!.info;
   }
@@ -427,7 +413,7 @@ export class ActorDirectory {
   waiting(actorId: string): WaitingActor | undefined {
     const entry = this.#entries.get(actorId);
     if (entry === undefined || (entry.info.state !== 'PENDING' && entry.info.state !== 'RESTARTING')) return undefined;
-    const explained = this.#explained.get(actorId);
+    const explained = this.#explanations.last(actorId);
     // one object of one shape per actor: resource_demands asks for ten thousand at a time
     return {
       actorId,
@@ -451,25 +437,19 @@ export class ActorDirectory {
     const entry = this.#entries.get(actorId);
     const state = entry?.ref ? actorStateOf(entry.ref.getSnapshot()) : 'DEAD';
     if (!entry?.ref || (state !== 'PENDING' && state !== 'RESTARTING')) {
-      this.#explained.delete(actorId);
-      this.#refreshDue.delete(actorId);
+      this.#explanations.forget(actorId);
       return 'gone';
     }
     const decision = this.#placement.decide({ actorId, namespace: entry.registration.namespace, compiled: entry.compiled });
     if (decision.status === 'unschedulable') {
-      // still unplaceable: its reason is refreshed only once its backoff has run (EXPLAIN_BACKOFF_MS)
-      const now = this.#now();
-      const last = this.#explained.get(actorId);
-      if (last && now < last.at + last.backoffMs) {
-        this.#deferRefresh(actorId, last.at + last.backoffMs, now);
-        return 'waiting';
-      }
+      // still unplaceable: its reason is refreshed only once its backoff has run
+      const now = this.#explanations.now();
+      if (!this.#explanations.mayRefresh(actorId, now)) return 'waiting';
       this.#apply(entry.ref, decision);
-      this.#explainedNow(actorId, decision.failure, now, last);
+      this.#explanations.explained(actorId, decision.failure, now);
       return 'waiting';
     }
-    this.#explained.delete(actorId);
-    this.#refreshDue.delete(actorId);
+    this.#explanations.forget(actorId);
     this.#apply(entry.ref, decision);
     return decision.status === 'placed' ? 'placed' : 'gone';
   }
@@ -532,46 +512,10 @@ export class ActorDirectory {
 
   /** Stops the refresh timer (the GCS stops). */
   stopRefreshes(): void {
-    if (this.#refreshTimer) clearTimeout(this.#refreshTimer.handle);
-    this.#refreshTimer = undefined;
-    this.#refreshDue.clear();
+    this.#explanations.stop();
   }
 
   // ---- internals ----
-
-  #now(): number {
-    return (this.deps.now ?? (() => performance.now()))();
-  }
-
-  #explainedNow(actorId: string, failure: ScheduleFailure, now: number, last: { backoffMs: number; reason: string } | undefined): void {
-    const { initial, max } = this.deps.explainBackoffMs ?? EXPLAIN_BACKOFF_MS;
-    const reason = failure.message;
-    const backoffMs = last && last.reason === reason ? Math.min(last.backoffMs * 2, max) : initial;
-    this.#explained.set(actorId, { at: now, backoffMs, reason, code: failure.code });
-    this.#refreshDue.delete(actorId);
-  }
-
-  #deferRefresh(actorId: string, due: number, now: number): void {
-    this.#refreshDue.set(actorId, due);
-    if (this.#refreshTimer && this.#refreshTimer.at <= due) return;
-    if (this.#refreshTimer) clearTimeout(this.#refreshTimer.handle);
-    this.#refreshTimer = { at: due, handle: setTimeout(() => this.#refreshDueNow(), Math.max(1, Math.ceil(due - now))) };
-  }
-
-  /** The held-back refreshes that are due: their actors are tried again; the timer is set for the next. */
-  #refreshDueNow(): void {
-    this.#refreshTimer = undefined;
-    const now = this.#now();
-    let next = Number.POSITIVE_INFINITY;
-    const queue = this.deps.queue();
-    for (const [actorId, due] of this.#refreshDue) {
-      if (due <= now) {
-        this.#refreshDue.delete(actorId);
-        queue.retry(actorId);
-      } else if (due < next) next = due;
-    }
-    if (next !== Number.POSITIVE_INFINITY) this.#refreshTimer = { at: next, handle: setTimeout(() => this.#refreshDueNow(), Math.max(1, Math.ceil(next - now))) };
-  }
 
   #apply(ref: ActorRef, decision: Decision): void {
     if (decision.status === 'placed') ref.send({ type: 'PLACED', nodeId: decision.nodeId });
@@ -622,8 +566,7 @@ export class ActorDirectory {
       entry.ref = undefined;
       this.#indexLive(entry, false);
       // an actor killed while it waited leaves the queue without another tryPlace: its explanation goes here
-      this.#explained.delete(info.actorId);
-      this.#refreshDue.delete(info.actorId);
+      this.#explanations.forget(info.actorId);
       if (entry.compiled.requiredDuringExecution) this.deps.eviction().requiredActors(-1);
       const name = entry.registration.name;
       if (name !== undefined && this.#names.get(nameKey(info.namespace, name)) === info.actorId) this.#names.delete(nameKey(info.namespace, name));

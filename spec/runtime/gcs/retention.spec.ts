@@ -12,16 +12,20 @@ import { GcsService } from '../../../runtime/gcs/service.ts';
 const session = new Session();
 session.connect();
 
-/** The size of the private Map or Set field `name` of `obj`. */
-async function privateSize(obj: object, name: string): Promise<number> {
+/** The size of the private Map or Set field `path` of `obj` (`#a.#b`: field #b of the object in its field #a). */
+async function privateSize(obj: object, path: string): Promise<number> {
   (globalThis as { __probe?: object }).__probe = obj;
   try {
     const { result } = await session.post('Runtime.evaluate', { expression: 'globalThis.__probe' });
-    // privateProperties is in the protocol's answer, not in @types/node's
-    const props = (await session.post('Runtime.getProperties', { objectId: result.objectId!, ownProperties: true })) as { privateProperties?: { name: string; value?: { objectId?: string } }[] };
-    const field = (props.privateProperties ?? []).find((p) => p.name === name);
-    if (!field?.value?.objectId) throw new Error(`no private field ${name}`);
-    const size = (await session.post('Runtime.callFunctionOn', { objectId: field.value.objectId, functionDeclaration: 'function () { return this.size; }', returnByValue: true })) as unknown as { result: { value: number } };
+    let objectId = result.objectId!;
+    for (const name of path.split('.')) {
+      // privateProperties is in the protocol's answer, not in @types/node's
+      const props = (await session.post('Runtime.getProperties', { objectId, ownProperties: true })) as { privateProperties?: { name: string; value?: { objectId?: string } }[] };
+      const field = (props.privateProperties ?? []).find((p) => p.name === name);
+      if (!field?.value?.objectId) throw new Error(`no private field ${name}`);
+      objectId = field.value.objectId;
+    }
+    const size = (await session.post('Runtime.callFunctionOn', { objectId, functionDeclaration: 'function () { return this.size; }', returnByValue: true })) as unknown as { result: { value: number } };
     return size.result.value;
   } finally {
     delete (globalThis as { __probe?: object }).__probe;
@@ -36,13 +40,13 @@ test('actors killed while they could not be placed leave no explanation behind',
     for (let i = 0; i < 200; i++) {
       const actorId = `a${i}`;
       svc.actors.register({ actorId, code: { moduleUrl: 'file:///x.ts', className: 'C', args: [] }, namespace: 'default', options: { numCpus: 1 } });
-      if (i === 0) assert.is(await privateSize(svc.actors, '#explained'), 1, 'the probe sees an explanation while the actor waits');
+      if (i === 0) assert.is(await privateSize(svc.actors, '#explanations.#explained'), 1, 'the probe sees an explanation while the actor waits');
       await svc.actors.kill({ actorId, noRestart: true });
     }
     assert.is(svc.actors.list().length, 10, 'dead actors past the bound are forgotten');
     assert.is(svc.queue.size, 0);
-    assert.is(await privateSize(svc.actors, '#explained'), 0);
-    assert.is(await privateSize(svc.actors, '#refreshDue'), 0);
+    assert.is(await privateSize(svc.actors, '#explanations.#explained'), 0);
+    assert.is(await privateSize(svc.actors, '#explanations.#due'), 0);
   } finally {
     await svc.stop();
   }
