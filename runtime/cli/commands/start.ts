@@ -7,17 +7,18 @@ import { rareList } from '../../gcs/flags.ts';
 import { NatsServerMissingError, NATS_DEFAULT_PORT, canConnect, findNatsServer } from '../../local/nats-server.ts';
 import { UsageError, parseArgs, stringFlag } from '../args.ts';
 import { addressOf } from '../address.ts';
-import { clusterOf, withCluster } from '../connection.ts';
+import { clusterOf } from '../connection.ts';
 import type { CliIo } from '../io.ts';
 import { NODE_FLAGS, nodeFlagArgs } from '../node-flags.ts';
 import { AttachedSession, DetachedSession, type Session } from '../sessions.ts';
 import { readRecords, runDir } from '../run-dir.ts';
-import { readCredentials, redactAddress } from '../../auth/credentials.ts';
-import { ConnectionFailedError } from '../../bus/errors.ts';
+import { readCredentials } from '../../auth/credentials.ts';
 import { READY_TIMEOUT_MS } from '../../local/runtime-process.ts';
 import { CONFIG_FILE, authInit, credsFile } from '../../auth/init.ts';
 import type { Role } from '../../auth/roles.ts';
-import { CONNECT_WAIT_FLAG, connectWaitFlag, type NatsAccess } from '../../process/flags.ts';
+import type { NatsAccess } from '../../process/flags.ts';
+import { connectWaitOf, gcsAnswersWithin } from '../gcs-wait.ts';
+export { gcsAnswers } from '../gcs-wait.ts';
 
 const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', 'job-timeout-ms': 'string', 'auth-dir': 'string', listen: 'string', 'connect-wait': 'string', ...NODE_FLAGS } as const;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -184,57 +185,6 @@ function rareResourcesOf(args: Parameters<typeof stringFlag>[0], head: boolean):
     return names.length > 0 ? ['--rare-resources', names.join(',')] : [];
   } catch (err) {
     throw new UsageError(`start: ${err instanceof Error ? err.message : String(err)}`, '--rare-resources');
-  }
-}
-
-/** Whether a GCS answers for `cluster`; an unreachable server is an error naming the address. */
-export async function gcsAnswers(address: string, cluster: string, access: NatsAccess): Promise<boolean> {
-  return withCluster(address, cluster, async (client) => {
-    try {
-      await client.nodes();
-      return true;
-    } catch (err) {
-      if (err instanceof GcsUnavailableError) return false;
-      // a node's credentials may not list nodes: its raylet's registration will tell
-      if (err instanceof OrreryError && err.code === 'PERMISSION_DENIED') return true;
-      throw err;
-    }
-  }, access);
-}
-
-/** --connect-wait (else $ORRERY_CONNECT_WAIT), checked as the processes will check it. */
-function connectWaitOf(args: Parameters<typeof stringFlag>[0], env: NodeJS.ProcessEnv): number {
-  const text = stringFlag(args, 'connect-wait');
-  try {
-    return connectWaitFlag(new Map(text === undefined ? [] : [[CONNECT_WAIT_FLAG, text]]), env);
-  } catch (err) {
-    throw new UsageError(`start: ${(err as Error).message}`, '--connect-wait');
-  }
-}
-
-/**
- * gcsAnswers, asked again for up to `waitSeconds` while the NATS server does not answer — or, when
- * a GCS is `wanted` (a node joining), while none answers — with one line on stderr saying what it
- * waits for. A server that answers and refuses, or a GCS found when none is wanted, ends it at once.
- */
-async function gcsAnswersWithin(waitSeconds: number, address: string, cluster: string, access: NatsAccess, opts: { wanted: boolean; io: CliIo }): Promise<boolean> {
-  const deadline = Date.now() + waitSeconds * 1000;
-  let said: string | undefined;
-  for (let pauseMs = 250; ; pauseMs = Math.min(pauseMs * 2, 2000)) {
-    let waitingFor: string;
-    try {
-      const runs = await gcsAnswers(address, cluster, access);
-      if (runs || !opts.wanted) return runs;
-      waitingFor = `the GCS of cluster ${JSON.stringify(cluster)}`;
-    } catch (err) {
-      if (!(err instanceof ConnectionFailedError && err.transient)) throw err;
-      if (Date.now() >= deadline) throw err;
-      waitingFor = `the NATS server at ${redactAddress(address)}`;
-    }
-    if (Date.now() >= deadline) return false;
-    if (said !== waitingFor) opts.io.err(`orrery start: waiting up to ${waitSeconds} s for ${waitingFor} (--connect-wait)`);
-    said = waitingFor;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(pauseMs, Math.max(0, deadline - Date.now()))));
   }
 }
 
