@@ -5,6 +5,7 @@ import { resolveAddress } from '../bus/address.ts';
 import { ConnectionFailedError } from '../bus/errors.ts';
 import { connectMemoryBus } from '../bus/memory.ts';
 import { connectNatsBus, type TlsFiles } from '../bus/nats.ts';
+import { connectNatsBusWaiting } from '../bus/connect-wait.ts';
 import { ClusterClient, type Cluster } from './cluster.ts';
 import type { JobSpec } from './job-session.ts';
 import { MEMORY_SCHEME, lookupMemoryBroker } from './memory-registry.ts';
@@ -31,6 +32,13 @@ export interface ConnectOptions {
   callTimeoutMs?: number;
   /** How long the first NATS connection may take; default 5,000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * How long to keep trying a NATS server that does not answer yet (refused, timed out, a name not
+   * resolving yet) before failing with CONNECTION_FAILED — for a driver started beside the cluster
+   * (a container, a compose file), as `--connect-wait` is for the daemons. Default 0: fail at once.
+   * A server that answers and refuses (credentials, TLS) fails at once whatever this says.
+   */
+  connectWaitMs?: number;
   /**
    * A credentials file for a server with authentication (`orrery auth init` writes one per role:
    * driver.creds, observer.creds, admin.creds). Default: env ORRERY_CREDS, else none.
@@ -93,7 +101,8 @@ export async function connect(opts?: ConnectOptions): Promise<Cluster> {
   const callTimeoutMs = positive('callTimeoutMs', opts.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS);
   const workingDir = packRuntimeEnv(opts.runtimeEnv);
   const creds = opts.creds ?? (process.env.ORRERY_CREDS?.trim() || undefined);
-  const bus = await openBus(address, opts.connectTimeoutMs, { creds, tls: opts.tls });
+  const connectWaitMs = orZero('connectWaitMs', opts.connectWaitMs);
+  const bus = await openBus(address, opts.connectTimeoutMs, connectWaitMs, { creds, tls: opts.tls });
   if (workingDir !== undefined) codeShipper(bus, cluster).useWorkingDir(workingDir);
   const job = opts.job === false ? undefined : checkJob(opts.job ?? {});
   // a job's heartbeat thread opens a connection of its own, as this one was opened (job-session.ts)
@@ -103,13 +112,14 @@ export async function connect(opts?: ConnectOptions): Promise<Cluster> {
   return ClusterClient.open(bus, { address, cluster, namespace, requestTimeoutMs, callTimeoutMs, ownsBus: true, ...(job === undefined ? {} : { job }), ...(beatConnection === undefined ? {} : { beatConnection }) });
 }
 
-async function openBus(address: string, connectTimeoutMs: number | undefined, access: { creds?: string; tls?: TlsFiles }): Promise<Bus> {
+async function openBus(address: string, connectTimeoutMs: number | undefined, waitMs: number, access: { creds?: string; tls?: TlsFiles }): Promise<Bus> {
   if (address.startsWith(MEMORY_SCHEME)) {
     const broker = lookupMemoryBroker(address);
     if (!broker) throw new ConnectionFailedError(address, 'no local cluster with this address runs in this process');
     return connectMemoryBus(broker);
   }
-  return connectNatsBus({ servers: address, name: 'orrery-driver', connectTimeoutMs, ...(access.creds === undefined ? {} : { creds: access.creds }), ...(access.tls === undefined ? {} : { tls: access.tls }) });
+  const opts = { servers: address, name: 'orrery-driver', connectTimeoutMs, ...(access.creds === undefined ? {} : { creds: access.creds }), ...(access.tls === undefined ? {} : { tls: access.tls }) };
+  return waitMs > 0 ? connectNatsBusWaiting(opts, { waitMs }) : connectNatsBus(opts);
 }
 
 function checkJob(job: JobSpec): JobSpec {
@@ -128,6 +138,12 @@ function checkToken(option: string, value: unknown): void {
   } catch {
     throw new InvalidOptionError(option, value, "expected a non-empty name without '.', '*', '>' or whitespace");
   }
+}
+
+function orZero(option: string, value: number | undefined): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number' || !(value >= 0) || value > NO_LIMIT_MS) throw new InvalidOptionError(option, value, `expected a number of ms from 0 to ${NO_LIMIT_MS}`);
+  return value;
 }
 
 function positive(option: string, value: number | undefined, fallback: number): number {

@@ -3,10 +3,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { filter, firstValueFrom } from 'rxjs';
-import { ActorDiedError, startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
+import { createServer } from 'node:net';
+import { ActorDiedError, connect, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';
+import { InvalidOptionError } from '../../lib/errors.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
-import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { freePort, startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { coreFlowSuite } from '../runtime/client/core-flow.ts';
+import { until } from '../helpers/until.ts';
 
 let server: NatsServerHandle;
 const nodes = [
@@ -52,6 +55,37 @@ test('by default (nats-server installed) it spawns its own nats-server; killNode
   assert.equal(added.resources.total, { CPU: 1, GPU: 1 });
   const states = (await local.cluster.nodes()).map((n) => `${n.name}:${n.state}`).sort();
   assert.equal(states, ['keep:ALIVE', 'late:ALIVE', 'victim:DEAD']);
+});
+
+test('connect({ connectWaitMs }) waits for a NATS server that is not up yet, and works once it is; without it, it fails at once', async () => {
+  // at first the port accepts and hangs up, as a server starting may: each connection is one attempt
+  const port = await freePort();
+  let attempts = 0;
+  const hangUp = createServer((socket) => {
+    attempts++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => hangUp.listen(port, '127.0.0.1', resolve));
+  let late: NatsServerHandle | undefined;
+  try {
+    const address = `nats://127.0.0.1:${port}`;
+    const now = await connect({ address, job: false }).catch((e: unknown) => e);
+    assert.is((now as { code?: string }).code, 'CONNECTION_FAILED', 'no wait: fails at the first attempt');
+    const before = attempts;
+    const waiting = connect({ address, connectWaitMs: 60_000, job: false }).then((c) => c, (e: unknown) => e);
+    await until('the driver trying again', () => (attempts >= before + 2 ? true : undefined));
+    await new Promise<void>((resolve) => hangUp.close(() => resolve()));
+    late = await startNatsServer({ port });
+    const client = await waiting;
+    assert.ok(typeof (client as Cluster).close === 'function', `connected: ${String(client)}`);
+    await (client as Cluster).close();
+    const bad = await connect({ address, connectWaitMs: -1 }).catch((e: unknown) => e);
+    assert.instance(bad, InvalidOptionError);
+    assert.match((bad as Error).message, /connectWaitMs/);
+  } finally {
+    hangUp.close();
+    await late?.stop();
+  }
 });
 
 test.run();
