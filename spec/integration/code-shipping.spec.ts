@@ -5,7 +5,9 @@
 // raylet on plain node, with a cache of its own, so the code can only have come from the store. A
 // message naming a hash the store does not have leaves the actor DEAD with CODE_LOAD_FAILED, and the
 // node goes on. A worker host SIGKILLed while it writes a bundle into the node's cache leaves its
-// lock and a partial copy: the next host takes the lock over and leaves one complete copy. Needs
+// lock and a partial copy: the next host takes the lock over and leaves one complete copy. The
+// nats-server killed while a driver uploads a working directory: the creation fails typed (or goes
+// through), and the next one runs the whole bundle. Needs
 // dist/ (`npm run build`, which `npm ci` runs).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -235,8 +237,8 @@ test('a worker host SIGKILLed while it writes a fetched bundle into the cache: t
     }
     assert.ok(victim !== undefined && victim > 0, 'caught a host writing the bundle out');
     process.kill(victim, 'SIGKILL');
-    // a creation that takes its host down is DEAD at once (docs/failover.md): it cannot tell a
-    // SIGKILL from a constructor that crashed the host
+    // a creation whose host is killed fails with WORKER_EXITED; with no restarts (maxRestarts 0,
+    // the default) that is DEAD (docs/failover.md)
     const dead = await until('the first actor DEAD', async () => ((await first.info()).state === 'DEAD' ? first.info() : undefined), 60_000);
     assert.match(dead.deathCause ?? '', /WORKER_EXITED|exited/);
     const r = await withDir.actor(Reader).options({ labelSelector: { node: 'a' }, isolation: 'process' }).remote();
@@ -249,6 +251,64 @@ test('a worker host SIGKILLed while it writes a fetched bundle into the cache: t
     assert.is(left.length, 1, 'one complete copy');
   } finally {
     await withDir.close();
+  }
+});
+
+test('the nats-server SIGKILLed and restarted while a driver uploads its working directory: the creation fails typed or goes through, and the code runs whole on the node either way', async () => {
+  const wd = join(work, 'wd-upload');
+  mkdirSync(join(wd, 'data'), { recursive: true });
+  writeFileSync(join(wd, 'package.json'), '{ "type": "module" }\n');
+  // ~16 MB: the store takes it in ~130 chunks, so the server dies with most of them still to come
+  for (let i = 0; i < 2000; i++) writeFileSync(join(wd, 'data', `part-${i}.bin`), randomBytes(8 * 1024));
+  writeFileSync(
+    join(wd, 'up-reader.ts'),
+    `import { readdirSync, readFileSync } from 'node:fs';\nexport class UpReader { sum(): number { let n = 0; for (const f of readdirSync(new URL('./data/', import.meta.url))) n += readFileSync(new URL('./data/' + f, import.meta.url)).length; return n; } }\n`,
+  );
+  const url = pathToFileURL(join(wd, 'up-reader.ts')).href;
+  const { UpReader } = (await import(url)) as { UpReader: new () => { sum(): number } };
+  // a connection of the spec's own sees the first chunk go by, and kills the server from that callback
+  const watcher = await natsConnect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  let restarting: Promise<void> | undefined;
+  watcher.subscribe(`$O.${codeBucketName('default')}.C.>`, {
+    callback: () => {
+      restarting ??= server.restart();
+    },
+  });
+  await watcher.flush();
+  const withDir = await connect({ address: server.url, runtimeEnv: { workingDir: wd } });
+  try {
+    const Reader = defineActor(url, UpReader);
+    const first = await withDir.actor(Reader).options({ labelSelector: { node: 'a' } }).remote().then(
+      (h) => h,
+      (e: Error & { code?: string }) => e,
+    );
+    assert.ok(restarting !== undefined, 'the server was killed during the upload');
+    await restarting;
+    if (first instanceof Error) assert.is(first.code, 'CODE_SHIP_FAILED', first.message);
+    else {
+      const info = await first.ready({ timeoutMs: 60_000 }).catch((e: unknown) => e);
+      assert.not.ok(info instanceof Error && /CODE_LOAD_FAILED/.test(String(info)), `a creation that went through runs whole code: ${String(info)}`);
+    }
+    // whatever the first did, the next one runs from a whole copy: 2,000 files of 8 KiB
+    const r = await until(
+      'a creation after the restart',
+      async () => {
+        const h = await withDir.actor(Reader).options({ labelSelector: { node: 'a' } }).remote().catch((e: Error & { code?: string }) => {
+          assert.ok(['CODE_SHIP_FAILED', 'CONNECTION_LOST', 'GCS_UNAVAILABLE', 'TIMEOUT'].includes(e.code ?? ''), `only a lost connection may fail it: ${e.message}`);
+          return undefined;
+        });
+        return h;
+      },
+      60_000,
+    );
+    const info = await r.ready({ timeoutMs: 60_000 });
+    assert.is(info.state, 'ALIVE', info.deathCause);
+    assert.is(await r.call('sum'), 2000 * 8 * 1024);
+    await r.kill();
+    if (!(first instanceof Error)) await first.kill().catch(() => undefined);
+  } finally {
+    await withDir.close();
+    await watcher.close();
   }
 });
 
