@@ -30,6 +30,8 @@ export class CodeShipper {
   /** Shipping is not available on this connection: send file: URLs (see the class comment). */
   private off = false;
   private workingDir: CollectedBundle | undefined;
+  /** The store has answered once: JetStream runs there, so its absence later is an outage, not a server without it. */
+  private storeAnswered = false;
 
   constructor(private readonly opts: { bus: Bus; cluster: string; now?: () => number }) {}
 
@@ -53,7 +55,7 @@ export class CodeShipper {
     try {
       await this.upload(bucket, shipped.bundle);
     } catch (err) {
-      if (!isPermissionError(err) && !(err instanceof OrreryError && err.code === 'JETSTREAM_UNAVAILABLE')) throw new OrreryError('CODE_SHIP_FAILED', `cannot ship ${moduleUrl} to the code store: ${err instanceof Error ? err.message : String(err)}`, { cause: err, detail: { moduleUrl } });
+      if (!isPermissionError(err) && !(err instanceof OrreryError && err.code === 'JETSTREAM_UNAVAILABLE' && !this.storeAnswered)) throw new OrreryError('CODE_SHIP_FAILED', `cannot ship ${moduleUrl} to the code store: ${err instanceof Error ? err.message : String(err)}`, { cause: err, detail: { moduleUrl } });
       this.off = true;
       return moduleUrl;
     }
@@ -77,13 +79,33 @@ export class CodeShipper {
   private upload(bucket: ObjectBucket, bundle: CollectedBundle): Promise<void> {
     let done = this.uploads.get(bundle.hash);
     if (!done) {
-      done = (async () => {
-        if (!(await bucket.has(bundle.hash))) await bucket.put(bundle.hash, bundle.bytes);
-      })();
+      done = this.uploadThroughOutages(bucket, bundle);
       this.uploads.set(bundle.hash, done);
       done.catch(() => this.uploads.delete(bundle.hash));
     }
     return done;
+  }
+
+  /**
+   * The upload, started again while the store does not answer — the server restarting, the
+   * connection lost, JetStream electing — for up to the outage a GCS request rides out
+   * (DEFAULT_GCS_OUTAGE_MS, pausing 100 ms doubling to 1 s): a creation survives a NATS blip as its
+   * register_actor does. A put that failed midway stored no object (its metadata comes last), so
+   * starting again from `has` is safe; what it had written is left in the store's stream, unnamed.
+   */
+  private async uploadThroughOutages(bucket: ObjectBucket, bundle: CollectedBundle): Promise<void> {
+    const deadline = Date.now() + UPLOAD_OUTAGE_MS;
+    for (let pause = 100; ; pause = Math.min(pause * 2, 1000)) {
+      try {
+        const stored = await bucket.has(bundle.hash);
+        this.storeAnswered = true;
+        if (!stored) await bucket.put(bundle.hash, bundle.bytes);
+        return;
+      } catch (err) {
+        if (!unanswered(err, this.storeAnswered) || Date.now() + pause > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
   }
 
   private async openBucket(): Promise<ObjectBucket | undefined> {
@@ -105,6 +127,22 @@ export class CodeShipper {
       throw new OrreryError('CODE_SHIP_FAILED', `cannot open the code store: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
   }
+}
+
+/** As long as a GCS request rides out an outage (gcs-client.ts, DEFAULT_GCS_OUTAGE_MS). */
+const UPLOAD_OUTAGE_MS = 15_000;
+
+/**
+ * A store operation nobody answered: timed out, the connection lost or closed under it, JetStream
+ * briefly away (a server restarting, a cluster electing). Not a refusal; and JetStream missing is a
+ * server without it (shipping off) unless the store `answered` before.
+ */
+function unanswered(err: unknown, answered: boolean): boolean {
+  const e = err as { name?: string; message?: string; code?: string } | null;
+  if (isPermissionError(err)) return false;
+  if (e?.code === 'JETSTREAM_UNAVAILABLE' || e?.name === 'NoRespondersError' || /no responders/i.test(e?.message ?? '')) return answered;
+  if (e?.code === 'TIMEOUT' || e?.code === 'CONNECTION_LOST' || e?.code === 'JETSTREAM_NOT_READY') return true;
+  return e?.name === 'TimeoutError' || /time(d)? ?out|disconnect|connection (lost|closed)|temporarily unavailable/i.test(e?.message ?? '');
 }
 
 /** How long a module's files are taken as unchanged without looking (a driver submitting many tasks stats them once a second). */
