@@ -8,6 +8,7 @@ import { decodeBundle } from '../../protocols/code-bundle.ts';
 import type { ShippedCode, ShippedCodeSource } from '../../protocols/code-source.ts';
 import { codeBucketName } from '../../protocols/code-store.ts';
 import type { ObjectBucket } from '../bus/objects.ts';
+import { throughOutages } from './store-outage.ts';
 import type { Bus } from '../bus/bus.ts';
 
 /**
@@ -72,7 +73,8 @@ export class CodeCache implements ShippedCodeSource {
       for (const name of readdirSync(this.dir)) if (name.startsWith(`${hash}.tmp-`)) rmSync(join(this.dir, name), { recursive: true, force: true });
       const bucket = await (this.bucket ??= this.openBucket());
       if (bucket === undefined) throw new OrreryError('CODE_NOT_FOUND', `shipped code ${hash} cannot be fetched: the NATS server has no JetStream, so this cluster has no code store`, { detail: { hash } });
-      const bytes = await bucket.get(hash);
+      // a message named this hash: the store exists, so JetStream away is an outage to ride out
+      const bytes = await throughOutages(() => bucket.get(hash), () => true);
       if (bytes === undefined) throw new OrreryError('CODE_NOT_FOUND', `shipped code ${hash} is not in the code store ${bucket.name}`, { detail: { hash, bucket: bucket.name } });
       const files = decodeBundle(hash, bytes);
       const tmp = join(this.dir, `${hash}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);

@@ -7,6 +7,7 @@ import type { Bus } from '../bus/bus.ts';
 import type { ObjectBucket } from '../bus/objects.ts';
 import { moduleBundle, SourceFiles, workingDirBundle, WORKING_DIR_MAX_BYTES, type CollectedBundle } from './bundle.ts';
 import { codeCacheRoot } from './cache.ts';
+import { throughOutages } from './store-outage.ts';
 import { statSync } from 'node:fs';
 
 /**
@@ -87,25 +88,17 @@ export class CodeShipper {
   }
 
   /**
-   * The upload, started again while the store does not answer — the server restarting, the
-   * connection lost, JetStream electing — for up to the outage a GCS request rides out
-   * (DEFAULT_GCS_OUTAGE_MS, pausing 100 ms doubling to 1 s): a creation survives a NATS blip as its
-   * register_actor does. A put that failed midway stored no object (its metadata comes last), so
-   * starting again from `has` is safe; what it had written is left in the store's stream, unnamed.
+   * The upload, started again while the store does not answer (store-outage.ts): a creation rides a
+   * NATS blip out as its register_actor does. A put cut off midway stored no object (its metadata
+   * comes last), so starting again from `has` is safe; what it had written is left in the store's
+   * stream, unnamed.
    */
-  private async uploadThroughOutages(bucket: ObjectBucket, bundle: CollectedBundle): Promise<void> {
-    const deadline = Date.now() + UPLOAD_OUTAGE_MS;
-    for (let pause = 100; ; pause = Math.min(pause * 2, 1000)) {
-      try {
-        const stored = await bucket.has(bundle.hash);
-        this.storeAnswered = true;
-        if (!stored) await bucket.put(bundle.hash, bundle.bytes);
-        return;
-      } catch (err) {
-        if (!unanswered(err, this.storeAnswered) || Date.now() + pause > deadline) throw err;
-        await new Promise((resolve) => setTimeout(resolve, pause));
-      }
-    }
+  private uploadThroughOutages(bucket: ObjectBucket, bundle: CollectedBundle): Promise<void> {
+    return throughOutages(async () => {
+      const stored = await bucket.has(bundle.hash);
+      this.storeAnswered = true;
+      if (!stored) await bucket.put(bundle.hash, bundle.bytes);
+    }, () => this.storeAnswered);
   }
 
   private async openBucket(): Promise<ObjectBucket | undefined> {
@@ -127,22 +120,6 @@ export class CodeShipper {
       throw new OrreryError('CODE_SHIP_FAILED', `cannot open the code store: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
   }
-}
-
-/** As long as a GCS request rides out an outage (gcs-client.ts, DEFAULT_GCS_OUTAGE_MS). */
-const UPLOAD_OUTAGE_MS = 15_000;
-
-/**
- * A store operation nobody answered: timed out, the connection lost or closed under it, JetStream
- * briefly away (a server restarting, a cluster electing). Not a refusal; and JetStream missing is a
- * server without it (shipping off) unless the store `answered` before.
- */
-function unanswered(err: unknown, answered: boolean): boolean {
-  const e = err as { name?: string; message?: string; code?: string } | null;
-  if (isPermissionError(err)) return false;
-  if (e?.code === 'JETSTREAM_UNAVAILABLE' || e?.name === 'NoRespondersError' || /no responders/i.test(e?.message ?? '')) return answered;
-  if (e?.code === 'TIMEOUT' || e?.code === 'CONNECTION_LOST' || e?.code === 'JETSTREAM_NOT_READY') return true;
-  return e?.name === 'TimeoutError' || /time(d)? ?out|disconnect|connection (lost|closed)|temporarily unavailable/i.test(e?.message ?? '');
 }
 
 /** How long a module's files are taken as unchanged without looking (a driver submitting many tasks stats them once a second). */

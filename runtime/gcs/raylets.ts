@@ -53,6 +53,8 @@ export type CreateOutcome =
 const replyOnly = { reply: messages.reply } as const;
 /** A create this GCS's own fence refused before it left (RayletClient.create). */
 const FENCED = Symbol('fenced');
+/** A create_actor whose answer this GCS's lost connection took with it (see create). */
+const LOST = Symbol('lost');
 /** The first pause before an unanswered kill_actor is sent again, doubling up to the second. */
 const KILL_RETRY_MS = 250;
 const KILL_RETRY_MAX_MS = 5_000;
@@ -90,25 +92,32 @@ export class RayletClient {
   }
 
   /**
-   * create_actor. One this GCS's own fence refused (its lease lapsed for a moment: a renewal late
-   * under load; fenced-bus.ts) never left, so the constructor never ran: it is sent again — 50 ms
-   * later, doubling to 1 s — within the create timeout, and the actor stays SCHEDULED meanwhile.
-   * Before, it came back as a failure: the actor spent a restart, or with none left died with
-   * "STALE_EPOCH: this GCS no longer holds the leader lease", for a moment the GCS was busy.
+   * create_actor, sent again — 50 ms later, doubling to 1 s — within the create timeout while the
+   * actor stays SCHEDULED, when nothing was learnt of it:
+   * - this GCS's own fence refused it (its lease lapsed for a moment: a renewal late under load;
+   *   fenced-bus.ts): it never left, so the constructor never ran. Before, it came back as a
+   *   failure: the actor spent a restart, or with none left died with "STALE_EPOCH: this GCS no
+   *   longer holds the leader lease", for a moment the GCS was busy;
+   * - this GCS's connection dropped while it waited (CONNECTION_LOST: a NATS restart, a blip): the
+   *   raylet may be creating the actor, and its answer was lost with the connection. A raylet
+   *   answers a create of the incarnation it already has with that one's outcome (local-actors.ts),
+   *   so sending it again runs nothing twice. Before, the lost answer counted as a failed creation:
+   *   with no restarts left the actor died of the blip while its constructor ran fine.
    */
   async create(nodeId: string, request: CreateActor): Promise<CreateOutcome> {
     const deadline = performance.now() + this.deps.createTimeoutMs;
     for (let pause = 50; ; pause = Math.min(1_000, pause * 2)) {
       const outcome = await this.#createOnce(nodeId, request);
-      if (outcome !== FENCED) return outcome;
+      if (outcome !== FENCED && outcome !== LOST) return outcome;
       if (this.#stopped || performance.now() + pause >= deadline) {
-        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: STALE_EPOCH: this GCS did not hold its leader lease to send it`, noResponders: false };
+        const cause = outcome === FENCED ? 'STALE_EPOCH: this GCS did not hold its leader lease to send it' : 'CONNECTION_LOST: this GCS was cut off from the bus until the create timeout';
+        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${cause}`, noResponders: false };
       }
       await new Promise((resolve) => setTimeout(resolve, pause).unref());
     }
   }
 
-  async #createOnce(nodeId: string, request: CreateActor): Promise<CreateOutcome | typeof FENCED> {
+  async #createOnce(nodeId: string, request: CreateActor): Promise<CreateOutcome | typeof FENCED | typeof LOST> {
     try {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'create_actor'), encode('create_actor', this.#withEpoch(request)), {
         timeoutMs: this.deps.createTimeoutMs,
@@ -129,6 +138,7 @@ export class RayletClient {
     } catch (err) {
       // a raylet's STALE_EPOCH is an answer (above): this one is this GCS's own fence, before sending
       if ((err as { code?: unknown }).code === 'STALE_EPOCH') return FENCED;
+      if ((err as { code?: unknown }).code === 'CONNECTION_LOST') return LOST;
       // the request itself failed, or the answer could not be read: nothing to blame the actor for
       return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(err)}`, noResponders: err instanceof NoRespondersError };
     }

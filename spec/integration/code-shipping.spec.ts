@@ -7,7 +7,9 @@
 // node goes on. A worker host SIGKILLed while it writes a bundle into the node's cache leaves its
 // lock and a partial copy: the next host takes the lock over and leaves one complete copy. The
 // nats-server killed while a driver uploads a working directory: the upload starts again once the
-// server is back, and the creation runs the whole bundle. Needs
+// server is back, and the creation runs the whole bundle; killed as a host begins to fetch one: the
+// GCS's create_actor, whose answer its connection lost, is sent again and the actor is created once.
+// Needs
 // dist/ (`npm run build`, which `npm ci` runs).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -283,6 +285,36 @@ test('the nats-server SIGKILLed and restarted while a driver uploads its working
     const info = await r.ready({ timeoutMs: 60_000 });
     assert.is(info.state, 'ALIVE', info.deathCause);
     assert.is(await r.call('sum'), 2000 * 8 * 1024, 'every byte of the 2,000 files');
+    await r.kill();
+  } finally {
+    await withDir.close();
+    await watcher.close();
+  }
+});
+
+test('the nats-server SIGKILLed and restarted as a worker host begins to fetch a bundle: the GCS sends its create_actor again (the answer went with its connection) and the actor is created once, with the whole code', async () => {
+  const wd = join(work, 'wd-upload'); // the previous test's ~16 MB directory, in the store already
+  const url = pathToFileURL(join(wd, 'up-reader.ts')).href;
+  const { UpReader } = (await import(url)) as { UpReader: new () => { sum(): number } };
+  const bucket = `OBJ_${codeBucketName('default')}`;
+  // node b has never run it: its host must fetch it, and a fetch starts with a consumer on the bundle's chunks
+  const watcher = await natsConnect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  let restarting: Promise<void> | undefined;
+  watcher.subscribe('$JS.API.CONSUMER.>', {
+    callback: (_err, msg) => {
+      if (msg.subject.includes(bucket)) restarting ??= server.restart();
+    },
+  });
+  await watcher.flush();
+  const withDir = await connect({ address: server.url, runtimeEnv: { workingDir: wd } });
+  try {
+    const r = await withDir.actor(defineActor(url, UpReader)).options({ labelSelector: { node: 'b' } }).remote();
+    const info = await r.ready({ timeoutMs: 90_000 });
+    assert.ok(restarting !== undefined, 'the server was killed as the fetch began');
+    await restarting;
+    assert.is(info.state, 'ALIVE', info.deathCause);
+    assert.is(await r.call('sum'), 2000 * 8 * 1024, 'every byte of the 2,000 files');
+    assert.is(info.numRestarts, 0, 'created once: no restart spent on the lost answer');
     await r.kill();
   } finally {
     await withDir.close();
