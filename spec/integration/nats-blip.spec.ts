@@ -6,13 +6,17 @@
 //
 // What must hold (docs/failover.md, "A NATS outage"): a blip is not a node death — no node_dead,
 // no actor restarted or moved, actor state kept, calls work after; a call in flight across it fails
-// with CONNECTION_LOST at once, or with maxTaskRetries is sent again and answered.
+// with CONNECTION_LOST at once, or with maxTaskRetries is sent again and answered; a constructor
+// running across it gives an actor ALIVE once (the GCS asks its raylet again for the lost answer).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeIdAffinity } from '../../lib/index.ts';
 import { ConnectionLostError, startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
 import { freePort, startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
-import { JournalActor, type Journal } from '../runtime/client/failover-actors.ts';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GatedStartActor, JournalActor, type Journal } from '../runtime/client/failover-actors.ts';
 
 const HEARTBEAT_MS = 200;
 // the raylets' fence lease is 60% of this: long enough that a loaded machine's late heartbeat does not
@@ -100,9 +104,9 @@ async function reconnected(want: { connections: number; subscriptions: number })
  * the GCS has seen every node's timeout pass while it could not hear it (so the outage lasted at
  * least NODE_TIMEOUT_MS, a second: the GCS would have declared the nodes dead), start it again on
  * the same port; resolves once every process is connected again, the GCS said so and every raylet
- * heard its heartbeat answered (reconnecting → running).
+ * heard its heartbeat answered (reconnecting → running). `back` runs as soon as the server is.
  */
-async function blip(): Promise<void> {
+async function blip(back: () => void = () => undefined): Promise<void> {
   const before = await serverLoad();
   const from = lines.length;
   const { port } = server;
@@ -116,6 +120,7 @@ async function blip(): Promise<void> {
     // back up even when a wait failed, so the cluster can stop
     server = await startNatsServer({ port, monitorPort });
   }
+  back();
   await output(from, (seen) => seen.some((l) => l.includes('the GCS is connected again')), 'the GCS reconnected');
   await output(from, everyRaylet((id) => `raylet ${id}: reconnecting → running`), 'every raylet heard again by the GCS');
   await reconnected(before);
@@ -215,6 +220,22 @@ test('calls waiting for an actor nothing can place yet ride through the outage u
   assert.is((await waiting.info()).nodeId, added.nodeId);
   await waiting.kill();
   await local.killNode(added.nodeId);
+});
+
+test('a constructor running across the outage: the GCS, whose create_actor lost its answer with the connection, asks again, and the actor is ALIVE once, no restart spent', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-blip-create-'));
+  try {
+    const gated = await local.cluster.actor(GatedStartActor).options({ schedulingStrategy: nodeIdAffinity(nodeIds[0]), isolation: 'process' }).remote(dir, WAIT_MS * 2);
+    await until(async () => existsSync(join(dir, 'started')), 'the constructor running');
+    // the host is held in the constructor (its event loop too): it reconnects once the gate opens
+    await blip(() => writeFileSync(join(dir, 'gate'), ''));
+    const info = await gated.ready({ timeoutMs: WAIT_MS });
+    assert.equal([info.state, info.numRestarts, info.nodeId], ['ALIVE', 0, nodeIds[0]], info.deathCause);
+    await until(async () => (await gated.call('where').catch(() => undefined)) === nodeIds[0], 'the actor answering on its node');
+    await gated.kill();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
