@@ -474,7 +474,9 @@ export class ActorDirectory {
       // its owner, which what it creates inside the worker shares; a detached actor has none
       ...(reg.jobId === undefined || reg.options.lifetime === 'detached' ? {} : { jobId: reg.jobId }),
     };
-    void this.deps.raylets.create(nodeId, request).then((outcome) => this.#created(entry, { nodeId, incarnation }, outcome));
+    const sent = { nodeId, incarnation };
+    // sent again (a lost answer, this GCS's own fence) only while the actor still waits for this create
+    void this.deps.raylets.create(nodeId, request, () => this.#awaits(entry, sent)).then((outcome) => this.#created(entry, sent, outcome));
   }
 
   requestKill(context: ActorContext): void {
@@ -524,10 +526,14 @@ export class ActorDirectory {
   }
 
   /** A create_actor answer: applies to the incarnation still SCHEDULED there, else it is an orphan. */
-  #created(entry: ActorEntry, sent: { nodeId: string; incarnation: number }, outcome: CreateOutcome): void {
+  /** Whether the actor still waits for the create it was `sent`: SCHEDULED, that incarnation, on that node. */
+  #awaits(entry: ActorEntry, sent: { nodeId: string; incarnation: number }): boolean {
     const snapshot = entry.ref?.getSnapshot();
-    const current = snapshot !== undefined && actorStateOf(snapshot) === 'SCHEDULED' && snapshot.context.incarnation === sent.incarnation && snapshot.context.nodeId === sent.nodeId;
-    if (!current) {
+    return snapshot !== undefined && actorStateOf(snapshot) === 'SCHEDULED' && snapshot.context.incarnation === sent.incarnation && snapshot.context.nodeId === sent.nodeId;
+  }
+
+  #created(entry: ActorEntry, sent: { nodeId: string; incarnation: number }, outcome: CreateOutcome): void {
+    if (!this.#awaits(entry, sent)) {
       if (outcome.kind === 'created') void this.deps.raylets.kill(sent.nodeId, entry.registration.actorId, sent.incarnation);
       return;
     }

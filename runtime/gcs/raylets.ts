@@ -103,8 +103,10 @@ export class RayletClient {
    *   answers a create of the incarnation it already has with that one's outcome (local-actors.ts),
    *   so sending it again runs nothing twice. Before, the lost answer counted as a failed creation:
    *   with no restarts left the actor died of the blip while its constructor ran fine.
+   * It is not sent again once `wanted` says the actor has moved on (killed, failed over): a raylet
+   * that had already dropped that incarnation would start it again.
    */
-  async create(nodeId: string, request: CreateActor): Promise<CreateOutcome> {
+  async create(nodeId: string, request: CreateActor, wanted: () => boolean = () => true): Promise<CreateOutcome> {
     const deadline = performance.now() + this.deps.createTimeoutMs;
     for (let pause = 50; ; pause = Math.min(1_000, pause * 2)) {
       const outcome = await this.#createOnce(nodeId, request);
@@ -114,6 +116,7 @@ export class RayletClient {
         return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${cause}`, noResponders: false };
       }
       await new Promise((resolve) => setTimeout(resolve, pause).unref());
+      if (!wanted()) return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: not sent again: the actor moved on`, noResponders: false };
     }
   }
 

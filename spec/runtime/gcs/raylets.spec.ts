@@ -56,4 +56,16 @@ test('a connection down past the create timeout is the node unreachable, saying 
   assert.equal(s.creates, []);
 });
 
+test('a create the actor no longer waits for (killed meanwhile) is not sent again: a raylet that dropped it would start it anew', async () => {
+  const s = setUp(1);
+  let wanted = true;
+  const spec = createSpec('Counter', { args: [1] });
+  const outcome = s.raylets.create(NODE, spec, () => wanted);
+  wanted = false; // the kill lands while the first attempt's answer is lost
+  const settled = await outcome;
+  assert.is(settled.kind, 'unreachable');
+  assert.match((settled as { cause: string }).cause, /not sent again: the actor moved on/);
+  assert.equal(s.creates, [], 'nothing reached the raylet again');
+});
+
 test.run();
