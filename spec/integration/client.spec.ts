@@ -3,13 +3,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { filter, firstValueFrom } from 'rxjs';
-import { createServer } from 'node:net';
 import { ActorDiedError, connect, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';
 import { InvalidOptionError } from '../../lib/errors.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
-import { freePort, startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { coreFlowSuite } from '../runtime/client/core-flow.ts';
 import { until } from '../helpers/until.ts';
+import { hangUpPort } from '../helpers/hang-up-port.ts';
 
 let server: NatsServerHandle;
 const nodes = [
@@ -59,22 +59,17 @@ test('by default (nats-server installed) it spawns its own nats-server; killNode
 
 test('connect({ connectWaitMs }) waits for a NATS server that is not up yet, and works once it is; without it, it fails at once', async () => {
   // at first the port accepts and hangs up, as a server starting may: each connection is one attempt
-  const port = await freePort();
-  let attempts = 0;
-  const hangUp = createServer((socket) => {
-    attempts++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => hangUp.listen(port, '127.0.0.1', resolve));
+  const hangUp = await hangUpPort();
+  const { port } = hangUp;
   let late: NatsServerHandle | undefined;
   try {
     const address = `nats://127.0.0.1:${port}`;
     const now = await connect({ address, job: false }).catch((e: unknown) => e);
     assert.is((now as { code?: string }).code, 'CONNECTION_FAILED', 'no wait: fails at the first attempt');
-    const before = attempts;
+    const before = hangUp.attempts;
     const waiting = connect({ address, connectWaitMs: 60_000, job: false }).then((c) => c, (e: unknown) => e);
-    await until('the driver trying again', () => (attempts >= before + 2 ? true : undefined));
-    await new Promise<void>((resolve) => hangUp.close(() => resolve()));
+    await until('the driver trying again', () => (hangUp.attempts >= before + 2 ? true : undefined));
+    await hangUp.close();
     late = await startNatsServer({ port });
     const client = await waiting;
     assert.ok(typeof (client as Cluster).close === 'function', `connected: ${String(client)}`);
@@ -83,7 +78,7 @@ test('connect({ connectWaitMs }) waits for a NATS server that is not up yet, and
     assert.instance(bad, InvalidOptionError);
     assert.match((bad as Error).message, /connectWaitMs/);
   } finally {
-    hangUp.close();
+    await hangUp.close();
     await late?.stop();
   }
 });

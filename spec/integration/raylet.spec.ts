@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -15,6 +14,7 @@ import { ActorDiedError, specializeError, RemoteError } from '../../runtime/erro
 import { WorkerProcess } from '../../runtime/raylet/worker-process.ts';
 import { freePort, startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { StubGcs } from '../runtime/raylet/stub-gcs.ts';
+import { hangUpPort } from '../helpers/hang-up-port.ts';
 import { call, createSpec, rejection } from '../runtime/worker/support.ts';
 
 const ENTRY = fileURLToPath(new URL('../../runtime/raylet/main.ts', import.meta.url));
@@ -135,22 +135,16 @@ test('a raylet process registers, prints one ready line, and runs actors in a wo
 });
 
 test('a worker host started while its NATS server is away waits for it, and then runs the actor it was started for', async () => {
-  // the "server" at first: a port that accepts and hangs up at once, as a server starting or stopping
-  // may; each connection is one attempt by the host
-  const port = await freePort();
-  let attempts = 0;
-  const hangUp = createServer((socket) => {
-    attempts++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => hangUp.listen(port, '127.0.0.1', resolve));
+  // the "server" at first: a port that accepts and hangs up at once; each connection is one attempt by the host
+  const hangUp = await hangUpPort();
+  const { port } = hangUp;
   const starting = WorkerProcess.start({ cluster: 'default', natsAddress: `nats://127.0.0.1:${port}`, node: { nodeId: 'late-node', nodeName: 'late', labels: {} } });
   const started = starting.then((h) => h, (err: unknown) => err as Error);
   let late: NatsServerHandle | undefined;
   let lateBus: Bus | undefined;
   try {
-    await until(() => attempts >= 2, 'the host trying a second time');
-    await new Promise<void>((resolve) => hangUp.close(() => resolve()));
+    await until(() => hangUp.attempts >= 2, 'the host trying a second time');
+    await hangUp.close();
     late = await startNatsServer({ port });
     const host = await started;
     assert.instance(host, WorkerProcess, `the host started: ${String(host)}`);
@@ -160,7 +154,7 @@ test('a worker host started while its NATS server is away waits for it, and then
     assert.is(await call(lateBus, spec.actorId, 'increment'), 42);
     await (host as WorkerProcess).stop();
   } finally {
-    hangUp.close();
+    await hangUp.close();
     await lateBus?.close();
     await late?.stop();
   }
