@@ -1,4 +1,4 @@
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { OrreryError } from '../../lib/errors.ts';
@@ -13,7 +13,8 @@ import type { ObjectBucket, ObjectBucketOptions } from './objects.ts';
  */
 export async function openJetStreamObjects(nc: NatsConnection, bucket: string, opts: ObjectBucketOptions): Promise<ObjectBucket> {
   const objm = new Objm(jetstream(nc, { timeout: API_TIMEOUT_MS }));
-  if (opts.create) return new JetStreamObjects(bucket, async () => createReplicated(objm, bucket));
+  const manager = () => jetstreamManager(nc, { timeout: API_TIMEOUT_MS, checkAPI: false });
+  if (opts.create) return new JetStreamObjects(bucket, async () => createReplicated(objm, bucket), manager);
   return new JetStreamObjects(bucket, async () => {
     try {
       return await objm.open(bucket);
@@ -21,7 +22,7 @@ export async function openJetStreamObjects(nc: NatsConnection, bucket: string, o
       if (/not found/i.test(err instanceof Error ? err.message : String(err))) return undefined;
       throw err;
     }
-  });
+  }, manager);
 }
 
 const API_TIMEOUT_MS = 10_000;
@@ -52,7 +53,30 @@ export function unavailable(err: unknown): unknown {
 class JetStreamObjects implements ObjectBucket {
   private store: Promise<ObjectStore | undefined> | undefined;
 
-  constructor(readonly name: string, private readonly open: () => Promise<ObjectStore | undefined>) {}
+  private jsm: Promise<JetStreamManager> | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly open: () => Promise<ObjectStore | undefined>,
+    private readonly manager: () => Promise<JetStreamManager>,
+  ) {}
+
+  /** The stream behind the bucket (nats.js's naming: protocols/code-store.ts). */
+  private get stream(): string {
+    return `OBJ_${this.name}`;
+  }
+
+  /** One JetStream manager for the sweeps; a failed start is tried again next time. */
+  private managed(): Promise<JetStreamManager> {
+    return (this.jsm ??= this.manager().catch((err: unknown) => {
+      this.jsm = undefined;
+      throw err;
+    }));
+  }
+
+  private chunkSubject(id: string): string {
+    return `$O.${this.name}.C.${id}`;
+  }
 
   /** The store once it is open; a failed or empty opening is tried again next time. */
   private async opened(): Promise<ObjectStore | undefined> {
@@ -82,5 +106,39 @@ class JetStreamObjects implements ObjectBucket {
     const store = await this.opened();
     if (store === undefined) return undefined;
     return (await store.getBlob(name)) ?? undefined;
+  }
+
+  /** Chunk subjects from the stream's subject counts, less those the objects' metadata names. */
+  async unnamedChunks(): Promise<Map<string, number>> {
+    const store = await this.opened();
+    if (store === undefined) return new Map();
+    const jsm = await this.managed();
+    const prefix = this.chunkSubject('');
+    const info = await jsm.streams.info(this.stream, { subjects_filter: `${prefix}>` });
+    const counts = new Map<string, number>();
+    for (const [subject, n] of Object.entries(info.state.subjects ?? {})) {
+      if (subject.startsWith(prefix) && n > 0) counts.set(subject.slice(prefix.length), n);
+    }
+    if (counts.size === 0) return counts;
+    for (const id of await this.namedIds(store)) counts.delete(id);
+    return counts;
+  }
+
+  async removeChunks(ids: readonly string[]): Promise<number> {
+    const store = await this.opened();
+    if (store === undefined || ids.length === 0) return 0;
+    const jsm = await this.managed();
+    const named = await this.namedIds(store);
+    let removed = 0;
+    for (const id of ids) {
+      if (named.has(id)) continue;
+      removed += (await jsm.streams.purge(this.stream, { filter: this.chunkSubject(id) })).purged;
+    }
+    return removed;
+  }
+
+  /** The chunk-set ids the stored objects' metadata names (deleted objects are left out: their chunks go with them). */
+  private async namedIds(store: ObjectStore): Promise<Set<string>> {
+    return new Set((await store.list()).map((o) => o.nuid));
   }
 }

@@ -10,6 +10,18 @@ export interface ObjectBucket {
   put(name: string, data: Uint8Array): Promise<void>;
   /** The object's bytes (verified against the digest the store keeps), or undefined when there is none. */
   get(name: string): Promise<Uint8Array | undefined>;
+  /**
+   * The chunk sets no stored object names, by id, each with how many chunks it holds: what a put
+   * cut off midway left behind (its name is written after its chunks), or chunks written by hand.
+   * A put still running shows here too until its name is written; the caller tells them apart
+   * (runtime/gcs/code-sweep.ts). Empty when the bucket does not exist.
+   */
+  unnamedChunks?(): Promise<Map<string, number>>;
+  /**
+   * Removes the chunk sets of these ids, skipping any an object has come to name since they were
+   * listed; resolves to how many chunks went.
+   */
+  removeChunks?(ids: readonly string[]): Promise<number>;
 }
 
 export interface ObjectBucketOptions {

@@ -23,11 +23,13 @@
  */
 import { hostname } from 'node:os';
 import type { Bus } from '../bus/bus.ts';
+import { codeBucketName } from '../../protocols/code-store.ts';
 import { bucketName, type KeyValue } from '../bus/kv.ts';
 import { inspectionEnabled, InspectPublisher } from '../inspect/publisher.ts';
 import { processMain, type ProcessMain } from '../process/main.ts';
 import { fencedBus } from './fenced-bus.ts';
 import { parseGcsFlags, USAGE } from './flags.ts';
+import { CodeStoreSweeper } from './code-sweep.ts';
 import { KvStore } from './kv-store.ts';
 import { LeaderLease } from './leader.ts';
 import { GcsService } from './service.ts';
@@ -39,6 +41,7 @@ const bus: Bus = await main.connect(flags.address, `orrery-gcs-${flags.cluster}`
 
 interface Serving {
   gcs: GcsService;
+  sweeper?: CodeStoreSweeper;
   store?: GcsStore;
   lease?: LeaderLease;
   inspection?: InspectPublisher;
@@ -66,10 +69,17 @@ async function serve(gcsBus: Bus, store: GcsStore | undefined, lease?: LeaderLea
     await inspection.start();
   }
   await gcs.start();
-  return { gcs, store, lease, inspection };
+  // the code store's unnamed chunks (code-sweep.ts): on the raw bus, which has the object store; under the lease
+  const objects = bus.objectBucket?.bind(bus);
+  const sweeper = objects
+    ? new CodeStoreSweeper({ bucket: () => objects(codeBucketName(flags.cluster), { create: false }), graceMs: flags.codeSweepMs, ...(lease ? { valid: () => lease.valid() } : {}), log: main.say })
+    : undefined;
+  sweeper?.start();
+  return { gcs, store, lease, inspection, ...(sweeper ? { sweeper } : {}) };
 }
 
 async function stepDown(serving: Serving): Promise<void> {
+  await serving.sweeper?.stop();
   await serving.gcs.stop();
   serving.inspection?.stop();
   await serving.store?.close();

@@ -89,19 +89,43 @@ s('an observer cannot read the store', async () => {
   assert.is.not(read, 'ok');
 });
 
-/** The hashes of the code store, read with the driver's credentials. */
-async function listHashes(): Promise<string[]> {
+s('the GCS’s credentials may sweep the store (runtime/gcs/code-sweep.ts): chunks a driver left unnamed are listed and removed; a node’s may not remove them', async () => {
+  await asDriver(async (nc) => {
+    const { jetstream } = await import('@nats-io/jetstream');
+    const js = jetstream(nc);
+    for (let i = 0; i < 2; i++) await js.publish(`$O.${codeBucketName('default')}.C.authorphan`, new Uint8Array([i]));
+  });
+  const node = await (await bus('node')).objectBucket!(codeBucketName('default'), { create: false });
+  const refused = await node!.removeChunks!(['authorphan']).then(
+    (n) => `removed ${n}`,
+    (err: Error) => err.message,
+  );
+  assert.match(refused, /permission/i);
+  const gcs = await (await bus('gcs')).objectBucket!(codeBucketName('default'), { create: false });
+  const unnamed = await gcs!.unnamedChunks!();
+  assert.equal([...unnamed], [['authorphan', 2]], 'the orphan, and not the shipped bundle');
+  assert.is(await gcs!.removeChunks!(['authorphan']), 2);
+  assert.equal([...(await gcs!.unnamedChunks!())], []);
+  assert.equal(await listHashes(), [hash], 'the shipped bundle stays');
+});
+
+/** Runs `fn` on a raw nats.js connection with the driver's credentials. */
+async function asDriver<T>(fn: (nc: import('@nats-io/transport-node').NatsConnection) => Promise<T>): Promise<T> {
   const { connect: natsConnect, nkeyAuthenticator } = await import('@nats-io/transport-node');
   const { readCredentials } = await import('../../runtime/auth/credentials.ts');
-  const { Objm } = await import('@nats-io/obj');
   const c = readCredentials(credsFile(local.authDir!, 'driver'));
   const nc = await natsConnect({ servers: local.address, authenticator: nkeyAuthenticator(c.secret), inboxPrefix: c.inboxPrefix });
   try {
-    const store = await new Objm(nc).open(codeBucketName('default'));
-    return (await store.list()).map((o) => o.name);
+    return await fn(nc);
   } finally {
     await nc.close();
   }
+}
+
+/** The hashes of the code store, read with the driver's credentials. */
+async function listHashes(): Promise<string[]> {
+  const { Objm } = await import('@nats-io/obj');
+  return asDriver(async (nc) => (await (await new Objm(nc).open(codeBucketName('default'))).list()).map((o) => o.name));
 }
 
 s.run();

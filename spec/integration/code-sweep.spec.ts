@@ -1,0 +1,126 @@
+// The GCS removes from the code store the chunks no bundle names (runtime/gcs/code-sweep.ts), on a
+// real nats-server with JetStream: chunks written as a put cut off midway writes them — one set per
+// failed upload, no name — and one under a subject of several tokens, as a careless or hostile driver
+// might, go once unchanged for the grace (--code-sweep-ms), while the bundle a driver shipped keeps
+// every chunk and is still fetched whole by a raylet that joins after the sweep. The nats-server
+// SIGKILLed and restarted while chunks wait for their grace: the sweep goes on and removes them.
+// Needs dist/ (`npm run build`, which `npm ci` runs): none here, the runtime runs under tsx.
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connect, defineActor, type Cluster } from '../../runtime/index.ts';
+import { codeBucketName, codeStreamName } from '../../protocols/code-store.ts';
+import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
+import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
+import { until } from '../helpers/until.ts';
+
+const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+const BUCKET = codeBucketName('default');
+const STREAM = codeStreamName('default');
+const GRACE_MS = 1000;
+
+const work = mkdtempSync(join(tmpdir(), 'orrery-sweep-spec-'));
+let server: NatsServerHandle;
+let gcs: RuntimeProcess;
+const raylets: RuntimeProcess[] = [];
+let client: Cluster;
+let nc: NatsConnection;
+
+async function startRaylet(name: string): Promise<void> {
+  const args = ['--address', server.url, '--node-name', name, '--labels', `node=${name}`, '--num-cpus', '2'];
+  raylets.push(await spawnRuntimeProcess('raylet', args, { env: { ...process.env, ORRERY_CODE_CACHE: join(work, `cache-${name}`) } }));
+}
+
+/** Chunk subjects in the store's stream and the messages each holds. */
+async function chunkSubjects(): Promise<Record<string, number>> {
+  const jsm = await jetstreamManager(nc);
+  return (await jsm.streams.info(STREAM, { subjects_filter: `$O.${BUCKET}.C.>` })).state.subjects ?? {};
+}
+
+/** Writes `n` chunks under `$O.<bucket>.C.<id>`, each acknowledged by JetStream, and no name: a put cut off midway. */
+async function cutOffUpload(id: string, n: number): Promise<void> {
+  const js = jetstream(nc);
+  for (let i = 0; i < n; i++) await js.publish(`$O.${BUCKET}.C.${id}`, new Uint8Array(1024).fill(i));
+}
+
+test.before(async () => {
+  server = await startNatsServer({ jetstream: true });
+  gcs = await spawnRuntimeProcess('gcs', ['--address', server.url, '--code-sweep-ms', String(GRACE_MS)]);
+  await startRaylet('a');
+  client = await connect({ address: server.url });
+  nc = await natsConnect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+});
+
+test.after(async () => {
+  await client?.close();
+  await nc?.close();
+  await Promise.all(raylets.map((r) => r.stop()));
+  await gcs?.stop();
+  await server?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+let Echo: ReturnType<typeof defineActor<{ say(): string }, []>>;
+let shippedNuid = '';
+
+test('the chunks of uploads that never finished go once unchanged for the grace; the shipped bundle keeps every chunk and a raylet that joins afterwards fetches it whole', async () => {
+  const project = join(work, 'project');
+  mkdirSync(project, { recursive: true });
+  symlinkSync(NODE_MODULES, join(project, 'node_modules'), 'junction');
+  writeFileSync(join(project, 'package.json'), '{ "type": "module" }\n');
+  writeFileSync(join(project, 'echo.ts'), `export class SweepEcho { say(): string { return 'from the store'; } }\n`);
+  const url = pathToFileURL(join(project, 'echo.ts')).href;
+  const { SweepEcho } = (await import(url)) as { SweepEcho: new () => { say(): string } };
+  Echo = defineActor(url, SweepEcho);
+  const first = await client.actor(Echo).options({ labelSelector: { node: 'a' } }).remote();
+  assert.is((await first.ready({ timeoutMs: 60_000 })).state, 'ALIVE');
+  const objects = await (await new Objm(nc).open(BUCKET)).list();
+  assert.is(objects.length, 1, 'one bundle shipped');
+  shippedNuid = objects[0].nuid;
+  const shippedChunks = objects[0].chunks;
+
+  await cutOffUpload('cutoffone', 3);
+  await cutOffUpload('cutofftwo', 1);
+  await cutOffUpload('hand.written.deep', 2);
+  const before = await chunkSubjects();
+  assert.is(before[`$O.${BUCKET}.C.cutoffone`], 3);
+  assert.is(before[`$O.${BUCKET}.C.hand.written.deep`], 2);
+
+  const after = await until('the unnamed chunks removed', async () => {
+    const subjects = await chunkSubjects();
+    return Object.keys(subjects).some((s) => !s.endsWith(`.${shippedNuid}`)) ? undefined : subjects;
+  });
+  assert.equal(after, { [`$O.${BUCKET}.C.${shippedNuid}`]: shippedChunks }, 'only the shipped bundle’s chunks are left, every one');
+  assert.match(gcs.recentOutput(), /code store orrery-code-default: removed \d+ chunk\(s\) of \d+ upload\(s\) that never finished/);
+
+  // a raylet with an empty cache of its own fetches the bundle after the sweep: it is whole
+  await startRaylet('b');
+  await until('raylet b registered', async () => ((await client.nodes()).some((n) => n.name === 'b' && n.state === 'ALIVE') ? true : undefined));
+  const onB = await client.actor(Echo).options({ labelSelector: { node: 'b' } }).remote();
+  const info = await onB.ready({ timeoutMs: 60_000 });
+  assert.is(info.state, 'ALIVE', info.deathCause);
+  assert.is(await onB.call('say'), 'from the store');
+});
+
+test('the nats-server SIGKILLed and restarted while unnamed chunks wait for their grace: the sweep goes on after it and removes them', async () => {
+  await cutOffUpload('beforekill', 4);
+  await server.restart({ downMs: 2 * GRACE_MS });
+  await until('the client connection back', async () => (await nc.flush().then(() => true)) || undefined);
+  const subjects = await until('the chunks left before the kill removed', async () => {
+    const s = await chunkSubjects();
+    return s[`$O.${BUCKET}.C.beforekill`] === undefined ? s : undefined;
+  }, 60_000);
+  assert.ok(subjects[`$O.${BUCKET}.C.${shippedNuid}`] > 0, 'the shipped bundle’s chunks stay');
+  // the GCS still serves, and the stored bundle still runs
+  const again = await client.actor(Echo).options({ labelSelector: { node: 'a' } }).remote();
+  assert.is((await again.ready({ timeoutMs: 60_000 })).state, 'ALIVE');
+  assert.is(await again.call('say'), 'from the store');
+});
+
+test.run();
