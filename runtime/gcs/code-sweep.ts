@@ -1,3 +1,4 @@
+import { OrreryError } from '../../lib/errors.ts';
 import type { ObjectBucket } from '../bus/objects.ts';
 
 /**
@@ -109,6 +110,8 @@ export class CodeStoreSweeper {
       this.#failing = undefined;
       return { unnamed: unnamed.size, removedSets: due.length, removedChunks };
     } catch (err) {
+      // a server without JetStream has no code store: nothing to sweep, nothing to say
+      if (err instanceof OrreryError && err.code === 'JETSTREAM_UNAVAILABLE') return none;
       const why = err instanceof Error ? err.message : String(err);
       if (this.#failing === undefined) this.#opts.log(`code store sweep failed (tried again every ${sweepIntervalMs(this.#opts.graceMs)} ms): ${why}`);
       this.#failing = why;

@@ -23,6 +23,7 @@
  */
 import { hostname } from 'node:os';
 import type { Bus } from '../bus/bus.ts';
+import type { ObjectBucket } from '../bus/objects.ts';
 import { codeBucketName } from '../../protocols/code-store.ts';
 import { bucketName, type KeyValue } from '../bus/kv.ts';
 import { inspectionEnabled, InspectPublisher } from '../inspect/publisher.ts';
@@ -71,8 +72,10 @@ async function serve(gcsBus: Bus, store: GcsStore | undefined, lease?: LeaderLea
   await gcs.start();
   // the code store's unnamed chunks (code-sweep.ts): on the raw bus, which has the object store; under the lease
   const objects = bus.objectBucket?.bind(bus);
+  let opened: Promise<ObjectBucket | undefined> | undefined;
+  const bucket = (): Promise<ObjectBucket | undefined> => (opened ??= objects!(codeBucketName(flags.cluster), { create: false }).catch((err: unknown) => ((opened = undefined), Promise.reject(err))));
   const sweeper = objects
-    ? new CodeStoreSweeper({ bucket: () => objects(codeBucketName(flags.cluster), { create: false }), graceMs: flags.codeSweepMs, ...(lease ? { valid: () => lease.valid() } : {}), log: main.say })
+    ? new CodeStoreSweeper({ bucket, graceMs: flags.codeSweepMs, ...(lease ? { valid: () => lease.valid() } : {}), log: main.say })
     : undefined;
   sweeper?.start();
   return { gcs, store, lease, inspection, ...(sweeper ? { sweeper } : {}) };

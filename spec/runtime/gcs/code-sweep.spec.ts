@@ -5,6 +5,7 @@
 // spec/integration/code-shipping.spec.ts runs it against a real nats-server's object store.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { OrreryError } from '../../../lib/errors.ts';
 import type { ObjectBucket } from '../../../runtime/bus/objects.ts';
 import { CodeStoreSweeper, sweepIntervalMs } from '../../../runtime/gcs/code-sweep.ts';
 import { until } from '../../helpers/until.ts';
@@ -131,7 +132,15 @@ test('a store that fails says so once, never throws, and says when it works agai
   assert.is(lines[1], 'code store sweep: works again');
 });
 
-test('no code store (no JetStream) or a bucket that keeps no chunks: nothing to do', async () => {
+test('a server without JetStream: nothing to do and nothing said', async () => {
+  const bucket = new MemoryChunks();
+  bucket.failWith = new OrreryError('JETSTREAM_UNAVAILABLE', 'the NATS server has no JetStream (start it with -js)');
+  const { s, lines } = sweeper(bucket);
+  assert.equal(await s.sweep(), { unnamed: 0, removedSets: 0, removedChunks: 0 });
+  assert.equal(lines, []);
+});
+
+test('no code store or a bucket that keeps no chunks: nothing to do', async () => {
   assert.equal(await sweeper(undefined).s.sweep(), { unnamed: 0, removedSets: 0, removedChunks: 0 });
   const plain: ObjectBucket = { name: 'plain', has: async () => false, put: async () => undefined, get: async () => undefined };
   assert.equal(await sweeper(plain).s.sweep(), { unnamed: 0, removedSets: 0, removedChunks: 0 });
