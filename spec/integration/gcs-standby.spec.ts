@@ -1,11 +1,18 @@
 // One active GCS and hot standbys, on real processes (a nats-server with JetStream, GCS and raylet
 // processes): a standby takes over when the leader is killed, keeping every actor where it runs;
 // a leader frozen (SIGSTOP) until a standby took over and then resumed never answers again — every
-// request gets exactly one answer, counted on a reply subject of our own. Waits are on conditions.
+// request gets exactly one answer, counted on a reply subject of our own; a leader killed while it
+// asks a raylet again for a create whose answer a NATS restart lost, or frozen there, leaves the
+// actor created once.
+// Waits are on conditions.
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { encode } from '../../protocols/codec.ts';
+import { nodeIdAffinity } from '../../lib/index.ts';
+import { decode, encode } from '../../protocols/codec.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
@@ -14,6 +21,7 @@ import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/ru
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
+import { GatedStartActor } from '../runtime/client/failover-actors.ts';
 
 process.env.ORRERY_HEARTBEAT_MS = '200';
 process.env.ORRERY_NODE_TIMEOUT_MS = '2000';
@@ -143,6 +151,62 @@ test('a leader frozen until a standby took over, then resumed, steps down and ne
   assert.equal(nodes.map((n) => n.state), ['ALIVE', 'ALIVE']);
   const actors = await cluster.actors();
   assert.ok(actors.every((a) => a.state === 'ALIVE' && a.numRestarts === 0), 'no actor restarted across two takeovers');
+});
+
+/**
+ * The leader asking a raylet again for a create_actor whose answer a NATS restart lost (raylets.ts,
+ * `create`) is killed or frozen there: a standby takes over, and the actor must end ALIVE once, its
+ * constructor run once, no restart spent.
+ */
+async function faultWhileCreateAskedAgain(fault: 'SIGKILL' | 'SIGSTOP'): Promise<void> {
+  await startGcs(); // a standby for the takeover below, whoever leads by then
+  const [n1] = (await cluster.nodes()).map((n) => n.nodeId).sort();
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-standby-create-'));
+  const creates: number[] = [];
+  const watch = bus.subscribe(subjects(CLUSTER).raylet(n1!, 'create_actor'), (msg) => {
+    const epoch = (decode(msg.data).body as { epoch?: number }).epoch;
+    if (epoch !== undefined) creates.push(epoch);
+  });
+  let frozen: RuntimeProcess | undefined;
+  try {
+    await bus.flush();
+    const gated = await cluster.actor(GatedStartActor).options({ schedulingStrategy: nodeIdAffinity(n1!), isolation: 'process' }).remote(dir, WAIT_MS * 3);
+    await until('the constructor running', () => (existsSync(join(dir, 'started')) ? true : undefined));
+    renameSync(join(dir, 'started'), join(dir, 'started-first'));
+    const before = creates.length;
+    // the host is held in its constructor; the leader's request for its answer is lost with the server
+    await nats.restart();
+    const epoch = await until('create_actor asked again after the restart', () => (creates.length > before ? creates.at(-1) : undefined), WAIT_MS);
+    const leads = (p: RuntimeProcess, e: number): boolean => new RegExp(`holding the leader lease with epoch ${e}\\b`).test(p.recentOutput());
+    const asking = gcses.find((p) => leads(p, epoch))!;
+    assert.ok(asking, `a GCS holds epoch ${epoch}`);
+    if (fault === 'SIGKILL') await asking.crash();
+    else process.kill((frozen = asking).pid, 'SIGSTOP');
+    await until('a standby taking over', () => (gcses.some((p) => leads(p, epoch + 1)) ? true : undefined), WAIT_MS);
+    if (frozen) {
+      process.kill(frozen.pid, 'SIGCONT');
+      await until('the old leader stepping down', () => (/stepping down/.test(frozen!.recentOutput()) ? true : undefined), WAIT_MS);
+    }
+    writeFileSync(join(dir, 'gate'), '');
+    const info = await gated.ready({ timeoutMs: WAIT_MS });
+    assert.equal([info.state, info.numRestarts, info.nodeId], ['ALIVE', 0, n1], info.deathCause);
+    assert.is(await gated.call('where'), n1);
+    assert.not.ok(existsSync(join(dir, 'started')), 'the constructor ran once');
+    await gated.kill();
+  } finally {
+    if (frozen) process.kill(frozen.pid, 'SIGCONT');
+    watch.unsubscribe();
+    writeFileSync(join(dir, 'gate'), '');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('the leader SIGKILLed while it asks a raylet again for a create_actor whose answer a NATS restart lost: the standby takes over, and the actor is ALIVE once, its constructor run once, no restart spent', async () => {
+  await faultWhileCreateAskedAgain('SIGKILL');
+});
+
+test('the same leader frozen (SIGSTOP) there until a standby took over, then resumed: it steps down, and the actor is ALIVE once, its constructor run once, no restart spent', async () => {
+  await faultWhileCreateAskedAgain('SIGSTOP');
 });
 
 test.run();
