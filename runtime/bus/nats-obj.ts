@@ -26,6 +26,8 @@ export async function openJetStreamObjects(nc: NatsConnection, bucket: string, o
 }
 
 const API_TIMEOUT_MS = 10_000;
+/** A read of an object that gets no chunk for this long is given up (see get). */
+const READ_STALL_MS = 30_000;
 /** Replicas of the code store on a NATS cluster that can hold them. */
 export const OBJECT_REPLICAS = 3;
 
@@ -91,9 +93,16 @@ class JetStreamObjects implements ObjectBucket {
     }
   }
 
+  /**
+   * Stored, not deleted, and whole: an object whose chunks are not all in the stream (removed by hand,
+   * or by a sweep that took a stalled upload for a dead one: gcs/code-sweep.ts) counts as absent, so a
+   * driver uploads it again over it, which mends it.
+   */
   async has(name: string): Promise<boolean> {
     const store = await this.opened();
-    return store !== undefined && (await store.info(name)) !== null;
+    if (store === undefined) return false;
+    const info = await store.info(name);
+    return info !== null && !info.deleted && (await this.missingChunks(info)) === 0;
   }
 
   async put(name: string, data: Uint8Array): Promise<void> {
@@ -102,10 +111,58 @@ class JetStreamObjects implements ObjectBucket {
     await store.putBlob({ name }, data);
   }
 
+  /**
+   * The object's bytes, verified against its digest. An object missing chunks is OBJECT_INCOMPLETE
+   * rather than a read that never ends (nats.js waits for chunks that will not come); a read that
+   * gets no chunk for READ_STALL_MS is given up as TIMEOUT (the server went away under it: the
+   * caller may start again, code/store-outage.ts).
+   */
   async get(name: string): Promise<Uint8Array | undefined> {
     const store = await this.opened();
     if (store === undefined) return undefined;
-    return (await store.getBlob(name)) ?? undefined;
+    const info = await store.info(name);
+    if (info === null || info.deleted) return undefined;
+    const missing = await this.missingChunks(info);
+    if (missing > 0) {
+      throw new OrreryError('OBJECT_INCOMPLETE', `object ${name} in ${this.name} is missing ${missing} of its ${info.chunks} chunk(s)`, { detail: { bucket: this.name, name, missing, chunks: info.chunks } });
+    }
+    const result = await store.get(name);
+    if (result === null) return undefined;
+    // settled with the read; held here so that a failure while the read is given up is not unhandled
+    const failure = result.error.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    const reader = result.data.getReader();
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      let stalled: NodeJS.Timeout | undefined;
+      const next = await Promise.race([
+        reader.read(),
+        new Promise<never>((_, reject) => {
+          stalled = setTimeout(() => reject(new OrreryError('TIMEOUT', `reading object ${name} from ${this.name}: no chunk for ${READ_STALL_MS} ms`)), READ_STALL_MS);
+        }),
+      ]).catch(async (err: unknown) => {
+        await reader.cancel().catch(() => undefined);
+        throw err;
+      }).finally(() => clearTimeout(stalled));
+      if (next.done) break;
+      parts.push(next.value);
+      size += next.value.byteLength;
+    }
+    const failed = await failure;
+    if (failed) throw failed;
+    return parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+  }
+
+  /** How many of the object's chunks the stream lacks (0 for an empty object). */
+  private async missingChunks(info: { nuid: string; chunks: number }): Promise<number> {
+    if (info.chunks === 0) return 0;
+    const jsm = await this.managed();
+    const subject = this.chunkSubject(info.nuid);
+    const held = (await jsm.streams.info(this.stream, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
+    return Math.max(0, info.chunks - held);
   }
 
   /** Chunk subjects from the stream's subject counts, less those the objects' metadata names. */

@@ -74,7 +74,10 @@ export class CodeCache implements ShippedCodeSource {
       const bucket = await (this.bucket ??= this.openBucket());
       if (bucket === undefined) throw new OrreryError('CODE_NOT_FOUND', `shipped code ${hash} cannot be fetched: the NATS server has no JetStream, so this cluster has no code store`, { detail: { hash } });
       // a message named this hash: the store exists, so JetStream away is an outage to ride out
-      const bytes = await throughOutages(() => bucket.get(hash), () => true);
+      const bytes = await throughOutages(() => bucket.get(hash), () => true).catch((err: unknown) => {
+        if (!(err instanceof OrreryError) || err.code !== 'OBJECT_INCOMPLETE') throw err;
+        throw new OrreryError('CODE_NOT_FOUND', `shipped code ${hash} is in the code store ${bucket.name} but not whole: ${err.message} (an upload that never finished, or chunks removed by hand); a driver that ships it again mends it`, { detail: { hash, bucket: bucket.name }, cause: err });
+      });
       if (bytes === undefined) throw new OrreryError('CODE_NOT_FOUND', `shipped code ${hash} is not in the code store ${bucket.name}`, { detail: { hash, bucket: bucket.name } });
       const files = decodeBundle(hash, bytes);
       const tmp = join(this.dir, `${hash}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);

@@ -30,6 +30,13 @@ export interface CodeSweepOptions {
 
 /** Default `--code-sweep-ms`: ten minutes. */
 export const DEFAULT_CODE_SWEEP_MS = 600_000;
+/**
+ * The shortest grace `--code-sweep-ms` takes (besides 0, off). A grace shorter than a running upload
+ * can pause between two chunks (each waits up to 10 s for its acknowledgement; a driver frozen in a
+ * debugger waits longer) could remove chunks that upload still names once it finishes; values
+ * under a minute are for tests.
+ */
+export const MIN_CODE_SWEEP_MS = 1000;
 
 /** How often to look: a quarter of the grace, between 250 ms and a minute. */
 export function sweepIntervalMs(graceMs: number): number {

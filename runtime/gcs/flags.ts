@@ -1,7 +1,7 @@
 import { parseResources } from '../../lib/resources/resource-set.ts';
 import { assertToken } from '../../protocols/subjects.ts';
 import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES, DEFAULT_MAX_REMOVED_GROUPS } from './dead-actors.ts';
-import { DEFAULT_CODE_SWEEP_MS } from './code-sweep.ts';
+import { DEFAULT_CODE_SWEEP_MS, MIN_CODE_SWEEP_MS } from './code-sweep.ts';
 import { DEFAULT_JOB_TIMEOUT_MS } from './jobs.ts';
 import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, CONNECT_WAIT_FLAG, CONNECT_WAIT_USAGE, connectWaitFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
 
@@ -56,7 +56,8 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
   ${DEFAULT_JOB_TIMEOUT_MS}: a driver's job with no heartbeat for this long is finished and the actors and
   placement groups it owns are killed (docs/jobs.md); --code-sweep-ms to $ORRERY_CODE_SWEEP_MS,
   then ${DEFAULT_CODE_SWEEP_MS}: chunks in the code store that no bundle names and that have not
-  changed for this long (an upload cut off) are removed, 0 never (docs/code-shipping.md)
+  changed for this long (an upload cut off) are removed; 0 never, else at least 1000
+  (docs/code-shipping.md)
 ${ACCESS_USAGE}
 ${CONNECT_WAIT_USAGE}`;
 
@@ -87,7 +88,10 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const graceMs = integer(...fromFlagOrEnv(given, '--grace-ms', env, 'ORRERY_GRACE_MS'), 3000, 0);
   const leaseMs = integer(...fromFlagOrEnv(given, '--lease-ms', env, 'ORRERY_LEASE_MS'), 2000, 100);
   const jobTimeoutMs = integer(...fromFlagOrEnv(given, '--job-timeout-ms', env, 'ORRERY_JOB_TIMEOUT_MS'), DEFAULT_JOB_TIMEOUT_MS, 100);
-  const codeSweepMs = integer(...fromFlagOrEnv(given, '--code-sweep-ms', env, 'ORRERY_CODE_SWEEP_MS'), DEFAULT_CODE_SWEEP_MS, 0);
+  const [sweepFrom, sweepText] = fromFlagOrEnv(given, '--code-sweep-ms', env, 'ORRERY_CODE_SWEEP_MS');
+  const codeSweepMs = integer(sweepFrom, sweepText, DEFAULT_CODE_SWEEP_MS, 0);
+  // a grace shorter than an upload can pause between chunks would remove a running upload's chunks
+  if (codeSweepMs > 0 && codeSweepMs < MIN_CODE_SWEEP_MS) throw new FlagError(sweepFrom, `expected 0 (off) or at least ${MIN_CODE_SWEEP_MS} ms, got ${JSON.stringify(sweepText)}`);
   const access = accessFlags(given, env);
   const connectWaitSeconds = connectWaitFlag(given, env);
   return { address, access, connectWaitSeconds, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, maxDeadNodes, maxRemovedGroups, persist, graceMs, leaseMs, jobTimeoutMs, codeSweepMs, help };

@@ -3,7 +3,9 @@
 // failed upload, no name — and one under a subject of several tokens, as a careless or hostile driver
 // might, go once unchanged for the grace (--code-sweep-ms), while the bundle a driver shipped keeps
 // every chunk and is still fetched whole by a raylet that joins after the sweep. The nats-server
-// SIGKILLed and restarted while chunks wait for their grace: the sweep goes on and removes them.
+// SIGKILLed and restarted while chunks wait for their grace: the sweep goes on and removes them. A
+// bundle whose chunks are gone is a creation that fails at once saying so, and the next driver to
+// ship it uploads it again.
 // Needs dist/ (`npm run build`, which `npm ci` runs): none here, the runtime runs under tsx.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -97,7 +99,8 @@ test('the chunks of uploads that never finished go once unchanged for the grace;
     return Object.keys(subjects).some((s) => !s.endsWith(`.${shippedNuid}`)) ? undefined : subjects;
   });
   assert.equal(after, { [`$O.${BUCKET}.C.${shippedNuid}`]: shippedChunks }, 'only the shipped bundle’s chunks are left, every one');
-  assert.match(gcs.recentOutput(), /code store orrery-code-default: removed \d+ chunk\(s\) of \d+ upload\(s\) that never finished/);
+  // the GCS says what went (its line may follow the removal it reports by a moment)
+  await until('the GCS saying what it removed', () => (/code store orrery-code-default: removed \d+ chunk\(s\) of \d+ upload\(s\) that never finished/.test(gcs.recentOutput()) ? true : undefined));
 
   // a raylet with an empty cache of its own fetches the bundle after the sweep: it is whole
   await startRaylet('b');
@@ -121,6 +124,29 @@ test('the nats-server SIGKILLed and restarted while unnamed chunks wait for thei
   const again = await client.actor(Echo).options({ labelSelector: { node: 'a' } }).remote();
   assert.is((await again.ready({ timeoutMs: 60_000 })).state, 'ALIVE');
   assert.is(await again.call('say'), 'from the store');
+});
+
+test('a bundle whose chunks are gone (removed by hand): a node that fetches it fails at once with CODE_LOAD_FAILED saying so, not a fetch that never ends; a driver that ships it again mends it', async () => {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.purge(STREAM, { filter: `$O.${BUCKET}.C.${shippedNuid}` });
+  await startRaylet('c');
+  await until('raylet c registered', async () => ((await client.nodes()).some((n) => n.name === 'c' && n.state === 'ALIVE') ? true : undefined));
+  // this driver uploaded the bundle already (its shipper remembers): the node finds it in pieces
+  const broken = await client.actor(Echo).options({ labelSelector: { node: 'c' } }).remote();
+  const dead = await broken.ready({ timeoutMs: 60_000 }).catch(() => broken.info());
+  assert.is(dead.state, 'DEAD');
+  assert.match(dead.deathCause ?? '', /CODE_LOAD_FAILED|cannot load/);
+  assert.match(dead.deathCause ?? '', /not whole: object [0-9a-f]{64} in orrery-code-default is missing \d+ of its \d+ chunk\(s\)/);
+  // a driver that ships it anew finds it not whole (has() says no), uploads it again, and it runs there
+  const fresh = await connect({ address: server.url });
+  try {
+    const mended = await fresh.actor(Echo).options({ labelSelector: { node: 'c' } }).remote();
+    const info = await mended.ready({ timeoutMs: 60_000 });
+    assert.is(info.state, 'ALIVE', info.deathCause);
+    assert.is(await mended.call('say'), 'from the store');
+  } finally {
+    await fresh.close();
+  }
 });
 
 test.run();

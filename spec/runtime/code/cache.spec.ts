@@ -90,6 +90,28 @@ test('a hash not in the store is CODE_NOT_FOUND naming it; nothing is left in th
   assert.not.ok(existsSync(join(root, codeBucketName('default'), `${missing}.lock`)));
 });
 
+test('an object the store holds without all its chunks is CODE_NOT_FOUND saying it is not whole and how to mend it; nothing is left in the cache', async () => {
+  const partial = 'b'.repeat(64);
+  const incomplete: ObjectBucket = {
+    name: bucket.name,
+    has: async () => false,
+    put: async () => undefined,
+    get: async (name) => {
+      throw new OrreryError('OBJECT_INCOMPLETE', `object ${name} in ${bucket.name} is missing 2 of its 3 chunk(s)`);
+    },
+  };
+  const cache = new CodeCache({ bus: { objectBucket: async () => incomplete } as unknown as Bus, cluster: 'default', root });
+  const err = await cache.materialize({ hash: partial, path: 'x.ts' }).then(
+    () => undefined,
+    (e: OrreryError) => e,
+  );
+  assert.is(err?.code, 'CODE_NOT_FOUND');
+  assert.match(err?.message ?? '', `shipped code ${partial} is in the code store ${bucket.name} but not whole: object ${partial} in ${bucket.name} is missing 2 of its 3 chunk(s)`);
+  assert.match(err?.message ?? '', /a driver that ships it again mends it/);
+  assert.not.ok(existsSync(join(root, codeBucketName('default'), partial)));
+  assert.not.ok(existsSync(join(root, codeBucketName('default'), `${partial}.lock`)));
+});
+
 test('bytes that are not the bundle their name says are BUNDLE_CORRUPT; nothing is cached, and a later ask fetches again', async () => {
   const other = encodeBundle([{ path: 'x.mjs', data: Buffer.from('export {}') }]);
   const liar = 'b'.repeat(64);

@@ -48,6 +48,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; fla
   { name: 'a lease too short to renew', argv: ['--lease-ms', '50'], flag: '--lease-ms', problem: />= 100/ },
   { name: 'a job timeout too short', argv: ['--job-timeout-ms', '10'], flag: '--job-timeout-ms', problem: />= 100/ },
   { name: 'a code sweep grace that is not a number', argv: ['--code-sweep-ms', '10m'], flag: '--code-sweep-ms', problem: /whole number of milliseconds >= 0, got "10m"/ },
+  { name: 'a code sweep grace too short for an upload between two chunks', argv: ['--code-sweep-ms', '999'], flag: '--code-sweep-ms', problem: /0 \(off\) or at least 1000 ms, got "999"/ },
   { name: 'a negative code sweep grace in the environment', argv: [], env: { ORRERY_CODE_SWEEP_MS: '-5' }, flag: 'ORRERY_CODE_SWEEP_MS', problem: />= 0/ },
   { name: 'a negative grace window', argv: ['--grace-ms', '-1'], flag: '--grace-ms', problem: /whole number/ },
   { name: 'an unknown flag', argv: ['--verbose'], flag: '--verbose', problem: /unknown flag/ },
