@@ -5,7 +5,7 @@
 // every chunk and is still fetched whole by a raylet that joins after the sweep. The nats-server
 // SIGKILLed and restarted while chunks wait for their grace: the sweep goes on and removes them. A
 // bundle whose chunks are gone is a creation that fails at once saying so, and the next driver to
-// ship it uploads it again.
+// ship it uploads it again, as it does one deleted by hand.
 // Needs dist/ (`npm run build`, which `npm ci` runs): none here, the runtime runs under tsx.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -147,6 +147,22 @@ test('a bundle whose chunks are gone (removed by hand): a node that fetches it f
   } finally {
     await fresh.close();
   }
+});
+
+test('a bundle deleted from the store by hand: the next driver to ship it uploads it again', async () => {
+  const store = await new Objm(nc).open(BUCKET);
+  const [shipped] = await store.list();
+  assert.ok(shipped, 'a bundle in the store');
+  await store.delete(shipped.name);
+  assert.equal(await store.list(), [], 'deleted');
+  const fresh = await connect({ address: server.url });
+  try {
+    const a = await fresh.actor(Echo).options({ labelSelector: { node: 'a' } }).remote();
+    assert.is((await a.ready({ timeoutMs: 60_000 })).state, 'ALIVE');
+  } finally {
+    await fresh.close();
+  }
+  assert.equal((await store.list()).map((o) => o.name), [shipped.name], 'uploaded again');
 });
 
 test.run();
