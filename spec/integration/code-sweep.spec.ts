@@ -6,7 +6,6 @@
 // SIGKILLed and restarted while chunks wait for their grace: the sweep goes on and removes them. A
 // bundle whose chunks are gone is a creation that fails at once saying so, and the next driver to
 // ship it uploads it again, as it does one deleted by hand.
-// Needs dist/ (`npm run build`, which `npm ci` runs): none here, the runtime runs under tsx.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
