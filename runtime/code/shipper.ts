@@ -97,7 +97,11 @@ export class CodeShipper {
     return throughOutages(async () => {
       const stored = await bucket.has(bundle.hash);
       this.storeAnswered = true;
-      if (!stored) await bucket.put(bundle.hash, bundle.bytes);
+      if (stored) return;
+      await bucket.put(bundle.hash, bundle.bytes);
+      // the GCS's sweep may have taken chunks of an upload that stalled past its grace for a dead
+      // one's (gcs/code-sweep.ts): a bundle stored without them is put again, once
+      if (!(await bucket.has(bundle.hash))) await bucket.put(bundle.hash, bundle.bytes);
     }, () => this.storeAnswered);
   }
 
