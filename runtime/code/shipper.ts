@@ -25,8 +25,11 @@ export class CodeShipper {
   private readonly sources = new SourceFiles();
   /** The last bundle of each module path, with when its files were last checked. */
   private readonly modules = new Map<string, { bundle: CollectedBundle & { modulePath: string }; checkedAt: number }>();
-  /** Uploads by hash, done or under way (a failed one is forgotten). */
-  private readonly uploads = new Map<string, Promise<void>>();
+  /**
+   * Uploads by hash, done or under way (a failed one is forgotten), with when the store was last seen
+   * to have it; one done longer than STORE_RECHECK_MS ago is looked at again in the background.
+   */
+  private readonly uploads = new Map<string, { done: Promise<void>; at: number; settled: boolean; rechecking: boolean }>();
   private bucket: Promise<ObjectBucket | undefined> | undefined;
   /** Shipping is not available on this connection: send file: URLs (see the class comment). */
   private off = false;
@@ -78,13 +81,27 @@ export class CodeShipper {
   }
 
   private upload(bucket: ObjectBucket, bundle: CollectedBundle): Promise<void> {
-    let done = this.uploads.get(bundle.hash);
-    if (!done) {
-      done = this.uploadThroughOutages(bucket, bundle);
-      this.uploads.set(bundle.hash, done);
-      done.catch(() => this.uploads.delete(bundle.hash));
+    const now = (this.opts.now ?? Date.now)();
+    const known = this.uploads.get(bundle.hash);
+    if (known) {
+      // stored a while ago: look again, in the background, whether the store still has it whole
+      // (deleted or purged by hand, its chunks swept): a later create then ships it again
+      if (known.settled && !known.rechecking && now - known.at >= STORE_RECHECK_MS) {
+        known.rechecking = true;
+        this.uploadThroughOutages(bucket, bundle).then(
+          () => ((known.at = (this.opts.now ?? Date.now)()), (known.rechecking = false)),
+          () => this.uploads.delete(bundle.hash),
+        );
+      }
+      return known.done;
     }
-    return done;
+    const entry = { done: this.uploadThroughOutages(bucket, bundle), at: now, settled: false, rechecking: false };
+    this.uploads.set(bundle.hash, entry);
+    entry.done.then(
+      () => ((entry.settled = true), (entry.at = (this.opts.now ?? Date.now)())),
+      () => this.uploads.delete(bundle.hash),
+    );
+    return entry.done;
   }
 
   /**
@@ -128,6 +145,8 @@ export class CodeShipper {
 
 /** How long a module's files are taken as unchanged without looking (a driver submitting many tasks stats them once a second). */
 const RECHECK_MS = 1000;
+/** How long a bundle this process stored is taken as still in the store without looking (one has() per bundle per 30 s). */
+export const STORE_RECHECK_MS = 30_000;
 
 function unchanged(bundle: CollectedBundle): boolean {
   return bundle.files.every((f) => {

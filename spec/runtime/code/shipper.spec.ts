@@ -1,7 +1,7 @@
 // The driver's code shipper (runtime/code/shipper.ts) against an in-memory object bucket: a bundle is
 // uploaded once, skipped when the store has it, and put again once when the store holds it without
 // all its chunks right after the put (the GCS's sweep took a stalled upload's chunks:
-// gcs/code-sweep.ts). spec/integration/code-shipping.spec.ts ships through a real nats-server.
+// gcs/code-sweep.ts); one gone from the store later is put again after a look in the background. spec/integration/code-shipping.spec.ts ships through a real nats-server.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,16 +10,19 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Bus } from '../../../runtime/bus/bus.ts';
 import type { ObjectBucket } from '../../../runtime/bus/objects.ts';
-import { CodeShipper } from '../../../runtime/code/shipper.ts';
+import { CodeShipper, STORE_RECHECK_MS } from '../../../runtime/code/shipper.ts';
+import { until } from '../../helpers/until.ts';
 
 /** Objects by name; `whole` false for a name stored without all its chunks. */
 class MemoryStore implements ObjectBucket {
   readonly name = 'orrery-code-default';
   readonly objects = new Map<string, { data: Uint8Array; whole: boolean }>();
   puts = 0;
+  looks = 0;
   /** The puts (counted from 1) whose chunks go missing once stored. */
   readonly losing = new Set<number>();
   async has(name: string): Promise<boolean> {
+    this.looks++;
     return this.objects.get(name)?.whole === true;
   }
   async put(name: string, data: Uint8Array): Promise<void> {
@@ -79,6 +82,32 @@ test('a bundle found not whole before the upload (has() says no) is uploaded ove
   await shipperOn(store).codeUrl(url); // a later driver finds it not whole and puts it again
   assert.is(store.puts, 3);
   assert.ok(await store.has(first.slice('orrery-code:'.length, 'orrery-code:'.length + 64)));
+});
+
+test('a bundle gone from the store (deleted, purged, swept) is put again by the driver that stored it, once it has been stored STORE_RECHECK_MS: it looks again in the background', async () => {
+  const store = new MemoryStore();
+  const clock = { t: 1_000 };
+  const shipper = new CodeShipper({ bus: { objectBucket: async () => store } as unknown as Bus, cluster: 'default', now: () => clock.t });
+  const url = moduleUrl();
+  const shipped = await shipper.codeUrl(url);
+  const hash = shipped.slice('orrery-code:'.length, 'orrery-code:'.length + 64);
+  store.objects.delete(hash);
+  clock.t += STORE_RECHECK_MS - 1;
+  await shipper.codeUrl(url);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.is(store.puts, 1, 'not looked at again before STORE_RECHECK_MS');
+  clock.t += 1;
+  assert.is(await shipper.codeUrl(url), shipped, 'this create goes on at once, naming the bundle');
+  await until('the bundle put again', () => (store.puts === 2 ? true : undefined));
+  assert.ok(await store.has(hash));
+  // and a store that has it: a look, no put
+  const looks = store.looks;
+  clock.t += STORE_RECHECK_MS;
+  await shipper.codeUrl(url);
+  await until('a look', () => (store.looks > looks ? true : undefined));
+  await shipper.codeUrl(url);
+  assert.is(store.puts, 2);
+  assert.is(store.looks, looks + 1, 'one look per STORE_RECHECK_MS');
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
