@@ -69,6 +69,7 @@ test.after(async () => {
 
 let Echo: ReturnType<typeof defineActor<{ say(): string }, []>>;
 let shippedNuid = '';
+let shippedHash = '';
 
 test('the chunks of uploads that never finished go once unchanged for the grace; the shipped bundle keeps every chunk and a raylet that joins afterwards fetches it whole', async () => {
   const project = join(work, 'project');
@@ -84,6 +85,7 @@ test('the chunks of uploads that never finished go once unchanged for the grace;
   const objects = await (await new Objm(nc).open(BUCKET)).list();
   assert.is(objects.length, 1, 'one bundle shipped');
   shippedNuid = objects[0].nuid;
+  shippedHash = objects[0].name;
   const shippedChunks = objects[0].chunks;
 
   await cutOffUpload('cutoffone', 3);
@@ -130,8 +132,9 @@ test('a bundle whose chunks are gone (removed by hand): a node that fetches it f
   await jsm.streams.purge(STREAM, { filter: `$O.${BUCKET}.C.${shippedNuid}` });
   await startRaylet('c');
   await until('raylet c registered', async () => ((await client.nodes()).some((n) => n.name === 'c' && n.state === 'ALIVE') ? true : undefined));
-  // this driver uploaded the bundle already (its shipper remembers): the node finds it in pieces
-  const broken = await client.actor(Echo).options({ labelSelector: { node: 'c' } }).remote();
+  // a message naming the bundle as it is now (as a driver that stored it a moment ago sends it)
+  const Named = defineActor(`orrery-code:${shippedHash}/echo.ts`, class SweepEcho {});
+  const broken = await client.actor(Named).options({ labelSelector: { node: 'c' } }).remote();
   const dead = await broken.ready({ timeoutMs: 60_000 }).catch(() => broken.info());
   assert.is(dead.state, 'DEAD');
   assert.match(dead.deathCause ?? '', /CODE_LOAD_FAILED|cannot load/);
