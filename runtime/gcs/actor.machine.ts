@@ -75,7 +75,7 @@ export interface ActorContext extends ActorMachineInput {
   incarnation: number;
   /**
    * Creations in a row that failed with the process hosting them gone (FAILED while SCHEDULED:
-   * the node died, its worker host exited, the raylet never answered); back to 0 once one succeeds. The second such
+   * the node died, its worker host exited; a create_actor that goes unanswered is asked again instead: raylets.ts); back to 0 once one succeeds. The second such
    * failure is fatal (CREATION_CRASHES): an actor whose constructor or arguments bring down their
    * host must not hop from node to node taking each one down, restarts left or not.
    */
@@ -95,7 +95,7 @@ export type ActorEvent =
   | { type: 'CREATED'; incarnation: number }
   /** The raylet answered create_actor with an error (constructor threw, code not loadable). */
   | { type: 'CREATE_FAILED'; incarnation: number; cause: string }
-  /** The worker or the node died, or the raylet did not answer create_actor in time. */
+  /** The worker or the node died, or the raylet answered create_actor with an error that is not the actor's (NODE_STOPPING, an unreadable answer). */
   | { type: 'FAILED'; incarnation: number; cause: string }
   /** create_actor reached no raylet (NO_RESPONDERS): the constructor never ran. */
   | { type: 'UNDELIVERED'; incarnation: number; cause: string }

@@ -3,6 +3,9 @@ import { assertToken } from '../../protocols/subjects.ts';
 import { DEFAULT_MAX_DEAD_ACTORS, DEFAULT_MAX_DEAD_NODES, DEFAULT_MAX_REMOVED_GROUPS } from './dead-actors.ts';
 import { DEFAULT_CODE_SWEEP_MS, MIN_CODE_SWEEP_MS } from './code-sweep.ts';
 import { DEFAULT_JOB_TIMEOUT_MS } from './jobs.ts';
+
+/** Default --create-timeout-ms (GcsService's createTimeoutMs). */
+export const DEFAULT_CREATE_TIMEOUT_MS = 30_000;
 import { ACCESS_FLAGS, ACCESS_USAGE, accessFlags, addressFlag, CONNECT_WAIT_FLAG, CONNECT_WAIT_USAGE, connectWaitFlag, DEFAULT_ADDRESS, FlagError, scanFlags, type NatsAccess } from '../process/flags.ts';
 
 export { DEFAULT_ADDRESS, FlagError };
@@ -29,6 +32,8 @@ export interface GcsFlags {
   leaseMs: number;
   /** A job (driver connection) with no heartbeat for this long is FINISHED (jobs.ts). */
   jobTimeoutMs: number;
+  /** How long the GCS waits for a raylet's answer to create_actor before asking again (raylets.ts). */
+  createTimeoutMs: number;
   /** Chunks in the code store left unnamed and unchanged this long are removed; 0: never (code-sweep.ts). */
   codeSweepMs: number;
   help: boolean;
@@ -39,7 +44,7 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
            [--heartbeat-ms N] [--node-timeout-ms N] [--max-dead-actors N] [--max-dead-nodes N]
            [--max-removed-groups N]
            [--persist auto|on|off | --no-persist] [--grace-ms N] [--lease-ms N] [--job-timeout-ms N]
-           [--code-sweep-ms N] [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--connect-wait SECONDS]
+           [--create-timeout-ms N] [--code-sweep-ms N] [--creds FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--connect-wait SECONDS]
   --address defaults to $ORRERY_ADDRESS, then ${DEFAULT_ADDRESS}; --cluster to "default";
   --heartbeat-ms to $ORRERY_HEARTBEAT_MS, then 500 (at least 10); --node-timeout-ms to
   $ORRERY_NODE_TIMEOUT_MS, then 3000 (longer than a heartbeat): a node is DEAD after missing
@@ -54,14 +59,16 @@ export const USAGE = `usage: gcs [--address URL] [--cluster NAME] [--rare-resour
   persistence, GCS processes share one leader lease; the others wait as standbys and one takes over
   when the leader has not renewed it for this long; --job-timeout-ms to $ORRERY_JOB_TIMEOUT_MS, then
   ${DEFAULT_JOB_TIMEOUT_MS}: a driver's job with no heartbeat for this long is finished and the actors and
-  placement groups it owns are killed (docs/jobs.md); --code-sweep-ms to $ORRERY_CODE_SWEEP_MS,
+  placement groups it owns are killed (docs/jobs.md); --create-timeout-ms to $ORRERY_CREATE_TIMEOUT_MS,
+  then 30000: how long a create_actor waits for its raylet's answer before it is asked again (a
+  constructor may run longer: docs/failover.md); --code-sweep-ms to $ORRERY_CODE_SWEEP_MS,
   then ${DEFAULT_CODE_SWEEP_MS}: chunks in the code store that no bundle names and that have not
   changed for this long (an upload cut off) are removed; 0 never, else at least 1000
   (docs/code-shipping.md)
 ${ACCESS_USAGE}
 ${CONNECT_WAIT_USAGE}`;
 
-const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--max-dead-nodes', '--max-removed-groups', '--persist', '--grace-ms', '--lease-ms', '--job-timeout-ms', '--code-sweep-ms', CONNECT_WAIT_FLAG, ...ACCESS_FLAGS]);
+const VALUE_FLAGS = new Set(['--address', '--cluster', '--rare-resources', '--heartbeat-ms', '--node-timeout-ms', '--max-dead-actors', '--max-dead-nodes', '--max-removed-groups', '--persist', '--grace-ms', '--lease-ms', '--job-timeout-ms', '--create-timeout-ms', '--code-sweep-ms', CONNECT_WAIT_FLAG, ...ACCESS_FLAGS]);
 
 /** Parses the GCS's flags (`--flag value` or `--flag=value`); every problem is a FlagError naming its flag. */
 export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): GcsFlags {
@@ -88,13 +95,14 @@ export function parseGcsFlags(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const graceMs = integer(...fromFlagOrEnv(given, '--grace-ms', env, 'ORRERY_GRACE_MS'), 3000, 0);
   const leaseMs = integer(...fromFlagOrEnv(given, '--lease-ms', env, 'ORRERY_LEASE_MS'), 2000, 100);
   const jobTimeoutMs = integer(...fromFlagOrEnv(given, '--job-timeout-ms', env, 'ORRERY_JOB_TIMEOUT_MS'), DEFAULT_JOB_TIMEOUT_MS, 100);
+  const createTimeoutMs = integer(...fromFlagOrEnv(given, '--create-timeout-ms', env, 'ORRERY_CREATE_TIMEOUT_MS'), DEFAULT_CREATE_TIMEOUT_MS, 100);
   const [sweepFrom, sweepText] = fromFlagOrEnv(given, '--code-sweep-ms', env, 'ORRERY_CODE_SWEEP_MS');
   const codeSweepMs = integer(sweepFrom, sweepText, DEFAULT_CODE_SWEEP_MS, 0);
   // a grace shorter than an upload can pause between chunks would remove a running upload's chunks
   if (codeSweepMs > 0 && codeSweepMs < MIN_CODE_SWEEP_MS) throw new FlagError(sweepFrom, `expected 0 (off) or at least ${MIN_CODE_SWEEP_MS} ms, got ${JSON.stringify(sweepText)}`);
   const access = accessFlags(given, env);
   const connectWaitSeconds = connectWaitFlag(given, env);
-  return { address, access, connectWaitSeconds, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, maxDeadNodes, maxRemovedGroups, persist, graceMs, leaseMs, jobTimeoutMs, codeSweepMs, help };
+  return { address, access, connectWaitSeconds, cluster, rareResources: rareList(given.get('--rare-resources')), heartbeatMs, nodeTimeoutMs, maxDeadActors, maxDeadNodes, maxRemovedGroups, persist, graceMs, leaseMs, jobTimeoutMs, createTimeoutMs, codeSweepMs, help };
 }
 
 /** The flag's value, else the environment variable's (named as the source of a bad value). */

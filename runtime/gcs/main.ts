@@ -61,7 +61,7 @@ async function serve(gcsBus: Bus, store: GcsStore | undefined, lease?: LeaderLea
   const gcs = new GcsService({
     ...(lease ? { epoch: lease.epoch, onStaleEpoch: () => lease.giveUp('a raylet has heard from a newer leader') } : {}),
     bus: gcsBus, cluster: flags.cluster, heartbeatMs: flags.heartbeatMs, nodeTimeoutMs: flags.nodeTimeoutMs, rareResources: flags.rareResources,
-    maxDeadActors: flags.maxDeadActors, maxDeadNodes: flags.maxDeadNodes, maxRemovedGroups: flags.maxRemovedGroups, graceMs: flags.graceMs, jobTimeoutMs: flags.jobTimeoutMs, store, log: main.say,
+    maxDeadActors: flags.maxDeadActors, maxDeadNodes: flags.maxDeadNodes, maxRemovedGroups: flags.maxRemovedGroups, graceMs: flags.graceMs, jobTimeoutMs: flags.jobTimeoutMs, createTimeoutMs: flags.createTimeoutMs, store, log: main.say,
   });
   let inspection: InspectPublisher | undefined;
   if (inspectionEnabled(process.env)) {

@@ -7,7 +7,7 @@ import { decodeReply } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../bus/bus.ts';
-import { NoRespondersError } from '../bus/errors.ts';
+import { NoRespondersError, TimeoutError } from '../bus/errors.ts';
 import { answerSecret } from './node-owner.ts';
 
 /**
@@ -16,7 +16,7 @@ import { answerSecret } from './node-owner.ts';
  *   created      the raylet answered ok: the constructor returned
  *   failed       the raylet answered an error (REMOTE_ERROR: the constructor threw;
  *                CODE_LOAD_FAILED: …) — the actor dies with that cause
- *   unreachable  no raylet answered (NO_RESPONDERS, TIMEOUT), its answer was unreadable, or it
+ *   unreachable  no raylet answered (NO_RESPONDERS), its answer was unreadable, or it
  *                answered NODE_STOPPING (it stopped, or stopped the worker host, before the
  *                constructor returned) — the actor failed through no fault of its own and
  *                restarts when it may, as when its node dies
@@ -55,6 +55,8 @@ const replyOnly = { reply: messages.reply } as const;
 const FENCED = Symbol('fenced');
 /** A create_actor whose answer this GCS's lost connection took with it (see create). */
 const LOST = Symbol('lost');
+/** A create_actor not answered within the create timeout: the constructor may still run (see create). */
+const UNANSWERED = Symbol('unanswered');
 /** The first pause before an unanswered kill_actor is sent again, doubling up to the second. */
 const KILL_RETRY_MS = 250;
 const KILL_RETRY_MAX_MS = 5_000;
@@ -92,35 +94,52 @@ export class RayletClient {
   }
 
   /**
-   * create_actor, sent again — 50 ms later, doubling to 1 s — within the create timeout while the
-   * actor stays SCHEDULED, when nothing was learnt of it:
-   * - this GCS's own fence refused it (its lease lapsed for a moment: a renewal late under load;
-   *   fenced-bus.ts): it never left, so the constructor never ran. Before, it came back as a
+   * create_actor, until the raylet answers or the actor no longer waits for it (`wanted`: it was
+   * killed, or its node died — the node's liveness, not a timeout, says when to give up). Every
+   * attempt carries the same incarnation, and a raylet answers a create of the incarnation it already
+   * has with that creation's outcome once the constructor returns (local-actors.ts), so sending it
+   * again runs nothing twice. It is sent again:
+   * - at once, when an attempt got no answer within `createTimeoutMs` (TIMEOUT): the constructor may
+   *   still run — a model loading takes minutes — or the message was lost. Before, the attempt
+   *   counted as a failed creation: an actor whose constructor took longer than the timeout could
+   *   never be created (its restart met the same fate, and the second in a row was fatal), and a
+   *   restart placed on another node left the first incarnation to come up beside it;
+   * - 50 ms later, doubling to 1 s, when this GCS's own fence refused it (its lease lapsed for a
+   *   moment: a renewal late under load; fenced-bus.ts) — it never left. Before, it came back as a
    *   failure: the actor spent a restart, or with none left died with "STALE_EPOCH: this GCS no
    *   longer holds the leader lease", for a moment the GCS was busy;
-   * - this GCS's connection dropped while it waited (CONNECTION_LOST: a NATS restart, a blip): the
-   *   raylet may be creating the actor, and its answer was lost with the connection. A raylet
-   *   answers a create of the incarnation it already has with that one's outcome (local-actors.ts),
-   *   so sending it again runs nothing twice. Before, the lost answer counted as a failed creation:
-   *   with no restarts left the actor died of the blip while its constructor ran fine.
-   * It is not sent again once `wanted` says the actor has moved on (killed, failed over): a raylet
-   * that had already dropped that incarnation would start it again.
+   * - as above, when this GCS's connection dropped while it waited (CONNECTION_LOST: a NATS restart,
+   *   a blip): the raylet may be creating the actor, and its answer was lost with the connection.
+   *   Before, the lost answer counted as a failed creation: with no restarts left the actor died of
+   *   the blip while its constructor ran fine.
+   * Once an attempt may have reached the raylet (TIMEOUT, CONNECTION_LOST), NO_RESPONDERS is not
+   * "never delivered" any more (which sends the actor back to PENDING unrestarted): the raylet may be
+   * reconnecting with the constructor still running, or have died of the constructor; it is asked
+   * again, as above, until it answers or its node is declared dead. Before, the actor was placed
+   * again beside an incarnation that could still come up, and one whose constructor killed its
+   * raylet hopped from node to node without spending a restart.
+   * It is not sent again once `wanted` says the actor has moved on: a raylet that had already dropped
+   * that incarnation would start it again. A GCS that stops (steps down) sends nothing more.
    */
   async create(nodeId: string, request: CreateActor, wanted: () => boolean = () => true): Promise<CreateOutcome> {
-    const deadline = performance.now() + this.deps.createTimeoutMs;
-    for (let pause = 50; ; pause = Math.min(1_000, pause * 2)) {
-      const outcome = await this.#createOnce(nodeId, request);
-      if (outcome !== FENCED && outcome !== LOST) return outcome;
-      if (this.#stopped || performance.now() + pause >= deadline) {
-        const cause = outcome === FENCED ? 'STALE_EPOCH: this GCS did not hold its leader lease to send it' : 'CONNECTION_LOST: this GCS was cut off from the bus until the create timeout';
-        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${cause}`, noResponders: false };
+    let mayHaveArrived = false;
+    for (let pause = 50; ; ) {
+      let outcome = await this.#createOnce(nodeId, request);
+      if (outcome === UNANSWERED || outcome === LOST) mayHaveArrived = true;
+      // no raylet subscribed now, but an earlier attempt may have reached it: it may be creating the
+      // actor still (reconnecting after a blip) or have died of it — its node's fate decides, not this
+      else if (mayHaveArrived && typeof outcome === 'object' && outcome.kind === 'unreachable' && outcome.noResponders) outcome = LOST;
+      if (outcome !== FENCED && outcome !== LOST && outcome !== UNANSWERED) return outcome;
+      if (this.#stopped) return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: this GCS stopped before it was answered`, noResponders: false };
+      if (outcome !== UNANSWERED) {
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+        pause = Math.min(1_000, pause * 2);
       }
-      await new Promise((resolve) => setTimeout(resolve, pause).unref());
       if (!wanted()) return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: not sent again: the actor moved on`, noResponders: false };
     }
   }
 
-  async #createOnce(nodeId: string, request: CreateActor): Promise<CreateOutcome | typeof FENCED | typeof LOST> {
+  async #createOnce(nodeId: string, request: CreateActor): Promise<CreateOutcome | typeof FENCED | typeof LOST | typeof UNANSWERED> {
     try {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'create_actor'), encode('create_actor', this.#withEpoch(request)), {
         timeoutMs: this.deps.createTimeoutMs,
@@ -142,6 +161,7 @@ export class RayletClient {
       // a raylet's STALE_EPOCH is an answer (above): this one is this GCS's own fence, before sending
       if ((err as { code?: unknown }).code === 'STALE_EPOCH') return FENCED;
       if ((err as { code?: unknown }).code === 'CONNECTION_LOST') return LOST;
+      if (err instanceof TimeoutError) return UNANSWERED;
       // the request itself failed, or the answer could not be read: nothing to blame the actor for
       return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: ${describe(err)}`, noResponders: err instanceof NoRespondersError };
     }

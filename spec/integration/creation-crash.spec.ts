@@ -2,6 +2,7 @@
 // each one down, even with maxRestarts -1 (issue 14, part 6). On real processes: three raylets on a
 // nats-server; the actor's constructor SIGKILLs its raylet. The first node's death is a restart; the
 // second creation in a row that fails with its host gone is fatal; the third node is never touched.
+// A constructor that runs longer than the GCS's create timeout is waited for, not failed.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +10,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeIdAffinity } from '../../lib/index.ts';
 import { ActorDiedError, ActorUnavailableError, startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
-import { CounterActor, HostCrasherActor, NodeKillerActor, SlowFirstStartActor } from '../fixtures/client/actors.ts';
+import { CounterActor, HostCrasherActor, NodeKillerActor, SlowFirstStartActor, SlowStartActor } from '../fixtures/client/actors.ts';
 import { until } from '../helpers/until.ts';
+
+/** The GCS asks a raylet again for a create_actor's answer after this (its --create-timeout-ms). */
+const CREATE_TIMEOUT_MS = 1000;
+process.env.ORRERY_CREATE_TIMEOUT_MS = String(CREATE_TIMEOUT_MS);
 
 let local: LocalCluster;
 const dir = mkdtempSync(join(tmpdir(), 'orrery-creation-crash-'));
@@ -34,6 +39,16 @@ const pidIn = (marker: string): Promise<number> =>
       return undefined;
     }
   });
+
+test('a constructor that runs four times the create timeout is created once: ALIVE in the host it started in, no restart spent, however often the GCS asked again', async () => {
+  const marker = join(dir, 'slow-start');
+  const actor = (await local.cluster.actor(SlowStartActor).options({ isolation: 'process', maxRestarts: 1 }).remote(marker, 4 * CREATE_TIMEOUT_MS)) as ActorHandle<{ pid(): number }>;
+  const info = await actor.ready({ timeoutMs: 60_000 });
+  assert.equal([info.state, info.numRestarts, info.incarnation ?? 0], ['ALIVE', 0, 0], info.deathCause);
+  const pid = await actor.call('pid');
+  assert.equal(readFileSync(marker, 'utf8').trim().split('\n'), [`${pid} start`, `${pid} done`], 'the constructor ran once, to its end');
+  await actor.kill();
+});
 
 test('a worker host killed from outside (SIGKILL) while a constructor runs: with a restart left, the actor is created again and ALIVE', async () => {
   const marker = join(dir, 'slow-restartable');

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_ADDRESS, FlagError, parseGcsFlags, type GcsFlags } from '../../../runtime/gcs/flags.ts';
 
-const defaults: GcsFlags = { address: DEFAULT_ADDRESS, access: {}, connectWaitSeconds: 0, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, maxDeadNodes: 1_000, maxRemovedGroups: 10_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, jobTimeoutMs: 30_000, codeSweepMs: 600_000, help: false };
+const defaults: GcsFlags = { address: DEFAULT_ADDRESS, access: {}, connectWaitSeconds: 0, cluster: 'default', rareResources: [], heartbeatMs: 500, nodeTimeoutMs: 3000, maxDeadActors: 100_000, maxDeadNodes: 1_000, maxRemovedGroups: 10_000, persist: 'auto', graceMs: 3000, leaseMs: 2000, jobTimeoutMs: 30_000, createTimeoutMs: 30_000, codeSweepMs: 600_000, help: false };
 
 const accepted: { name: string; argv: string[]; env?: Record<string, string>; want: Partial<GcsFlags> }[] = [
   { name: 'no flags', argv: [], want: {} },
@@ -11,6 +11,8 @@ const accepted: { name: string; argv: string[]; env?: Record<string, string>; wa
   { name: '--flag=value', argv: ['--cluster=prod', '--heartbeat-ms=100', '--node-timeout-ms=1000'], want: { cluster: 'prod', heartbeatMs: 100, nodeTimeoutMs: 1000 } },
   { name: 'the job timeout', argv: ['--job-timeout-ms', '2000'], want: { jobTimeoutMs: 2000 } },
   { name: 'the job timeout from the environment', argv: [], env: { ORRERY_JOB_TIMEOUT_MS: '5000' }, want: { jobTimeoutMs: 5000 } },
+  { name: 'the create timeout', argv: ['--create-timeout-ms=5000'], want: { createTimeoutMs: 5000 } },
+  { name: 'the create timeout from the environment', argv: [], env: { ORRERY_CREATE_TIMEOUT_MS: '1000' }, want: { createTimeoutMs: 1000 } },
   { name: 'the code sweep grace', argv: ['--code-sweep-ms', '2000'], want: { codeSweepMs: 2000 } },
   { name: 'no code sweep, from the environment', argv: [], env: { ORRERY_CODE_SWEEP_MS: '0' }, want: { codeSweepMs: 0 } },
   { name: 'rare resources, deduplicated', argv: ['--rare-resources', 'GPU, my_rare,GPU'], want: { rareResources: ['GPU', 'my_rare'] } },
@@ -47,6 +49,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; fla
   { name: '--no-persist with --persist', argv: ['--no-persist', '--persist', 'on'], flag: '--no-persist', problem: /cannot be given with/ },
   { name: 'a lease too short to renew', argv: ['--lease-ms', '50'], flag: '--lease-ms', problem: />= 100/ },
   { name: 'a job timeout too short', argv: ['--job-timeout-ms', '10'], flag: '--job-timeout-ms', problem: />= 100/ },
+  { name: 'a create timeout too short', argv: ['--create-timeout-ms', '50'], flag: '--create-timeout-ms', problem: />= 100/ },
   { name: 'a code sweep grace that is not a number', argv: ['--code-sweep-ms', '10m'], flag: '--code-sweep-ms', problem: /whole number of milliseconds >= 0, got "10m"/ },
   { name: 'a code sweep grace too short for an upload between two chunks', argv: ['--code-sweep-ms', '999'], flag: '--code-sweep-ms', problem: /0 \(off\) or at least 1000 ms, got "999"/ },
   { name: 'a negative code sweep grace in the environment', argv: [], env: { ORRERY_CODE_SWEEP_MS: '-5' }, flag: 'ORRERY_CODE_SWEEP_MS', problem: />= 0/ },

@@ -1,7 +1,9 @@
-// The GCS's create_actor (raylets.ts) when its own connection drops while it waits: the raylet may
-// be creating the actor and its answer went with the connection, so the create is sent again, the
-// same incarnation, until answered or the create timeout — not counted as a failed creation. On the
-// memory bus, with a stub raylet, and a bus whose first requests fail as a dropped connection does.
+// The GCS's create_actor (raylets.ts) when its own connection drops while it waits, or the raylet
+// does not answer within the create timeout: the raylet may be creating the actor (a constructor may
+// take minutes) and its answer is still to come or went with the connection, so the create is sent
+// again, the same incarnation, until answered or the actor moves on — never counted as a failed
+// creation. On the memory bus, with a stub raylet, and a bus whose first requests fail as a dropped
+// connection does.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decode } from '../../../protocols/codec.ts';
@@ -12,6 +14,7 @@ import { ConnectionLostError } from '../../../runtime/bus/errors.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/memory.ts';
 import { RayletClient } from '../../../runtime/gcs/raylets.ts';
 import { createSpec } from '../worker/support.ts';
+import { until } from '../../helpers/until.ts';
 
 const NODE = 'n0000000000000001';
 const SUBJECTS = subjects('lost');
@@ -21,18 +24,23 @@ function setUp(drops: number, createTimeoutMs = 5_000) {
   const broker = new MemoryBroker();
   const raylet = connectMemoryBus(broker);
   const creates: { actorId: string; incarnation: number }[] = [];
-  raylet.subscribe(SUBJECTS.raylet(NODE, 'create_actor'), (msg) => {
+  /** The attempts (counted from 0) the raylet leaves unanswered, as a constructor still running does. */
+  const silent = new Set<number>();
+  const sub = raylet.subscribe(SUBJECTS.raylet(NODE, 'create_actor'), (msg) => {
     const { body } = decode(msg.data) as { body: { actorId: string; incarnation: number } };
     creates.push({ actorId: body.actorId, incarnation: body.incarnation });
-    msg.respond(encodeOk({ actorId: body.actorId, incarnation: body.incarnation, pid: 1 }));
+    if (!silent.has(creates.length - 1)) msg.respond(encodeOk({ actorId: body.actorId, incarnation: body.incarnation, pid: 1 }));
   });
   const real = connectMemoryBus(broker);
   let left = drops;
   const bus = Object.create(real) as Bus;
-  bus.request = (subject, data, opts) => (left-- > 0 ? Promise.reject(new ConnectionLostError(subject)) : real.request(subject, data, opts));
+  const sent = { requests: 0 };
+  bus.request = (subject, data, opts) => (sent.requests++, left-- > 0 ? Promise.reject(new ConnectionLostError(subject)) : real.request(subject, data, opts));
   const log: string[] = [];
   const raylets = new RayletClient({ bus, subjects: SUBJECTS, log: (l: string) => log.push(l), epoch: 0, staleEpoch: () => undefined, createTimeoutMs, killTimeoutMs: 2_000 });
-  return { raylets, creates };
+  /** The raylet goes away: its subject has no subscriber from now on (NO_RESPONDERS). */
+  const gone = (): void => sub.unsubscribe();
+  return { raylets, creates, silent, gone, sent };
 }
 
 // the client's pauses are unref'd timers (a GCS has its connection to keep it running): this keeps the spec's process up
@@ -48,11 +56,49 @@ test('a create whose connection dropped twice is sent again and answered: create
   assert.equal(s.creates, [{ actorId: spec.actorId, incarnation: spec.incarnation }], 'only the attempt that left reached the raylet');
 });
 
-test('a connection down past the create timeout is the node unreachable, saying why', async () => {
-  const s = setUp(Number.POSITIVE_INFINITY, 300);
-  const outcome = await s.raylets.create(NODE, createSpec('Counter', { args: [1] }));
-  assert.is(outcome.kind, 'unreachable');
-  assert.match((outcome as { cause: string }).cause, /CONNECTION_LOST: this GCS was cut off from the bus until the create timeout/);
+test('a connection down longer than the create timeout: asked again once it is back, and created', async () => {
+  // six drops: 50 + 100 + 200 + 400 + 800 + 1,000 ms of pauses, well past a 300 ms create timeout
+  const s = setUp(6, 300);
+  const spec = createSpec('Counter', { args: [1] });
+  assert.equal(await s.raylets.create(NODE, spec), { kind: 'created' });
+  assert.equal(s.creates, [{ actorId: spec.actorId, incarnation: spec.incarnation }]);
+});
+
+test('a raylet that does not answer within the create timeout (the constructor still runs) is asked again, the same incarnation, at once: created once it answers', async () => {
+  const s = setUp(0, 100);
+  s.silent.add(0);
+  s.silent.add(1);
+  const spec = createSpec('Counter', { args: [1] });
+  assert.equal(await s.raylets.create(NODE, spec), { kind: 'created' });
+  assert.equal(s.creates.map((c) => c.incarnation), [spec.incarnation, spec.incarnation, spec.incarnation], 'three attempts, one incarnation');
+});
+
+test('a raylet gone after an attempt that timed out (it may have died of the constructor): NO_RESPONDERS is not taken as never delivered; asked again until the actor moves on (its node declared dead)', async () => {
+  const s = setUp(0, 100);
+  s.silent.add(0);
+  let wanted = true;
+  const spec = createSpec('Counter', { args: [1] });
+  const outcome = s.raylets.create(NODE, spec, () => wanted);
+  await until('the first attempt sent', () => (s.creates.length === 1 ? true : undefined));
+  s.gone();
+  // the first attempt timed out, and two more met no raylet: still asking
+  await until('two attempts after the raylet went', () => (s.sent.requests >= 3 ? true : undefined));
+  let settled: unknown;
+  void outcome.then((o) => (settled = o));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.is(settled, undefined, 'still asking while the node may live');
+  wanted = false; // the node is declared dead: the actor fails over
+  const result = await outcome;
+  assert.equal(result, { kind: 'unreachable', cause: `create_actor on node ${NODE}: not sent again: the actor moved on`, noResponders: false });
+});
+
+test('a GCS that stops (steps down) while it asks sends nothing more, saying why', async () => {
+  const s = setUp(Number.POSITIVE_INFINITY);
+  const outcome = s.raylets.create(NODE, createSpec('Counter', { args: [1] }));
+  s.raylets.stop();
+  const settled = await outcome;
+  assert.is(settled.kind, 'unreachable');
+  assert.match((settled as { cause: string }).cause, /this GCS stopped before it was answered/);
   assert.equal(s.creates, []);
 });
 

@@ -305,15 +305,40 @@ test('actor_died from a raylet restarts the actor; a stale report changes nothin
     assert.is((await h.actor('a1')).state, 'ALIVE');
   }));
 
-test('a raylet that does not answer create_actor in time fails the attempt; the restart lands', () =>
+test('a raylet that does not answer create_actor within the create timeout (a constructor loading a model) is asked again, the same incarnation, while its node lives: the actor waits SCHEDULED, spends no restart, and is ALIVE once it answers', () =>
   withGcs({ createTimeoutMs: 100 }, async (h) => {
     const raylet = await h.addNode(us('n1'));
-    raylet.hold = (req) => req.incarnation === 0;
+    raylet.hold = () => true;
     await h.registerActor('a1', { maxRestarts: 1 });
-    await h.reached('a1', 'RESTARTING', 3000);
+    await until('create_actor asked three times', () => (raylet.held.length >= 3 ? true : undefined));
+    assert.equal(raylet.created.map((c) => c.incarnation), raylet.created.map(() => 0), 'the same incarnation each time');
+    const waiting = await h.actor('a1');
+    assert.equal([waiting.state, waiting.numRestarts, waiting.nodeId], ['SCHEDULED', 0, 'n1']);
+    // the constructor returns: the raylet answers the attempt the GCS waits on (the earlier ones timed out)
+    raylet.hold = () => false;
+    raylet.held.at(-1)!.answer();
     const alive = await h.reached('a1', 'ALIVE');
-    assert.is(alive.numRestarts, 1);
-    assert.equal(raylet.created.map((c) => c.incarnation), [0, 1]);
+    assert.equal([alive.numRestarts, alive.nodeId], [0, 'n1']);
+    assert.equal(raylet.kills.got, [], 'nothing killed');
+  }));
+
+test('a node that dies while a create_actor it has not answered waits: the asking stops, and the actor restarts elsewhere', () =>
+  withGcs({ heartbeatMs: 20, nodeTimeoutMs: 200, createTimeoutMs: 100 }, async (h) => {
+    const n1 = await h.addNode(us('n1'), { heartbeat: true });
+    n1.hold = () => true;
+    await h.registerActor('a1', { maxRestarts: 1, labelSelector: {} });
+    await until('create_actor asked twice on n1', () => (n1.held.length >= 2 ? true : undefined));
+    await h.addNode(us('n2'), { heartbeat: true });
+    n1.stopHeartbeats();
+    await h.events.wait((e) => e.type === 'node_dead' && e.node?.nodeId === 'n1', 'n1 dead', 3000);
+    const restarted = await h.events.wait((e) => e.actor?.actorId === 'a1' && e.actor.state === 'ALIVE', 'a1 ALIVE', 3000);
+    assert.equal([restarted.actor!.nodeId, restarted.actor!.numRestarts], ['n2', 1]);
+    // no create for n1 after its death: a timeout's worth of time for one to go out, seen on the bus itself
+    const asked = n1.created.length;
+    await h.bus.flush();
+    await h.request('list_nodes', 'list_nodes', {});
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.is(n1.created.length, asked, 'not asked again once dead');
   }));
 
 test('a create_actor that reaches no raylet (NO_RESPONDERS) sends the actor back to PENDING without spending a restart; it lands on the next node', () =>
