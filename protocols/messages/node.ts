@@ -11,8 +11,12 @@ export const nodeAddress = object({
   pid: num({ int: true, min: 0 }),
 });
 
-/** An actor incarnation a raylet runs (or is starting). */
-export const runningActor = object({ actorId: id, incarnation: num({ int: true, min: 0 }) });
+/**
+ * An actor incarnation a raylet runs, or is starting: `starting` while its constructor has not
+ * returned (absent once it has, and from raylets that predate it). A GCS that recovers puts a
+ * starting actor back SCHEDULED and asks for its create again, rather than taking it as ALIVE.
+ */
+export const runningActor = object({ actorId: id, incarnation: num({ int: true, min: 0 }), starting: optional(bool()) });
 
 /** A placement-group bundle a raylet holds: prepared, or committed (its bundle resources exist there). */
 export const heldBundle = object({ pgId: id, index: num({ int: true, min: 0, max: 9_999 }), committed: bool() });

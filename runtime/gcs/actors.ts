@@ -147,10 +147,17 @@ export class ActorDirectory {
    * Brings back an actor from the store after a GCS restart (recovery.ts decides how): `running`
    * puts it back on the node that still runs this incarnation — placed there without a decision,
    * and the raylet answers the create of an incarnation it runs as created, so nothing restarts;
+   * `starting` does the same for an incarnation whose constructor had not returned when its raylet
+   * registered: SCHEDULED there, and its create_actor sent again, which the raylet answers once the
+   * constructor returns (or fails). Taken as ALIVE, it answered no call until then, and one whose
+   * constructor then threw stayed ALIVE here for good, with nothing running;
    * `lost` restarts it when it may (else it is DEAD with `cause`); `waiting` queues it again; a
    * DEAD record is kept as it is, without a machine.
    */
-  restore(record: ActorRecord, how: { kind: 'running'; nodeId: string } | { kind: 'lost'; cause: string } | { kind: 'waiting' } | { kind: 'dead' }): void {
+  restore(
+    record: ActorRecord,
+    how: { kind: 'running'; nodeId: string } | { kind: 'starting'; nodeId: string } | { kind: 'lost'; cause: string } | { kind: 'waiting' } | { kind: 'dead' },
+  ): void {
     const reg = record.registration;
     if (this.#entries.has(reg.actorId)) return;
     const incarnation = record.incarnation ?? 0;
@@ -186,6 +193,8 @@ export class ActorDirectory {
     const ref = this.#start(reg, compiled, { numRestarts, incarnation });
     // still running there, this incarnation: ALIVE at once, not created again (actor.machine.ts)
     if (how.kind === 'running') ref.send({ type: 'ADOPTED', nodeId: how.nodeId });
+    // still starting there: placed there as it was, and its create asked again (the same incarnation)
+    else if (how.kind === 'starting') ref.send({ type: 'PLACED', nodeId: how.nodeId });
   }
 
   /**

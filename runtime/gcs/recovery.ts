@@ -38,6 +38,8 @@ type Tally = { kept: number; restarted: number; waiting: number; killed: number;
 
 interface Reported {
   readonly actors: Map<string, number>;
+  /** Those of `actors` whose constructor had not returned yet when the raylet registered. */
+  readonly starting: Set<string>;
   /** Committed bundles, as `pgId/index`. */
   readonly committed: Set<string>;
   readonly bundles: readonly { pgId: string; index: number }[];
@@ -77,6 +79,7 @@ export class Recovery {
     }
     this.#reported.set(nodeId, {
       actors: new Map(running.actors.map((r) => [r.actorId, r.incarnation])),
+      starting: new Set(running.actors.filter((r) => r.starting === true).map((r) => r.actorId)),
       committed: new Set(bundles.filter((b) => b.committed).map((b) => `${b.pgId}/${b.index}`)),
       bundles,
     });
@@ -149,8 +152,10 @@ export class Recovery {
         continue;
       }
       const nodeId = info.nodeId;
-      if (this.#reported.get(nodeId)?.actors.get(info.actorId) === incarnation && nodes.has(nodeId)) {
-        actors.restore(record, { kind: 'running', nodeId });
+      const reported = this.#reported.get(nodeId);
+      if (reported?.actors.get(info.actorId) === incarnation && nodes.has(nodeId)) {
+        // a constructor still running there: SCHEDULED on that node, its create asked again
+        actors.restore(record, reported.starting.has(info.actorId) ? { kind: 'starting', nodeId } : { kind: 'running', nodeId });
         tally.kept++;
         continue;
       }

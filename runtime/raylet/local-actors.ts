@@ -14,9 +14,18 @@ export interface ActorCreated {
 }
 
 /** An actor lost with its worker host, as gcs.actor_died names it. */
+/** How many ended incarnations a raylet remembers (one per actor: its last), oldest forgotten first. */
+export const MAX_ENDED = 10_000;
+
 export interface LostActor {
   readonly actorId: string;
   readonly incarnation: number;
+}
+
+/** An actor this raylet runs, as its registration lists it. */
+export interface RunningActor extends LostActor {
+  /** Its constructor has not returned yet. */
+  readonly starting?: true;
 }
 
 export interface LocalActorsOptions {
@@ -49,9 +58,17 @@ interface ActorRecord {
  * worker hosts they run in. Incarnations order competing requests: the same one twice is one
  * actor, an older one is refused (STALE_INCARNATION), a newer one replaces the running one, and a
  * kill for an older incarnation leaves a newer one alone.
+ *
+ * An incarnation that ended here — its creation failed, it was killed, its host exited — is
+ * remembered (the newest MAX_ENDED): a create of it that comes afterwards is answered as it ended,
+ * never run again. The GCS asks for a create's answer again while it has none (gcs/raylets.ts): an
+ * attempt that arrives just after a constructor threw, or after a kill, used to run the constructor
+ * a second time.
  */
 export class LocalActors {
   private readonly records = new Map<string, ActorRecord>();
+  /** The last incarnation of each actor that ended here, with how, oldest first. */
+  private readonly ended = new Map<string, { incarnation: number; error: Error }>();
   private readonly leases: Leases;
   /** The node's worker hosts: this raylet's actors', and its tasks' too. */
   readonly hosts: HostManager;
@@ -87,6 +104,15 @@ export class LocalActors {
     if (this.closed) return Promise.reject(new NodeStoppingError(this.opts.nodeId, spec.actorId));
     const existing = this.records.get(spec.actorId);
     if (existing && existing.incarnation === spec.incarnation) return existing.created;
+    const ended = this.ended.get(spec.actorId);
+    if (ended && ended.incarnation >= spec.incarnation && !(existing && existing.incarnation > spec.incarnation)) {
+      if (ended.incarnation === spec.incarnation) return Promise.reject(ended.error);
+      return Promise.reject(
+        new OrreryError('STALE_INCARNATION', `actor ${spec.actorId} ran incarnation ${ended.incarnation} here already; refusing ${spec.incarnation}`, {
+          detail: { actorId: spec.actorId, running: ended.incarnation, requested: spec.incarnation },
+        }),
+      );
+    }
     if (existing && existing.incarnation > spec.incarnation) {
       return Promise.reject(
         new OrreryError('STALE_INCARNATION', `actor ${spec.actorId} already runs incarnation ${existing.incarnation} here; refusing ${spec.incarnation}`, {
@@ -106,13 +132,14 @@ export class LocalActors {
     const record = this.records.get(actorId);
     if (!record || record.incarnation > incarnation) return { killed: false };
     this.drop(actorId);
+    this.end(actorId, record.incarnation, new ActorDiedError(actorId, 'killed'));
     await this.hosts.kill(actorId);
     return { killed: true };
   }
 
-  /** Every actor incarnation here, started or starting: what a registration tells the GCS. */
-  running(): LostActor[] {
-    return [...this.records].map(([actorId, r]) => ({ actorId, incarnation: r.incarnation }));
+  /** Every actor incarnation here, started or starting (`starting`: its constructor has not returned): what a registration tells the GCS. */
+  running(): RunningActor[] {
+    return [...this.records].map(([actorId, r]) => (r.acknowledged ? { actorId, incarnation: r.incarnation } : { actorId, incarnation: r.incarnation, starting: true }));
   }
 
   /** Drops every actor (the GCS forgot this node, and with it these actors). */
@@ -149,9 +176,12 @@ export class LocalActors {
       record.acknowledged = true;
       return { actorId: spec.actorId, incarnation: spec.incarnation, pid };
     } catch (err) {
-      if (this.records.get(spec.actorId) === record) this.drop(spec.actorId);
       // stopped with the raylet (its host stopped, or it never got one): not the constructor's doing
-      throw this.closed ? new NodeStoppingError(this.opts.nodeId, spec.actorId) : err;
+      const failure = this.closed ? new NodeStoppingError(this.opts.nodeId, spec.actorId) : err;
+      if (this.records.get(spec.actorId) === record) this.drop(spec.actorId);
+      // as its create was answered (a kill or its host's exit may have dropped it first); not when a newer one replaced it
+      if (!this.records.has(spec.actorId)) this.end(spec.actorId, spec.incarnation, failure instanceof Error ? failure : new Error(String(failure)));
+      throw failure;
     }
   }
 
@@ -160,13 +190,24 @@ export class LocalActors {
     this.leases.release(actorId);
   }
 
+  /** Remembers how an incarnation ended here (see the class comment), the newest MAX_ENDED. */
+  private end(actorId: string, incarnation: number, error: Error): void {
+    const known = this.ended.get(actorId);
+    if (known && known.incarnation > incarnation) return;
+    this.ended.delete(actorId);
+    this.ended.set(actorId, { incarnation, error });
+    if (this.ended.size > MAX_ENDED) this.ended.delete(this.ended.keys().next().value!);
+  }
+
   private onHostExit(actorIds: string[], cause: string): void {
     const lost: LostActor[] = [];
     for (const actorId of actorIds) {
       const record = this.records.get(actorId);
       if (!record) continue;
       this.drop(actorId);
-      // An actor still starting learns of the exit through its create_actor reply.
+      // An actor still starting learns of the exit through its create_actor reply (and is remembered
+      // as ended there, with that reply's error).
+      if (record.acknowledged) this.end(actorId, record.incarnation, new ActorDiedError(actorId, cause));
       if (record.acknowledged) lost.push({ actorId, incarnation: record.incarnation });
     }
     if (lost.length > 0) this.opts.onLost(lost, cause);

@@ -12,10 +12,10 @@ export const RUNNING_PART_BYTES = 512 * 1024;
 
 /**
  * Most bytes one listed item takes in msgpack: a map of two or three short keys and values
- * (`actorId`/`incarnation`, `pgId`/`index`/`committed`, 26 to 29 bytes) around its id. An upper bound, so parts never
- * pass the budget.
+ * (`actorId`/`incarnation`/`starting`, `pgId`/`index`/`committed`, 26 to 39 bytes) around its id. An
+ * upper bound, so parts never pass the budget.
  */
-const itemBytes = (id: string): number => 34 + Buffer.byteLength(id, 'utf8');
+const itemBytes = (id: string): number => 44 + Buffer.byteLength(id, 'utf8');
 
 /**
  * What a raylet runs cut into parts of at most `maxBytes` each (runtime/gcs/running-parts.ts), in

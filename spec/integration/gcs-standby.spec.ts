@@ -21,7 +21,7 @@ import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/ru
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
-import { GatedStartActor } from '../runtime/client/failover-actors.ts';
+import { GatedFailActor, GatedStartActor } from '../runtime/client/failover-actors.ts';
 
 process.env.ORRERY_HEARTBEAT_MS = '200';
 process.env.ORRERY_NODE_TIMEOUT_MS = '2000';
@@ -203,6 +203,44 @@ async function faultWhileCreateAskedAgain(fault: 'SIGKILL' | 'SIGSTOP'): Promise
 
 test('the leader SIGKILLed while it asks a raylet again for a create_actor whose answer a NATS restart lost: the standby takes over, and the actor is ALIVE once, its constructor run once, no restart spent', async () => {
   await faultWhileCreateAskedAgain('SIGKILL');
+});
+
+test('the leader killed while a constructor runs, which then throws: the new leader, told the actor is still starting, keeps it SCHEDULED and learns of the failure — DEAD with the constructor’s error, never ALIVE', async () => {
+  await startGcs(); // a standby for the takeover below
+  const [n1] = (await cluster.nodes()).map((n) => n.nodeId).sort();
+  const dir = mkdtempSync(join(tmpdir(), 'orrery-standby-fail-'));
+  try {
+    const failing = await cluster.actor(GatedFailActor).options({ schedulingStrategy: nodeIdAffinity(n1!), isolation: 'process' }).remote(dir, WAIT_MS * 3);
+    await until('the constructor running', () => (existsSync(join(dir, 'started')) ? true : undefined));
+    const epochOf = (p: RuntimeProcess): number => Math.max(0, ...[...p.recentOutput().matchAll(/holding the leader lease with epoch (\d+)/g)].map((m) => Number(m[1])));
+    const leader = gcses.reduce((a, b) => (epochOf(b) > epochOf(a) ? b : a));
+    const epoch = epochOf(leader);
+    await leader.crash();
+    await until('a standby taking over', () => (gcses.some((p) => epochOf(p) === epoch + 1) ? true : undefined), WAIT_MS);
+    const states: string[] = [];
+    const seen = cluster.events$.subscribe((e) => {
+      if (e.type === 'actor_state' && e.actor.actorId === failing.actorId) states.push(e.actor.state);
+    });
+    try {
+      const recovered = await until('the new leader serving the actor', async () => {
+        const info = await failing.info().catch(() => undefined);
+        return info !== undefined && info.state !== 'PENDING' ? info : undefined;
+      }, WAIT_MS);
+      assert.is(recovered.state, 'SCHEDULED', 'still starting: not taken as ALIVE');
+      writeFileSync(join(dir, 'gate'), '');
+      const dead = await until('the actor DEAD', async () => {
+        const info = await failing.info();
+        return info.state === 'DEAD' ? info : undefined;
+      }, WAIT_MS);
+      assert.match(dead.deathCause ?? '', /the gate opened: this constructor fails/);
+      assert.not.ok(states.includes('ALIVE'), `never ALIVE: ${states.join(' → ')}`);
+    } finally {
+      seen.unsubscribe();
+    }
+  } finally {
+    writeFileSync(join(dir, 'gate'), '');
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('the same leader frozen (SIGSTOP) there until a standby took over, then resumed: it steps down, and the actor is ALIVE once, its constructor run once, no restart spent', async () => {

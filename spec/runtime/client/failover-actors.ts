@@ -79,3 +79,13 @@ export class GatedStart {
 }
 
 export const GatedStartActor = defineActor(import.meta.url, GatedStart);
+
+/** As GatedStart, but once `<dir>/gate` exists its constructor throws (a model that fails to load). */
+export class GatedFail {
+  constructor(dir: string, maxMs = 20_000) {
+    new GatedStart(dir, maxMs);
+    throw new Error('the gate opened: this constructor fails');
+  }
+}
+
+export const GatedFailActor = defineActor(import.meta.url, GatedFail);

@@ -54,7 +54,11 @@ export class FakeHost implements WorkerHost {
   /** When set, create waits for it before answering. */
   gate: Promise<void> | undefined;
 
+  /** How many creates it was asked for (constructors it would have run). */
+  creates = 0;
+
   async create(spec: CreateActor): Promise<void> {
+    this.creates++;
     if (this.gate) await this.gate;
     if (this.failCreate) throw this.failCreate;
     this.actors.add(spec.actorId);

@@ -117,4 +117,58 @@ test('forgetAll drops every actor; stop refuses later creates', async () => {
   assert.is((await rejection(actors.create(createSpec('Counter')))).code, 'NODE_STOPPING');
 });
 
+test('a create asked again after its constructor threw (the GCS missed the answer) is answered with the same error; the constructor does not run again', async () => {
+  const { actors, hosts } = table();
+  await actors.create(createSpec('Counter')); // a host to fail on
+  hosts[0].failCreate = new Error('constructor threw');
+  const spec = createSpec('Failing');
+  const first = await rejection(actors.create(spec));
+  const again = await rejection(actors.create(spec));
+  assert.is(again, first, 'the same answer');
+  assert.is(hosts[0].creates, 2, 'the failing constructor ran once');
+  // a newer incarnation (a restart) runs
+  hosts[0].failCreate = undefined;
+  await actors.create({ ...spec, incarnation: 1 });
+  assert.is(hosts[0].creates, 3);
+  assert.equal(actors.running().find((r) => r.actorId === spec.actorId), { actorId: spec.actorId, incarnation: 1 });
+});
+
+test('a create of an incarnation killed here (asked again after the kill) is refused as ACTOR_DIED, and an older one as STALE_INCARNATION; nothing runs', async () => {
+  const { actors, hosts } = table();
+  const spec = createSpec('Counter', { incarnation: 3 });
+  await actors.create(spec);
+  assert.equal(await actors.kill(spec.actorId, 3), { killed: true });
+  assert.is((await rejection(actors.create(spec))).code, 'ACTOR_DIED');
+  assert.is((await rejection(actors.create({ ...spec, incarnation: 2 }))).code, 'STALE_INCARNATION');
+  assert.is(hosts[0].creates, 1);
+  assert.is(actors.count, 0);
+});
+
+test('a host that exits with a started actor: a create of that incarnation afterwards is refused, not run', async () => {
+  const { actors, hosts } = table();
+  const spec = createSpec('Counter');
+  await actors.create(spec);
+  hosts[0].die('signal SIGKILL');
+  await turn();
+  assert.is((await rejection(actors.create(spec))).code, 'ACTOR_DIED');
+  assert.is(hosts.length, 1, 'no host launched for it');
+});
+
+test('registration lists an actor whose constructor has not returned as starting', async () => {
+  const { actors, holdCreates } = table();
+  const started = createSpec('Counter');
+  await actors.create(started);
+  const open = holdCreates();
+  const starting = createSpec('Counter', { isolation: 'process' });
+  const creating = actors.create(starting);
+  await turn();
+  assert.equal(actors.running(), [
+    { actorId: started.actorId, incarnation: 0 },
+    { actorId: starting.actorId, incarnation: 0, starting: true },
+  ]);
+  open();
+  await creating;
+  assert.equal(actors.running()[1], { actorId: starting.actorId, incarnation: 0 });
+});
+
 test.run();
