@@ -67,8 +67,12 @@ interface ActorRecord {
  */
 export class LocalActors {
   private readonly records = new Map<string, ActorRecord>();
-  /** The last incarnation of each actor that ended here, with how, oldest first. */
-  private readonly ended = new Map<string, { incarnation: number; error: Error }>();
+  /**
+   * The last incarnation of each actor that ended here, oldest first: the error its create was
+   * answered with, or (killed, its host gone after it started) the cause an ActorDiedError is made
+   * of when asked — no Error with its stack kept per killed actor.
+   */
+  private readonly ended = new Map<string, { incarnation: number; error?: Error; died?: string }>();
   private readonly leases: Leases;
   /** The node's worker hosts: this raylet's actors', and its tasks' too. */
   readonly hosts: HostManager;
@@ -106,7 +110,7 @@ export class LocalActors {
     if (existing && existing.incarnation === spec.incarnation) return existing.created;
     const ended = this.ended.get(spec.actorId);
     if (ended && ended.incarnation >= spec.incarnation && !(existing && existing.incarnation > spec.incarnation)) {
-      if (ended.incarnation === spec.incarnation) return Promise.reject(ended.error);
+      if (ended.incarnation === spec.incarnation) return Promise.reject(ended.error ?? new ActorDiedError(spec.actorId, ended.died ?? 'ended here'));
       return Promise.reject(
         new OrreryError('STALE_INCARNATION', `actor ${spec.actorId} ran incarnation ${ended.incarnation} here already; refusing ${spec.incarnation}`, {
           detail: { actorId: spec.actorId, running: ended.incarnation, requested: spec.incarnation },
@@ -132,7 +136,7 @@ export class LocalActors {
     const record = this.records.get(actorId);
     if (!record || record.incarnation > incarnation) return { killed: false };
     this.drop(actorId);
-    this.end(actorId, record.incarnation, new ActorDiedError(actorId, 'killed'));
+    this.end(actorId, record.incarnation, { died: 'killed' });
     await this.hosts.kill(actorId);
     return { killed: true };
   }
@@ -180,7 +184,7 @@ export class LocalActors {
       const failure = this.closed ? new NodeStoppingError(this.opts.nodeId, spec.actorId) : err;
       if (this.records.get(spec.actorId) === record) this.drop(spec.actorId);
       // as its create was answered (a kill or its host's exit may have dropped it first); not when a newer one replaced it
-      if (!this.records.has(spec.actorId)) this.end(spec.actorId, spec.incarnation, failure instanceof Error ? failure : new Error(String(failure)));
+      if (!this.records.has(spec.actorId)) this.end(spec.actorId, spec.incarnation, { error: failure instanceof Error ? failure : new Error(String(failure)) });
       throw failure;
     }
   }
@@ -191,11 +195,11 @@ export class LocalActors {
   }
 
   /** Remembers how an incarnation ended here (see the class comment), the newest MAX_ENDED. */
-  private end(actorId: string, incarnation: number, error: Error): void {
+  private end(actorId: string, incarnation: number, how: { error: Error } | { died: string }): void {
     const known = this.ended.get(actorId);
     if (known && known.incarnation > incarnation) return;
     this.ended.delete(actorId);
-    this.ended.set(actorId, { incarnation, error });
+    this.ended.set(actorId, { incarnation, ...how });
     if (this.ended.size > MAX_ENDED) this.ended.delete(this.ended.keys().next().value!);
   }
 
@@ -207,7 +211,7 @@ export class LocalActors {
       this.drop(actorId);
       // An actor still starting learns of the exit through its create_actor reply (and is remembered
       // as ended there, with that reply's error).
-      if (record.acknowledged) this.end(actorId, record.incarnation, new ActorDiedError(actorId, cause));
+      if (record.acknowledged) this.end(actorId, record.incarnation, { died: cause });
       if (record.acknowledged) lost.push({ actorId, incarnation: record.incarnation });
     }
     if (lost.length > 0) this.opts.onLost(lost, cause);
