@@ -114,8 +114,8 @@ class JetStreamObjects implements ObjectBucket {
   /**
    * The object's bytes, verified against its digest. An object missing chunks is OBJECT_INCOMPLETE
    * rather than a read that never ends (nats.js waits for chunks that will not come); a read that
-   * gets no chunk for READ_STALL_MS is given up as TIMEOUT (the server went away under it: the
-   * caller may start again, code/store-outage.ts).
+   * gets no chunk for READ_STALL_MS is given up as TIMEOUT (the chunks went away under it, or the
+   * server for good: nats.js's reader rides out a server back within that time).
    */
   async get(name: string): Promise<Uint8Array | undefined> {
     const store = await this.opened();
