@@ -125,6 +125,10 @@ export class RayletClient {
     let mayHaveArrived = false;
     for (let pause = 50; ; ) {
       let outcome = await this.#createOnce(nodeId, request);
+      if (outcome === UNANSWERED && !mayHaveArrived) {
+        // once per creation: an operator wondering why an actor stays SCHEDULED finds it here
+        this.deps.log(`actor ${request.actorId} (incarnation ${request.incarnation}): node ${nodeId} has not answered its create_actor within ${this.deps.createTimeoutMs} ms (its constructor may still run); asking again until it answers or the node dies`);
+      }
       if (outcome === UNANSWERED || outcome === LOST) mayHaveArrived = true;
       // no raylet subscribed now, but an earlier attempt may have reached it: it may be creating the
       // actor still (reconnecting after a blip) or have died of it — its node's fate decides, not this

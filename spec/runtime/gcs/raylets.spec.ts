@@ -40,7 +40,7 @@ function setUp(drops: number, createTimeoutMs = 5_000) {
   const raylets = new RayletClient({ bus, subjects: SUBJECTS, log: (l: string) => log.push(l), epoch: 0, staleEpoch: () => undefined, createTimeoutMs, killTimeoutMs: 2_000 });
   /** The raylet goes away: its subject has no subscriber from now on (NO_RESPONDERS). */
   const gone = (): void => sub.unsubscribe();
-  return { raylets, creates, silent, gone, sent };
+  return { raylets, creates, silent, gone, sent, log };
 }
 
 // the client's pauses are unref'd timers (a GCS has its connection to keep it running): this keeps the spec's process up
@@ -71,6 +71,7 @@ test('a raylet that does not answer within the create timeout (the constructor s
   const spec = createSpec('Counter', { args: [1] });
   assert.equal(await s.raylets.create(NODE, spec), { kind: 'created' });
   assert.equal(s.creates.map((c) => c.incarnation), [spec.incarnation, spec.incarnation, spec.incarnation], 'three attempts, one incarnation');
+  assert.equal(s.log, [`actor ${spec.actorId} (incarnation ${spec.incarnation}): node ${NODE} has not answered its create_actor within 100 ms (its constructor may still run); asking again until it answers or the node dies`], 'said once');
 });
 
 test('a raylet gone after an attempt that timed out (it may have died of the constructor): NO_RESPONDERS is not taken as never delivered; asked again until the actor moves on (its node declared dead)', async () => {
