@@ -68,7 +68,7 @@ export class CodeShipper {
 
   /** The module's bundle: made again only when one of its files changed (checked at most once a second); the last one when the module is gone from disk. */
   private moduleBundle(path: string): CollectedBundle & { modulePath: string } {
-    const now = (this.opts.now ?? Date.now)();
+    const now = this.now();
     const known = this.modules.get(path);
     if (known && now - known.checkedAt < RECHECK_MS) return known.bundle;
     if (known && (unchanged(known.bundle) || !exists(path))) {
@@ -80,8 +80,12 @@ export class CodeShipper {
     return bundle;
   }
 
+  private now(): number {
+    return (this.opts.now ?? Date.now)();
+  }
+
   private upload(bucket: ObjectBucket, bundle: CollectedBundle): Promise<void> {
-    const now = (this.opts.now ?? Date.now)();
+    const now = this.now();
     const known = this.uploads.get(bundle.hash);
     if (known) {
       // stored a while ago: look again, in the background, whether the store still has it whole
@@ -89,7 +93,7 @@ export class CodeShipper {
       if (known.settled && !known.rechecking && now - known.at >= STORE_RECHECK_MS) {
         known.rechecking = true;
         this.uploadThroughOutages(bucket, bundle).then(
-          () => ((known.at = (this.opts.now ?? Date.now)()), (known.rechecking = false)),
+          () => ((known.at = this.now()), (known.rechecking = false)),
           () => this.uploads.delete(bundle.hash),
         );
       }
@@ -98,7 +102,7 @@ export class CodeShipper {
     const entry = { done: this.uploadThroughOutages(bucket, bundle), at: now, settled: false, rechecking: false };
     this.uploads.set(bundle.hash, entry);
     entry.done.then(
-      () => ((entry.settled = true), (entry.at = (this.opts.now ?? Date.now)())),
+      () => ((entry.settled = true), (entry.at = this.now())),
       () => this.uploads.delete(bundle.hash),
     );
     return entry.done;
