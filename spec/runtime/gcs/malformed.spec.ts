@@ -204,6 +204,8 @@ test('a registration whose `running` list (what a raylet still runs, for recover
       { actors: [{ actorId: 'a1', incarnation: -1 }] },
       { actors: [{ actorId: 'a1', incarnation: 0.5 }] },
       { actors: [{ actorId: 'a1' }] },
+      { actors: [{ actorId: 'a1', incarnation: 0, starting: 'yes' }] },
+      { actors: [{ actorId: 'a1', incarnation: 0, starting: 1 }] },
       { actors: [], bundles: [{ pgId: 'g', index: 0, committed: 'yes' }] },
       { actors: [], bundles: [{ pgId: 'g', index: 10_000, committed: true }] },
     ];
