@@ -57,6 +57,8 @@ const FENCED = Symbol('fenced');
 const LOST = Symbol('lost');
 /** A create_actor not answered within the create timeout: the constructor may still run (see create). */
 const UNANSWERED = Symbol('unanswered');
+/** A create_actor answered by someone without the node's secret: the raylet's own answer was lost to it (see create). */
+const FORGED = Symbol('forged');
 /** The first pause before an unanswered kill_actor is sent again, doubling up to the second. */
 const KILL_RETRY_MS = 250;
 const KILL_RETRY_MAX_MS = 5_000;
@@ -118,6 +120,12 @@ export class RayletClient {
    * again, as above, until it answers or its node is declared dead. Before, the actor was placed
    * again beside an incarnation that could still come up, and one whose constructor killed its
    * raylet hopped from node to node without spending a restart.
+   * - as above, when the answer did not carry the node's secret (a peer with node credentials answered
+   *   on the raylet's subject first; node-owner.ts). The raylet's own answer went to the same inbox
+   *   and was dropped behind it, and the raylet may well be creating the actor. Before, the forged
+   *   answer counted as a failed creation: the restart was placed on another node while the first
+   *   incarnation came up where it was sent — the actor ran twice — and two such answers in a row
+   *   made it DEAD. A peer that keeps forging keeps the actor SCHEDULED (one attempt a second), no worse.
    * It is not sent again once `wanted` says the actor has moved on: a raylet that had already dropped
    * that incarnation would start it again. A GCS that stops (steps down) sends nothing more.
    */
@@ -129,11 +137,11 @@ export class RayletClient {
         // once per creation: an operator wondering why an actor stays SCHEDULED finds it here
         this.deps.log(`actor ${request.actorId} (incarnation ${request.incarnation}): node ${nodeId} has not answered its create_actor within ${this.deps.createTimeoutMs} ms (its constructor may still run); asking again until it answers or the node dies`);
       }
-      if (outcome === UNANSWERED || outcome === LOST) mayHaveArrived = true;
+      if (outcome === UNANSWERED || outcome === LOST || outcome === FORGED) mayHaveArrived = true;
       // no raylet subscribed now, but an earlier attempt may have reached it: it may be creating the
       // actor still (reconnecting after a blip) or have died of it — its node's fate decides, not this
       else if (mayHaveArrived && typeof outcome === 'object' && outcome.kind === 'unreachable' && outcome.noResponders) outcome = LOST;
-      if (outcome !== FENCED && outcome !== LOST && outcome !== UNANSWERED) return outcome;
+      if (outcome !== FENCED && outcome !== LOST && outcome !== UNANSWERED && outcome !== FORGED) return outcome;
       if (this.#stopped) return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: this GCS stopped before it was answered`, noResponders: false };
       if (outcome !== UNANSWERED) {
         await new Promise((resolve) => setTimeout(resolve, pause).unref());
@@ -143,7 +151,7 @@ export class RayletClient {
     }
   }
 
-  async #createOnce(nodeId: string, request: CreateActor): Promise<CreateOutcome | typeof FENCED | typeof LOST | typeof UNANSWERED> {
+  async #createOnce(nodeId: string, request: CreateActor): Promise<CreateOutcome | typeof FENCED | typeof LOST | typeof UNANSWERED | typeof FORGED> {
     try {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'create_actor'), encode('create_actor', this.#withEpoch(request)), {
         timeoutMs: this.deps.createTimeoutMs,
@@ -151,7 +159,7 @@ export class RayletClient {
       const { body } = decode(msg.data, { registry: replyOnly });
       if (this.deps.answeredBy && !this.deps.answeredBy(nodeId, answerSecret(body))) {
         this.deps.forged?.(nodeId, 'create_actor');
-        return { kind: 'unreachable', cause: `create_actor on node ${nodeId}: NODE_NOT_OWNED: answered without that node's secret`, noResponders: false };
+        return FORGED;
       }
       if (!body.ok && (body.error.code === 'STALE_EPOCH' || body.error.code === 'NODE_STOPPING')) {
         const stopping = body.error.code === 'NODE_STOPPING';

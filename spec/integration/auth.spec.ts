@@ -24,7 +24,7 @@ import type { ConnectionFailedError } from '../../runtime/bus/errors.ts';
 import { watchInspection } from '../../runtime/inspect/watch.ts';
 import { connect, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';
 import { runCli } from '../../runtime/cli/run.ts';
-import { CounterActor } from '../fixtures/client/actors.ts';
+import { CounterActor, SlowStartActor } from '../fixtures/client/actors.ts';
 import { TallyActor } from '../fixtures/handles/actors.ts';
 import { Add } from '../fixtures/tasks/tasks.ts';
 import { until } from '../helpers/until.ts';
@@ -336,6 +336,33 @@ s('observer: watches the inspection stream — the GCS and every raylet attach a
     assert.ok(publishers.size >= 3, [...publishers].join(','));
   } finally {
     sub$.unsubscribe();
+  }
+});
+
+s("node: a peer with node credentials that answers another node's create_actor first makes the actor neither fail nor run twice — it is ALIVE there once, no restart spent", async () => {
+  const b = await bus('node');
+  const target = (await local.cluster.nodes()).find((n) => n.name === 'a')!;
+  const marker = join(dir, 'forged-create.log');
+  // the peer answers the first two attempts at once, before the raylet's own answer (after a 300 ms constructor)
+  let forged = 0;
+  const forger = b.subscribe(sub.raylet(target.nodeId, 'create_actor'), (m) => {
+    if (forged >= 2) return;
+    forged++;
+    m.respond(encodeOk({ secret: 'x'.repeat(32) }));
+  });
+  try {
+    const actor = await local.cluster.actor(SlowStartActor).options({ labelSelector: { 'orrery.io/node-name': 'a' }, maxRestarts: 3 }).remote(marker, 300);
+    await actor.ready({ timeoutMs: 60_000 });
+    assert.is(forged, 2, 'the peer answered twice: the GCS asked again after its first forged answer');
+    const info = (await local.cluster.actors()).find((a) => a.actorId === actor.actorId)!;
+    assert.is(info.state, 'ALIVE');
+    assert.is(info.nodeId, target.nodeId, 'created where it was sent');
+    assert.is(info.numRestarts, 0, 'no restart spent on a forged answer');
+    const starts = readFileSync(marker, 'utf8').split('\n').filter((l) => l.endsWith(' start'));
+    assert.is(starts.length, 1, `the constructor ran once: ${starts.join(', ')}`);
+    await actor.kill();
+  } finally {
+    forger.unsubscribe();
   }
 });
 

@@ -79,16 +79,26 @@ test('an answer to create_actor or prepare_bundle without the node\'s secret is 
       h.bus.subscribe(h.s.raylet('n1', 'prepare_bundle'), (m) => m.respond(encodeOk({ refused: [] }))),
     ];
     await h.registerActor('a1', {});
-    const dead = await h.reached('a1', 'DEAD');
-    assert.match(dead.deathCause!, /^create_actor on node n1: NODE_NOT_OWNED/);
-    assert.is(h.gcs.snapshot().forgedAnswers, 1);
+    // each forged answer is refused and the raylet asked again, the same incarnation
+    await until('two forged create answers refused', () => (h.gcs.snapshot().forgedAnswers >= 2 ? true : undefined), 10_000);
+    const waiting = await h.actor('a1');
+    assert.is(waiting.state, 'SCHEDULED', 'a forged answer neither creates the actor nor fails its creation');
+    assert.is(waiting.numRestarts, 0, 'no restart spent, none placed elsewhere');
+    assert.ok(raylet.created.length >= 2 && raylet.created.every((c) => c.incarnation === 0), JSON.stringify(raylet.created.map((c) => c.incarnation)));
+    assert.ok(h.logs.some((l) => /refused an answer to create_actor for node n1: it does not carry that node's secret/.test(l)));
+    // the peer stops; the raylet's own answer to the next attempt is taken
+    forger[0].unsubscribe();
+    raylet.hold = () => false;
+    const alive = await h.reached('a1', 'ALIVE');
+    assert.is(alive.nodeId, 'n1');
+    assert.is(alive.numRestarts, 0);
     raylet.close(); // now only the peer answers on n1's subjects
     const pg = await h.request('create_pg', 'create_pg', { pgId: 'pg1', namespace: 'default', options: { bundles: [{ CPU: 1 }] } });
     assert.is.not(pg.state, 'CREATED');
-    await until('the forged prepare answer refused', () => (h.gcs.snapshot().forgedAnswers >= 2 ? true : undefined), 5000);
+    const forgedBefore = h.gcs.snapshot().forgedAnswers;
+    await until('the forged prepare answer refused', () => (h.gcs.snapshot().forgedAnswers > forgedBefore ? true : undefined), 5000);
     assert.is.not((await h.request('get_pg', 'get_pg', { pgId: 'pg1' })).state, 'CREATED', 'a forged prepare creates no group');
-    assert.ok(h.logs.some((l) => /refused an answer to create_actor for node n1: it does not carry that node's secret/.test(l)));
-    for (const f of forger) f.unsubscribe();
+    forger[1].unsubscribe();
   } finally {
     await h.close();
   }
