@@ -17,18 +17,20 @@ import { statechart } from './commands/statechart.ts';
 import { trace } from './commands/trace.ts';
 import { down, up } from './commands/up.ts';
 import type { CliIo } from './io.ts';
+import { GCS_SETTINGS_USAGE } from './gcs-settings.ts';
 
 const COMMANDS: Record<string, (argv: readonly string[], io: CliIo) => Promise<number>> = { start, stop, up, down, status, list, kill, explain, label, taint, events, dashboard, trace, statechart, auth };
 /** Commands that connect to NATS, so take --creds and --tls-* (taken out before their own flags are read). */
 const CONNECTING = new Set(['start', 'up', 'down', 'status', 'list', 'kill', 'explain', 'label', 'taint', 'events', 'dashboard', 'trace']);
 
 export const USAGE = `usage:
-  orrery start --head [--address URL] [node flags] [--rare-resources GPU,my_rare] [--job-timeout-ms N] [--cluster NAME] [--block]
+  orrery start --head [--address URL] [node flags] [--rare-resources GPU,my_rare] [GCS settings] [--cluster NAME] [--block]
   orrery start --address URL [node flags] [--cluster NAME] [--block]
-  orrery start --gcs [--address URL] [--job-timeout-ms N] [--cluster NAME] [--block]   a GCS alone: leader, or hot standby
+  orrery start --gcs [--address URL] [GCS settings] [--cluster NAME] [--block]   a GCS alone: leader, or hot standby
       node flags: --labels "k=v,k2=v2"  --labels-file FILE.yaml  --taints "k=v[:Effect],…"
                   --resources '{"my_res":2}'  --num-cpus N  --num-gpus N  --node-name NAME
                   --max-queued-tasks N  --max-queued-task-bytes N   (the raylet's task queue; default 100000, 268435456)
+${GCS_SETTINGS_USAGE}
       --connect-wait S: wait up to S seconds for a NATS server (and, joining, a GCS) that does not answer
                   yet, rather than fail at once (or ORRERY_CONNECT_WAIT; for machines booting together)
   orrery stop

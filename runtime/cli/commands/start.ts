@@ -18,9 +18,10 @@ import { CONFIG_FILE, authInit, credsFile } from '../../auth/init.ts';
 import type { Role } from '../../auth/roles.ts';
 import type { NatsAccess } from '../../process/flags.ts';
 import { connectWaitOf, gcsAnswersWithin } from '../gcs-wait.ts';
+import { GCS_SETTING_FLAGS, gcsSettingsOf } from '../gcs-settings.ts';
 export { gcsAnswers } from '../gcs-wait.ts';
 
-const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', 'job-timeout-ms': 'string', 'auth-dir': 'string', listen: 'string', 'connect-wait': 'string', ...NODE_FLAGS } as const;
+const FLAGS = { head: 'boolean', gcs: 'boolean', address: 'string', cluster: 'string', block: 'boolean', 'rare-resources': 'string', 'auth-dir': 'string', listen: 'string', 'connect-wait': 'string', ...GCS_SETTING_FLAGS, ...NODE_FLAGS } as const;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
 
@@ -36,9 +37,9 @@ const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
  *
  * `--rare-resources GPU,my_rare` (head and --gcs only) is the GCS's: every node with one of those resources
  * gets the taint `orrery.io/rare-<name>=true`, and requests for them tolerate it automatically
- * (seed 003). `--taints "k=v[:Effect],…"` are this node's static taints. `--job-timeout-ms N` (head
- * and --gcs only, also the GCS's) is how long a job may go without a heartbeat before the GCS ends it
- * and kills what it owns (docs/jobs.md; default 30,000).
+ * (seed 003). `--taints "k=v[:Effect],…"` are this node's static taints. The GCS's settings
+ * (`--job-timeout-ms`, `--node-timeout-ms`, `--create-timeout-ms`, …; head and --gcs only) go to the
+ * GCS it starts (gcs-settings.ts).
  *
  * `--connect-wait SECONDS` (or $ORRERY_CONNECT_WAIT): how long to wait for a NATS server, and a
  * joining node for its cluster's GCS, that does not answer yet — a machine booting beside them, or a
@@ -53,7 +54,7 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
   const block = args.flags.block === true;
   const nodeArgs = nodeFlagArgs('start', args);
   if (gcsOnly && nodeArgs.length > 0) throw new UsageError('start: --gcs starts no raylet: node flags go to `orrery start --address …`', '--gcs');
-  const rare = [...rareResourcesOf(args, head || gcsOnly), ...jobTimeoutOf(args, head || gcsOnly)];
+  const gcsArgs = [...rareResourcesOf(args, head || gcsOnly), ...gcsSettingsOf(args, head || gcsOnly, io.env)];
   const cluster = clusterOf('start', args, io.env);
   const waitSeconds = connectWaitOf(args, io.env);
   const waitArgs = waitSeconds > 0 ? ['--connect-wait', String(waitSeconds)] : [];
@@ -72,7 +73,7 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
   const auth = authDir === undefined ? undefined : authFiles(authDir, cluster, io);
   const tls = io.access?.tls;
   const accessOf = (role: Role): NatsAccess => (auth ? { creds: auth.creds(role), ...(tls ? { tls } : {}) } : (io.access ?? {}));
-  if (gcsOnly) return startGcsAlone({ address, cluster, rare: [...rare, ...waitArgs], block, io, waitSeconds });
+  if (gcsOnly) return startGcsAlone({ address, cluster, gcsArgs: [...gcsArgs, ...waitArgs], block, io, waitSeconds });
   if (!head && address === undefined) {
     throw new UsageError('start: --address is required to join a cluster (or set ORRERY_ADDRESS; use --head to start a new one)', '--address');
   }
@@ -104,7 +105,7 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
     const common = ['--address', address, '--cluster', cluster];
     const meta = { cluster, address };
     const readyTimeoutMs = READY_TIMEOUT_MS + waitSeconds * 1000;
-    const gcs = head ? await session.start('gcs', [...common, ...accessArgs(accessOf('gcs')), ...rare, ...waitArgs], meta, { readyTimeoutMs }) : undefined;
+    const gcs = head ? await session.start('gcs', [...common, ...accessArgs(accessOf('gcs')), ...gcsArgs, ...waitArgs], meta, { readyTimeoutMs }) : undefined;
     const raylet = await session.start('raylet', [...common, ...accessArgs(accessOf('node')), ...nodeArgs, ...waitArgs, ...nameOfAnotherRaylet(nodeArgs, detached)], meta, { readyTimeoutMs });
     const node = `node ${String(raylet.ready.nodeName)} (${String(raylet.ready.nodeId)})`;
     if (head) {
@@ -142,13 +143,13 @@ export async function start(argv: readonly string[], io: CliIo): Promise<number>
 }
 
 /** `orrery start --gcs`: leader or standby, as the lease decides; says which. */
-async function startGcsAlone(opts: { address: string | undefined; cluster: string; rare: string[]; block: boolean; io: CliIo; waitSeconds: number }): Promise<number> {
+async function startGcsAlone(opts: { address: string | undefined; cluster: string; gcsArgs: string[]; block: boolean; io: CliIo; waitSeconds: number }): Promise<number> {
   const { cluster, io } = opts;
   const address = opts.address ?? LOCAL_NATS;
   const session: Session = opts.block ? new AttachedSession(io) : new DetachedSession(io.env);
   try {
     const readyTimeoutMs = READY_TIMEOUT_MS + opts.waitSeconds * 1000;
-    const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io.access ?? {}), ...opts.rare], { cluster, address }, { readyTimeoutMs });
+    const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io.access ?? {}), ...opts.gcsArgs], { cluster, address }, { readyTimeoutMs });
     const role = gcs.ready.standby === true ? 'a standby (another GCS holds the leader lease; this one takes over when it stops renewing it)' : 'the leader';
     io.out(`Started a GCS for cluster ${JSON.stringify(cluster)} at ${address} (pid ${gcs.pid}): ${role}`);
     if (session instanceof AttachedSession) return await session.block();
@@ -158,21 +159,6 @@ async function startGcsAlone(opts: { address: string | undefined; cluster: strin
     await session.abort();
     throw err;
   }
-}
-
-/** Shortest job timeout the GCS takes (runtime/gcs/flags.ts). */
-const MIN_JOB_TIMEOUT_MS = 100;
-
-/** --job-timeout-ms, checked as the GCS will; a GCS setting, so only the head and --gcs take it. */
-function jobTimeoutOf(args: Parameters<typeof stringFlag>[0], head: boolean): string[] {
-  const text = stringFlag(args, 'job-timeout-ms');
-  if (text === undefined) return [];
-  if (!head) throw new UsageError('start: --job-timeout-ms is a cluster setting: give it to the head (orrery start --head) or a GCS (--gcs)', '--job-timeout-ms');
-  const ms = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(ms) || ms < MIN_JOB_TIMEOUT_MS) {
-    throw new UsageError(`start: --job-timeout-ms: ${JSON.stringify(text)} is not a whole number of milliseconds ≥ ${MIN_JOB_TIMEOUT_MS}`, '--job-timeout-ms');
-  }
-  return ['--job-timeout-ms', String(ms)];
 }
 
 /** --rare-resources, checked as the GCS will; only the head runs a GCS, so only it takes the flag. */

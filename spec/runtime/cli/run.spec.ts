@@ -54,8 +54,15 @@ const cases: [string, string[], RegExp][] = [
   ['--rare-resources off the head', ['start', '--address', 'nats://h:4222', '--rare-resources', 'GPU'], /start: --rare-resources is a cluster setting: give it to the head/],
   ['--rare-resources name', ['start', '--head', '--rare-resources', 'GPU,9lives'], /start: --rare-resources: not a resource name: "9lives"/],
   ['--job-timeout-ms off the head', ['start', '--address', 'nats://h:4222', '--job-timeout-ms', '5000'], /start: --job-timeout-ms is a cluster setting: give it to the head/],
-  ['--job-timeout-ms value', ['start', '--head', '--job-timeout-ms', '5s'], /start: --job-timeout-ms: "5s" is not a whole number of milliseconds ≥ 100/],
-  ['--job-timeout-ms too short', ['start', '--gcs', '--job-timeout-ms', '50'], /start: --job-timeout-ms: "50" is not a whole number of milliseconds ≥ 100/],
+  ['--job-timeout-ms value', ['start', '--head', '--job-timeout-ms', '5s'], /start: --job-timeout-ms: expected a whole number of milliseconds >= 100, got "5s"/],
+  ['--job-timeout-ms too short', ['start', '--gcs', '--job-timeout-ms', '50'], /start: --job-timeout-ms: expected a whole number of milliseconds >= 100, got "50"/],
+  ['--node-timeout-ms off the head', ['start', '--address', 'nats://h:4222', '--node-timeout-ms', '10000'], /start: --node-timeout-ms is a cluster setting: give it to the head/],
+  ['--no-persist off the head', ['start', '--address', 'nats://h:4222', '--no-persist'], /start: --no-persist is a cluster setting: give it to the head/],
+  ['--node-timeout-ms within a heartbeat', ['start', '--head', '--heartbeat-ms', '1000', '--node-timeout-ms', '800'], /start: --node-timeout-ms: must be longer than the heartbeat \(1000 ms\)/],
+  ['--create-timeout-ms too short', ['start', '--gcs', '--create-timeout-ms', '10'], /start: --create-timeout-ms: expected a whole number of milliseconds >= 100, got "10"/],
+  ['--code-sweep-ms under a second', ['start', '--head', '--code-sweep-ms', '999'], /start: --code-sweep-ms: expected 0 \(off\) or at least 1000 ms, got "999"/],
+  ['--persist value', ['start', '--head', '--persist', 'maybe'], /start: --persist: expected auto, on or off, got "maybe"/],
+  ['--persist with --no-persist', ['start', '--head', '--no-persist', '--persist', 'on'], /start: --no-persist: cannot be given with --persist/],
   ['label without a node', ['label', '--set', 'a=b'], /label: which node\? give one of --node-id, --node-name/],
   ['label with two nodes', ['label', '--node-id', 'n1', '--node-name', 'x', '--set', 'a=b'], /label: give only one of --node-id, --node-name/],
   ['label --node-ip', ['label', '--node-ip', '10.0.0.1', '--set', 'a=b'], /label: unknown flag --node-ip/],
@@ -86,6 +93,7 @@ const cases: [string, string[], RegExp][] = [
   ['--creds on the head', ['start', '--head', '--creds', badYaml], /start: --head runs a GCS and a raylet, two roles .*--auth-dir/],
   ['--auth-dir off the head', ['start', '--address', 'nats://h:4222', '--auth-dir', dir], /start: --auth-dir is the head's; a joining node takes --creds DIR\/node\.creds/],
   ['--listen with --address', ['start', '--head', '--address', 'nats://h:4222', '--listen', '0.0.0.0'], /start: --listen is where the nats-server .* takes no --address/],
+  ['ORRERY_CREATE_TIMEOUT_MS checked before a GCS starts', ['start', '--head'], /start: ORRERY_CREATE_TIMEOUT_MS: expected a whole number of milliseconds >= 100, got "30s"/],
   ['auth without init', ['auth'], /auth: a subcommand is required/],
   ['dashboard --token-file missing', ['dashboard', '--token-file', join(dir, 'no-token')], /dashboard: --token-file: cannot read .*no-token \(ENOENT\)/],
   ['dashboard --token-file too short', ['dashboard', '--token-file', shortToken], /dashboard: --token-file: .*short\.token: the token must be at least 16 characters/],
@@ -95,7 +103,7 @@ const cases: [string, string[], RegExp][] = [
 
 for (const [name, argv, pattern] of cases) {
   test(`bad usage: ${name}`, async () => {
-    const env = name.startsWith('ORRERY_ADDRESS') ? { ORRERY_ADDRESS: 'ftp://x' } : {};
+    const env: NodeJS.ProcessEnv = name.startsWith('ORRERY_ADDRESS') ? { ORRERY_ADDRESS: 'ftp://x' } : name.startsWith('ORRERY_CREATE_TIMEOUT_MS') ? { ORRERY_CREATE_TIMEOUT_MS: '30s' } : {};
     const r = await run(argv, env);
     assert.is(r.code, 2);
     assert.equal(r.out, []);
