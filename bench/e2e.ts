@@ -46,7 +46,11 @@
  *    NATS messages and KB out per created actor; targets (issue 18, part 4): raylet CPU per actor
  *    with 16 raylets ≤ 1.5× with 4, NATS messages per actor with 32 raylets ≤ 2× with 4.
  *    `--in-flight N` (default 256) sets the creates in flight: fewer means fewer creates per raylet
- *    wake-up, which is what a larger cluster does to each raylet (docs/benchmarks.md).
+ *    wake-up, which is what a larger cluster does to each raylet (docs/benchmarks.md). Beside each
+ *    count, on the same server, the reference: as many requests, at orrery's rate, through a
+ *    dispatcher to as many relays that each hand a request to a forked child over IPC
+ *    (bench/support/e2e-relay.ts), and its 16 ÷ 4 ratio: what the work's shape and this machine give
+ *    without any of orrery's code.
  *
  * Targets (never lowered): ≥ 2,000 actors/s to ALIVE; sequential call p50 ≤ 1.5× raw NATS p50;
  * pipelined calls/s ≥ 0.6× raw NATS; an idle raylet ≤ 40 MB and an idle worker host ≤ 40 MB VmRSS,
@@ -69,6 +73,7 @@ import { ROLES, cpuBetween, cpuSnapshot, type Role } from './support/proc-cpu.ts
 import { formatNumber, formatTable, parseBenchArgs, printJsonLast, targetRow, verdict, type Goal, type Row } from './support/report.ts';
 import { measureCodeShipping } from './e2e-code.ts';
 import { DEFAULT_IN_FLIGHT, SCALING_TARGETS, inFlightArg, measureScaling, nodeCountsArg, perActor, type ScalingRun } from './support/e2e-nodes.ts';
+import { measureRelays } from './support/e2e-relay.ts';
 
 const DEV = process.argv.includes('--dev');
 /** --creation, --calls, --memory: run only the sections named (default: all three). */
@@ -679,6 +684,7 @@ async function runScaling(counts: readonly number[]): Promise<void> {
       await h.ready({ timeoutMs: READY_TIMEOUT_MS });
     },
     progress,
+    reference: (address, nodes, size) => measureRelays(address, nodes, size, MODE.nodeFlags),
   });
   const table = runs.map((r) => [
     String(r.nodes), `${count(r.alive)}/${count(r.actors)}`, formatNumber(r.alive / secs(r.aliveMs)), formatNumber(1000 * perActor(r, r.cpu.raylets)),
@@ -709,6 +715,25 @@ async function runScaling(counts: readonly number[]): Promise<void> {
   if (r4 && r32) {
     const v = ratio(r32, r4, (r) => perActor(r, r.msgsOut));
     judged.push(['NATS messages per created actor, 32 ÷ 4 raylets', `${formatNumber(v)}×`, ...target({ name: 'creation by node count: NATS messages out per created actor, 32 raylets ÷ 4 raylets', value: v, unit: '×' }, SCALING_TARGETS.messagesRatio32to4, 'atMost', 'NATS messages per created actor, 32 ÷ 4 raylets', '×')]);
+  }
+  const refs = runs.filter((r) => r.reference);
+  if (refs.length > 0) {
+    out(`\nthe reference, on the same server after each cluster: as many requests, at the rate orrery created the actors, through a GCS-shaped dispatcher to as many raylet-shaped relays, each handing its request to a forked child over IPC (bench/support/e2e-relay.ts; no orrery code)`);
+    out(formatTable(['relays', 'requests/s', 'relay CPU ms/request (all)', 'relay wake-ups/request (all)', 'relay CPU µs/wake-up', 'dispatcher CPU ms/request'], refs.map((r) => {
+      const ref = r.reference!;
+      return [String(r.nodes), formatNumber(ref.perSecond), formatNumber(ref.relaysMsPerRequest), formatNumber(ref.wakeupsPerRequest), formatNumber((1000 * ref.relaysMsPerRequest) / Math.max(1e-9, ref.wakeupsPerRequest)), formatNumber(ref.dispatcherMsPerRequest)];
+    })));
+    for (const r of refs) {
+      const of = `${r.nodes} relays, ${count(r.reference!.requests)} requests`;
+      rows.push({ name: `creation by node count, reference: relay CPU ms per request, all relays (${of})`, value: r.reference!.relaysMsPerRequest, unit: 'ms' });
+      rows.push({ name: `creation by node count, reference: relay wake-ups per request, all relays (${of})`, value: r.reference!.wakeupsPerRequest, unit: 'wake-ups' });
+      rows.push({ name: `creation by node count, reference: requests/s (${of})`, value: r.reference!.perSecond, unit: 'requests/s' });
+    }
+    if (r4?.reference && r16?.reference) {
+      const v = r16.reference.relaysMsPerRequest / r4.reference.relaysMsPerRequest;
+      rows.push({ name: 'creation by node count, reference: relay CPU per request, 16 relays ÷ 4 relays', value: v, unit: '×' });
+      judged.push(['the reference: relay CPU per request, 16 ÷ 4 relays (no target)', `${formatNumber(v)}×`, '—', '—']);
+    }
   }
   if (judged.length > 0) out(formatTable(['figure', 'ratio', 'target', 'verdict'], judged));
   const split = runs.filter((r) => r.split);

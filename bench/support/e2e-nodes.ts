@@ -20,6 +20,10 @@
  * host them apart from the CPU of the others, which only follow the view: what one raylet pays for
  * an actor created anywhere else.
  *
+ * Then, on the same server once that cluster has stopped, the reference when the deps give one
+ * (e2e-relay.ts): the same number of requests, at the rate orrery created the actors, through N
+ * relays that do nothing but hand each to a forked child and answer.
+ *
  * Targets (never lowered): raylet CPU per created actor with 16 raylets ≤ 1.5× that with 4; NATS
  * messages per created actor with 32 raylets ≤ 2× that with 4 — judged when those counts ran.
  */
@@ -27,6 +31,7 @@ import { performance } from 'node:perf_hooks';
 import type { LocalCluster, NodeSpec } from '../../runtime/index.ts';
 import { freePort, startNatsServer } from '../../runtime/local/nats-server.ts';
 import { loadAverage, runPool } from './e2e-stats.ts';
+import type { RelayRun } from './e2e-relay.ts';
 import { cpuBetween, cpuSeconds, cpuSnapshot, switchesOf, type Role } from './proc-cpu.ts';
 
 export const SCALING_TARGETS = { cpuRatio16to4: 1.5, messagesRatio32to4: 2 };
@@ -49,6 +54,8 @@ export interface ScalingRun {
   readonly loadAfter: string;
   /** Actors confined to 4 hosting raylets: their CPU per actor, and each other raylet's (view only). */
   readonly split?: { readonly actors: number; readonly perSecond: number; readonly hostingMsPerActor: number; readonly followingUsPerActorEach: number };
+  /** The reference on the same server after orrery's cluster stopped (e2e-relay.ts), when the deps give one. */
+  readonly reference?: RelayRun;
 }
 
 /** The first nodes, which host the actors of the split phase. */
@@ -71,6 +78,8 @@ export interface ScalingDeps {
   /** Creates one SPREAD actor (on nodes with these labels, when given) and waits until it is ALIVE. */
   createSpread(local: LocalCluster, labelSelector?: Record<string, string>): Promise<void>;
   progress(line: string): void;
+  /** The reference with `nodes` relays on the server at `address`, as many requests as actors, as many in flight. */
+  reference?(address: string, nodes: number, size: { warm: number; requests: number; inFlight: number; perSecond: number }): Promise<RelayRun>;
 }
 
 /**
@@ -134,12 +143,16 @@ export async function measureScaling(counts: readonly number[], size: { actors: 
       const failures = results.flatMap((r) => (r && typeof r === 'object' && 'error' in r ? [String(r.error)] : []));
       const loadAfter = loadAverage();
       const split = n > HOSTS ? await measureSplit(local, Math.floor(size.actors / 2), inFlight, deps) : undefined;
-      const run: ScalingRun = {
+      deps.progress(`${n} raylets: ${alive} ALIVE in ${((last - start) / 1000).toFixed(2)} s, raylet CPU ${((1000 * cpu.raylets) / Math.max(1, alive)).toFixed(2)} ms per actor; load average ${loadAfter}`);
+      // the reference on the same server, with orrery's processes gone so they take no CPU from it
+      await local.stop();
+      local = undefined;
+      const reference = deps.reference ? await deps.reference(nats.url, n, { warm: size.warm(n), requests: size.actors, inFlight, perSecond: Math.max(1, alive) / Math.max(0.001, (last - start) / 1000) }) : undefined;
+      if (reference) deps.progress(`${n} relays (the reference): ${(reference.relaysMsPerRequest * 1000).toFixed(0)} µs of relay CPU per request`);
+      runs.push({
         nodes: n, actors: size.actors, alive, failures, aliveMs: last - start, cpu, rayletWakeups,
-        msgsOut: v1.out_msgs - v0.out_msgs, bytesOut: v1.out_bytes - v0.out_bytes, loadBefore, loadAfter, ...(split ? { split } : {}),
-      };
-      runs.push(run);
-      deps.progress(`${n} raylets: ${alive} ALIVE in ${(run.aliveMs / 1000).toFixed(2)} s, raylet CPU ${(perActor(run, run.cpu.raylets) * 1000).toFixed(2)} ms per actor; load average ${run.loadAfter}`);
+        msgsOut: v1.out_msgs - v0.out_msgs, bytesOut: v1.out_bytes - v0.out_bytes, loadBefore, loadAfter, ...(split ? { split } : {}), ...(reference ? { reference } : {}),
+      });
     } finally {
       await local?.stop().catch(() => undefined);
       await nats.stop().catch(() => undefined);
