@@ -9,9 +9,16 @@ import type { HostLease } from '../../protocols/ipc.ts';
  * zero) is taken off what it grants, so a raylet frozen between reading its deadline and writing
  * the message cannot stretch the lease. `onExpire` runs when the lease runs out or is fenced,
  * `onRenew` when a renewal arrives after that; nothing runs per call.
+ *
+ * The expiry is not put off when its timer fires late, as the stall-aware timers of
+ * runtime/process/stall.ts are: reading what arrived first would also run the calls that arrived
+ * while the lease was out, which is what the fence is for. A host whose event loop was held past
+ * its lease (a constructor that does not yield) therefore fences, and a renewal waiting unread lifts
+ * the fence at once. `onExpire` is told how late it noticed, so the host's log can say why.
  */
 export interface LeaseWatchdogOptions {
-  onExpire(): void;
+  /** `lateMs`: how long after the lease's end the expiry was noticed (0 when the raylet fenced it, or on time). */
+  onExpire(lateMs: number): void;
   onRenew(): void;
   clock?: FenceClock;
   /** Wall clock, comparable between the raylet and its hosts (same machine); default Date.now. */
@@ -35,11 +42,12 @@ export class LeaseWatchdog {
 
   /** Applies what the raylet sent. */
   apply(lease: HostLease): void {
-    if (lease.type === 'fence') return this.#expire();
+    if (lease.type === 'fence') return this.#expire(0);
     const left = lease.remainingMs - Math.max(0, this.#wallNow() - lease.sentAt);
-    if (left <= 0) return this.#expire();
+    if (left <= 0) return this.#expire(0);
     this.#clear();
-    this.#timer = this.#clock.setTimer(() => this.#expire(), left);
+    const due = this.#clock.now() + left;
+    this.#timer = this.#clock.setTimer(() => this.#expire(Math.max(0, this.#clock.now() - due)), left);
     if (!this.#live) {
       this.#live = true;
       this.opts.onRenew();
@@ -50,11 +58,11 @@ export class LeaseWatchdog {
     this.#clear();
   }
 
-  #expire(): void {
+  #expire(lateMs: number): void {
     this.#clear();
     if (!this.#live) return;
     this.#live = false;
-    this.opts.onExpire();
+    this.opts.onExpire(lateMs);
   }
 
   #clear(): void {

@@ -14,6 +14,7 @@ import { LeaseWatchdog } from './lease-watchdog.ts';
 import { parseRayletToHost, type ActorRequest, type ActorResult, type HostToRaylet, type RayletToHost } from '../../protocols/ipc.ts';
 import { TurnBatch } from './turn-batch.ts';
 import { RejectionLog } from '../process/rejection-log.ts';
+import { STALL_MS } from '../process/stall.ts';
 import { TaskRunner, type RunTask } from './task-runner.ts';
 import { CodeCache } from '../code/cache.ts';
 import { refsFromIpc } from '../../protocols/actor-ref.ts';
@@ -35,8 +36,10 @@ let watchdog: LeaseWatchdog | undefined;
 
 function follow(lease: Extract<RayletToHost, { type: 'renew' | 'fence' }>): void {
   watchdog ??= new LeaseWatchdog({
-    onExpire: () => {
-      log('fenced: no lease from the raylet; actors stop answering calls');
+    onExpire: (lateMs) => {
+      // a host held by its own code sees its lease end late; say so, or an operator looks for a raylet fault
+      const held = lateMs >= STALL_MS ? ` (noticed ${Math.round(lateMs)} ms after the lease ended: this host's event loop was held, e.g. by a constructor or method that does not yield; a renewal that arrived meanwhile lifts the fence at once)` : '';
+      log(`fenced: no lease from the raylet; actors stop answering calls${held}`);
       host?.fence();
     },
     onRenew: () => {

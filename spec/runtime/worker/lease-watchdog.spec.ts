@@ -10,9 +10,10 @@ function setup() {
   const clock = new ManualClock();
   let wall = 1_000_000;
   const log: string[] = [];
-  const dog = new LeaseWatchdog({ clock, wallNow: () => wall + clock.now(), onExpire: () => log.push('expire'), onRenew: () => log.push('renew') });
+  const late: number[] = [];
+  const dog = new LeaseWatchdog({ clock, wallNow: () => wall + clock.now(), onExpire: (lateMs) => (log.push('expire'), late.push(lateMs)), onRenew: () => log.push('renew') });
   const sentAt = (agoMs = 0): number => wall + clock.now() - agoMs;
-  return { clock, log, dog, sentAt, jumpWall: (ms: number) => (wall += ms) };
+  return { clock, log, late, dog, sentAt, jumpWall: (ms: number) => (wall += ms) };
 }
 
 test('expires when no renewal came for the lease the raylet granted', () => {
@@ -37,6 +38,19 @@ test('each renewal moves the deadline; one after expiry brings the host back', (
   dog.apply({ type: 'renew', remainingMs: 500, sentAt: sentAt() });
   assert.is(dog.live, true);
   assert.equal(log, ['expire', 'renew']);
+});
+
+test('an expiry noticed late (the host\'s loop was held) says how late; one on time, or a fence, says 0', () => {
+  const { clock, late, dog, sentAt } = setup();
+  dog.apply({ type: 'renew', remainingMs: 500, sentAt: sentAt() });
+  clock.stall(4_800); // a constructor holds the loop past the lease
+  clock.advance(0);
+  assert.equal(late, [4_300]);
+  dog.apply({ type: 'renew', remainingMs: 500, sentAt: sentAt() }); // the renewal read right after
+  clock.advance(500);
+  dog.apply({ type: 'renew', remainingMs: 500, sentAt: sentAt() });
+  dog.apply({ type: 'fence' });
+  assert.equal(late, [4_300, 0, 0]);
 });
 
 test('table: the time a renewal spent on its way is taken off what it grants', () => {
