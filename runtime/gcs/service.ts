@@ -89,7 +89,7 @@ export interface GcsOptions {
    */
   graceMs?: number;
   /**
-   * How long an unplaceable actor's reason waits before it is worked out again (actors.ts,
+   * How long an unplaceable actor's reason waits before it is worked out again (explain-backoff.ts,
    * EXPLAIN_BACKOFF_MS: 1 s doubling to 30 s); `initial: 0` explains on every attempt.
    */
   explainBackoffMs?: { initial: number; max: number };
@@ -416,7 +416,7 @@ export class GcsService {
   }
 
   /**
-   * Starts the Actor machine of a sleeping actor (actors.ts, ActorEntry) again from its ALIVE
+   * Starts the Actor machine of a sleeping actor (actor-entry.ts, ActorEntry) again from its ALIVE
    * snapshot: no entry action runs again, and the inspection mapper does not record the restart of
    * the machine as a transition (RESUMED_INPUT).
    */

@@ -32,7 +32,7 @@ export const MACHINE_IDS: Readonly<Record<string, { kind: MachineKind; idField: 
 
 /**
  * The input of a machine started again from a snapshot it had before (a sleeping GCS actor woken,
- * runtime/gcs/actors.ts): xstate announces the start as an `xstate.init` step with this input, which
+ * runtime/gcs/actor-table.ts): xstate announces the start as an `xstate.init` step with this input, which
  * is not a transition, so no record is made of it.
  */
 export const RESUMED_INPUT: Readonly<{ resumed: true }> = Object.freeze({ resumed: true });

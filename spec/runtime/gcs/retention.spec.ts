@@ -40,13 +40,13 @@ test('actors killed while they could not be placed leave no explanation behind',
     for (let i = 0; i < 200; i++) {
       const actorId = `a${i}`;
       svc.actors.register({ actorId, code: { moduleUrl: 'file:///x.ts', className: 'C', args: [] }, namespace: 'default', options: { numCpus: 1 } });
-      if (i === 0) assert.is(await privateSize(svc.actors, '#explanations.#explained'), 1, 'the probe sees an explanation while the actor waits');
+      if (i === 0) assert.is(await privateSize(svc.actors, '#placing.#explanations.#explained'), 1, 'the probe sees an explanation while the actor waits');
       await svc.actors.kill({ actorId, noRestart: true });
     }
     assert.is(svc.actors.list().length, 10, 'dead actors past the bound are forgotten');
     assert.is(svc.queue.size, 0);
-    assert.is(await privateSize(svc.actors, '#explanations.#explained'), 0);
-    assert.is(await privateSize(svc.actors, '#explanations.#due'), 0);
+    assert.is(await privateSize(svc.actors, '#placing.#explanations.#explained'), 0);
+    assert.is(await privateSize(svc.actors, '#placing.#explanations.#due'), 0);
   } finally {
     await svc.stop();
   }
@@ -64,15 +64,15 @@ test('the live actors kept by group and by owner job (what remove_pg and a finis
       svc.actors.register({ actorId: `b${i}`, code: { moduleUrl: 'file:///x.ts', className: 'C', args: [] }, namespace: 'default', options, jobId: `job${i % 3}` });
     }
     assert.is(svc.actors.list().filter((a) => a.state !== 'DEAD').length, 50, 'every one waits (no node)');
-    assert.is(await privateSize(svc.actors, '#liveInGroup'), 1, 'one group');
-    assert.is(await privateSize(svc.actors, '#liveOwnedBy'), 3, 'three owner jobs');
+    assert.is(await privateSize(svc.actors, '#indexes.#inGroup'), 1, 'one group');
+    assert.is(await privateSize(svc.actors, '#indexes.#ownedBy'), 3, 'three owner jobs');
     const ownedByJob0 = [...Array(50).keys()].filter((i) => i % 3 === 0 && !detached(i)).length;
     assert.is(await svc.actors.killOwnedBy(new Set(['job0']), (j) => `job ${j} finished`), ownedByJob0, 'what job0 owns, its detached actors left alone');
     assert.ok(svc.actors.list().some((a) => a.actorId === 'b21' && a.state !== 'DEAD'), 'b21 is job0\'s but detached: it lives on');
     for (const a of svc.actors.list()) if (a.state !== 'DEAD') await svc.actors.kill({ actorId: a.actorId, noRestart: true });
     assert.is(svc.actors.list().filter((a) => a.state !== 'DEAD').length, 0);
-    assert.is(await privateSize(svc.actors, '#liveInGroup'), 0);
-    assert.is(await privateSize(svc.actors, '#liveOwnedBy'), 0);
+    assert.is(await privateSize(svc.actors, '#indexes.#inGroup'), 0);
+    assert.is(await privateSize(svc.actors, '#indexes.#ownedBy'), 0);
   } finally {
     await svc.stop();
   }
