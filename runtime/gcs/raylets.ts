@@ -82,6 +82,11 @@ export class RayletClient {
       forged?: (nodeId: string, verb: string) => void;
       /** Whether the node is live: an unanswered kill is sent again while it is (default: never again). */
       nodeLive?: (nodeId: string) => boolean;
+      /**
+       * How long kill answers without the node's secret keep the kill being sent (see kill); the
+       * GCS's node timeout. 0 (the default): any answer ends it.
+       */
+      nodeTimeoutMs?: number;
     },
   ) {}
 
@@ -179,31 +184,59 @@ export class RayletClient {
     }
   }
 
-  async kill(nodeId: string, actorId: string, incarnation: number, attempt = 0): Promise<void> {
+  /**
+   * An answer without the node's secret (a peer with node credentials answering on the raylet's
+   * subject, or a raylet from before kill answers were signed) does not end the sending for a node
+   * timeout after the first attempt. The raylet gets every kill whatever a peer answers, so a peer's
+   * answer matters only when the raylet missed the kill, cut off for a moment; before, that answer
+   * ended the sending and the incarnation ran on, beside its restart elsewhere. Within a node timeout
+   * the raylet is either back, and gets a kill sent again, or declared dead, and its registration
+   * afterwards has the GCS kill what it does not keep. A raylet of the previous version is sent a
+   * kill a few times more, which it takes as one.
+   */
+  async kill(nodeId: string, actorId: string, incarnation: number, attempt = 0, since = performance.now()): Promise<void> {
     let answered = false;
+    let forged = false;
+    let unsigned = false;
     try {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'kill_actor'), encode('raylet_kill_actor', this.#withEpoch({ actorId, incarnation })), {
         timeoutMs: this.deps.killTimeoutMs,
       });
       answered = true;
+      if (this.deps.answeredBy && !this.deps.answeredBy(nodeId, answerSecret(decode(msg.data, { registry: replyOnly }).body))) {
+        this.deps.forged?.(nodeId, 'kill_actor');
+        forged = true;
+        unsigned = performance.now() - since < (this.deps.nodeTimeoutMs ?? 0);
+      }
       decodeReply(msg.data, { value: anyValue });
     } catch (err) {
-      // the raylet's refusal, not this GCS's own fence (fenced-bus.ts refuses with the same code while the lease is lapsed)
-      if (answered && (err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
-      const again = !answered && !this.#stopped && this.deps.nodeLive?.(nodeId) === true;
-      this.deps.log(`kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}${again ? '; sending it again' : ''}`);
-      if (again) {
-        const timer = setTimeout(
-          () => {
-            this.#retries.delete(timer);
-            if (!this.#stopped && this.deps.nodeLive?.(nodeId) === true) void this.kill(nodeId, actorId, incarnation, attempt + 1);
-          },
-          Math.min(KILL_RETRY_MAX_MS, KILL_RETRY_MS * 2 ** attempt),
-        );
-        timer.unref();
-        this.#retries.add(timer);
+      // the raylet's refusal, not this GCS's own fence (fenced-bus.ts refuses with the same code while
+      // the lease is lapsed), nor a peer's answer in its name: either would make this GCS step down
+      if (answered && !forged && (err as { code?: string }).code === 'STALE_EPOCH') this.deps.staleEpoch();
+      if (!unsigned) {
+        const again = !answered && this.#mayResend(nodeId);
+        this.deps.log(`kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}${again ? '; sending it again' : ''}`);
+        if (again) this.#killLater(nodeId, actorId, incarnation, attempt, since);
+        return;
       }
     }
+    if (unsigned && this.#mayResend(nodeId)) this.#killLater(nodeId, actorId, incarnation, attempt, since);
+  }
+
+  #mayResend(nodeId: string): boolean {
+    return !this.#stopped && this.deps.nodeLive?.(nodeId) === true;
+  }
+
+  #killLater(nodeId: string, actorId: string, incarnation: number, attempt: number, since: number): void {
+    const timer = setTimeout(
+      () => {
+        this.#retries.delete(timer);
+        if (this.#mayResend(nodeId)) void this.kill(nodeId, actorId, incarnation, attempt + 1, since);
+      },
+      Math.min(KILL_RETRY_MAX_MS, KILL_RETRY_MS * 2 ** attempt),
+    );
+    timer.unref();
+    this.#retries.add(timer);
   }
 
   #withEpoch<T extends object>(body: T): T & { epoch?: number } {

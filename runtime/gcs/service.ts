@@ -200,6 +200,7 @@ export class GcsService {
       answeredBy,
       forged,
       nodeLive: (nodeId) => this.nodes.has(nodeId),
+      nodeTimeoutMs,
     });
     this.#raylets = raylets;
     this.queue = new PendingQueue({

@@ -280,7 +280,7 @@ export class RayletService {
         return this.actors.create(body);
       }),
     );
-    on(RayletVerb.kill_actor, this.handler(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
+    on(RayletVerb.kill_actor, this.signed(KILL_TYPE, (body) => this.actors.kill(body.actorId, body.incarnation)));
     on(RayletVerb.prepare_bundle, this.signed('prepare_bundle', async (body) => this.bundles.prepare(body)));
     on(RayletVerb.commit_bundle, this.signed('commit_bundle', async (body) => this.bundles.commit(body.bundles)));
     on(RayletVerb.cancel_bundle, this.signed('cancel_bundle', async (body) => this.bundles.cancel(body.bundles)));
@@ -333,9 +333,9 @@ export class RayletService {
 
   /** Decodes with the one message type a subject takes; anything else is refused with its wire error. */
   /**
-   * Answers that the GCS acts on — a create's outcome, a bundle's — carry this node's secret (in
-   * the value, or in the error's detail), so that no other node-role connection subscribed to this
-   * node's subjects can answer for it (runtime/gcs/node-owner.ts, `answeredBy`).
+   * Answers that the GCS acts on — a create's outcome, a bundle's, a kill's — carry this node's
+   * secret (in the value, or in the error's detail), so that no other node-role connection
+   * subscribed to this node's subjects can answer for it (runtime/gcs/node-owner.ts, `answeredBy`).
    */
   private signed<K extends Served>(type: K, run: (body: ReturnType<(typeof messages)[K]>) => Promise<unknown>) {
     return this.handler(type, run, this.secret);

@@ -3,7 +3,8 @@
 // Everything else is refused NODE_NOT_OWNED, counted, and changes nothing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { encodeOk } from '../../../protocols/reply.ts';
+import { OrreryError } from '../../../lib/errors.ts';
+import { encodeError, encodeOk } from '../../../protocols/reply.ts';
 import { until } from '../../helpers/until.ts';
 import { Harness } from './support.ts';
 
@@ -99,6 +100,34 @@ test('an answer to create_actor or prepare_bundle without the node\'s secret is 
     await until('the forged prepare answer refused', () => (h.gcs.snapshot().forgedAnswers > forgedBefore ? true : undefined), 5000);
     assert.is.not((await h.request('get_pg', 'get_pg', { pgId: 'pg1' })).state, 'CREATED', 'a forged prepare creates no group');
     forger[1].unsubscribe();
+  } finally {
+    await h.close();
+  }
+});
+
+test('a kill_actor answered by a peer without the node\'s secret is sent again until the raylet answers it, within a node timeout; a forged STALE_EPOCH does not make the GCS step down', async () => {
+  const h = await Harness.start({ nodeTimeoutMs: 5000 });
+  try {
+    const raylet = await h.addNode({ nodeId: 'n1', cpu: 2, secret: SECRET });
+    raylet.startHeartbeats();
+    await h.registerActor('a1', {});
+    await h.reached('a1', 'ALIVE');
+    // the raylet is cut off for a moment (it hears no kill); a peer on its subjects answers in its name
+    raylet.silentKill = true;
+    let answered = 0;
+    const forger = h.bus.subscribe(h.s.raylet('n1', 'kill_actor'), (m) => {
+      answered++;
+      m.respond(answered === 1 ? encodeOk({ killed: true }) : encodeError(new OrreryError('STALE_EPOCH', 'a newer leader exists')));
+    });
+    await h.request('kill_actor', 'kill_actor', { actorId: 'a1', noRestart: true });
+    await until('the kill sent again after two forged answers', () => (raylet.silentKills >= 3 ? true : undefined), 10_000);
+    raylet.silentKill = false; // back: the next attempt reaches it, and its own answer ends the sending
+    await until('the raylet killed the incarnation', () => (raylet.killed.some((k) => k.actorId === 'a1' && k.incarnation === 0) ? true : undefined), 10_000);
+    forger.unsubscribe();
+    assert.ok(h.gcs.snapshot().forgedAnswers >= 2, `forged answers counted: ${h.gcs.snapshot().forgedAnswers}`);
+    assert.not.ok(h.logs.some((l) => l.includes('refused epoch') && l.includes('a newer GCS leads')), 'a forged STALE_EPOCH is not taken for a newer leader');
+    assert.is((await h.actor('a1')).state, 'DEAD');
+    raylet.close();
   } finally {
     await h.close();
   }

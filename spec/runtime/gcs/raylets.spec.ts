@@ -3,7 +3,7 @@
 // take minutes) and its answer is still to come or went with the connection, so the create is sent
 // again, the same incarnation, until answered or the actor moves on — never counted as a failed
 // creation. On the memory bus, with a stub raylet, and a bus whose first requests fail as a dropped
-// connection does.
+// connection does. And kill_actor answered without the node's secret: sent again for a node timeout.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decode } from '../../../protocols/codec.ts';
@@ -113,6 +113,52 @@ test('a create the actor no longer waits for (killed meanwhile) is not sent agai
   assert.is(settled.kind, 'unreachable');
   assert.match((settled as { cause: string }).cause, /not sent again: the actor moved on/);
   assert.equal(s.creates, [], 'nothing reached the raylet again');
+});
+
+
+const NODE_TIMEOUT_MS = 1_500;
+
+test('a raylet that answers kill_actor without its secret (one from before kills were signed) is sent the kill again for a node timeout, then no more', async () => {
+  const broker = new MemoryBroker();
+  const raylet = connectMemoryBus(broker);
+  const kills: number[] = [];
+  raylet.subscribe(SUBJECTS.raylet(NODE, 'kill_actor'), (msg) => {
+    kills.push(performance.now());
+    msg.respond(encodeOk({ killed: true }));
+  });
+  const forged: string[] = [];
+  const raylets = new RayletClient({
+    bus: connectMemoryBus(broker), subjects: SUBJECTS, log: () => undefined, epoch: 0, staleEpoch: () => undefined, createTimeoutMs: 5_000, killTimeoutMs: 2_000,
+    answeredBy: (_nodeId, secret) => secret === 'the-secret', forged: (_nodeId, verb) => forged.push(verb), nodeLive: () => true, nodeTimeoutMs: NODE_TIMEOUT_MS,
+  });
+  const first = performance.now();
+  await raylets.kill(NODE, 'a1', 0);
+  // sent again 250, 500, 1,000 ms apart while the answers come within the node timeout; the first
+  // answered after it ends the sending (3 s without a kill: no more come)
+  await until('the kill sent no more', () => (kills.length >= 2 && performance.now() - kills[kills.length - 1] > 3_000 ? true : undefined), 20_000);
+  const at = kills.map((t) => Math.round(t - first)).join(', ');
+  assert.ok(kills.length >= 2 && kills.length <= 6, `sent again, a few times: at ${at} ms`);
+  assert.ok(kills.slice(0, -1).every((t) => t - first < NODE_TIMEOUT_MS), `each attempt sent again came within the node timeout: at ${at} ms`);
+  assert.is(forged.length, kills.length, 'each unsigned answer counted');
+  raylets.stop();
+});
+
+test('a kill answered with the node\'s secret is sent once', async () => {
+  const broker = new MemoryBroker();
+  const raylet = connectMemoryBus(broker);
+  let kills = 0;
+  raylet.subscribe(SUBJECTS.raylet(NODE, 'kill_actor'), (msg) => {
+    kills++;
+    msg.respond(encodeOk({ killed: true, secret: 'the-secret' }));
+  });
+  const raylets = new RayletClient({
+    bus: connectMemoryBus(broker), subjects: SUBJECTS, log: () => undefined, epoch: 0, staleEpoch: () => undefined, createTimeoutMs: 5_000, killTimeoutMs: 2_000,
+    answeredBy: (_nodeId, secret) => secret === 'the-secret', nodeLive: () => true, nodeTimeoutMs: NODE_TIMEOUT_MS,
+  });
+  await raylets.kill(NODE, 'a1', 0);
+  await raylets.kill(NODE, 'a2', 0);
+  assert.is(kills, 2);
+  raylets.stop();
 });
 
 test.run();

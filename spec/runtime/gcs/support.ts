@@ -184,7 +184,7 @@ export class StubRaylet {
       h.bus.subscribe(h.s.raylet(spec.nodeId, 'kill_actor'), (m) => {
         if (this.silentKill) return void this.silentKills++;
         this.kills.push(decode(m.data, { registry: { raylet_kill_actor: messages.raylet_kill_actor } }).body);
-        m.respond(encodeOk(null));
+        m.respond(encodeOk(this.#signed({ killed: true })));
       }),
       h.bus.subscribe(h.s.raylet(spec.nodeId, 'prepare_bundle'), (m) => this.#bundle(m, 'prepare_bundle')),
       h.bus.subscribe(h.s.raylet(spec.nodeId, 'commit_bundle'), (m) => this.#bundle(m, 'commit_bundle')),

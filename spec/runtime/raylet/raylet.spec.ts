@@ -48,7 +48,12 @@ async function ask(bus: Bus, nodeId: string, verb: RayletVerb, data: Uint8Array)
 }
 
 const create = (w: World, spec: ReturnType<typeof createSpec>) => ask(w.bus, w.raylet.nodeId, 'create_actor', encode('create_actor', spec));
-const kill = (w: World, actorId: string, incarnation = 0) => ask(w.bus, w.raylet.nodeId, 'kill_actor', encode('raylet_kill_actor', { actorId, incarnation }));
+/** kill_actor's answer, its secret checked (the GCS takes no kill answer without it: runtime/gcs/raylets.ts) and set aside. */
+const kill = async (w: World, actorId: string, incarnation = 0) => {
+  const { secret, ...value } = (await ask(w.bus, w.raylet.nodeId, 'kill_actor', encode('raylet_kill_actor', { actorId, incarnation }))) as { killed: boolean; secret?: string };
+  assert.is(secret, w.gcs.registrations.at(-1)?.secret, 'the kill answer carries the secret the node registered with');
+  return value;
+};
 
 test('registers with built-in and user labels, taints and resources in units', async () => {
   const w = await world({
