@@ -1,6 +1,7 @@
 import { actorInfo } from '../../protocols/messages/actor.ts';
 import type { ActorClass } from './actor-class.ts';
-import { ClientActorHandle, CreationWatch, type ActorHandle, type HandleContext } from './actor-handle.ts';
+import { ClientActorHandle, type ActorHandle, type HandleContext } from './actor-handle.ts';
+import { CreationWatch } from './actor-watch.ts';
 import { actorFromWire } from './from-wire.ts';
 import { validateActorOptions, type ActorOptions } from './actor-options.ts';
 import { plainDataProblem } from '../../protocols/plain-data.ts';

@@ -13,7 +13,8 @@ import { subjects as clusterSubjects, type ClusterSubjects } from '../../protoco
 import type { Bus } from '../bus/bus.ts';
 import type { ActorClass } from './actor-class.ts';
 import { actorBuilder, type ActorBuilder } from './actor-builder.ts';
-import { ClientActorHandle, type ActorHandle, type ActorWatcher, type HandleContext } from './actor-handle.ts';
+import { ClientActorHandle, type ActorHandle, type HandleContext } from './actor-handle.ts';
+import type { ActorWatcher } from './actor-watch.ts';
 import { JobSession, type BeatConnection, type JobOwner, type JobSpec } from './job-session.ts';
 import { reviveRefs } from '../../protocols/actor-ref.ts';
 import { jobInfo } from '../../protocols/messages/job.ts';

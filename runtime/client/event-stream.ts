@@ -5,7 +5,7 @@ import type { ClusterSubjects } from '../../protocols/subjects.ts';
 import type { Bus, Subscription } from '../bus/bus.ts';
 import { rx } from '../rx.ts';
 import { BusClosedError } from '../bus/errors.ts';
-import type { ActorWatcher } from './actor-handle.ts';
+import type { ActorWatcher } from './actor-watch.ts';
 import type { ClusterEvent, PlacementGroupInfo } from './cluster-info.types.ts';
 import { eventFromWire } from './from-wire.ts';
 

@@ -5,7 +5,7 @@ import type { PlacementGroup, PlacementGroupInfo } from './cluster-info.types.ts
 import type { PlacementGroupWatcher } from './event-stream.ts';
 import { placementGroupFromWire } from './from-wire.ts';
 import type { GcsClient } from './gcs-client.ts';
-import { RESYNC_MS } from './actor-handle.ts';
+import { RESYNC_MS } from './actor-wait.ts';
 import { stallAwareTimeout } from '../process/stall.ts';
 
 /** What a placement group handle needs from its cluster connection. */
@@ -25,7 +25,7 @@ const settles = (info: PlacementGroupInfo): boolean => info.state === 'CREATED' 
  * follows needs no get_pg: nothing the answer could say has escaped the watch (the GCS publishes a
  * group's state only once it is stored, and the watch started before the group existed). That was
  * one GCS round trip per group created (placementGroup() then ready()), as for actors
- * (CreationWatch in actor-handle.ts). Once it has stopped, ready() asks get_pg as before, so a
+ * (CreationWatch in actor-watch.ts). Once it has stopped, ready() asks get_pg as before, so a
  * group removed after it was CREATED is reported REMOVED.
  */
 export class PlacementGroupCreationWatch {

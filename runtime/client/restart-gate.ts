@@ -1,6 +1,6 @@
 import { BusClosedError } from '../bus/errors.ts';
 import { ActorDiedError, ActorUnavailableError } from '../errors.ts';
-import type { ActorWatcher } from './actor-handle.ts';
+import type { ActorWatcher } from './actor-watch.ts';
 import type { ActorInfo } from './cluster-info.types.ts';
 import { actorRank } from './actor-rank.ts';
 import { stallAwareTimeout } from '../process/stall.ts';

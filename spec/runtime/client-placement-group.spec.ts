@@ -21,7 +21,7 @@ import { connectNatsBus } from '../../runtime/bus/nats.ts';
 import { runCli } from '../../runtime/cli/run.ts';
 import { placementGroupStatus, placementGroupTable } from '../../runtime/cli/format.ts';
 import { ClusterClient } from '../../runtime/client/cluster.ts';
-import { RESYNC_MS } from '../../runtime/client/actor-handle.ts';
+import { RESYNC_MS } from '../../runtime/client/actor-wait.ts';
 import { eventFromWire, placementGroupFromWire } from '../../runtime/client/from-wire.ts';
 import {
   PlacementGroupNameTakenError,

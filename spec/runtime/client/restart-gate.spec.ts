@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomInt, seededRng } from '../../../lib/random.ts';
-import type { ActorWatcher } from '../../../runtime/client/actor-handle.ts';
+import type { ActorWatcher } from '../../../runtime/client/actor-watch.ts';
 import type { ActorInfo } from '../../../runtime/client/cluster-info.types.ts';
 import { RestartGate } from '../../../runtime/client/restart-gate.ts';
 import { Worker } from 'node:worker_threads';

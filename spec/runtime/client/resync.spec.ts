@@ -9,7 +9,7 @@ import { messages } from '../../../protocols/messages/registry.ts';
 import { encodeError, encodeOk } from '../../../protocols/reply.ts';
 import { subjects } from '../../../protocols/subjects.ts';
 import { connectMemoryBus, MemoryBroker } from '../../../runtime/bus/index.ts';
-import { RESYNC_MS } from '../../../runtime/client/actor-handle.ts';
+import { RESYNC_MS } from '../../../runtime/client/actor-wait.ts';
 import { ClusterClient } from '../../../runtime/client/cluster.ts';
 import { ActorDiedError } from '../../../runtime/errors.ts';
 import { CounterActor } from '../../fixtures/client/actors.ts';
