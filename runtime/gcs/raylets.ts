@@ -194,7 +194,11 @@ export class RayletClient {
    * afterwards has the GCS kill what it does not keep. A raylet of the previous version is sent a
    * kill a few times more, which it takes as one.
    */
-  async kill(nodeId: string, actorId: string, incarnation: number, attempt = 0, since = performance.now()): Promise<void> {
+  kill(nodeId: string, actorId: string, incarnation: number): Promise<void> {
+    return this.#kill(nodeId, actorId, incarnation, { attempt: 0, since: performance.now() });
+  }
+
+  async #kill(nodeId: string, actorId: string, incarnation: number, at: { attempt: number; since: number }): Promise<void> {
     let answered = false;
     let forged = false;
     let unsigned = false;
@@ -206,7 +210,7 @@ export class RayletClient {
       if (this.deps.answeredBy && !this.deps.answeredBy(nodeId, answerSecret(decode(msg.data, { registry: replyOnly }).body))) {
         this.deps.forged?.(nodeId, 'kill_actor');
         forged = true;
-        unsigned = performance.now() - since < (this.deps.nodeTimeoutMs ?? 0);
+        unsigned = performance.now() - at.since < (this.deps.nodeTimeoutMs ?? 0);
       }
       decodeReply(msg.data, { value: anyValue });
     } catch (err) {
@@ -216,24 +220,24 @@ export class RayletClient {
       if (!unsigned) {
         const again = !answered && this.#mayResend(nodeId);
         this.deps.log(`kill_actor ${actorId}#${incarnation} on node ${nodeId}: ${describe(err)}${again ? '; sending it again' : ''}`);
-        if (again) this.#killLater(nodeId, actorId, incarnation, attempt, since);
+        if (again) this.#killLater(nodeId, actorId, incarnation, at);
         return;
       }
     }
-    if (unsigned && this.#mayResend(nodeId)) this.#killLater(nodeId, actorId, incarnation, attempt, since);
+    if (unsigned && this.#mayResend(nodeId)) this.#killLater(nodeId, actorId, incarnation, at);
   }
 
   #mayResend(nodeId: string): boolean {
     return !this.#stopped && this.deps.nodeLive?.(nodeId) === true;
   }
 
-  #killLater(nodeId: string, actorId: string, incarnation: number, attempt: number, since: number): void {
+  #killLater(nodeId: string, actorId: string, incarnation: number, at: { attempt: number; since: number }): void {
     const timer = setTimeout(
       () => {
         this.#retries.delete(timer);
-        if (this.#mayResend(nodeId)) void this.kill(nodeId, actorId, incarnation, attempt + 1, since);
+        if (this.#mayResend(nodeId)) void this.#kill(nodeId, actorId, incarnation, { attempt: at.attempt + 1, since: at.since });
       },
-      Math.min(KILL_RETRY_MAX_MS, KILL_RETRY_MS * 2 ** attempt),
+      Math.min(KILL_RETRY_MAX_MS, KILL_RETRY_MS * 2 ** at.attempt),
     );
     timer.unref();
     this.#retries.add(timer);
