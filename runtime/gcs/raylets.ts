@@ -161,11 +161,8 @@ export class RayletClient {
       const msg = await this.deps.bus.request(this.deps.subjects.raylet(nodeId, 'create_actor'), encode('create_actor', this.#withEpoch(request)), {
         timeoutMs: this.deps.createTimeoutMs,
       });
-      const { body } = decode(msg.data, { registry: replyOnly });
-      if (this.deps.answeredBy && !this.deps.answeredBy(nodeId, answerSecret(body))) {
-        this.deps.forged?.(nodeId, 'create_actor');
-        return FORGED;
-      }
+      const body = this.#readAnswer(nodeId, 'create_actor', msg.data);
+      if (body === undefined) return FORGED;
       if (!body.ok && (body.error.code === 'STALE_EPOCH' || body.error.code === 'NODE_STOPPING')) {
         const stopping = body.error.code === 'NODE_STOPPING';
         if (!stopping) this.deps.staleEpoch();
@@ -207,8 +204,7 @@ export class RayletClient {
         timeoutMs: this.deps.killTimeoutMs,
       });
       answered = true;
-      if (this.deps.answeredBy && !this.deps.answeredBy(nodeId, answerSecret(decode(msg.data, { registry: replyOnly }).body))) {
-        this.deps.forged?.(nodeId, 'kill_actor');
+      if (this.#readAnswer(nodeId, 'kill_actor', msg.data) === undefined) {
         forged = true;
         unsigned = performance.now() - at.since < (this.deps.nodeTimeoutMs ?? 0);
       }
@@ -225,6 +221,28 @@ export class RayletClient {
       }
     }
     if (unsigned && this.#mayResend(nodeId)) this.#killLater(nodeId, actorId, incarnation, at);
+  }
+
+  /**
+   * The answer, or undefined when it is not the node's own: it lacks the node's secret, or cannot be
+   * read at all (which a peer can send as easily; an answer that cannot be read carries no secret).
+   * Counted and logged once (`forged`). From a node registered without a secret, every answer is
+   * its own, and one that cannot be read throws as before.
+   */
+  #readAnswer(nodeId: string, verb: string, data: Uint8Array): ReturnType<typeof decode<typeof replyOnly>>['body'] | undefined {
+    let body: ReturnType<typeof decode<typeof replyOnly>>['body'];
+    try {
+      body = decode(data, { registry: replyOnly }).body;
+    } catch (err) {
+      if (!this.deps.answeredBy || this.deps.answeredBy(nodeId, undefined)) throw err;
+      this.deps.forged?.(nodeId, verb);
+      return undefined;
+    }
+    if (this.deps.answeredBy && !this.deps.answeredBy(nodeId, answerSecret(body))) {
+      this.deps.forged?.(nodeId, verb);
+      return undefined;
+    }
+    return body;
   }
 
   #mayResend(nodeId: string): boolean {

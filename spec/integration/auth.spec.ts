@@ -343,12 +343,14 @@ s("node: a peer with node credentials that answers another node's create_actor f
   const b = await bus('node');
   const target = (await local.cluster.nodes()).find((n) => n.name === 'a')!;
   const marker = join(dir, 'forged-create.log');
-  // the peer answers the first two attempts at once, before the raylet's own answer (after a 300 ms constructor)
+  // the peer answers the first two attempts at once, before the raylet's own answer (after a 300 ms
+  // constructor): first with bytes that are no message (0xc1 is never used in msgpack), then with an
+  // answer under another secret
   let forged = 0;
   const forger = b.subscribe(sub.raylet(target.nodeId, 'create_actor'), (m) => {
     if (forged >= 2) return;
     forged++;
-    m.respond(encodeOk({ secret: 'x'.repeat(32) }));
+    m.respond(forged === 1 ? new Uint8Array([0xc1]) : encodeOk({ secret: 'x'.repeat(32) }));
   });
   try {
     const actor = await local.cluster.actor(SlowStartActor).options({ labelSelector: { 'orrery.io/node-name': 'a' }, maxRestarts: 3 }).remote(marker, 300);

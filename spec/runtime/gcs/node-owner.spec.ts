@@ -70,13 +70,15 @@ test('actor_died from anyone but the node is refused: the actor stays ALIVE', as
   }
 });
 
-test('an answer to create_actor or prepare_bundle without the node\'s secret is not taken: nothing is created or prepared in its name', async () => {
+test('an answer to create_actor or prepare_bundle without the node\'s secret, or that cannot be read, is not taken: nothing is created or prepared in its name', async () => {
   const h = await Harness.start();
   try {
     const raylet = await h.addNode({ nodeId: 'n1', cpu: 2, secret: SECRET });
     raylet.hold = () => true; // the node's own answers wait; a peer on its subjects answers first
+    // first bytes that are no message at all (0xc1 is never used in msgpack), then a well-formed answer under another secret
+    let forgeries = 0;
     const forger = [
-      h.bus.subscribe(h.s.raylet('n1', 'create_actor'), (m) => m.respond(encodeOk({ secret: FORGED }))),
+      h.bus.subscribe(h.s.raylet('n1', 'create_actor'), (m) => m.respond(forgeries++ % 2 === 0 ? new Uint8Array([0xc1]) : encodeOk({ secret: FORGED }))),
       h.bus.subscribe(h.s.raylet('n1', 'prepare_bundle'), (m) => m.respond(encodeOk({ refused: [] }))),
     ];
     await h.registerActor('a1', {});
