@@ -1,6 +1,6 @@
 /**
- * The GCS's settings as `orrery start --head` and `orrery start --gcs` take them, handed on to the
- * GCS process they start. Before, only `--rare-resources` and `--job-timeout-ms` got through: a user
+ * The GCS's settings as `orrery start --head`, `orrery start --gcs` and `orrery up` take them, handed
+ * on to the GCS process they start. Before, only `--rare-resources` and `--job-timeout-ms` got through: a user
  * who read of `--node-timeout-ms` or `--create-timeout-ms` in the docs and gave it to `orrery start`
  * was told "unknown flag", and could set it only through the environment.
  *
@@ -27,7 +27,7 @@ export const GCS_SETTINGS_USAGE = `      GCS settings (--head and --gcs only; ea
  * head, or --gcs). A setting given to a joining node is a usage error naming it: the cluster's GCS
  * already runs with its own.
  */
-export function gcsSettingsOf(args: ParsedArgs, runsGcs: boolean, env: NodeJS.ProcessEnv): string[] {
+export function gcsSettingsOf(args: ParsedArgs, runsGcs: boolean, env: NodeJS.ProcessEnv, command = 'start'): string[] {
   const argv: string[] = [];
   for (const name of SETTINGS) {
     const value = args.flags[name];
@@ -35,7 +35,7 @@ export function gcsSettingsOf(args: ParsedArgs, runsGcs: boolean, env: NodeJS.Pr
   }
   if (args.flags['no-persist'] === true) argv.push('--no-persist');
   if (argv.length > 0 && !runsGcs) {
-    throw new UsageError(`start: ${argv[0]} is a cluster setting: give it to the head (orrery start --head) or a GCS (--gcs)`, argv[0]);
+    throw new UsageError(`${command}: ${argv[0]} is a cluster setting: give it to the head (orrery start --head) or a GCS (--gcs)`, argv[0]);
   }
   if (!runsGcs) return argv;
   // the GCS reads these variables too: a bad one is found here, named, before anything starts
@@ -43,7 +43,7 @@ export function gcsSettingsOf(args: ParsedArgs, runsGcs: boolean, env: NodeJS.Pr
   try {
     parseGcsFlags(argv, variables);
   } catch (err) {
-    if (err instanceof FlagError) throw new UsageError(`start: ${err.message}`, err.flag);
+    if (err instanceof FlagError) throw new UsageError(`${command}: ${err.message}`, err.flag);
     throw err;
   }
   return argv;

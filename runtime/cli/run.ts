@@ -34,7 +34,7 @@ ${GCS_SETTINGS_USAGE}
       --connect-wait S: wait up to S seconds for a NATS server (and, joining, a GCS) that does not answer
                   yet, rather than fail at once (or ORRERY_CONNECT_WAIT; for machines booting together)
   orrery stop
-  orrery up CLUSTER.yaml [--address URL] [--wait S]   the cluster a config describes: nats-server and
+  orrery up CLUSTER.yaml [--address URL] [--wait S] [GCS settings]   the cluster a config describes: nats-server and
       GCS when none runs, then the autoscaler, which launches each node type's minWorkers (waits up to
       --wait S, default the config's launchTimeoutSeconds); docs/autoscaling.md
   orrery down CLUSTER.yaml [--address URL]   stops the autoscaler, terminates the nodes it launched,

@@ -2,7 +2,7 @@
 // nats-server this spec starts: up starts the GCS and the autoscaler process, which launches the
 // minWorkers nodes with the local provider; status shows the autoscaler's sections; down stops
 // everything up started. Bad configs are one line naming the field.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -39,10 +39,12 @@ test.after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('up starts the GCS and the autoscaler, waits for the minWorkers nodes; status shows the autoscaler; down stops it all', async () => {
-  const upped = await orrery(['up', config], env);
+test('up starts the GCS (with the GCS settings given) and the autoscaler, waits for the minWorkers nodes; status shows the autoscaler; down stops it all', async () => {
+  const upped = await orrery(['up', config, '--node-timeout-ms', '4000'], env);
   assert.is(upped.code, 0, upped.stderr);
-  assert.match(upped.stdout, /Started the GCS of cluster "default"/);
+  const gcsPid = Number(/Started the GCS of cluster "default" \(pid (\d+)\)/.exec(upped.stdout)?.[1]);
+  assert.ok(gcsPid > 0, upped.stdout);
+  assert.match(readFileSync(`/proc/${gcsPid}/cmdline`, 'utf8').split('\0').join(' '), / --node-timeout-ms 4000( |$)/, 'the GCS was started with the setting');
   assert.match(upped.stdout, /Started the autoscaler \(pid \d+, local provider\): node types cpu \(1-2\), gpu \(0-1\)/);
   assert.match(upped.stdout, /minWorkers: cpu 1\/1/);
   const client = await connect({ address: server.url });

@@ -15,19 +15,22 @@ import type { CliIo } from '../io.ts';
 import { readRecords, runDir, writeRecords, type ProcessRecord } from '../run-dir.ts';
 import { DetachedSession } from '../sessions.ts';
 import { accessArgs, gcsAnswers } from './start.ts';
+import { GCS_SETTING_FLAGS, gcsSettingsOf } from '../gcs-settings.ts';
 
 const LOCAL_NATS = `nats://127.0.0.1:${NATS_DEFAULT_PORT}`;
 const GRACE_MS = 10_000;
 
 /**
- * `orrery up CONFIG [--address URL] [--wait S]`: the cluster the config describes. Starts what is
- * missing — a nats-server (as `orrery start --head` does, when none answers), the GCS (when none
- * serves the config's cluster) — then the autoscaler process, which launches the minWorkers nodes;
+ * `orrery up CONFIG [--address URL] [--wait S] [GCS settings]`: the cluster the config describes.
+ * Starts what is missing — a nats-server (as `orrery start --head` does, when none answers), the GCS
+ * (when none serves the config's cluster; with the GCS settings given, gcs-settings.ts) — then the
+ * autoscaler process, which launches the minWorkers nodes;
  * waits until they are up, printing each as it registers. Everything it starts runs in the
  * background, recorded for `orrery down CONFIG`.
  */
 export async function up(argv: readonly string[], io: CliIo): Promise<number> {
-  const args = parseArgs('up', argv, { address: 'string', wait: 'string' }, 1);
+  const args = parseArgs('up', argv, { address: 'string', wait: 'string', ...GCS_SETTING_FLAGS }, 1);
+  const gcsArgs = gcsSettingsOf(args, true, io.env, 'up');
   const file = configArg('up', args.positionals[0]);
   const config = loadConfig('up', file);
   const wait = waitSeconds(args.flags.wait, config);
@@ -47,8 +50,11 @@ export async function up(argv: readonly string[], io: CliIo): Promise<number> {
     }
     const meta = { cluster, address, autoscaler: cluster };
     if (!(await gcsAnswers(address, cluster, io.access ?? {}))) {
-      const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io.access ?? {})], meta);
+      const gcs = await session.start('gcs', ['--address', address, '--cluster', cluster, ...accessArgs(io.access ?? {}), ...gcsArgs], meta);
       io.out(`Started the GCS of cluster ${JSON.stringify(cluster)} (pid ${gcs.pid}).`);
+    } else if (gcsArgs.length > 0) {
+      // a setting that would silently not apply is worse than none
+      throw new UsageError(`up: ${gcsArgs[0]} is the GCS's, and a GCS already serves cluster ${JSON.stringify(cluster)} at ${address}: it keeps its own settings (stop it to start one with these)`, gcsArgs[0]);
     }
     const scaler = await session.start('autoscaler', ['--config', file, '--address', address, ...accessArgs(io.access ?? {})], meta);
     const types = config.nodeTypes.map((t) => `${t.name} (${t.minWorkers}-${t.maxWorkers})`).join(', ');

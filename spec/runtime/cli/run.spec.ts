@@ -63,6 +63,7 @@ const cases: [string, string[], RegExp][] = [
   ['--code-sweep-ms under a second', ['start', '--head', '--code-sweep-ms', '999'], /start: --code-sweep-ms: expected 0 \(off\) or at least 1000 ms, got "999"/],
   ['--persist value', ['start', '--head', '--persist', 'maybe'], /start: --persist: expected auto, on or off, got "maybe"/],
   ['--persist with --no-persist', ['start', '--head', '--no-persist', '--persist', 'on'], /start: --no-persist: cannot be given with --persist/],
+  ['up with a GCS setting out of range', ['up', badYaml, '--lease-ms', '50'], /up: --lease-ms: expected a whole number of milliseconds >= 100, got "50"/],
   ['label without a node', ['label', '--set', 'a=b'], /label: which node\? give one of --node-id, --node-name/],
   ['label with two nodes', ['label', '--node-id', 'n1', '--node-name', 'x', '--set', 'a=b'], /label: give only one of --node-id, --node-name/],
   ['label --node-ip', ['label', '--node-ip', '10.0.0.1', '--set', 'a=b'], /label: unknown flag --node-ip/],
