@@ -274,7 +274,10 @@ test("isolation 'process' runs the actor in a worker process of its own, ended b
   assert.is.not(ci.pid, cs.pid);
   assert.is(await call(bus, isolated.actorId, 'pid'), ci.pid);
   const reported = gcs.died.length;
-  assert.equal(await ask(raylet.nodeId, 'kill_actor', encode('raylet_kill_actor', { actorId: isolated.actorId, incarnation: 0 })), { killed: true });
+  // the answer carries the node's secret, as every answer the GCS acts on does (set aside, not printed)
+  const { secret, ...killedAnswer } = (await ask(raylet.nodeId, 'kill_actor', encode('raylet_kill_actor', { actorId: isolated.actorId, incarnation: 0 }))) as { killed: boolean; secret?: unknown };
+  assert.equal(killedAnswer, { killed: true });
+  assert.ok(typeof secret === 'string' && secret.length >= 16, 'the kill answer carries the node secret');
   await until(() => !alive(ci.pid), 'the dedicated host to exit');
   assert.ok(alive(cs.pid));
   assert.is(await call(bus, shared.actorId, 'increment'), 1);
