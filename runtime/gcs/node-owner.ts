@@ -20,7 +20,7 @@ export class NodeNotOwnedError extends OrreryError {
 }
 
 /**
- * The secret a raylet's answer carries (raylet/service.ts, `signed`): beside the value of an ok
+ * The secret a raylet's answer carries (raylet/served-subjects.ts, `signed`): beside the value of an ok
  * answer, in the detail of an error. The GCS acts on an answer to create_actor or a bundle verb only
  * when it carries the node's secret, so another connection subscribed to that node's subjects
  * cannot answer for it (it could only make the request fail, never succeed or die in its name).

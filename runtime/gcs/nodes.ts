@@ -112,7 +112,7 @@ export class NodeDirectory {
    * left as it is (a raylet retrying a lost answer); a DEAD one comes back as a new node. A name
    * another live node holds is refused (NODE_NAME_TAKEN, as Kubernetes' node names): the raylet
    * tries again until that node is declared dead (a restart on the same host) or, when its name was
-   * only the host's default, takes a name of its own (raylet/service.ts).
+   * only the host's default, takes a name of its own (raylet/registration.ts).
    */
   register(reg: MessageBody<'register_node'>): Infer<typeof registered> {
     tokenField('nodeId', reg.nodeId);

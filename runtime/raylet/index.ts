@@ -2,7 +2,8 @@
 // worker hosts (in-process for the memory transport, forked children on NATS), keeps a copy of the
 // cluster view from gcs.view, and decides, runs, spills back or queues the tasks submitted to it.
 import { rayletConfig, type RayletConfigInput } from './config.ts';
-import { RayletService, type RayletServiceOptions } from './service.ts';
+import { RayletService } from './service.ts';
+import type { RayletServiceOptions } from './service-options.ts';
 
 export { rayletConfig, firstIpv4, newNodeId, type RayletConfig } from './config.ts';
 export { rayletMachine, type RayletContext, type RayletInput } from './raylet.machine.ts';

@@ -94,9 +94,9 @@ test('the walk sees what it guards against: the package reaches the client, the 
 
 test('type-only imports are not followed; a side-effect import is', () => {
   const raylet = graph('runtime/raylet/main.ts');
-  // service.ts names HostNode from the worker's host.ts only as a type
+  // host-launcher.ts names HostNode from the worker's host.ts only as a type
   assert.not.ok(raylet.files.has('runtime/worker/host.ts'));
-  assert.ok(raylet.files.has('runtime/raylet/service.ts'));
+  assert.ok(raylet.files.has('runtime/raylet/host-launcher.ts'));
 });
 
 test.run();

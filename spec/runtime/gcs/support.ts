@@ -272,7 +272,7 @@ export class StubRaylet {
     for (const s of this.#subs) s.unsubscribe();
   }
 
-  /** An answer the GCS acts on carries the node's secret, as a raylet's does (raylet/service.ts). */
+  /** An answer the GCS acts on carries the node's secret, as a raylet's does (raylet/served-subjects.ts). */
   #signed<T extends object>(value: T): T {
     return this.spec.secret === undefined ? value : { ...value, secret: this.spec.secret };
   }

@@ -44,7 +44,7 @@ async function ask(w: World, verb: RayletVerb, data: Uint8Array): Promise<unknow
   const msg = await w.bus.request(s.raylet(w.raylet.nodeId, verb), data, { timeoutMs: 5000 });
   try {
     const answer = decodeReply(msg.data, { value: unknown() });
-    // answers the GCS acts on carry the node's secret (raylet/service.ts, signed): checked, then set aside
+    // answers the GCS acts on carry the node's secret (raylet/served-subjects.ts, signed): checked, then set aside
     const { secret, ...value } = answer as Record<string, unknown>;
     assert.is(secret, w.gcs.registrations.at(-1)?.secret, 'answered with the secret the node registered with');
     return value;
