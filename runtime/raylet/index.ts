@@ -10,7 +10,8 @@ export { rayletMachine, type RayletContext, type RayletInput } from './raylet.ma
 export { DEFAULT_WORKER_FLAGS, WORKER_ENTRY } from './worker-process.ts';
 export { RayletView, type LocalNode, type ViewStats } from './cluster-view.ts';
 export { decideTask, feasibleHere, passesHere, type TaskDecision } from './task-decision.ts';
-export { DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_LIFETIME_MS, DEFAULT_MAX_SPILL_HOPS } from './local-tasks.ts';
+export { DEFAULT_MAX_SPILL_HOPS } from './task-placing.ts';
+export { DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_LIFETIME_MS } from './worker-leases.ts';
 
 /**
  * A raylet's node (RayletConfigInput: cluster, name, labels, taints, resources, ip — validated by

@@ -27,7 +27,7 @@ export interface RayletServiceOptions {
   /**
    * Most tasks waiting in this raylet's queue, and most bytes of their submissions; a task that would
    * wait past either is answered `full` and submitted again by its driver later. Default 100,000
-   * tasks and 256 MiB (local-tasks.ts).
+   * tasks and 256 MiB (task-queue.ts).
    */
   maxQueuedTasks?: number;
   maxQueuedTaskBytes?: number;
