@@ -83,14 +83,12 @@ export class CallSender {
   }
 
   /**
-   * One call straight to the actor's host. While it is in flight, an actor_state event saying the
-   * actor died or is restarting fails it at once (see InFlightCalls), rather than leaving it
-   * waiting on a host that is gone. One that meets no responder while the GCS reports the actor
-   * ALIVE is sent again (call-resend.ts); calls made meanwhile wait behind it, in call order.
-   */
-  /**
-   * One sending, waiting `timeoutMs`; a TimeoutError names `reportedMs`, the call's own timeout
-   * (default the same). An abort of `signal` fails it at once, wherever it is (InFlightCalls).
+   * One call straight to the actor's host, one sending waiting `timeoutMs`; a TimeoutError names
+   * `reportedMs`, the call's own timeout (default the same). While it is in flight, an actor_state
+   * event saying the actor died or is restarting fails it at once (see InFlightCalls), rather than
+   * leaving it waiting on a host that is gone, and an abort of `signal` fails it at once wherever it
+   * is. One that meets no responder while the GCS reports the actor ALIVE is sent again
+   * (call-resend.ts); calls made meanwhile wait behind it, in call order.
    */
   callOnce(method: string, args: unknown[], timeoutMs: number, reportedMs = timeoutMs, signal?: AbortSignal): Promise<unknown> {
     if (this.#death) return Promise.reject(new ActorDiedError(this.#actorId, this.#death.cause));

@@ -43,7 +43,6 @@ export interface PlacementGroupDirectoryDeps {
   readonly nodeChanged: (nodeId: string) => void;
   /** Resources were freed or bundle resources appeared: waiting actors and groups may fit now. */
   readonly resourcesChanged: () => void;
-  /** Kills every actor placed (or waiting to be placed) in the group's bundles. */
   /** Kills every actor placed (or waiting to be placed) in the group's bundles; resolves once their raylets dropped them. */
   readonly killActorsInGroup: (pgId: string, cause: string) => Promise<void>;
 }

@@ -85,7 +85,6 @@ export class ServedSubjects {
     this.subs = [];
   }
 
-  /** Decodes with the one message type a subject takes; anything else is refused with its wire error. */
   /**
    * Answers that the GCS acts on — a create's outcome, a bundle's, a kill's — carry this node's
    * secret (in the value, or in the error's detail), so that no other node-role connection
@@ -95,6 +94,7 @@ export class ServedSubjects {
     return this.handler(type, run, this.deps.gcs.secret);
   }
 
+  /** Decodes with the one message type a subject takes; anything else is refused with its wire error. */
   private handler<K extends Served>(type: K, run: (body: ReturnType<(typeof messages)[K]>) => Promise<unknown>, secret?: string) {
     const registry = { [type]: messages[type] } as Record<K, (typeof messages)[K]>;
     const ok = (value: unknown): Uint8Array => encodeOk(secret === undefined ? value : withSecret(value, secret));
