@@ -41,10 +41,14 @@ export class GroupPlacing {
   /** explain for a placement group: its bundles' nodes now, or why not (a dry run, nothing reserved). */
   explain(namespace: string, options: Record<string, unknown>): PlacementGroupDryRun {
     const request = compilePlacementGroup(options as unknown as PlacementGroupOptions, { id: 'dry-run', rareResources: this.deps.rareResources });
-    const unreachableNodes = this.deps.unreachableNodes();
-    const policy: Policy = unreachableNodes.size ? { ...DEFAULT_POLICY, filters: [...DEFAULT_POLICY.filters, unreachable(unreachableNodes)] } : DEFAULT_POLICY;
     void namespace;
-    return dryRunPlacementGroup(this.deps.state, request, { rng: this.deps.rng, policy });
+    return dryRunPlacementGroup(this.deps.state, request, { rng: this.deps.rng, policy: this.#policy() });
+  }
+
+  /** The default policy, keeping off the nodes whose raylet did not answer (nodes.ts, unreachable). */
+  #policy(): Policy {
+    const unreachableNodes = this.deps.unreachableNodes();
+    return unreachableNodes.size ? { ...DEFAULT_POLICY, filters: [...DEFAULT_POLICY.filters, unreachable(unreachableNodes)] } : DEFAULT_POLICY;
   }
 
   /** The group no longer waits, or is forgotten: its last failure's code goes. */
@@ -58,8 +62,7 @@ export class GroupPlacing {
     if (!awaitsPlacement(snapshot)) return 'gone';
     const c = snapshot.context;
     const rescheduling = placementGroupStateOf(snapshot) === 'RESCHEDULING';
-    const unreachableNodes = this.deps.unreachableNodes();
-    const policy: Policy = unreachableNodes.size ? { ...DEFAULT_POLICY, filters: [...DEFAULT_POLICY.filters, unreachable(unreachableNodes)] } : DEFAULT_POLICY;
+    const policy = this.#policy();
     if (!rescheduling) {
       const decision = scheduleBundles(this.deps.state, entry.request, { rng: this.deps.rng, policy });
       this.#apply(entry, decision, (d) => [...d.nodeIds]);
