@@ -47,13 +47,13 @@ export interface Bus {
    * closes; ConnectionLostError when the connection drops while it waits, or is down (see onStatus). An answer
    * that comes after its request timed out (or failed) is dropped.
    */
-  request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg>;
+  request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMsg>;
   /**
    * request() without its promise, for paths that make one request per call (actor calls): `done`
    * is called exactly once, later — never inside this call — with the answer or with the error
    * request() would reject with. Never throws.
    */
-  requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void;
+  requestCallback(subject: string, data: Uint8Array, opts: RequestOptions, done: RequestCallback): void;
   /**
    * Several requests to one subject in one message (an actor handle's calls of one turn,
    * protocols/call-batch.ts): each request gets a token of this connection's multiplexer, `codec`
@@ -114,6 +114,17 @@ export interface BatchCodec {
   frame(tokens: readonly string[], datas: readonly Uint8Array[]): Uint8Array;
   /** The answers one message carries, by token; undefined when it is not such a message. */
   split(data: Uint8Array): { readonly tokens: readonly string[]; readonly datas: readonly Uint8Array[] } | undefined;
+}
+
+export interface RequestOptions {
+  timeoutMs: number;
+  /**
+   * A reply subject nobody can tell in advance: 128 random bits, never used again (NATS; the
+   * in-process bus has no other readers). For a request whose answers others may read, though not
+   * the request (a raylet's to the GCS: runtime/bus/reply-tokens.ts). By default a reply subject is
+   * handed out again once answered, which keeps the server's caches warm.
+   */
+  unguessableReply?: boolean;
 }
 
 export interface BusOptions {

@@ -1,5 +1,5 @@
 // runtime/bus — one Bus interface, over NATS or an in-process broker with the same semantics.
-export type { Bus, BusMsg, BusOptions, BusStatus, MsgHandler, Subscription } from './bus.ts';
+export type { Bus, BusMsg, BusOptions, BusStatus, MsgHandler, RequestOptions, Subscription } from './bus.ts';
 export * from './errors.ts';
 export { MemoryBroker, MemoryBus, connectMemoryBus } from './memory.ts';
 export { connectNatsBus, type NatsBusOptions, type TlsFiles } from './nats.ts';

@@ -1,4 +1,4 @@
-import { rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type RequestCallback, type Subscription } from './bus.ts';
+import { rethrowLater, type Bus, type BusMsg, type BusOptions, type MsgHandler, type RequestCallback, type RequestOptions, type Subscription } from './bus.ts';
 import { BusClosedError, NoRespondersError, TimeoutError } from './errors.ts';
 import { MemoryBroker, type Delivery } from './memory-broker.ts';
 import { armRequestTimer, timesOutNow, type TimedRequest } from './request-timer.ts';
@@ -80,13 +80,13 @@ export class MemoryBus implements Bus {
     return { subject, queue, unsubscribe: end, drain, closed };
   }
 
-  request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg> {
+  request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMsg> {
     return new Promise<BusMsg>((resolve, reject) => {
       this.requestCallback(subject, data, opts, (err, msg) => (err === undefined ? resolve(msg!) : reject(err)));
     });
   }
 
-  requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void {
+  requestCallback(subject: string, data: Uint8Array, opts: RequestOptions, done: RequestCallback): void {
     try {
       if (this.state !== 'open') throw new BusClosedError();
       assertSubject(subject, 'publish');

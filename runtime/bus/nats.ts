@@ -1,7 +1,8 @@
 import { connect, createInbox, credsAuthenticator, errors, nkeyAuthenticator, type Msg, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
 import { OrreryError } from '../../lib/errors.ts';
 import { readCredentials, redactAddress } from '../auth/credentials.ts';
-import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type Subscription, type BatchCodec, type BatchRequest } from './bus.ts';
+import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type RequestOptions, type Subscription, type BatchCodec, type BatchRequest } from './bus.ts';
+import { ReplyTokens } from './reply-tokens.ts';
 import { armRequestTimer, timesOutNow, type TimedRequest } from './request-timer.ts';
 import { BusClosedError, ConnectionFailedError, PermissionDeniedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
 import type { KeyValue } from './kv.ts';
@@ -98,9 +99,6 @@ function preferFirst(servers: readonly string[]): string[] {
   return [servers[0], ...rest];
 }
 
-/** Tokens kept for reuse: more than the server's subject cache (1,024) would gain nothing. */
-const MAX_REUSABLE_TOKENS = 1024;
-
 /** A request waiting for its answer on the connection's inbox, with its timeout (request-timer.ts). */
 interface PendingRequest extends TimedRequest {
   readonly subject: string;
@@ -111,7 +109,7 @@ interface PendingRequest extends TimedRequest {
 
 /** A requestBatch() with requests still waiting: answers to its reply subject are read with its codec. */
 interface PendingBatch {
-  /** Its reply subject's last token: `_` and a counter, never a request's token (base 36). */
+  /** Its reply subject's last token, `_…`, never a request's (reply-tokens.ts). */
   readonly token: string;
   readonly subject: string;
   /** Its requests' tokens, in order. */
@@ -143,27 +141,21 @@ class NatsBus implements Bus {
   private readonly onError: (err: unknown, msg: BusMsg) => void;
   /**
    * Requests share one subscription, `<inbox>.*`, opened by the first request; each gets the reply
-   * subject `<inbox>.<token>`. A token is used again only after its request's one answer arrived
-   * (`reusable`, last freed first): a request that timed out, failed at a dropped connection, was
-   * refused or met no responders retires its token for good, so an answer that comes late finds
-   * nothing in `pending` and is dropped. Reuse keeps the set of reply subjects as small as the
-   * number of requests in flight, and the server then finds each one in its caches (the account's
-   * subject cache and, under permissions, the responder's publish-permission cache of 128
-   * subjects) instead of matching a subject it has never seen on every answer.
+   * subject `<inbox>.<token>` (reply-tokens.ts says which tokens). A token may be used again only
+   * after its request's one answer arrived: a request that timed out, failed at a dropped
+   * connection, was refused or met no responders retires its token for good, so an answer that
+   * comes late finds nothing in `pending` and is dropped.
    */
   private inbox: NatsSubscription | undefined;
   private inboxPrefix = '';
   private readonly pending = new Map<string, PendingRequest>();
-  private nextToken = 0;
   /** requestBatch()es with requests still waiting, by their reply subject's token. */
   private readonly batches = new Map<string, PendingBatch>();
-  private nextBatch = 0;
-  /** Batch tokens whose every request was answered, free again (as `reusable`, for the server's caches). */
-  private readonly reusableBatches: string[] = [];
-  private readonly reusable: string[] = [];
   private readonly statusListeners = new Set<(status: BusStatus) => void>();
   /** Between a 'disconnect' and the next 'reconnect' of the connection's status stream. */
   private down = false;
+
+  private readonly tokens = new ReplyTokens();
 
   constructor(private readonly nc: NatsConnection, opts: BusOptions, private readonly inboxRoot?: string) {
     // Requests still waiting when the connection has closed (drained by close(), or lost for good)
@@ -204,16 +196,16 @@ class NatsBus implements Bus {
    * stack) for every request it completes — RequestOne.cancel() rejects an already settled deferred
    * with `new RequestError("cancelled")` — 7–16 % of a driver's CPU in the call benchmarks.
    */
-  request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg> {
+  request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMsg> {
     return new Promise<BusMsg>((resolve, reject) => {
       this.requestCallback(subject, data, opts, (err, msg) => (err === undefined ? resolve(msg!) : reject(err)));
     });
   }
 
-  requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void {
+  requestCallback(subject: string, data: Uint8Array, opts: RequestOptions, done: RequestCallback): void {
     const unable = this.cannotRequest(subject);
     if (unable !== undefined) return void queueMicrotask(() => done(unable, undefined));
-    const token = this.waitFor(subject, opts.timeoutMs, done);
+    const token = this.waitFor(subject, opts.timeoutMs, done, undefined, opts.unguessableReply === true);
     try {
       this.nc.publish(subject, data, { reply: this.inboxPrefix + token });
     } catch (err) {
@@ -233,7 +225,7 @@ class NatsBus implements Bus {
     }
     const tokens: string[] = [];
     const datas: Uint8Array[] = [];
-    const batchToken = this.reusableBatches.pop() ?? `_${(this.nextBatch++).toString(36)}`;
+    const batchToken = this.tokens.batch();
     const batch: PendingBatch = { token: batchToken, subject, tokens, codec, left: requests.length, answered: true };
     for (const { data, timeoutMs, done } of requests) {
       tokens.push(this.waitFor(subject, timeoutMs, done, batch));
@@ -265,8 +257,8 @@ class NatsBus implements Bus {
   }
 
   /** A request waiting for its answer under a fresh token (returned), failed with TIMEOUT after `timeoutMs`. */
-  private waitFor(subject: string, timeoutMs: number, done: RequestCallback, batch?: PendingBatch): string {
-    const token = this.reusable.pop() ?? (this.nextToken++).toString(36);
+  private waitFor(subject: string, timeoutMs: number, done: RequestCallback, batch?: PendingBatch, unguessable = false): string {
+    const token = unguessable ? this.tokens.unguessable() : this.tokens.request();
     const p: PendingRequest = { subject, done, timer: undefined as unknown as NodeJS.Timeout, batch, due: 0, timeoutMs, graceEnd: 0 };
     armRequestTimer(p, this.onTimer, token);
     this.pending.set(token, p);
@@ -295,7 +287,7 @@ class NatsBus implements Bus {
       if (!answered) batch.answered = false;
       if (--batch.left === 0) {
         this.batches.delete(batch.token);
-        if (batch.answered && this.reusableBatches.length < MAX_REUSABLE_TOKENS) this.reusableBatches.push(batch.token);
+        if (batch.answered) this.tokens.batchAnswered(batch.token);
       }
     }
     return p;
@@ -383,7 +375,7 @@ class NatsBus implements Bus {
     try {
       if (msg.data.length === 0 && msg.headers?.code === 503) pending.done(new NoRespondersError(pending.subject), undefined);
       else {
-        if (this.reusable.length < MAX_REUSABLE_TOKENS) this.reusable.push(token);
+        this.tokens.answered(token);
         pending.done(undefined, wrap(msg));
       }
     } catch (err) {
@@ -418,7 +410,7 @@ class NatsBus implements Bus {
       const t = answers.tokens[i]!;
       const p = waiting(t, true);
       if (p === undefined) continue;
-      if (this.reusable.length < MAX_REUSABLE_TOKENS) this.reusable.push(t);
+      this.tokens.answered(t);
       settle(p.done, undefined, { subject: msg.subject, data: answers.datas[i]!, reply: undefined, respond: () => false });
     }
   }

@@ -1,5 +1,5 @@
 import { OrreryError } from '../../lib/errors.ts';
-import { invokeHandler, type Bus, type BusMsg, type MsgHandler, type RequestCallback, type Subscription } from '../bus/bus.ts';
+import { invokeHandler, type Bus, type BusMsg, type MsgHandler, type RequestCallback, type RequestOptions, type Subscription } from '../bus/bus.ts';
 
 /**
  * The bus as a GCS under a leader lease sees it (leader.ts): while `valid()` is false nothing goes
@@ -73,10 +73,10 @@ export function fencedBus(bus: Bus, lease: Validity, opts: { holdMs?: number; lo
     subscribe(subject: string, handler: MsgHandler, opts?: { queue?: string }): Subscription {
       return bus.subscribe(subject, receive(handler), opts);
     },
-    request(subject: string, data: Uint8Array, opts: { timeoutMs: number }): Promise<BusMsg> {
+    request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMsg> {
       return valid() ? bus.request(subject, data, opts) : Promise.reject(stale());
     },
-    requestCallback(subject: string, data: Uint8Array, opts: { timeoutMs: number }, done: RequestCallback): void {
+    requestCallback(subject: string, data: Uint8Array, opts: RequestOptions, done: RequestCallback): void {
       if (valid()) bus.requestCallback(subject, data, opts, done);
       else queueMicrotask(() => done(stale(), undefined));
     },

@@ -1,6 +1,6 @@
 import { decode, encode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
-import type { GcsLink } from './gcs-link.ts';
+import { askGcs, type GcsLink } from './gcs-link.ts';
 import type { LostActor } from './local-actors.ts';
 
 /** The longest pause between two attempts of an actor_died report (reportDied). */
@@ -42,7 +42,7 @@ export class DiedReports {
     const first = this.deps.retryMs ?? 500;
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
-        const msg = await gcs.bus.request(gcs.subjects.gcs('actor_died'), body, { timeoutMs: gcs.timeoutMs });
+        const msg = await askGcs(gcs, 'actor_died', body);
         decode(msg.data, { registry: { reply: messages.reply } });
         return;
       } catch (err) {

@@ -1,6 +1,6 @@
 import { OrreryError } from '../../lib/errors.ts';
-import type { ClusterSubjects } from '../../protocols/subjects.ts';
-import type { Bus } from '../bus/bus.ts';
+import type { ClusterSubjects, GcsVerb } from '../../protocols/subjects.ts';
+import type { Bus, BusMsg } from '../bus/bus.ts';
 
 /**
  * What the raylet's parts that talk to the GCS share (registration.ts, heartbeats.ts,
@@ -16,6 +16,15 @@ export interface GcsLink {
   /** Timeout of each request to the GCS but heartbeats (RayletServiceOptions.requestTimeoutMs). */
   readonly timeoutMs: number;
   readonly epoch: LeaderEpoch;
+}
+
+/**
+ * Asks the GCS `verb` for this node, waiting `timeoutMs` (by default the link's). The reply subject
+ * is unguessable (runtime/bus/reply-tokens.ts): every node-role connection reads the node inbox the
+ * GCS answers into, so with a counted one a peer could answer a heartbeat in the GCS's place.
+ */
+export function askGcs(gcs: GcsLink, verb: GcsVerb, body: Uint8Array, timeoutMs = gcs.timeoutMs): Promise<BusMsg> {
+  return gcs.bus.request(gcs.subjects.gcs(verb), body, { timeoutMs, unguessableReply: true });
 }
 
 /**

@@ -2,7 +2,7 @@ import { encode } from '../../protocols/codec.ts';
 import { decodeReply } from '../../protocols/reply.ts';
 import { bool, num, object, optional } from '../../protocols/validate.ts';
 import type { Fence } from './fence.ts';
-import type { GcsLink } from './gcs-link.ts';
+import { askGcs, type GcsLink } from './gcs-link.ts';
 import type { Leases } from './leases.ts';
 import type { HeartbeatInput } from './raylet.machine.ts';
 
@@ -29,7 +29,7 @@ export class Heartbeats {
     const sentAt = performance.now();
     let answer: { known: boolean; epoch?: number };
     try {
-      const msg = await gcs.bus.request(gcs.subjects.gcs('heartbeat'), body, { timeoutMs });
+      const msg = await askGcs(gcs, 'heartbeat', body, timeoutMs);
       answer = decodeReply(msg.data, { value: heartbeatAnswer });
       gcs.epoch.check(answer.epoch);
     } catch (err) {

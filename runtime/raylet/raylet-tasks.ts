@@ -302,7 +302,8 @@ export class RayletTasks {
    */
   private async snapshot(): Promise<ViewDelta> {
     const ask = async (query: { after?: string; version?: number }): Promise<ViewDelta> => {
-      const msg = await this.opts.bus.request(this.opts.subjects.gcs('view_snapshot'), encode('view_snapshot', query), { timeoutMs: this.opts.requestTimeoutMs });
+      // an unguessable reply subject, as the raylet's other requests to the GCS (gcs-link.ts, askGcs)
+      const msg = await this.opts.bus.request(this.opts.subjects.gcs('view_snapshot'), encode('view_snapshot', query), { timeoutMs: this.opts.requestTimeoutMs, unguessableReply: true });
       return decodeReply(msg.data, { value: viewDelta });
     };
     for (let attempt = 1; ; attempt++) {

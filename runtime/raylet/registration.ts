@@ -7,7 +7,7 @@ import { bool, num, object, type Infer } from '../../protocols/validate.ts';
 import type { LocalBundles } from './bundles.ts';
 import type { RayletConfig } from './config.ts';
 import { leaseFromNodeTimeout, type Fence } from './fence.ts';
-import type { GcsLink } from './gcs-link.ts';
+import { askGcs, type GcsLink } from './gcs-link.ts';
 import type { Leases } from './leases.ts';
 import type { LocalActors } from './local-actors.ts';
 import type { RayletTasks } from './raylet-tasks.ts';
@@ -70,7 +70,7 @@ export class NodeRegistration {
         // an attempt the machine gave up on (GCS_ANNOUNCED: a new GCS) sends nothing more
         if (attempt !== this.registerAttempts) throw new OrreryError('TIMEOUT', 'registration superseded by a newer attempt');
         const part = encode('register_running', { nodeId: config.nodeId, batch: earlier.batch, index, ...parts[index]!, secret: gcs.secret });
-        decodeReply((await gcs.bus.request(gcs.subjects.gcs('register_running'), part, { timeoutMs: gcs.timeoutMs })).data, { value: stagedAnswer });
+        decodeReply((await askGcs(gcs, 'register_running', part)).data, { value: stagedAnswer });
       }
     }
     const body = encode('register_node', {
@@ -86,7 +86,7 @@ export class NodeRegistration {
       secret: gcs.secret,
     });
     const sentAt = performance.now();
-    const msg = await gcs.bus.request(gcs.subjects.gcs('register_node'), body, { timeoutMs: gcs.timeoutMs });
+    const msg = await askGcs(gcs, 'register_node', body);
     let reply: Infer<typeof registered>;
     try {
       reply = decodeReply(msg.data, { value: registered });
@@ -118,7 +118,7 @@ export class NodeRegistration {
     if (!this.registered) return;
     const { gcs, log } = this.deps;
     try {
-      const msg = await gcs.bus.request(gcs.subjects.gcs('unregister_node'), encode('unregister_node', { nodeId: gcs.nodeId, secret: gcs.secret }), { timeoutMs: gcs.timeoutMs });
+      const msg = await askGcs(gcs, 'unregister_node', encode('unregister_node', { nodeId: gcs.nodeId, secret: gcs.secret }));
       decodeReply(msg.data, { value: unregisterAnswer });
       log(`raylet ${gcs.nodeId}: unregistered from the GCS`);
     } catch (err) {

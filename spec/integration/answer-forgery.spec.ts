@@ -1,0 +1,143 @@
+// A peer with node credentials forges the GCS's answers to a raylet, on real processes (a nats-server
+// with roles, a GCS process, a raylet and its worker host). Every raylet and worker host shares the
+// node role's inbox, `_INBOX.<cluster>.node`, so such a peer reads every answer the GCS sends a
+// raylet and may publish into that inbox. The GCS is frozen (SIGSTOP), so the raylet's heartbeats go
+// unanswered and its fence must engage; meanwhile the peer answers `known: true` on every reply
+// subject it has seen and on the next hundred a counter would give. When reply subjects could be
+// told in advance (a counter, tokens handed out again), one of those answers acknowledged a
+// heartbeat and the fence never came: the frozen GCS could have declared the node dead and started
+// its actors elsewhere while the old incarnations still answered. A raylet's requests to the GCS
+// now have reply subjects that are random and used once (runtime/bus/reply-tokens.ts).
+import { readFileSync } from 'node:fs';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { encodeCall } from '../../protocols/fast-path.ts';
+import { decodeReply, encodeOk } from '../../protocols/reply.ts';
+import { unknown } from '../../protocols/validate.ts';
+import { subjects } from '../../protocols/subjects.ts';
+import { credsFile } from '../../runtime/auth/init.ts';
+import type { Bus } from '../../runtime/bus/bus.ts';
+import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { descendants } from '../../runtime/local/process-tree.ts';
+import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
+import { CounterActor } from '../fixtures/client/actors.ts';
+import { frozen } from '../helpers/frozen.ts';
+import { until } from '../helpers/until.ts';
+
+// the GCS process reads these (runtime/gcs/flags.ts); the raylet learns both from its registration
+// answer: a heartbeat every 200 ms, a fence lease of 0.6 × 2,000 ms
+process.env.ORRERY_HEARTBEAT_MS = '200';
+process.env.ORRERY_NODE_TIMEOUT_MS = '2000';
+
+const s = suite('a node-role peer forging the GCS answers to a raylet (nats-server with roles, real processes)');
+const sub = subjects('default');
+const INBOX = '_INBOX.default.node.';
+
+let local: LocalCluster;
+let gcsPid: number | undefined;
+const lines: string[] = [];
+const buses: Bus[] = [];
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+s.before(async () => {
+  local = await startLocalCluster({ transport: 'nats', auth: true, nodes: [{ name: 'a', resources: { CPU: 2 } }], onOutput: (line) => lines.push(line) });
+  gcsPid = descendants(process.pid).find((pid) => /gcs[/\\]main\.(ts|js)/.test(commandLine(pid)));
+});
+s.after(async () => {
+  if (gcsPid !== undefined) process.kill(gcsPid, 'SIGCONT'); // never leave it frozen, whatever failed
+  for (const b of buses) await b.close().catch(() => undefined);
+  await local?.stop();
+});
+
+const nodeBus = async (): Promise<Bus> => {
+  const b = await connectNatsBus({ servers: local.address, creds: credsFile(local.authDir!, 'node'), connectTimeoutMs: 5000 });
+  buses.push(b);
+  return b;
+};
+
+/** The code a request failed with, or 'ok' when anything answered. */
+async function outcome(run: () => Promise<unknown>): Promise<string> {
+  try {
+    await run();
+    return 'ok';
+  } catch (err) {
+    return (err as { code?: string }).code ?? String(err);
+  }
+}
+
+s('while the GCS is frozen, known: true answers forged into the node inbox acknowledge no heartbeat: the raylet fences, and lifts it only once the GCS answers again', async () => {
+  assert.ok(gcsPid !== undefined, 'found the GCS process');
+  const counter = await local.cluster.actor(CounterActor).remote(1);
+  await counter.ready({ timeoutMs: 30_000 });
+  const peer = await nodeBus();
+  const probe = await nodeBus();
+
+  // the peer watches the node inbox: every answer the GCS sends the raylet, and its subject
+  const seen = new Set<string>();
+  const beats: string[] = []; // the subjects of the heartbeat answers among them
+  const watch = peer.subscribe(`${INBOX}>`, (m) => {
+    seen.add(m.subject);
+    const value = (() => {
+      try {
+        return decodeReply(m.data, { value: unknown() }) as { known?: unknown; heartbeatMs?: unknown };
+      } catch {
+        return undefined;
+      }
+    })();
+    if (typeof value?.known === 'boolean' && value.heartbeatMs === undefined) beats.push(m.subject);
+  });
+  await until('the peer to see the GCS answer heartbeats', () => (beats.length >= 3 ? true : undefined), 30_000);
+  const call = () => probe.request(sub.actorCall(counter.actorId), encodeCall('add', [0]), { timeoutMs: 2000 });
+  assert.is(await outcome(call), 'ok', 'the actor answers before the freeze');
+
+  process.kill(gcsPid!, 'SIGSTOP');
+  // every subject seen, and the first hundred tokens a counter would give under each inbox seen
+  watch.unsubscribe(); // from here on the inbox would hold the peer's own forgeries
+  const targets = new Set(seen);
+  for (const subject of seen) {
+    const prefix = subject.slice(0, subject.lastIndexOf('.') + 1);
+    for (let i = 0; i < 100; i++) targets.add(prefix + i.toString(36));
+  }
+  let forged = 0;
+  const forge = setInterval(() => {
+    for (const target of targets) {
+      peer.publish(target, encodeOk({ known: true }));
+      forged++;
+    }
+  }, 10);
+  try {
+    await until('the GCS frozen', () => (frozen(gcsPid!) ? true : undefined), 10_000);
+    const fencedAt = lines.length;
+    // fenced: the worker host unsubscribed the actor's subject, so a call meets no responders
+    await until('the raylet to fence while the GCS is frozen', async () => ((await outcome(call)) === 'NO_RESPONDERS' ? true : undefined), 30_000);
+    assert.ok(forged > 0, 'the peer forged answers throughout');
+    assert.ok(lines.slice(fencedAt).some((l) => /fenced — no heartbeat acknowledged/.test(l)), 'the raylet says it fenced');
+    assert.not.ok(
+      lines.slice(fencedAt).some((l) => /fence lifted/.test(l)),
+      'no forged answer lifted the fence',
+    );
+  } finally {
+    clearInterval(forge);
+    process.kill(gcsPid!, 'SIGCONT');
+  }
+  // the GCS answers again: a real acknowledgement lifts the fence, and the actor answers
+  assert.is(await until('the actor to answer after SIGCONT', () => counter.call('add', 1).catch(() => undefined), 60_000), 2);
+  // the heartbeat answers the peer saw came to random subjects, each used once
+  const tokens = beats.map((subject) => subject.slice(subject.lastIndexOf('.') + 1));
+  assert.equal(
+    tokens.filter((t) => !/^R[A-Za-z0-9_-]{22}$/.test(t)),
+    [],
+    'every heartbeat answered on a random token',
+  );
+  assert.is(new Set(tokens).size, tokens.length, 'none used twice');
+  await counter.kill();
+});
+
+s.run();
