@@ -181,13 +181,14 @@ class JetStreamObjects implements ObjectBucket {
     return counts;
   }
 
-  async removeChunks(ids: readonly string[]): Promise<number> {
+  async removeChunks(ids: readonly string[], keepGoing?: () => boolean): Promise<number> {
     const store = await this.opened();
     if (store === undefined || ids.length === 0) return 0;
     const jsm = await this.managed();
     const named = await this.namedIds(store);
     let removed = 0;
     for (const id of ids) {
+      if (keepGoing !== undefined && !keepGoing()) break;
       if (named.has(id)) continue;
       removed += (await jsm.streams.purge(this.stream, { filter: this.chunkSubject(id) })).purged;
     }

@@ -19,9 +19,10 @@ export interface ObjectBucket {
   unnamedChunks?(): Promise<Map<string, number>>;
   /**
    * Removes the chunk sets of these ids, skipping any an object has come to name since they were
-   * listed; resolves to how many chunks went.
+   * listed; resolves to how many chunks went. `keepGoing`, asked before each set, stops the
+   * removal when it says no (a GCS that no longer holds its lease: runtime/gcs/code-sweep.ts).
    */
-  removeChunks?(ids: readonly string[]): Promise<number>;
+  removeChunks?(ids: readonly string[], keepGoing?: () => boolean): Promise<number>;
 }
 
 export interface ObjectBucketOptions {

@@ -109,8 +109,14 @@ export class CodeStoreSweeper {
       let removedChunks = 0;
       if (due.length > 0) {
         if (this.#opts.valid && !this.#opts.valid()) return { ...none, unnamed: unnamed.size };
-        removedChunks = await bucket.removeChunks(due);
+        // asked before each set: a GCS frozen in the middle wakes without its lease and stops there
+        // (a standby may lead by then, and it keeps its own count)
+        removedChunks = await bucket.removeChunks(due, this.#opts.valid);
         for (const id of due) this.#seen.delete(id);
+        if (this.#opts.valid && !this.#opts.valid()) {
+          this.#opts.log(`code store ${bucket.name}: removal stopped partway, after ${removedChunks} chunk(s): this GCS no longer holds its lease (the GCS that leads removes the rest)`);
+          return { unnamed: unnamed.size, removedSets: 0, removedChunks };
+        }
         this.#opts.log(`code store ${bucket.name}: removed ${removedChunks} chunk(s) of ${due.length} upload(s) that never finished`);
       }
       if (this.#failing !== undefined) this.#opts.log(`code store sweep: works again`);

@@ -5,7 +5,9 @@
 // every chunk and is still fetched whole by a raylet that joins after the sweep. The nats-server
 // SIGKILLed and restarted while chunks wait for their grace: the sweep goes on and removes them. A
 // bundle whose chunks are gone is a creation that fails at once saying so, and the next driver to
-// ship it uploads it again, as it does one deleted by hand.
+// ship it uploads it again, as it does one deleted by hand. The GCS SIGKILLed in the middle of a
+// removal: the GCS after it removes the rest. The GCS frozen (SIGSTOP) in the middle of one, past its
+// lease, while a standby takes over: woken, it asks for no removal more.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +19,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, defineActor, type Cluster } from '../../runtime/index.ts';
 import { codeBucketName, codeStreamName } from '../../protocols/code-store.ts';
+import { frozen } from '../helpers/frozen.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
@@ -29,6 +32,8 @@ const GRACE_MS = 1000;
 const work = mkdtempSync(join(tmpdir(), 'orrery-sweep-spec-'));
 let server: NatsServerHandle;
 let gcs: RuntimeProcess;
+/** GCS processes started besides `gcs` (a standby), stopped at the end. */
+const others: RuntimeProcess[] = [];
 const raylets: RuntimeProcess[] = [];
 let client: Cluster;
 let nc: NatsConnection;
@@ -62,6 +67,10 @@ test.after(async () => {
   await client?.close();
   await nc?.close();
   await Promise.all(raylets.map((r) => r.stop()));
+  for (const p of others) {
+    process.kill(p.pid, 'SIGCONT'); // never leave one frozen, whatever failed
+    await p.stop();
+  }
   await gcs?.stop();
   await server?.stop();
   rmSync(work, { recursive: true, force: true });
@@ -165,6 +174,77 @@ test('a bundle deleted from the store by hand: the next driver to ship it upload
     await fresh.close();
   }
   assert.equal((await store.list()).map((o) => o.name), [shipped.name], 'uploaded again');
+});
+
+/** `n` cut-off uploads of one chunk each, written at once (so most are due at the same look). */
+async function cutOffMany(prefix: string, n: number): Promise<void> {
+  const js = jetstream(nc);
+  await Promise.all(Array.from({ length: n }, (_, i) => js.publish(`$O.${BUCKET}.C.${prefix}${i}`, new Uint8Array(64))));
+}
+
+/** How many of the chunk sets named `<prefix><i>` are left. */
+async function left(prefix: string): Promise<number> {
+  return Object.keys(await chunkSubjects()).filter((subject) => subject.startsWith(`$O.${BUCKET}.C.${prefix}`)).length;
+}
+
+/** Resolves once some but not all of `n` sets are gone: the GCS is in the middle of removing them. */
+async function midRemoval(prefix: string, n: number): Promise<number> {
+  const giveUp = Date.now() + 60_000;
+  for (;;) {
+    const count = await left(prefix);
+    if (count > 0 && count < n) return count;
+    if (count === 0) throw new Error(`all ${n} sets were removed before the spec saw the removal under way`);
+    if (Date.now() > giveUp) throw new Error('timed out waiting for the removal to begin');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const SETS = 2000;
+const gcsArgs = () => ['--address', server.url, '--code-sweep-ms', String(GRACE_MS)];
+
+test('the GCS SIGKILLed in the middle of a removal: the GCS started after it removes the rest, and the shipped bundle still runs', async () => {
+  await cutOffMany('killed', SETS);
+  const before = await midRemoval('killed', SETS);
+  await gcs.crash();
+  assert.ok(before > 0, `${before} sets were left when it was killed`);
+  gcs = await spawnRuntimeProcess('gcs', gcsArgs());
+  await until('the rest removed by the GCS after it', async () => ((await left('killed')) === 0 ? true : undefined), 60_000);
+  const store = await new Objm(nc).open(BUCKET);
+  const [shipped] = await store.list();
+  const subjects = await chunkSubjects();
+  assert.is(subjects[`$O.${BUCKET}.C.${shipped.nuid}`], shipped.chunks, 'the shipped bundle keeps every chunk');
+  const again = await client.actor(Echo).options({ labelSelector: { node: 'a' } }).remote();
+  assert.is((await again.ready({ timeoutMs: 60_000 })).state, 'ALIVE');
+  assert.is(await again.call('say'), 'from the store');
+});
+
+test('the GCS frozen (SIGSTOP) in the middle of a removal past its lease while a standby takes over: woken, it asks for no removal more and says why', async () => {
+  // the standby does not sweep, so every set gone after the takeover would be the old leader's doing
+  const standby = await spawnRuntimeProcess('gcs', ['--address', server.url, '--code-sweep-ms', '0']);
+  others.push(standby);
+  assert.ok(standby.ready.standby, 'the second GCS waits as a standby');
+  await cutOffMany('frozen', SETS);
+  await midRemoval('frozen', SETS);
+  const leader = gcs;
+  process.kill(leader.pid, 'SIGSTOP');
+  try {
+    await until('the leader frozen', () => (frozen(leader.pid) ? true : undefined), 10_000);
+    await until('the standby taking over', () => (/holding the leader lease with epoch \d+/.test(standby.recentOutput()) ? true : undefined), 60_000);
+    // read once the takeover is done: a removal the server had begun before the freeze has ended
+    const atTakeover = await left('frozen');
+    assert.ok(atTakeover > 0, 'sets were left when the leader froze');
+    // the lines that end a look's removal: stopped partway (its lease gone), or having removed them all
+    const ends = () => leader.recentOutput().split('\n').filter((l) => /code store \S+: (removal stopped partway|removed \d+ chunk)/.test(l));
+    const endedBefore = ends().length;
+    process.kill(leader.pid, 'SIGCONT');
+    const said = await until('the woken GCS to end the removal it was in', () => (ends().length > endedBefore ? ends().at(-1) : undefined), 60_000);
+    assert.match(said, /removal stopped partway, after \d+ chunk\(s\): this GCS no longer holds its lease/, leader.recentOutput());
+    // at most the one purge it had written before it froze, still in its socket's buffer, goes out on waking
+    const after = await left('frozen');
+    assert.ok(atTakeover - after <= 1, `nothing asked after the lease was gone: ${atTakeover} sets at the takeover, ${after} after`);
+  } finally {
+    process.kill(leader.pid, 'SIGCONT');
+  }
 });
 
 test.run();
