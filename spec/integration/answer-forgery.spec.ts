@@ -8,6 +8,12 @@
 // heartbeat and the fence never came: the frozen GCS could have declared the node dead and started
 // its actors elsewhere while the old incarnations still answered. A raylet's requests to the GCS
 // now have reply subjects that are random and used once (runtime/bus/reply-tokens.ts).
+//
+// The other way round, a peer answers the GCS's kill_actor in a raylet's name while that raylet is
+// cut off from the bus for a moment (through a TCP proxy the spec cuts), so the kill reaches only
+// the peer. The answer lacks the node's secret: the GCS keeps sending the kill, and the raylet,
+// back on the bus, gets it and stops the actor. When such an answer ended the sending, the killed
+// actor went on answering calls once its raylet was back — DEAD in the GCS's table.
 import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -18,10 +24,12 @@ import { subjects } from '../../protocols/subjects.ts';
 import { credsFile } from '../../runtime/auth/init.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { descendants } from '../../runtime/local/process-tree.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { frozen } from '../helpers/frozen.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { until } from '../helpers/until.ts';
 
 // the GCS process reads these (runtime/gcs/flags.ts); the raylet learns both from its registration
@@ -37,6 +45,8 @@ let local: LocalCluster;
 let gcsPid: number | undefined;
 const lines: string[] = [];
 const buses: Bus[] = [];
+let proxy: TcpProxy | undefined;
+let cutOff: RuntimeProcess | undefined;
 
 function commandLine(pid: number): string {
   try {
@@ -53,6 +63,9 @@ s.before(async () => {
 s.after(async () => {
   if (gcsPid !== undefined) process.kill(gcsPid, 'SIGCONT'); // never leave it frozen, whatever failed
   for (const b of buses) await b.close().catch(() => undefined);
+  proxy?.mend();
+  await cutOff?.stop();
+  await proxy?.close();
   await local?.stop();
 });
 
@@ -138,6 +151,44 @@ s('while the GCS is frozen, known: true answers forged into the node inbox ackno
   );
   assert.is(new Set(tokens).size, tokens.length, 'none used twice');
   await counter.kill();
+});
+
+s("a raylet cut off from the bus as its actor is killed, a peer answering the kill in its name: the GCS sends it again, and once back the raylet stops the actor", async () => {
+  proxy = await startTcpProxy(local.address);
+  cutOff = await spawnRuntimeProcess('raylet', ['--address', proxy.url, '--node-name', 'b', '--num-cpus', '2', '--creds', credsFile(local.authDir!, 'node')]);
+  const b = await until('node b ALIVE', async () => (await local.cluster.nodes()).find((n) => n.name === 'b' && n.state === 'ALIVE'), 30_000);
+  const counter = await local.cluster.actor(CounterActor).options({ labelSelector: { 'orrery.io/node-name': 'b' } }).remote(1);
+  await counter.ready({ timeoutMs: 30_000 });
+  const probe = await nodeBus();
+  const call = () => probe.request(sub.actorCall(counter.actorId), encodeCall('add', [0]), { timeoutMs: 2000 });
+  assert.is(await outcome(call), 'ok', 'the actor answers before the cut');
+
+  const peer = await nodeBus();
+  let forged = 0;
+  const forger = peer.subscribe(sub.raylet(b.nodeId, 'kill_actor'), (m) => {
+    forged++;
+    m.respond(encodeOk({}));
+  });
+  const acceptedBefore = proxy.accepted;
+  const dropped = proxy.cut();
+  assert.ok(dropped >= 1, 'the raylet was connected through the proxy');
+  try {
+    await counter.kill();
+    // the GCS sends the kill again (after 250 ms, then doubling) although the peer answered it
+    await until('the kill sent again after the forged answer', () => (forged >= 2 ? true : undefined), 30_000);
+  } finally {
+    proxy.mend();
+  }
+  try {
+    // back on the bus (its clients reconnect every 250 ms and subscribe again as they do), the raylet
+    // gets a kill and stops the actor
+    await until('every connection cut back through the proxy', () => (proxy!.accepted >= acceptedBefore + dropped ? true : undefined), 30_000);
+    await until('the killed actor to stop answering', async () => ((await outcome(call)) === 'NO_RESPONDERS' ? true : undefined), 30_000);
+    const info = (await local.cluster.actors()).find((a) => a.actorId === counter.actorId)!;
+    assert.is(info.state, 'DEAD');
+  } finally {
+    forger.unsubscribe();
+  }
 });
 
 s.run();
