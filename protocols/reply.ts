@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_BYTES, decode, encode } from './codec.ts';
 import { NOT_FAST, decodeOkFast, encodeOkFast } from './fast-path.ts';
-import { errorResult, fromWireError, okResult, type WireResult } from './errors.ts';
+import { errorResult, fromWireError, okResult, type WireError, type WireResult } from './errors.ts';
 import { messages } from './messages/registry.ts';
 import type { Validator } from './validate.ts';
 
@@ -17,6 +17,16 @@ export function encodeOk(value: unknown, opts: { maxBytes?: number } = {}): Uint
 
 export function encodeError(err: unknown, opts: { maxBytes?: number } = {}): Uint8Array {
   return encodeReply(errorResult(err), opts);
+}
+
+/**
+ * Decodes a reply without checking its value or throwing its error: `{ ok: true, value }` or
+ * `{ ok: false, error }` as sent. Undecodable bytes throw a ProtocolError.
+ */
+export function decodeReplyBody(bytes: Uint8Array, opts: { maxBytes?: number } = {}): { ok: true; value: unknown } | { ok: false; error: WireError } {
+  const fast = decodeOkFast(bytes, opts.maxBytes ?? DEFAULT_MAX_BYTES);
+  if (fast !== NOT_FAST) return { ok: true, value: fast };
+  return decode(bytes, { registry: replyOnly, maxBytes: opts.maxBytes }).body as { ok: true; value: unknown } | { ok: false; error: WireError };
 }
 
 /**

@@ -109,6 +109,8 @@ export const actorDied = object({
   cause: str({ max: 4096 }),
   /** The reporting node's secret (messages/node.ts). */
   secret: optional(str({ min: 32, max: 128 })),
+  /** The answer's nonce (messages/node.ts, requestNonce). */
+  nonce: optional(str({ min: 16, max: 64 })),
 });
 
 /**

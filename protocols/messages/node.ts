@@ -4,6 +4,13 @@ import { id, labels, resourceSet, seq, taints } from './common.ts';
 /** A node's secret (see registerNode): 32 to 128 URL-safe characters. */
 export const nodeSecret = str({ min: 32, max: 128 });
 
+/**
+ * A raylet's request to the GCS may carry a fresh `nonce` (protocols/answer-proof.ts): the GCS then
+ * proves its answer under the node's secret, naming the nonce, so a peer can neither make nor
+ * reuse one. A GCS from before proofs drops the field.
+ */
+export const requestNonce = str({ min: 16, max: 64 });
+
 /** Where a raylet runs, for operators and the CLI's `--node-ip`; requests still travel over NATS. */
 export const nodeAddress = object({
   ip: str({ min: 1, max: 64 }),
@@ -44,6 +51,7 @@ export const registerRunning = object({
   actors: array(runningActor, { max: 100_000 }),
   bundles: array(heldBundle, { max: 100_000 }),
   secret: optional(nodeSecret),
+  nonce: optional(requestNonce),
 });
 export type RegisterRunning = Infer<typeof registerRunning>;
 
@@ -76,6 +84,7 @@ export const registerNode = object({
    * actor_died: the GCS takes messages about this node only with it (runtime/gcs/node-owner.ts).
    */
   secret: optional(nodeSecret),
+  nonce: optional(requestNonce),
 });
 export type RegisterNode = Infer<typeof registerNode>;
 
@@ -85,6 +94,7 @@ export const heartbeat = object({
   seq,
   available: resourceSet,
   secret: optional(nodeSecret),
+  nonce: optional(requestNonce),
 });
 export type Heartbeat = Infer<typeof heartbeat>;
 
@@ -98,5 +108,6 @@ export type Heartbeat = Infer<typeof heartbeat>;
 export const unregisterNode = object({
   nodeId: id,
   secret: optional(nodeSecret),
+  nonce: optional(requestNonce),
 });
 export type UnregisterNode = Infer<typeof unregisterNode>;

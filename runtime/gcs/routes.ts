@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../../lib/errors.ts';
+import { provenError, provenValue, type ProvenVerb } from '../../protocols/answer-proof.ts';
 import type { MessageType } from '../../protocols/messages/registry.ts';
 import { ProtocolError } from '../../protocols/errors.ts';
 import { parseSubject, type GcsVerb } from '../../protocols/subjects.ts';
@@ -47,15 +48,35 @@ function restored<T>(gcs: GcsService, run: () => T | Promise<T>): T | Promise<T>
   return gcs.isServing ? run() : gcs.serving.then(run);
 }
 
+/**
+ * A raylet's request that carries its node's secret and a nonce is answered with a proof, under that
+ * secret, of what the answer says (protocols/answer-proof.ts): the node inbox it goes to is read by
+ * every node-role connection, and the raylet takes no answer without the proof once it has seen one.
+ */
+function proven<T>(body: { secret?: string; nonce?: string }, verb: ProvenVerb, run: () => T | Promise<T>): T | object | Promise<object> {
+  const { secret, nonce } = body;
+  if (secret === undefined || nonce === undefined) return run();
+  const ok = (value: T): object => provenValue(value, secret, verb, nonce);
+  const fail = (err: unknown): never => {
+    throw provenError(err, secret, verb, nonce);
+  };
+  try {
+    const value = run();
+    return value instanceof Promise ? value.then(ok, fail) : ok(value);
+  } catch (err) {
+    return fail(err);
+  }
+}
+
 export function routes(gcs: GcsService): Record<GcsVerb, Route> {
   // list replies are pages (paging.ts) that fit in one message of the size the GCS accepts
   const paged = { maxBytes: gcs.intake.maxBytes };
   return {
-    register_node: route('register_node', (body) => gcs.nodes.register(body)),
+    register_node: route('register_node', (body) => proven(body, 'register_node', () => gcs.nodes.register(body))),
     // held in memory until its register_node: answered while the GCS recovers, as register_node is
-    register_running: route('register_running', (body) => gcs.nodes.stageRunning(body)),
-    heartbeat: route('heartbeat', (body) => gcs.nodes.heartbeat(body)),
-    unregister_node: route('unregister_node', (body) => mutating(gcs, () => gcs.nodes.unregister(body))),
+    register_running: route('register_running', (body) => proven(body, 'register_running', () => gcs.nodes.stageRunning(body))),
+    heartbeat: route('heartbeat', (body) => proven(body, 'heartbeat', () => gcs.nodes.heartbeat(body))),
+    unregister_node: route('unregister_node', (body) => proven(body, 'unregister_node', () => mutating(gcs, () => gcs.nodes.unregister(body)))),
     register_actor: route('register_actor', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.actors.register(body)))),
     get_actor: route('get_actor', (body) => restored(gcs, () => gcs.actors.get(body))),
     kill_actor: route('kill_actor', (body) => mutating(gcs, () => gcs.actors.kill(body))),
@@ -65,7 +86,7 @@ export function routes(gcs: GcsService): Record<GcsVerb, Route> {
     set_node_taints: route('set_node_taints', (body) => mutating(gcs, () => gcs.nodes.setTaints(body))),
     drain_node: route('drain_node', (body) => mutating(gcs, () => gcs.nodes.drain(body))),
     view_snapshot: route('view_snapshot', (body) => gcs.view.snapshotPage(body, paged)),
-    actor_died: route('actor_died', (body) => mutating(gcs, () => (gcs.nodes.owners.check(body.nodeId, body.secret, 'actor_died'), gcs.actors.died(body)))),
+    actor_died: route('actor_died', (body) => proven(body, 'actor_died', () => mutating(gcs, () => (gcs.nodes.owners.check(body.nodeId, body.secret, 'actor_died'), gcs.actors.died(body))))),
     list_events: route('list_events', (body) => gcs.history.query(body)),
     list_placement_groups: route('list_placement_groups', (body) => restored(gcs, () => pageOfList(gcs.groups.list(), (pg) => pg.id, body, paged))),
     create_pg: route('create_pg', (body) => mutating(gcs, () => gcs.registrations.run(() => gcs.groups.create(body)))),

@@ -1,6 +1,4 @@
-import { decode, encode } from '../../protocols/codec.ts';
-import { messages } from '../../protocols/messages/registry.ts';
-import { askGcs, type GcsLink } from './gcs-link.ts';
+import { askGcsAnswer, type GcsLink } from './gcs-link.ts';
 import type { LostActor } from './local-actors.ts';
 
 /** The longest pause between two attempts of an actor_died report (reportDied). */
@@ -38,12 +36,12 @@ export class DiedReports {
    */
   async reportDied(actors: LostActor[], cause: string): Promise<void> {
     const { gcs, log } = this.deps;
-    const body = encode('actor_died', { nodeId: gcs.nodeId, actors, cause, secret: gcs.secret });
+    const body = { nodeId: gcs.nodeId, actors, cause, secret: gcs.secret };
     const first = this.deps.retryMs ?? 500;
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
-        const msg = await askGcs(gcs, 'actor_died', body);
-        decode(msg.data, { registry: { reply: messages.reply } });
+        // any answer the GCS gave — a refusal too — ends it; one without its proof does not
+        await askGcsAnswer(gcs, 'actor_died', body);
         return;
       } catch (err) {
         // said for the first attempts, then every tenth: a long outage would say it every few seconds

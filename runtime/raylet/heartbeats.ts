@@ -1,5 +1,3 @@
-import { encode } from '../../protocols/codec.ts';
-import { decodeReply } from '../../protocols/reply.ts';
 import { bool, num, object, optional } from '../../protocols/validate.ts';
 import type { Fence } from './fence.ts';
 import { askGcs, type GcsLink } from './gcs-link.ts';
@@ -25,12 +23,12 @@ export class Heartbeats {
   /** One beat; its request waits as long as the machine says (two periods), not `requestTimeoutMs`. */
   async beat({ seq, timeoutMs }: HeartbeatInput): Promise<{ known: boolean }> {
     const { gcs, fence } = this.deps;
-    const body = encode('heartbeat', { nodeId: gcs.nodeId, seq, available: this.deps.leases.availableWithoutBundles(), secret: gcs.secret });
+    const body = { nodeId: gcs.nodeId, seq, available: this.deps.leases.availableWithoutBundles(), secret: gcs.secret };
     const sentAt = performance.now();
     let answer: { known: boolean; epoch?: number };
     try {
-      const msg = await askGcs(gcs, 'heartbeat', body, timeoutMs);
-      answer = decodeReply(msg.data, { value: heartbeatAnswer });
+      // an answer without the GCS's proof fails the beat (ANSWER_NOT_PROVEN): it acknowledges nothing
+      answer = await askGcs(gcs, 'heartbeat', body, heartbeatAnswer, timeoutMs);
       gcs.epoch.check(answer.epoch);
     } catch (err) {
       const code = (err as { code?: unknown } | null)?.code;

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { OrreryError } from '../../lib/errors.ts';
-import { encode } from '../../protocols/codec.ts';
 import { registered } from '../../protocols/messages/cluster.ts';
-import { decodeReply } from '../../protocols/reply.ts';
 import { bool, num, object, type Infer } from '../../protocols/validate.ts';
 import type { LocalBundles } from './bundles.ts';
 import type { RayletConfig } from './config.ts';
@@ -69,11 +67,10 @@ export class NodeRegistration {
       for (let index = 0; index < parts.length - 1; index++) {
         // an attempt the machine gave up on (GCS_ANNOUNCED: a new GCS) sends nothing more
         if (attempt !== this.registerAttempts) throw new OrreryError('TIMEOUT', 'registration superseded by a newer attempt');
-        const part = encode('register_running', { nodeId: config.nodeId, batch: earlier.batch, index, ...parts[index]!, secret: gcs.secret });
-        decodeReply((await askGcs(gcs, 'register_running', part)).data, { value: stagedAnswer });
+        await askGcs(gcs, 'register_running', { nodeId: config.nodeId, batch: earlier.batch, index, ...parts[index]!, secret: gcs.secret }, stagedAnswer);
       }
     }
-    const body = encode('register_node', {
+    const body = {
       nodeId: config.nodeId,
       name: config.nodeName,
       labels: config.labels,
@@ -84,12 +81,11 @@ export class NodeRegistration {
       address: { ip: config.nodeIp, hostname: config.hostname, pid: process.pid },
       running: earlier === undefined ? last : { ...last, earlier },
       secret: gcs.secret,
-    });
+    };
     const sentAt = performance.now();
-    const msg = await askGcs(gcs, 'register_node', body);
     let reply: Infer<typeof registered>;
     try {
-      reply = decodeReply(msg.data, { value: registered });
+      reply = await askGcs(gcs, 'register_node', body, registered);
     } catch (err) {
       if ((err as { code?: unknown }).code === 'NODE_NAME_TAKEN' && !this.nameTakenSaid) {
         this.nameTakenSaid = true;
@@ -118,8 +114,7 @@ export class NodeRegistration {
     if (!this.registered) return;
     const { gcs, log } = this.deps;
     try {
-      const msg = await askGcs(gcs, 'unregister_node', encode('unregister_node', { nodeId: gcs.nodeId, secret: gcs.secret }));
-      decodeReply(msg.data, { value: unregisterAnswer });
+      await askGcs(gcs, 'unregister_node', { nodeId: gcs.nodeId, secret: gcs.secret }, unregisterAnswer);
       log(`raylet ${gcs.nodeId}: unregistered from the GCS`);
     } catch (err) {
       log(`raylet ${gcs.nodeId}: could not unregister (the GCS declares the node dead at its timeout): ${err instanceof Error ? err.message : String(err)}`);

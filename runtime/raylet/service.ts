@@ -62,7 +62,16 @@ export class RayletService {
 
   constructor(private readonly opts: RayletServiceOptions) {
     const { config } = opts;
-    this.gcs = { bus: opts.bus, subjects: subjects(config.cluster), nodeId: config.nodeId, secret: this.secret, timeoutMs: opts.requestTimeoutMs ?? 2000, epoch: new LeaderEpoch() };
+    this.gcs = {
+      bus: opts.bus,
+      subjects: subjects(config.cluster),
+      nodeId: config.nodeId,
+      secret: this.secret,
+      timeoutMs: opts.requestTimeoutMs ?? 2000,
+      epoch: new LeaderEpoch(),
+      proofs: { seen: false, refused: 0 },
+      log: opts.log,
+    };
     this.malformed = new MalformedCounter('raylet: refused a malformed request', opts.log);
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.died = new DiedReports({ gcs: this.gcs, log: opts.log, retryMs: opts.retryMs });

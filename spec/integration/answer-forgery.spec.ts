@@ -9,6 +9,12 @@
 // its actors elsewhere while the old incarnations still answered. A raylet's requests to the GCS
 // now have reply subjects that are random and used once (runtime/bus/reply-tokens.ts).
 //
+// A peer that does learn a reply subject in time — in a NATS cluster, one that reads an answer on its
+// own server and races it to the raylet's — still cannot answer in the GCS's place: the GCS proves
+// each answer under the node's secret and the request's nonce (protocols/answer-proof.ts), and a
+// raylet that has seen a proof takes no answer without one. The spec plays that peer with the gcs
+// role's credentials, reading the heartbeats themselves while the GCS is frozen.
+//
 // The other way round, a peer answers the GCS's kill_actor in a raylet's name while that raylet is
 // cut off from the bus for a moment (through a TCP proxy the spec cuts), so the kill reaches only
 // the peer. The answer lacks the node's secret: the GCS keeps sending the kill, and the raylet,
@@ -69,8 +75,8 @@ s.after(async () => {
   await local?.stop();
 });
 
-const nodeBus = async (): Promise<Bus> => {
-  const b = await connectNatsBus({ servers: local.address, creds: credsFile(local.authDir!, 'node'), connectTimeoutMs: 5000 });
+const nodeBus = async (role: 'node' | 'gcs' = 'node'): Promise<Bus> => {
+  const b = await connectNatsBus({ servers: local.address, creds: credsFile(local.authDir!, role), connectTimeoutMs: 5000 });
   buses.push(b);
   return b;
 };
@@ -150,6 +156,40 @@ s('while the GCS is frozen, known: true answers forged into the node inbox ackno
     'every heartbeat answered on a random token',
   );
   assert.is(new Set(tokens).size, tokens.length, 'none used twice');
+  await counter.kill();
+});
+
+s('while the GCS is frozen, a peer that reads each heartbeat and answers it at once, known: true but without the proof, acknowledges none: the raylet fences', async () => {
+  const counter = await local.cluster.actor(CounterActor).options({ labelSelector: { 'orrery.io/node-name': 'a' } }).remote(1);
+  await counter.ready({ timeoutMs: 30_000 });
+  const probe = await nodeBus();
+  const call = () => probe.request(sub.actorCall(counter.actorId), encodeCall('add', [0]), { timeoutMs: 2000 });
+  await until('the actor answering (the fence of the first test lifted)', async () => ((await outcome(call)) === 'ok' ? true : undefined), 60_000);
+  const peer = await nodeBus('gcs');
+  let answered = 0;
+  process.kill(gcsPid!, 'SIGSTOP');
+  const forger = peer.subscribe(sub.gcs('heartbeat'), (m) => {
+    answered++;
+    m.respond(encodeOk({ known: true }));
+  });
+  const fencedAt = lines.length;
+  try {
+    await until('the GCS frozen', () => (frozen(gcsPid!) ? true : undefined), 10_000);
+    await until('the raylet to fence while the GCS is frozen', async () => ((await outcome(call)) === 'NO_RESPONDERS' ? true : undefined), 30_000);
+    assert.ok(answered > 0, 'the peer answered heartbeats');
+    assert.ok(
+      lines.slice(fencedAt).some((l) => /the answer to heartbeat carries no proof, though the GCS proves its answers: dropped/.test(l)),
+      'the raylet says why it dropped them',
+    );
+    assert.not.ok(
+      lines.slice(fencedAt).some((l) => /fence lifted/.test(l)),
+      'no answer without the proof lifted the fence',
+    );
+  } finally {
+    forger.unsubscribe();
+    process.kill(gcsPid!, 'SIGCONT');
+  }
+  assert.is(await until('the actor to answer after SIGCONT', () => counter.call('add', 1).catch(() => undefined), 60_000), 2);
   await counter.kill();
 });
 

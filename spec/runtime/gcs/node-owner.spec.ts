@@ -4,7 +4,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OrreryError } from '../../../lib/errors.ts';
-import { encodeError, encodeOk } from '../../../protocols/reply.ts';
+import { answerNonce, checkProof } from '../../../protocols/answer-proof.ts';
+import { encode } from '../../../protocols/codec.ts';
+import { decodeReplyBody, encodeError, encodeOk } from '../../../protocols/reply.ts';
 import { until } from '../../helpers/until.ts';
 import { Harness } from './support.ts';
 
@@ -33,6 +35,33 @@ test('heartbeats with another secret, or none, are refused and counted; the owne
     assert.is(h.gcs.wireErrors().byVerb.heartbeat, 2);
     assert.equal(await h.request('heartbeat', 'heartbeat', { nodeId: 'n1', seq: 2, available: {}, secret: SECRET }), { known: true });
     assert.is(h.logs.filter((l) => l.includes('NODE_NOT_OWNED')).length, 1, 'logged once, then counted');
+  } finally {
+    await h.close();
+  }
+});
+
+test("the answers to a raylet's own requests carry the GCS's proof under the secret and nonce they came with, errors too; a request without a nonce gets none", async () => {
+  const h = await Harness.start();
+  const ask = async (verb: 'register_node' | 'heartbeat' | 'unregister_node' | 'actor_died', body: object) =>
+    decodeReplyBody((await h.bus.request(h.s.gcs(verb), encode(verb, body as never), { timeoutMs: 5000 })).data);
+  try {
+    const nonces = Array.from({ length: 5 }, answerNonce);
+    const registered = await ask('register_node', { ...registration('n1', SECRET), nonce: nonces[0] });
+    assert.ok(registered.ok);
+    assert.is(checkProof(registered, SECRET, 'register_node', nonces[0]!), 'proven');
+    const beat = await ask('heartbeat', { nodeId: 'n1', seq: 1, available: {}, secret: SECRET, nonce: nonces[1] });
+    assert.is(checkProof(beat, SECRET, 'heartbeat', nonces[1]!), 'proven');
+    assert.is(checkProof(beat, SECRET, 'heartbeat', nonces[0]!), 'forged', "not under another request's nonce");
+    // refused (another secret): the error is proven under the secret the request carried
+    const refused = await ask('heartbeat', { nodeId: 'n1', seq: 2, available: {}, secret: FORGED, nonce: nonces[2] });
+    assert.ok(!refused.ok && refused.error.code === 'NODE_NOT_OWNED');
+    assert.is(checkProof(refused, FORGED, 'heartbeat', nonces[2]!), 'proven');
+    const died = await ask('actor_died', { nodeId: 'n1', actors: [], cause: 'spec', secret: SECRET, nonce: nonces[3] });
+    assert.is(checkProof(died, SECRET, 'actor_died', nonces[3]!), 'proven');
+    // a raylet from before proofs sends no nonce: answered as before
+    assert.is(checkProof(await ask('heartbeat', { nodeId: 'n1', seq: 3, available: {}, secret: SECRET }), SECRET, 'heartbeat', nonces[4]!), 'unproven');
+    const left = await ask('unregister_node', { nodeId: 'n1', secret: SECRET, nonce: nonces[4] });
+    assert.is(checkProof(left, SECRET, 'unregister_node', nonces[4]!), 'proven');
   } finally {
     await h.close();
   }

@@ -94,7 +94,12 @@ test('stop() unregisters with the node secret once no actor of the node answers;
     const started = performance.now();
     await w.raylet.stop();
     const took = performance.now() - started;
-    assert.equal(w.gcs.unregistered, [{ nodeId: w.raylet.nodeId, secret: w.gcs.registrations[0].secret }], `gcs answers: ${gcsAnswers}`);
+    assert.equal(
+      w.gcs.unregistered.map(({ nodeId, secret }) => ({ nodeId, secret })),
+      [{ nodeId: w.raylet.nodeId, secret: w.gcs.registrations[0].secret }],
+      `gcs answers: ${gcsAnswers}`,
+    );
+    assert.match(w.gcs.unregistered[0]!.nonce ?? '', /^[A-Za-z0-9_-]{22}$/, 'with a nonce for the answer’s proof');
     assert.is(answeredThen, false, 'the actor no longer answers when the GCS hears the node is gone');
     // Node.js fires a timer against the event loop's cached clock, taken when the loop turn began,
     // so a 300-ms timeout can end up to a millisecond before 300 ms of performance.now() (a CI run on
@@ -457,10 +462,11 @@ async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void
 }
 
 /** A raylet whose GCS told it a node timeout of 200 ms: lease 120 ms, heartbeats every 20 ms. */
-async function fencedWorld(): Promise<World & { actorId: string }> {
+async function fencedWorld(opts: { prove?: boolean } = {}): Promise<World & { actorId: string }> {
   const broker = new MemoryBroker();
   const gcs = new StubGcs(connectMemoryBus(broker));
   gcs.nodeTimeoutMs = 200;
+  gcs.prove = opts.prove ?? false;
   const bus = connectMemoryBus(broker);
   const raylet = await startRaylet({ bus: connectMemoryBus(broker), hosts: { mode: 'inline' }, requestTimeoutMs: 50, retryMs: 5 });
   const w = { broker, bus, gcs, raylet };
@@ -489,6 +495,39 @@ test('fence: heartbeats unanswered past the lease stop its actors answering; an 
     w.gcs.mute = false;
     await w.gcs.until(() => !w.raylet.stats().fenced, 'the fence to lift');
     assert.is(await call(w.bus, w.actorId, 'increment'), 2, 'the same incarnation, its state kept');
+  } finally {
+    await w.raylet.stop();
+    w.gcs.close();
+  }
+});
+
+test('fence: once the GCS has proven its answers, heartbeat answers without a proof (a peer answering in its place) acknowledge nothing: the raylet fences; proven ones lift it', async () => {
+  const w = await fencedWorld({ prove: true });
+  try {
+    assert.ok(w.gcs.registrations[0]!.nonce, 'the registration carried a nonce');
+    await w.gcs.until(() => w.gcs.heartbeats.length >= 2, 'two heartbeats');
+    assert.ok(w.gcs.lastHeartbeat()?.nonce, 'each heartbeat carries one');
+    assert.is.not(w.gcs.heartbeats.at(-2)?.nonce, w.gcs.lastHeartbeat()?.nonce, 'a fresh one');
+    w.gcs.forgeHeartbeats = true;
+    await w.gcs.until(() => w.raylet.stats().fenced, 'the raylet to fence itself');
+    const err = (await rejection(call(w.bus, w.actorId, 'get'))) as { code?: string };
+    assert.is(err.code, 'NO_RESPONDERS');
+    w.gcs.forgeHeartbeats = false;
+    await w.gcs.until(() => !w.raylet.stats().fenced, 'the fence to lift');
+    assert.is(await call(w.bus, w.actorId, 'increment'), 2, 'the same incarnation, its state kept');
+  } finally {
+    await w.raylet.stop();
+    w.gcs.close();
+  }
+});
+
+test('a GCS from before proofs (answers without one, never proven): its answers are taken as before', async () => {
+  const w = await fencedWorld({ prove: false });
+  try {
+    const seq = w.raylet.stats().seq;
+    await polled('10 more acknowledged heartbeats (2 leases)', () => w.raylet.stats().seq >= seq + 10);
+    assert.is(w.raylet.stats().fenced, false);
+    assert.is(await call(w.bus, w.actorId, 'increment'), 2);
   } finally {
     await w.raylet.stop();
     w.gcs.close();

@@ -2,6 +2,7 @@ import { decode } from '../../../protocols/codec.ts';
 import { messages } from '../../../protocols/messages/registry.ts';
 import type { Heartbeat, RegisterNode, RegisterRunning, UnregisterNode } from '../../../protocols/messages/node.ts';
 import type { ViewDelta } from '../../../protocols/messages/view.ts';
+import { provenValue } from '../../../protocols/answer-proof.ts';
 import { encodeError, encodeOk } from '../../../protocols/reply.ts';
 import { subjects } from '../../../protocols/subjects.ts';
 import type { Bus, BusMsg, Subscription } from '../../../runtime/bus/bus.ts';
@@ -38,6 +39,13 @@ export class StubGcs {
   nodeTimeoutMs: number | undefined;
   /** Heartbeats are recorded but not answered (the raylet's requests time out). */
   mute = false;
+  /**
+   * Answers registrations and heartbeats with the proof the GCS gives (protocols/answer-proof.ts)
+   * when the request carries a secret and a nonce; false answers as a GCS from before proofs.
+   */
+  prove = false;
+  /** Heartbeats are answered without a proof even when `prove` is on: a peer answering in the GCS's place. */
+  forgeHeartbeats = false;
   /** Every unregister_node received, with `onUnregister` called before it is answered. */
   readonly unregistered: UnregisterNode[] = [];
   onUnregister: ((body: UnregisterNode) => void) | undefined;
@@ -102,6 +110,10 @@ export class StubGcs {
     await this.bus.flush();
   }
 
+  private proven(body: { secret?: string; nonce?: string }, verb: string, value: object): object {
+    return this.prove && body.secret !== undefined && body.nonce !== undefined ? provenValue(value, body.secret, verb, body.nonce) : value;
+  }
+
   private handle(verb: Seen['type'], msg: BusMsg): void {
     const { type, body } = decode(msg.data, { registry: messages });
     if (type !== verb) throw new Error(`stub GCS: ${type} on ${verb}`);
@@ -114,7 +126,7 @@ export class StubGcs {
         this.known = true;
         const timeout = this.nodeTimeoutMs === undefined ? {} : { nodeTimeoutMs: this.nodeTimeoutMs };
         const epoch = this.epoch === undefined ? {} : { epoch: this.epoch };
-        msg.respond(encodeOk({ nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [], ...timeout, ...epoch }));
+        msg.respond(encodeOk(this.proven(body, 'register_node', { nodeId: body.nodeId, heartbeatMs: this.heartbeatMs, rareResources: [], ...timeout, ...epoch })));
       }
     } else if (type === 'register_running') {
       this.runningParts.push(body);
@@ -122,7 +134,8 @@ export class StubGcs {
       msg.respond(encodeOk({ staged }));
     } else if (type === 'heartbeat') {
       this.heartbeats.push(body);
-      if (!this.mute) msg.respond(encodeOk({ known: this.known, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) }));
+      const answer = { known: this.known, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) };
+      if (!this.mute) msg.respond(encodeOk(this.forgeHeartbeats ? answer : this.proven(body, 'heartbeat', answer)));
     } else if (type === 'actor_died') {
       this.died.push(body as ActorDiedReport);
       msg.respond(encodeOk(null));
