@@ -1,4 +1,5 @@
-import { ClusterState, type SchedNode } from '../cluster/cluster-state.ts';
+import { ClusterState } from '../cluster/cluster-state.ts';
+import type { SchedNode } from '../cluster/sched-node.ts';
 import { NODE_GROUP_LABEL, NODE_ID_LABEL, NODE_NAME_LABEL } from '../labels/builtin.ts';
 import { fits } from '../resources/resource-set.ts';
 import { attemptLevels, baseAttempt } from '../scheduling/attempts.ts';

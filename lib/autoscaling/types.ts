@@ -1,4 +1,4 @@
-import type { NodeInput } from '../cluster/cluster-state.ts';
+import type { NodeInput } from '../cluster/sched-node.ts';
 import type { ResourceSet } from '../resources/resource-set.ts';
 import type { PlacementGroupRequest } from '../scheduling/bundles/request.ts';
 import type { SchedulingRequest } from '../scheduling/request.types.ts';

@@ -6,54 +6,8 @@ import { fits, subtractResources, type ResourceSet } from '../resources/resource
 import type { Taint } from '../scheduling/taints.ts';
 import { NodeOrder } from './node-order.ts';
 import { addLabelCount, countActorLabels, labelCount, labelCounts, type ActorLabelCounts, type ActorLabelRecord } from './actor-label-counts.ts';
-
-export type { ActorLabelCounts, ActorLabelRecord } from './actor-label-counts.ts';
-
-export type NodeState = 'ALIVE' | 'DRAINING' | 'DEAD';
-
-export interface PlacedActor {
-  readonly actorId: string;
-  readonly namespace: string;
-  /** The actor's labels including its automatic orrery.io/actor-id label. */
-  readonly labels: Readonly<Record<string, string>>;
-}
-
-/** One node as the scheduler sees it. Read freely; change only through ClusterState. */
-export interface SchedNode {
-  readonly id: string;
-  readonly name: string;
-  state: NodeState;
-  labels: Readonly<Record<string, string>>;
-  taints: readonly Taint[];
-  total: ResourceSet;
-  available: ResourceSet;
-  /** Hybrid-policy score, kept current by ClusterState (see node-order.ts). */
-  score: number;
-  readonly actors: Map<string, PlacedActor>;
-  /**
-   * Actor-label counts the node holds without the actors behind them (actor-label-counts.ts): a
-   * raylet's view knows a node's actors only this way. Indexed like the labels of `actors`.
-   */
-  actorLabels?: ActorLabelCounts;
-}
-
-export interface NodeInput {
-  readonly nodeId: string;
-  readonly name?: string;
-  readonly state?: NodeState;
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly taints?: readonly Taint[];
-  readonly total: ResourceSet;
-  readonly available?: ResourceSet;
-}
-
-/** Per-name changes to a node's resource sets (`ClusterState.setResources`). */
-export interface ResourceChanges {
-  readonly total?: ResourceSet;
-  readonly available?: ResourceSet;
-  /** Names the node no longer has, in either set. */
-  readonly removed?: readonly string[];
-}
+import type { NodeInput, NodeState, PlacedActor, ResourceChanges, SchedNode } from './sched-node.ts';
+import { ActorLabelChanges, ChangedResourceNames } from './tracked-changes.ts';
 
 export interface ClusterStateOptions {
   /** Utilization below which a node scores 0, so placements pack onto it (Ray: 0.5). */
@@ -86,9 +40,9 @@ export class ClusterState {
   readonly #preferCounts: number[] = [];
   readonly #topology = new TopologyIndex();
   /** Per node, the resource names changed since `takeResourceChanges` ('all': the sets were replaced); only while tracking. */
-  #resourceChanges: Map<string, Set<string> | 'all'> | undefined;
+  #resourceChanges: ChangedResourceNames | undefined;
   /** Per node, the actor-label count changes since `takeActorLabelChanges`; only while tracking. */
-  #labelChanges: Map<string, ActorLabelCounts> | undefined;
+  #labelChanges: ActorLabelChanges | undefined;
 
   constructor(opts: ClusterStateOptions = {}) {
     this.spreadThreshold = opts.spreadThreshold ?? 0.5;
@@ -194,7 +148,7 @@ export class ClusterState {
     if (!fits(node.available, resources)) subtractResources(node.available, resources); // throws the precise error
     const available = node.available as Record<string, number>;
     for (const name in resources) available[name] = (available[name] ?? 0) - resources[name];
-    this.#noteChanged(id, resources);
+    this.#resourceChanges?.note(id, resources);
     this.#rescore(node);
   }
 
@@ -208,7 +162,7 @@ export class ClusterState {
     }
     const available = node.available as Record<string, number>;
     for (const name in resources) available[name] = (available[name] ?? 0) + resources[name];
-    this.#noteChanged(id, resources);
+    this.#resourceChanges?.note(id, resources);
     this.#rescore(node);
   }
 
@@ -221,7 +175,7 @@ export class ClusterState {
       total[name] = (total[name] ?? 0) + extra[name];
       available[name] = (available[name] ?? 0) + extra[name];
     }
-    this.#noteChanged(id, extra);
+    this.#resourceChanges?.note(id, extra);
     this.#rescore(node);
   }
 
@@ -243,7 +197,7 @@ export class ClusterState {
         delete available[name];
       }
     }
-    this.#noteChanged(id, extra);
+    this.#resourceChanges?.note(id, extra);
     this.#rescore(node);
   }
 
@@ -262,7 +216,7 @@ export class ClusterState {
     }
     for (const name in changes.total) total[name] = changes.total[name];
     for (const name in changes.available) available[name] = changes.available[name];
-    const changed = this.#changesOf(id);
+    const changed = this.#resourceChanges?.namesOf(id);
     if (changed) {
       for (const name of changes.removed ?? []) changed.add(name);
       for (const name in changes.total) changed.add(name);
@@ -292,7 +246,7 @@ export class ClusterState {
     node.actors.set(actor.actorId, placed);
     this.index.add(actorScope(actor.namespace), nodeId, placed.labels);
     this.#topology.actor(node, placed, 1);
-    this.#noteLabels(nodeId, placed, 1);
+    this.#labelChanges?.note(nodeId, placed, 1);
   }
 
   removeActor(nodeId: string, actorId: string): void {
@@ -302,7 +256,7 @@ export class ClusterState {
     node.actors.delete(actorId);
     this.index.remove(actorScope(placed.namespace), nodeId, placed.labels);
     this.#topology.actor(node, placed, -1);
-    this.#noteLabels(nodeId, placed, -1);
+    this.#labelChanges?.note(nodeId, placed, -1);
   }
 
   /**
@@ -349,7 +303,7 @@ export class ClusterState {
    * so the GCS's view broadcaster sends a period's changes as counts (`takeActorLabelChanges`).
    */
   trackActorLabelChanges(): void {
-    this.#labelChanges ??= new Map();
+    this.#labelChanges ??= new ActorLabelChanges();
   }
 
   /** The node's actor-label count changes since the last call (zeros included), and starts anew; undefined when none. */
@@ -365,7 +319,7 @@ export class ClusterState {
    * by those names instead of comparing every name (`takeResourceChanges`).
    */
   trackResourceChanges(): void {
-    this.#resourceChanges ??= new Map();
+    this.#resourceChanges ??= new ChangedResourceNames();
   }
 
   /**
@@ -393,27 +347,6 @@ export class ClusterState {
   /** The nodes labelled key=value in (score, id) order, or undefined when there are none. */
   labelOrder(key: string, value: string): NodeOrder<SchedNode> | undefined {
     return this.#labelOrders.get(key + '\0' + value);
-  }
-
-  #changesOf(id: string): Set<string> | undefined {
-    const changes = this.#resourceChanges;
-    if (!changes) return undefined;
-    let changed = changes.get(id);
-    if (changed === 'all') return undefined;
-    if (!changed) changes.set(id, (changed = new Set()));
-    return changed;
-  }
-
-  #noteLabels(id: string, actor: PlacedActor, sign: 1 | -1): void {
-    if (!this.#labelChanges) return;
-    let changes = this.#labelChanges.get(id);
-    if (!changes) this.#labelChanges.set(id, (changes = new Map()));
-    for (const key in actor.labels) addLabelCount(changes, [actor.namespace, key, actor.labels[key], sign], { keepZero: true });
-  }
-
-  #noteChanged(id: string, names: ResourceSet): void {
-    const changed = this.#changesOf(id);
-    if (changed) for (const name in names) changed.add(name);
   }
 
   #rescore(node: SchedNode): void {

@@ -1,4 +1,4 @@
-import type { PlacedActor, SchedNode } from '../cluster/cluster-state.ts';
+import type { PlacedActor, SchedNode } from '../cluster/sched-node.ts';
 import { labelCounts, type LabelCount } from '../cluster/actor-label-counts.ts';
 import { LabelIndex, actorScope } from './label-index.ts';
 

@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../cluster/cluster-state.ts';
+import type { ClusterState } from '../cluster/cluster-state.ts';
+import type { SchedNode } from '../cluster/sched-node.ts';
 import { actorAffinity } from './filters/actor-affinity.ts';
 import type { Attempt, Filter } from './filters/filter.ts';
 import { labelSelector } from './filters/label-selector.ts';

@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../cluster/cluster-state.ts';
+import type { ClusterState } from '../cluster/cluster-state.ts';
+import type { SchedNode } from '../cluster/sched-node.ts';
 import { CRITICAL_RESOURCES } from '../cluster/cluster-state.ts';
 import { NodeNotFoundError, NodeUnavailableError } from '../errors.ts';
 import { randomInt, type Rng } from '../random.ts';

@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../cluster/cluster-state.ts';
+import type { ClusterState } from '../cluster/cluster-state.ts';
+import type { SchedNode } from '../cluster/sched-node.ts';
 import { NodeNotFoundError, NodeUnavailableError, type OrreryError } from '../errors.ts';
 import type { Rng } from '../random.ts';
 import { attemptLevels, baseAttempt } from './attempts.ts';

@@ -1,4 +1,5 @@
-import type { ClusterState, PlacedActor } from '../../lib/cluster/cluster-state.ts';
+import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import type { PlacedActor } from '../../lib/cluster/sched-node.ts';
 import { ACTOR_ID_LABEL } from '../../lib/labels/builtin.ts';
 import { PLACEMENT_KEYS, type PlacementOptions } from '../../lib/scheduling/request.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';

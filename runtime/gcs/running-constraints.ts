@@ -1,4 +1,4 @@
-import type { SchedNode } from '../../lib/cluster/cluster-state.ts';
+import type { SchedNode } from '../../lib/cluster/sched-node.ts';
 import { anyOfMatches, conditionMatches, describeAnyOf, describeExpression, expressionMatches, type LabelMatchExpression } from '../../lib/selectors/expression.ts';
 import type { SchedulingRequest } from '../../lib/scheduling/request.types.ts';
 import { describeTaint, tolerates, type Taint } from '../../lib/scheduling/taints.ts';

@@ -1,5 +1,6 @@
 import { toLabelRecord } from '../../lib/cluster/actor-label-counts.ts';
-import type { ClusterState, SchedNode } from '../../lib/cluster/cluster-state.ts';
+import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import type { SchedNode } from '../../lib/cluster/sched-node.ts';
 import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import { formatTaints } from '../../lib/scheduling/taints.ts';
 import { DEFAULT_MAX_BYTES, encode, encodedSize } from '../../protocols/codec.ts';

@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../../lib/cluster/cluster-state.ts';
+import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import type { SchedNode } from '../../lib/cluster/sched-node.ts';
 import type { ResourceSet } from '../../lib/resources/resource-set.ts';
 import type { NodeView } from '../../protocols/messages/view.ts';
 

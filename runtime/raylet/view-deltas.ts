@@ -1,5 +1,6 @@
 import { labelCount, labelCounts } from '../../lib/cluster/actor-label-counts.ts';
-import type { ClusterState, SchedNode } from '../../lib/cluster/cluster-state.ts';
+import type { ClusterState } from '../../lib/cluster/cluster-state.ts';
+import type { SchedNode } from '../../lib/cluster/sched-node.ts';
 import { formatTaints, parseTaints, type Taint } from '../../lib/scheduling/taints.ts';
 import type { NodeView, ViewDelta } from '../../protocols/messages/view.ts';
 import type { NodeLoads } from './node-loads.ts';

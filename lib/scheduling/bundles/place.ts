@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
+import type { ClusterState } from '../../cluster/cluster-state.ts';
+import type { SchedNode } from '../../cluster/sched-node.ts';
 import { addResources, fits, subtractResources, type ResourceSet } from '../../resources/resource-set.ts';
 import { attemptsFor } from '../attempts.ts';
 import type { Attempt, Filter, Rejection } from '../filters/filter.ts';

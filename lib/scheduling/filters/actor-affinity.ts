@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
+import type { ClusterState } from '../../cluster/cluster-state.ts';
+import type { SchedNode } from '../../cluster/sched-node.ts';
 import { actorScope } from '../../label-index/label-index.ts';
 import { conditionMatches, type LabelMatchExpression } from '../../selectors/expression.ts';
 import { topologyExpressionMatches } from './actor-topology.ts';

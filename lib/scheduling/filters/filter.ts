@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
+import type { ClusterState } from '../../cluster/cluster-state.ts';
+import type { SchedNode } from '../../cluster/sched-node.ts';
 import type { LabelMatchAnyOf, LabelMatchExpression } from '../../selectors/expression.ts';
 import type { PreferredTerms } from './preferred-terms.ts';
 import type { SchedulingRequest } from '../request.types.ts';

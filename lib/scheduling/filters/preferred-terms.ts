@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
+import type { ClusterState } from '../../cluster/cluster-state.ts';
+import type { SchedNode } from '../../cluster/sched-node.ts';
 import { anyOfMatches, expressionMatches, type LabelMatchAnyOf, type LabelMatchExpression } from '../../selectors/expression.ts';
 import type { SchedulingRequest } from '../request.types.ts';
 import { actorExpressionMatches } from './actor-affinity.ts';

@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
+import type { ClusterState } from '../../cluster/cluster-state.ts';
+import type { SchedNode } from '../../cluster/sched-node.ts';
 import type { NodeOrder } from '../../cluster/node-order.ts';
 import { randomInt, type Rng } from '../../random.ts';
 import { before, candidatesFor } from '../candidates.ts';

@@ -1,4 +1,5 @@
-import type { ClusterState, SchedNode } from '../../cluster/cluster-state.ts';
+import type { ClusterState } from '../../cluster/cluster-state.ts';
+import type { SchedNode } from '../../cluster/sched-node.ts';
 import { candidatesFor } from '../candidates.ts';
 import type { Attempt } from '../filters/filter.ts';
 import { passes, type Policy } from '../policy.ts';

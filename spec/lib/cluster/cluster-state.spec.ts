@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ClusterState, CRITICAL_RESOURCES, type NodeInput } from '../../../lib/cluster/cluster-state.ts';
+import { ClusterState, CRITICAL_RESOURCES } from '../../../lib/cluster/cluster-state.ts';
+import type { NodeInput } from '../../../lib/cluster/sched-node.ts';
 import { InvalidResourceError, NodeNotFoundError, OrreryError } from '../../../lib/errors.ts';
 import { ACTOR_ID_LABEL } from '../../../lib/labels/builtin.ts';
 import { NODE_SCOPE, TAINT_SCOPE, actorScope } from '../../../lib/label-index/label-index.ts';

@@ -2,7 +2,7 @@
 // at the pods of every node sharing the node's topology label value).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { PlacedActor, SchedNode } from '../../../lib/cluster/cluster-state.ts';
+import type { PlacedActor, SchedNode } from '../../../lib/cluster/sched-node.ts';
 import { actorScope } from '../../../lib/label-index/label-index.ts';
 import { TopologyIndex } from '../../../lib/label-index/topology-index.ts';
 

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ClusterState, type NodeState } from '../../../lib/cluster/cluster-state.ts';
+import { ClusterState } from '../../../lib/cluster/cluster-state.ts';
+import type { NodeState } from '../../../lib/cluster/sched-node.ts';
 import { InvalidLabelError, InvalidOptionError, InvalidResourceError, InvalidSelectorError, OrreryError } from '../../../lib/errors.ts';
 import { seededRng, type Rng } from '../../../lib/random.ts';
 import { addResources, fits, parseResources, type ResourceSet } from '../../../lib/resources/resource-set.ts';

@@ -11,7 +11,7 @@ import { compilePlacementGroup } from '../../../lib/scheduling/bundles/request.t
 import { tolerate } from '../../../lib/scheduling/tolerations.ts';
 import { Exists, In, NotIn } from '../../../lib/selectors/builders.ts';
 import { untoleratedNoExecute } from '../../../runtime/gcs/running-constraints.ts';
-import type { SchedNode } from '../../../lib/cluster/cluster-state.ts';
+import type { SchedNode } from '../../../lib/cluster/sched-node.ts';
 
 const t = (key: string, value: string, effect: TaintEffect = 'NoSchedule'): Taint => ({ key, value, effect });
 
