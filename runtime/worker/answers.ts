@@ -5,7 +5,7 @@ import { encodeError } from '../../protocols/reply.ts';
 
 /**
  * Answers made in one turn, sent together once its microtask queue has drained — for actor calls
- * (host.ts) and tasks (task-runner.ts). Calls and tasks finish through promise callbacks, so each
+ * (call-job.ts) and tasks (task-runner.ts). Calls and tasks finish through promise callbacks, so each
  * answer came a microtask after nats.js had already written the previous one: one socket write per
  * answer, and a peer that reads one answer per read and so sends one request per write — a convoy
  * that never batches again. Gathered, the answers of one turn leave in one write. A plain-valued

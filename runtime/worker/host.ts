@@ -1,22 +1,21 @@
+// A worker host's actors: ActorHost creates, fences and kills them (an actor's start is
+// hosted-actor.ts), and takes in each call on an actor's call subject for its mailbox (call-job.ts).
 import type { CodeSourcePolicy } from '../../protocols/code-source.ts';
 import { decodeCallBatch, isCallBatch } from '../../protocols/call-batch.ts';
 import { decodeCallOrCancel, isCancelCall } from '../../protocols/fast-path.ts';
 import type { CallBatch, CancelCall, CreateActor } from '../../protocols/messages/actor.ts';
-import { encodeError, encodeOk } from '../../protocols/reply.ts';
+import { encodeError } from '../../protocols/reply.ts';
 import { subjects, type ClusterSubjects } from '../../protocols/subjects.ts';
-import type { Bus, BusMsg, Subscription } from '../bus/bus.ts';
-import { ActorDiedError, ActorFencedError, RemoteError } from '../errors.ts';
-import { OrreryError } from '../../lib/errors.ts';
-import { NEVER_ABORTED, runInContext, type RuntimeContext } from './context.ts';
+import type { Bus, BusMsg } from '../bus/bus.ts';
+import { ActorDiedError, ActorFencedError } from '../errors.ts';
 import { cancelKeyMatches } from './cancel.ts';
-import { loadActorClass } from './load.ts';
-import { Answers, BatchAnswers } from './answers.ts';
-import { Mailbox, type MailboxJob } from './mailbox.ts';
+import { BatchAnswers } from './answers.ts';
+import { CallJob } from './call-job.ts';
+import { CancellableCallJob } from './cancellable-call-job.ts';
+import { startActor, type HostedActor } from './hosted-actor.ts';
 import { MalformedCounter } from './malformed.ts';
-import { toRemoteError, unsendableResult } from './remote-error.ts';
-import { replyBytes, respond } from './respond.ts';
-import { containsRef, refsDecoded } from '../../protocols/actor-ref.ts';
-import { plainDataProblem } from '../../protocols/plain-data.ts';
+import { respond } from './respond.ts';
+import { refsDecoded } from '../../protocols/actor-ref.ts';
 import type { WorkerClusterSource } from './worker-cluster.ts';
 
 /** The node a host runs on, as getRuntimeContext() reports it (protocols/ipc.ts). */
@@ -33,18 +32,6 @@ export interface ActorHostOptions {
   codeSources?: CodeSourcePolicy;
   /** Turns actor references in arguments into handles (worker-cluster.ts); without it they stay references. */
   workerCluster?: WorkerClusterSource;
-}
-
-interface HostedActor {
-  readonly actorId: string;
-  readonly className: string;
-  readonly incarnation: number;
-  readonly instance: object;
-  readonly context: RuntimeContext;
-  readonly mailbox: Mailbox;
-  sub?: Subscription;
-  /** Its calls that can be cancelled (sent with a cancel key) and are not answered yet, by call id; made at the first. */
-  cancellable: Map<string, CancellableCallJob> | undefined;
 }
 
 interface Starting {
@@ -181,39 +168,23 @@ export class ActorHost {
     for (const id of [...this.starting.keys(), ...this.actors.keys()]) this.kill(id);
   }
 
-  private async start(spec: CreateActor, entry: Starting): Promise<void> {
-    const cls = await loadActorClass(spec.code.moduleUrl, spec.code.className, this.codeSources);
-    // Named fields, not `{ ...this.node, actorId }`: V8 gave each spread copy of the node a hidden
-    // class of its own (~0.5 KB per actor in a host with 2,500; heap snapshot), this one shape is shared.
-    const { nodeId, nodeName, labels } = this.node;
-    const context: RuntimeContext = { nodeId, nodeName, labels, actorId: spec.actorId, jobId: spec.jobId, namespace: spec.namespace, cluster: this.workerCluster, signal: NEVER_ABORTED };
-    // handles passed to the constructor arrive as references: handles on this host's connection
-    const args = this.workerCluster !== undefined && containsRef(spec.code.args) ? ((await this.workerCluster.get()).revive(spec.code.args) as unknown[]) : spec.code.args;
-    if (entry.killed || this.stopped) throw new ActorDiedError(spec.actorId, 'killed while starting');
-    let instance: object;
-    try {
-      instance = runInContext(context, () => new cls(...args));
-    } catch (err) {
-      throw toRemoteError(err);
-    }
-    if (entry.killed || this.stopped) throw new ActorDiedError(spec.actorId, 'killed while starting');
-    const actor: HostedActor = {
-      actorId: spec.actorId,
-      className: spec.code.className,
-      incarnation: spec.incarnation,
-      instance,
-      context,
-      mailbox: new Mailbox(spec.maxConcurrency),
-      cancellable: undefined,
-    };
-    if (!this.fenced) this.subscribe(actor);
-    this.actors.set(spec.actorId, actor);
+  /** Starts an actor (hosted-actor.ts); once constructed, unless killed meanwhile, it is held and, unfenced, subscribed. */
+  private start(spec: CreateActor, entry: Starting): Promise<void> {
+    return startActor(spec, {
+      node: this.node,
+      codeSources: this.codeSources,
+      workerCluster: this.workerCluster,
+      isKilled: () => entry.killed || this.stopped,
+      onStarted: (actor) => {
+        if (!this.fenced) this.subscribe(actor);
+        this.actors.set(spec.actorId, actor);
+      },
+    });
   }
 
   private subscribe(actor: HostedActor): void {
     actor.sub = this.bus.subscribe(this.subjects.actorCall(actor.actorId), (msg) => this.onCall(actor, msg));
   }
-
 
   private onCall(actor: HostedActor, msg: BusMsg): void {
     if (isCallBatch(msg.data)) this.onBatch(actor, msg);
@@ -283,191 +254,3 @@ export class ActorHost {
     else this.cancels.dropped++;
   }
 }
-
-/** Shared by every actor of this process: msg.respond() answers on the connection each call came on. */
-const answers = new Answers();
-
-/** One call as a mailbox job: runs the method in the actor's context and answers exactly once. */
-class CallJob implements MailboxJob {
-  #answered = false;
-
-  constructor(
-    protected readonly actor: HostedActor,
-    protected readonly method: string,
-    private args: unknown[],
-    private readonly msg: BusMsg,
-    /** Set when the arguments hold actor references to make handles of first. */
-    private readonly revive?: WorkerClusterSource,
-  ) {}
-
-  run(): Promise<void> | void {
-    const { revive } = this;
-    if (revive === undefined) return this.invoke();
-    const cluster = revive.loaded;
-    if (cluster !== undefined) {
-      this.args = cluster.revive(this.args) as unknown[];
-      return this.invoke();
-    }
-    // the first handle this host receives loads its cluster; the mailbox waits for it
-    return revive.get().then(
-      (loaded) => {
-        this.args = loaded.revive(this.args) as unknown[];
-        return this.invoke();
-      },
-      (err: unknown) => this.fail(err),
-    );
-  }
-
-  private invoke(): Promise<void> | void {
-    const { actor, args } = this;
-    let value: unknown;
-    let thenable: boolean;
-    try {
-      const fn = methodOf(actor, this.method);
-      value = runInContext(this.context(), () => fn.apply(actor.instance, args));
-      thenable = isThenable(value); // inside the try: a `then` getter may throw
-    } catch (err) {
-      return this.fail(toRemoteError(err));
-    }
-    // A plain value is answered now; only a method that returned a promise (or thenable) is awaited.
-    if (!thenable) return this.succeed(value);
-    return Promise.resolve(value).then(
-      (result) => this.succeed(result),
-      (err: unknown) => this.fail(toRemoteError(err)),
-    );
-  }
-
-  abort(err: Error): void {
-    this.fail(err);
-  }
-
-  /** The runtime context the method runs in: its actor's. */
-  protected context(): RuntimeContext {
-    return this.actor.context;
-  }
-
-  /** The answer has been sent. */
-  protected answered(): void {}
-
-  private succeed(value: unknown): void {
-    if (this.#answered) return;
-    // what would arrive changed (a Map as an object, a class instance without its class) is refused
-    const problem = plainDataProblem(value);
-    if (problem) return this.fail(unsendableResult(`${this.actor.className}.${this.method}`, problem));
-    this.#answered = true;
-    this.answered();
-    let data: Uint8Array;
-    try {
-      data = encodeOk(value);
-    } catch (err) {
-      data = encodeError(err); // a value msgpack cannot carry, a reply over the size limit
-    }
-    answers.send(this.msg, data);
-  }
-
-  protected fail(err: unknown): void {
-    if (this.#answered) return;
-    this.#answered = true;
-    this.answered();
-    answers.send(this.msg, replyBytes(() => encodeError(err)));
-  }
-}
-
-/**
- * A call its caller can cancel (it came with a call id and a cancel key): it runs with a signal of
- * its own in its runtime context, and is kept in its actor's `cancellable` map until answered, where
- * a cancel_call finds it (ActorHost.onCancel).
- */
-class CancellableCallJob extends CallJob {
-  #started = false;
-  #dropped = false;
-  /** Made when the method first reads its signal: an AbortController costs more than the rest of a call's work here. */
-  #controller: AbortController | undefined;
-  /** Why it was cancelled while running, if it was before anything read its signal. */
-  #abortedWith: Error | undefined;
-
-  constructor(actor: HostedActor, method: string, args: unknown[], msg: BusMsg, revive: WorkerClusterSource | undefined, readonly callId: string, readonly cancelKey: string) {
-    super(actor, method, args, msg, revive);
-  }
-
-  override run(): Promise<void> | void {
-    if (this.#dropped) return; // cancelled while it waited: answered then
-    this.#started = true;
-    return super.run();
-  }
-
-  protected override context(): RuntimeContext {
-    return new CallContext(this.actor.context, this);
-  }
-
-  protected override answered(): void {
-    this.actor.cancellable?.delete(this.callId);
-  }
-
-  /** The signal the running method sees (CallContext). */
-  get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#abortedWith !== undefined) this.#controller.abort(this.#abortedWith);
-    }
-    return this.#controller.signal;
-  }
-
-  /** Its caller cancelled it: false when it had not started (answered ABORTED, it never will), true when its running method's signal aborted. */
-  cancel(): boolean {
-    const what = `${this.actor.className}.${this.method}`;
-    const detail = { actorId: this.actor.actorId, method: this.method };
-    if (!this.#started) {
-      this.#dropped = true;
-      this.fail(new OrreryError('ABORTED', `call ${what} was cancelled by its caller before it started; it did not run`, { detail }));
-      return false;
-    }
-    this.#abortedWith ??= new OrreryError('ABORTED', `call ${what} was cancelled by its caller`, { detail });
-    this.#controller?.abort(this.#abortedWith);
-    return true;
-  }
-}
-
-/**
- * A cancellable call's runtime context: its actor's, with the call's own signal, made only if the
- * method asks for it (getRuntimeContext() reads `signal`).
- */
-class CallContext implements RuntimeContext {
-  readonly nodeId: string;
-  readonly nodeName: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly actorId: string | undefined;
-  readonly jobId: string | undefined;
-  readonly namespace: string | undefined;
-  readonly cluster: RuntimeContext['cluster'];
-
-  constructor(
-    base: RuntimeContext,
-    private readonly job: CancellableCallJob,
-  ) {
-    this.nodeId = base.nodeId;
-    this.nodeName = base.nodeName;
-    this.labels = base.labels;
-    this.actorId = base.actorId;
-    this.jobId = base.jobId;
-    this.namespace = base.namespace;
-    this.cluster = base.cluster;
-  }
-
-  get signal(): AbortSignal {
-    return this.job.signal;
-  }
-}
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-function methodOf(actor: HostedActor, method: string): (...args: unknown[]) => unknown {
-  const fn: unknown = (actor.instance as Record<string, unknown>)[method];
-  const inherited = (Object.prototype as unknown as Record<string, unknown>)[method];
-  if (typeof fn !== 'function' || method === 'constructor' || fn === inherited) {
-    throw new RemoteError({ name: 'TypeError', message: `${actor.className}.${method} is not a function` });
-  }
-  return fn as (...args: unknown[]) => unknown;
-}
-
