@@ -16,15 +16,15 @@ import { nodeMachine } from './node.machine.ts';
  * requests that arrive before `serving` wait for it; queries and registrations are answered.
  *
  * Node, Actor and PlacementGroup machines (ids `node-<nodeId>`, `actor-<actorId>`,
- * `placement-group-<pgId>`) are created by the service with this actor as their parent — the same
+ * `placement-group-<pgId>`) are created with this actor as their parent (gcs-children.ts) — the same
  * actor system, so one inspection stream shows the whole control plane, and their done and error
  * events arrive here — but they are not kept in `children`: xstate copies that object on every spawn
  * and stop, a cost that grows with their number (a 100 ms stall per actor death at 1,000 actors; a
- * node joining a 5,000-node cluster copied 5,000 entries, bench/sim). The service refuses new ones
+ * node joining a 5,000-node cluster copied 5,000 entries, bench/sim). gcs-children.ts refuses new ones
  * once this machine is stopping; a machine's last state lives on in the GCS's store.
  *
  * Opening and closing the request subjects and reconciling are the invoked `openSubjects` /
- * `closeSubjects` / `reconcile` promise actors, supplied with provide() by the service; the defaults
+ * `closeSubjects` / `reconcile` promise actors, supplied with provide() in gcs-actor.ts; the defaults
  * here do nothing.
  */
 export interface GcsMachineInput {

@@ -5,10 +5,11 @@ import type { ActorInfoWire } from '../../protocols/messages/actor.ts';
 import type { NodeInfoWire } from '../../protocols/messages/cluster.ts';
 import type { JobInfoWire } from '../../protocols/messages/job.ts';
 import type { PendingQueueStats } from './pending-queue.ts';
-import { GcsService, type GcsOptions } from './service.ts';
+import type { GcsOptions } from './gcs-options.ts';
+import { GcsService } from './service.ts';
 import type { WireErrorCounts } from './wire.ts';
 
-export type { GcsOptions } from './service.ts';
+export type { GcsOptions } from './gcs-options.ts';
 export type { WireErrorCounts } from './wire.ts';
 export type { PendingQueueStats, KickReason } from './pending-queue.ts';
 export { MemoryStore, type GcsStore, type NodeRecord, type ActorRecord } from './store.ts';
