@@ -174,7 +174,7 @@ async function launchToAlive(runs: number): Promise<Row[]> {
   const { startNatsServer } = await import('../runtime/local/nats-server.ts');
   const { startLocalCluster } = await import('../runtime/index.ts');
   const { spawnRuntimeProcess } = await import('../runtime/local/runtime-process.ts');
-  const { connectNatsBus } = await import('../runtime/bus/nats.ts');
+  const { connectNatsBus } = await import('../runtime/bus/nats-connect.ts');
   const { Autoscaler, LocalProvider, autoscalerGcs, parseAutoscalerConfig } = await import('../runtime/autoscaler/index.ts');
   const { CounterActor } = await import('../spec/fixtures/client/actors.ts');
   const dir = mkdtempSync(join(tmpdir(), 'orrery-bench-autoscaler-'));

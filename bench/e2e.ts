@@ -93,7 +93,7 @@ const here = (path: string): string => new URL(path, import.meta.url).href;
 // Loaded by URL so the mode decides which tree the driver's runtime code comes from; the types are
 // the source's, which dist/ is compiled from.
 const pkg = (await import(here(MODE.pkg))) as typeof import('../index.ts');
-const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats.ts');
+const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats-connect.ts');
 const { encode } = (await import(here(MODE.codec))) as typeof import('../protocols/codec.ts');
 const { NoopActor, EchoActor, CallerActor } = (await import(here(MODE.fixtures))) as typeof import('./fixtures/actors.ts');
 const { nodeIdAffinity, startLocalCluster } = pkg;

@@ -42,7 +42,7 @@ const args = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--long'))
 const MODE = PLAIN_MODE;
 const here = (path: string): string => new URL(path, import.meta.url).href;
 const pkg = (await import(here(MODE.pkg))) as typeof import('../index.ts');
-const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats.ts');
+const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats-connect.ts');
 const { encode } = (await import(here(MODE.codec))) as typeof import('../protocols/codec.ts');
 const { EchoActor } = (await import(here(MODE.fixtures))) as typeof import('./fixtures/actors.ts');
 

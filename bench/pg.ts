@@ -72,7 +72,7 @@ const MODE: Mode = PROFILE_DIR === undefined ? BASE : { ...BASE, nodeFlags: [...
 
 const here = (path: string): string => new URL(path, import.meta.url).href;
 const pkg = (await import(here(MODE.pkg))) as typeof import('../index.ts');
-const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats.ts');
+const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats-connect.ts');
 const { encode } = (await import(here(MODE.codec))) as typeof import('../protocols/codec.ts');
 const { NoopActor } = (await import(here(MODE.fixtures))) as typeof import('./fixtures/actors.ts');
 const { actorAffinity, affinity, placementGroupStrategy, startLocalCluster } = pkg;

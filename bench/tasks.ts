@@ -18,10 +18,10 @@
  * - default ("plain node"): the code users run — startLocalCluster from the compiled package
  *   (dist/index.js) with nodeFlags: [], so the GCS, raylets and worker hosts run dist/*.js on plain
  *   node; nats-server started by dist/runtime/local/nats-server.js; the driver's bus is
- *   dist/runtime/bus/nats.js; the no-op task from bench/fixtures/tasks.mjs, which imports 'orrery'
- *   by name (→ dist/); the responder and its relay child are bench/fixtures/tasks-responder.mjs on
- *   plain node. The script builds dist/ first. The driver (this file) stays under tsx, loading only
- *   dist/ code for the runtime.
+ *   dist/runtime/bus/nats-connect.js; the no-op task from bench/fixtures/tasks.mjs, which imports
+ *   'orrery' by name (→ dist/); the responder and its relay child are
+ *   bench/fixtures/tasks-responder.mjs on plain node. The script builds dist/ first. The driver
+ *   (this file) stays under tsx, loading only dist/ code for the runtime.
  * - --dev: everything from source under tsx (--conditions=source --import tsx), as in development;
  *   the task from bench/support/tasks-fixtures.ts, the responder bench/support/tasks-responder.ts.
  * The header prints the mode, the commit measured and (default mode) the state of dist/; every JSON
@@ -48,7 +48,7 @@ const here = (path: string): string => new URL(path, import.meta.url).href;
 // Loaded by URL so the mode decides which tree the driver's runtime code comes from; the types are
 // the source's, which dist/ is compiled from.
 const { startLocalCluster } = (await import(here(MODE.pkg))) as typeof import('../index.ts');
-const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats.ts');
+const { connectNatsBus } = (await import(here(MODE.bus))) as typeof import('../runtime/bus/nats-connect.ts');
 const { startNatsServer } = (await import(here(MODE.natsServer))) as typeof import('../runtime/local/nats-server.ts');
 const { Noop } = (await import(here(MODE.taskFixtures))) as typeof import('./support/tasks-fixtures.ts');
 

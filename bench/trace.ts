@@ -27,7 +27,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { connectNatsBus } from '../runtime/bus/nats.ts';
+import { connectNatsBus } from '../runtime/bus/nats-connect.ts';
 import { recordTrace } from '../runtime/inspect/recorder.ts';
 import { startLocalCluster, type ActorHandle, type LocalCluster } from '../runtime/index.ts';
 import { startNatsServer } from '../runtime/local/index.ts';

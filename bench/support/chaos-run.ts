@@ -23,7 +23,7 @@
 import { filter, type Subscription } from 'rxjs';
 import { actorAffinity, affinity, antiAffinity, Exists, seededRng, type PlacementOptions, type Rng } from '../../lib/index.ts';
 import { subjects } from '../../protocols/subjects.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startLocalCluster, type ActorInfo, type LocalCluster, type NodeEvent, type NodeSpec } from '../../runtime/index.ts';
 import { ChaosActorClass } from './chaos-actors.ts';
 import { controlPlaneFault, type ControlPlaneFault, type ControlPlaneRecord } from './chaos-control-plane.ts';

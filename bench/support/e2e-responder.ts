@@ -10,7 +10,7 @@
  * Prints `READY` on stdout once its subscription is registered with the server; exits on SIGTERM,
  * or when its parent goes away (stdin closes).
  */
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 
 const [url, subject] = process.argv.slice(2);
 if (!url || !subject) {

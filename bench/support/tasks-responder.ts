@@ -18,7 +18,7 @@
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 
 const [url, subject, role] = process.argv.slice(2);
 if (!url || !subject) {

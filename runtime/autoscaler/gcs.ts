@@ -1,7 +1,7 @@
 import { nodeInfo } from '../../protocols/messages/cluster.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../bus/bus.ts';
-import { connectNatsBus } from '../bus/nats.ts';
+import { connectNatsBus } from '../bus/nats-connect.ts';
 import type { NatsAccess } from '../process/flags.ts';
 import { GcsClient } from '../client/gcs-client.ts';
 import type { AutoscalerGcs } from './autoscaler.ts';

@@ -1,4 +1,4 @@
-import { connectNatsBus, type NatsBusOptions } from './nats.ts';
+import { connectNatsBus, type NatsBusOptions } from './nats-connect.ts';
 import { ConnectionFailedError } from './errors.ts';
 import type { Bus } from './bus.ts';
 

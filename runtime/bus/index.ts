@@ -2,4 +2,4 @@
 export type { Bus, BusMsg, BusOptions, BusStatus, MsgHandler, RequestOptions, Subscription } from './bus.ts';
 export * from './errors.ts';
 export { MemoryBroker, MemoryBus, connectMemoryBus } from './memory.ts';
-export { connectNatsBus, type NatsBusOptions, type TlsFiles } from './nats.ts';
+export { connectNatsBus, type NatsBusOptions, type TlsFiles } from './nats-connect.ts';

@@ -1,103 +1,18 @@
-import { connect, createInbox, credsAuthenticator, errors, nkeyAuthenticator, type Msg, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
+// The Bus over NATS: NatsBus, and its request multiplexer, which every actor call goes through.
+// Connecting is in nats-connect.ts; a subscription's handle in nats-subscription.ts; the
+// connection's status and closing in nats-status.ts; nats.js's errors as ours in nats-errors.ts.
+import { createInbox, type Msg, type NatsConnection, type PermissionViolationError, type Subscription as NatsSubscription } from '@nats-io/transport-node';
 import { OrreryError } from '../../lib/errors.ts';
-import { readCredentials, redactAddress } from '../auth/credentials.ts';
 import { invokeHandler, rethrowLater, type Bus, type BusMsg, type BusOptions, type BusStatus, type MsgHandler, type RequestCallback, type RequestOptions, type Subscription, type BatchCodec, type BatchRequest } from './bus.ts';
 import { ReplyTokens } from './reply-tokens.ts';
 import { armRequestTimer, timesOutNow, type TimedRequest } from './request-timer.ts';
-import { BusClosedError, ConnectionFailedError, PermissionDeniedError, ConnectionLostError, InvalidSubjectError, NoRespondersError, TimeoutError } from './errors.ts';
+import { BusClosedError, ConnectionLostError, NoRespondersError, TimeoutError } from './errors.ts';
 import type { KeyValue } from './kv.ts';
+import { mapError, mapped } from './nats-errors.ts';
+import { closeConnection, StatusListeners, watchStatus } from './nats-status.ts';
+import { NatsBusSubscription } from './nats-subscription.ts';
 import type { ObjectBucket, ObjectBucketOptions } from './objects.ts';
 import { assertQueue, assertSubject } from './subject-syntax.ts';
-
-export interface NatsBusOptions extends BusOptions {
-  /**
-   * NATS server URLs, comma-separated (`nats://10.0.0.1:4222,nats://10.0.0.2:4222`). The first is
-   * tried first — list the server nearest the process first (its own machine's); the others, in a
-   * random order, are where it goes when that one is gone.
-   */
-  servers: string;
-  /** Connection name shown by the server's monitoring (e.g. `raylet-<nodeId>`). */
-  name?: string;
-  /** Pause between reconnect attempts; default 250 ms. Reconnection never gives up. */
-  reconnectTimeWaitMs?: number;
-  /** How long the first connection may take; default 5,000 ms. */
-  connectTimeoutMs?: number;
-  /**
-   * A credentials file (`orrery auth init`'s `<role>.creds`, or a NATS `.creds`): the user the
-   * server knows this process as. Its inbox prefix, when it names one, is where answers arrive.
-   */
-  creds?: string;
-  /** TLS for servers that require it: PEM files of the CA, and of a client certificate and key. */
-  tls?: TlsFiles;
-}
-
-export interface TlsFiles {
-  ca?: string;
-  cert?: string;
-  key?: string;
-}
-
-/** Connects to NATS; a server that cannot be reached is a ConnectionFailedError naming the address. */
-export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
-  const servers = opts.servers
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-  const address = redactAddress(servers.join(',') || opts.servers);
-  if (servers.length === 0) throw new ConnectionFailedError(address, 'no server address given');
-  const creds = opts.creds === undefined ? undefined : readCredentials(opts.creds);
-  const tls = opts.tls === undefined ? undefined : { caFile: opts.tls.ca, certFile: opts.tls.cert, keyFile: opts.tls.key };
-  try {
-    const nc = await connect({
-      servers: preferFirst(servers),
-      noRandomize: true,
-      name: opts.name,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: opts.reconnectTimeWaitMs ?? 250,
-      timeout: opts.connectTimeoutMs ?? 5000,
-      // Our requests do not go through nats.js's request() (see NatsBus.request), but nothing else
-      // needs its async stack traces either.
-      noAsyncTraces: true,
-      ...(creds === undefined ? {} : { authenticator: creds.kind === 'jwt' ? credsAuthenticator(creds.secret) : nkeyAuthenticator(creds.secret) }),
-      ...(creds?.inboxPrefix === undefined ? {} : { inboxPrefix: creds.inboxPrefix }),
-      ...(tls === undefined ? {} : { tls }),
-    });
-    return new NatsBus(nc, opts, creds?.inboxPrefix);
-  } catch (cause) {
-    // nats.js's messages carry no secret, but a URL with a password might be echoed in one
-    const reason = redactAddress(cause instanceof Error ? cause.message : String(cause));
-    const hint = /authoriz|authentica/i.test(reason) ? (creds === undefined ? ' (the server requires credentials: --creds FILE or ORRERY_CREDS)' : ` (the server refused the credentials in ${creds.path})`) : '';
-    throw new ConnectionFailedError(address, reason + hint, { cause, transient: hint === '' && mayMend(cause) });
-  }
-}
-
-/**
- * Whether a first connection's failure may mend by waiting: a server that refused (credentials,
- * TLS, its certificate) or an address that cannot be a server will not; a refused or reset socket,
- * a timeout, a name that does not resolve yet, a peer that hung up before speaking NATS (a server
- * starting or stopping, a load balancer with no server behind it) may.
- */
-const WILL_NOT_MEND = /authoriz|authentica|credential|permission|nkey|jwt|tls|ssl|certificate|invalid url|unsupported protocol/i;
-
-function mayMend(cause: unknown): boolean {
-  if (!(cause instanceof Error)) return false;
-  const causes = [cause.message, String((cause as { cause?: unknown }).cause ?? '')];
-  return !causes.some((m) => WILL_NOT_MEND.test(m));
-}
-
-/**
- * The first server, then the rest shuffled: nats.js would shuffle them all, so a process given its own
- * machine's server first could start on any other; with the rest in one fixed order, every process
- * that loses the same server would go to the same next one.
- */
-function preferFirst(servers: readonly string[]): string[] {
-  const rest = servers.slice(1);
-  for (let i = rest.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [rest[i], rest[j]] = [rest[j], rest[i]];
-  }
-  return [servers[0], ...rest];
-}
 
 /** A request waiting for its answer on the connection's inbox, with its timeout (request-timer.ts). */
 interface PendingRequest extends TimedRequest {
@@ -122,7 +37,8 @@ interface PendingBatch {
 }
 
 /**
- * The Bus over one nats.js connection; errors of the client are mapped to the bus error classes.
+ * The Bus over one nats.js connection; errors of the client are mapped to the bus error classes
+ * (nats-errors.ts).
  *
  * A dropped connection. nats.js reconnects on its own (for ever) and subscribes the connection's
  * subscriptions again; what is published while it is down is dropped (each dial attempt resets its
@@ -136,7 +52,7 @@ interface PendingBatch {
  * reports 'disconnected' after the waiting requests have failed, and 'reconnected' once nats.js
  * has subscribed everything again.
  */
-class NatsBus implements Bus {
+export class NatsBus implements Bus {
   readonly closed: Promise<void>;
   private readonly onError: (err: unknown, msg: BusMsg) => void;
   /**
@@ -151,7 +67,7 @@ class NatsBus implements Bus {
   private readonly pending = new Map<string, PendingRequest>();
   /** requestBatch()es with requests still waiting, by their reply subject's token. */
   private readonly batches = new Map<string, PendingBatch>();
-  private readonly statusListeners = new Set<(status: BusStatus) => void>();
+  private readonly statusListeners = new StatusListeners();
   /** Between a 'disconnect' and the next 'reconnect' of the connection's status stream. */
   private down = false;
 
@@ -162,12 +78,11 @@ class NatsBus implements Bus {
     // fail with BusClosedError before `closed` resolves.
     this.closed = nc.closed().then(() => this.failPending(() => new BusClosedError()));
     this.onError = opts.onHandlerError ?? rethrowLater;
-    void this.watchStatus();
+    void watchStatus(nc, { changed: (down) => this.connectionChanged(down), refused: (err) => this.publishRefused(err) });
   }
 
   onStatus(listener: (status: BusStatus) => void): () => void {
-    this.statusListeners.add(listener);
-    return () => void this.statusListeners.delete(listener);
+    return this.statusListeners.add(listener);
   }
 
   publish(subject: string, data: Uint8Array, opts: { reply?: string } = {}): void {
@@ -318,29 +233,9 @@ class NatsBus implements Bus {
     }
   }
 
-  /**
-   * Drains (what was published goes out, handlers get what was routed to them), then closes. While
-   * the connection is down there is nothing to drain into, and the server may never come back: it
-   * closes at once, and a drop during the drain closes it too (watchStatus). Either way nats.js
-   * stops reconnecting, and waiting requests fail with BusClosedError.
-   */
-  async close(): Promise<void> {
-    if (!this.nc.isClosed() && !this.nc.isDraining()) {
-      if (this.down) await this.nc.close();
-      else {
-        // a drop during the drain closes the connection (watchStatus), and a flush nats.js issued
-        // while it was down is never answered: the drain may then never settle, so `closed` ends it
-        const draining = this.nc.drain();
-        draining.catch(() => undefined);
-        try {
-          await Promise.race([draining, this.closed]);
-        } catch {
-          // a drain that failed (the connection dropped under it) still ends in a closed connection
-          if (!this.nc.isClosed()) await this.nc.close();
-        }
-      }
-    }
-    await this.closed;
+  /** Drains, then closes (closeConnection, nats-status.ts); waiting requests fail with BusClosedError. */
+  close(): Promise<void> {
+    return closeConnection(this.nc, { down: this.down, closed: this.closed });
   }
 
   /**
@@ -416,50 +311,30 @@ class NatsBus implements Bus {
   }
 
   /**
-   * The connection's status stream, read from the start until the connection closes:
-   * - a dropped connection fails every waiting request with ConnectionLostError, then tells the
-   *   onStatus listeners; its coming back tells them too (see the class comment);
-   * - a server that refuses a publish (a permissions violation) says so only here; as nats.js's
-   *   request() did, the oldest request to that subject fails with it instead of waiting for its
-   *   timeout.
+   * The connection dropped (`down`) or came back (watchStatus, nats-status.ts): a drop fails every
+   * waiting request with ConnectionLostError, then the onStatus listeners hear of it, as they hear of
+   * its coming back (see the class comment).
    */
-  private async watchStatus(): Promise<void> {
-    for await (const status of this.nc.status()) {
-      if (status.type === 'disconnect' || status.type === 'reconnect') {
-        if (this.nc.isClosed()) continue;
-        if (this.nc.isDraining()) {
-          // close() was draining and the connection dropped: its last flush would wait for a
-          // server that may never come back, and nats.js would go on reconnecting meanwhile
-          if (status.type === 'disconnect') void this.nc.close();
-          continue;
-        }
-        this.down = status.type === 'disconnect';
-        if (this.down) this.failPending((p) => new ConnectionLostError(p.subject));
-        this.tell(status.type === 'disconnect' ? 'disconnected' : 'reconnected');
-        continue;
-      }
-      const err = status.type === 'error' ? status.error : undefined;
-      if (!(err instanceof errors.PermissionViolationError) || err.operation !== 'publish') continue;
-      for (const [token, p] of this.pending) {
-        if (p.subject !== err.subject) continue;
-        // a refused batch was one message: every request of it was refused
-        const refused = p.batch === undefined ? [token] : p.batch.tokens.filter((t) => this.pending.get(t)?.batch === p.batch);
-        for (const t of refused) {
-          const taken = this.take(t);
-          if (taken !== undefined) settle(taken.done, mapError(err), undefined);
-        }
-        break;
-      }
-    }
+  private connectionChanged(down: boolean): void {
+    this.down = down;
+    if (this.down) this.failPending((p) => new ConnectionLostError(p.subject));
+    this.statusListeners.tell(down ? 'disconnected' : 'reconnected');
   }
 
-  private tell(status: BusStatus): void {
-    for (const listener of [...this.statusListeners]) {
-      try {
-        listener(status);
-      } catch (err) {
-        rethrowLater(err); // a listener's bug: the others still hear
+  /**
+   * The server refused a publish (a permissions violation; watchStatus, nats-status.ts): as nats.js's
+   * request() did, the oldest request to that subject fails with it instead of waiting for its timeout.
+   */
+  private publishRefused(err: PermissionViolationError): void {
+    for (const [token, p] of this.pending) {
+      if (p.subject !== err.subject) continue;
+      // a refused batch was one message: every request of it was refused
+      const refused = p.batch === undefined ? [token] : p.batch.tokens.filter((t) => this.pending.get(t)?.batch === p.batch);
+      for (const t of refused) {
+        const taken = this.take(t);
+        if (taken !== undefined) settle(taken.done, mapError(err), undefined);
       }
+      break;
     }
   }
 
@@ -482,38 +357,6 @@ class NatsBus implements Bus {
 /** `_`: the first character of a batch's reply token, never of a request's. */
 const UNDERSCORE = 0x5f;
 
-/**
- * One subscription's handle: its methods live on the prototype, not in closures made per
- * subscription (a worker host subscribes once per actor; the closures and the eager `closed` chain
- * were ~1.1 KB of heap per subscription, measured with 2,500).
- */
-class NatsBusSubscription implements Subscription {
-  constructor(
-    readonly subject: string,
-    readonly queue: string | undefined,
-    private readonly sub: NatsSubscription,
-    private readonly nc: NatsConnection,
-  ) {}
-
-  unsubscribe(): void {
-    if (!this.sub.isClosed() && !this.nc.isClosed()) this.sub.unsubscribe();
-  }
-
-  async drain(): Promise<void> {
-    const { sub, nc } = this;
-    if (sub.isClosed() || sub.isDraining() || nc.isClosed() || nc.isDraining()) return sub.closed.then(() => undefined);
-    try {
-      await sub.drain();
-    } catch {
-      // the connection closed meanwhile: the subscription ended with it
-    }
-  }
-
-  get closed(): Promise<void> {
-    return this.sub.closed.then(() => undefined);
-  }
-}
-
 /** Calls one request's callback; a callback that throws is a bug of its own, not the inbox's. */
 function settle(done: RequestCallback, err: Error | undefined, msg: BusMsg | undefined): void {
   try {
@@ -526,23 +369,4 @@ function settle(done: RequestCallback, err: Error | undefined, msg: BusMsg | und
 function wrap(msg: Msg): BusMsg {
   const reply = msg.reply || undefined;
   return { subject: msg.subject, data: msg.data, reply, respond: (data) => mapped(() => msg.respond(data)) };
-}
-
-function mapped<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (err) {
-    throw mapError(err);
-  }
-}
-
-function mapError(err: unknown): Error {
-  if (err instanceof errors.ClosedConnectionError || err instanceof errors.DrainingConnectionError) return new BusClosedError({ cause: err });
-  if (err instanceof errors.InvalidSubjectError) return new InvalidSubjectError('', err.message, { cause: err });
-  if (err instanceof OrreryError) return err;
-  if (err instanceof errors.PermissionViolationError) return new PermissionDeniedError(err.operation === 'publish' ? 'publish' : 'subscribe', err.subject, { cause: err });
-  // the server's max_payload (1 MiB by default): what the receivers' intakes would refuse as TOO_LARGE
-  if (err instanceof errors.InvalidArgumentError && /max_payload/.test(err.message)) return new OrreryError('TOO_LARGE', `NATS: the message is larger than the server's max_payload`, { cause: err });
-  const message = err instanceof Error ? err.message : String(err);
-  return new OrreryError('BUS_ERROR', `NATS: ${message}`, { cause: err });
 }

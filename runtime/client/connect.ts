@@ -4,7 +4,7 @@ import type { Bus } from '../bus/bus.ts';
 import { resolveAddress } from '../bus/address.ts';
 import { ConnectionFailedError } from '../bus/errors.ts';
 import { connectMemoryBus } from '../bus/memory.ts';
-import { connectNatsBus, type TlsFiles } from '../bus/nats.ts';
+import { connectNatsBus, type TlsFiles } from '../bus/nats-connect.ts';
 import { connectNatsBusWaiting } from '../bus/connect-wait.ts';
 import { ClusterClient, type Cluster } from './cluster.ts';
 import type { JobSpec } from './job-session.ts';

@@ -10,7 +10,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Bus } from '../bus/bus.ts';
-import { connectNatsBus, type TlsFiles } from '../bus/nats.ts';
+import { connectNatsBus, type TlsFiles } from '../bus/nats-connect.ts';
 
 export interface BeatThreadData {
   servers: string;

@@ -7,7 +7,7 @@ import { OrreryError } from '../../lib/errors.ts';
 import { jobInfo, jobRegistered } from '../../protocols/messages/job.ts';
 import { object } from '../../protocols/validate.ts';
 import { JobFinishedError, JobNotFoundError } from '../errors.ts';
-import type { TlsFiles } from '../bus/nats.ts';
+import type { TlsFiles } from '../bus/nats-connect.ts';
 import type { GcsClient } from './gcs-client.ts';
 import type { BeatThreadData, BeatThreadMessage } from './job-beat-thread.ts';
 

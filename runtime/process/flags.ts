@@ -85,7 +85,8 @@ export function accessFlags(given: ReadonlyMap<string, string>, env: NodeJS.Proc
  * How long a daemon (the GCS, a raylet, the autoscaler) keeps trying a NATS server that does not
  * answer yet before it gives up: started beside the server (systemd, a container's entrypoint, an
  * autoscaler's launch during an outage), it waits for it. Once connected, a process rides out any
- * outage whatever this says (nats.ts reconnects for good); this is the first connection only.
+ * outage whatever this says (the NATS bus reconnects for good, nats-connect.ts); this is the first
+ * connection only.
  */
 export const CONNECT_WAIT_FLAG = '--connect-wait';
 

@@ -29,7 +29,7 @@ import { unknown } from '../../protocols/validate.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { credsFile } from '../../runtime/auth/init.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { descendants } from '../../runtime/local/process-tree.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';

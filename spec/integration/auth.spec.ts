@@ -19,7 +19,7 @@ import { readCredentials } from '../../runtime/auth/credentials.ts';
 import { authAdd, credsFile } from '../../runtime/auth/init.ts';
 import { inboxPrefix, type Role } from '../../runtime/auth/roles.ts';
 import type { BatchRequest, Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import type { ConnectionFailedError } from '../../runtime/bus/errors.ts';
 import { watchInspection } from '../../runtime/inspect/watch.ts';
 import { connect, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';

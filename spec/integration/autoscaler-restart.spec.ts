@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { autoscalerGcs, LocalProvider } from '../../runtime/autoscaler/index.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { readRecords } from '../../runtime/cli/run-dir.ts';
 import { startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
 import { isRunning, signal } from '../../runtime/local/process-tree.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { actorAffinity, affinity, Exists, labelNotIn } from '../../lib/index.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { Autoscaler, CommandProvider, LocalProvider, autoscalerGcs, parseAutoscalerConfig, type NodeProvider } from '../../runtime/autoscaler/index.ts';

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BatchRequest, Bus, BusMsg } from '../../runtime/bus/bus.ts';
 import { NoRespondersError, TimeoutError } from '../../runtime/bus/errors.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { CALL_BATCH_CODEC, decodeCallBatch, encodeReplyBatch } from '../../protocols/call-batch.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OrreryError } from '../../lib/errors.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { frozen } from '../helpers/frozen.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { decodeCallBatch, isCallBatch } from '../../protocols/call-batch.ts';
 import { encodeOk } from '../../protocols/reply.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
 import { TallyActor, type Tally } from '../fixtures/handles/actors.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';

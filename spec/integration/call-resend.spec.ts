@@ -12,7 +12,7 @@ import { nodeIdAffinity } from '../../lib/index.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { NoRespondersError } from '../../runtime/bus/errors.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { JournalActor } from '../runtime/client/failover-actors.ts';
 import { CounterActor, type Counter } from '../fixtures/client/actors.ts';

@@ -15,7 +15,7 @@ import { decode, PROTOCOL_VERSION } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { ActorDiedError, CodeSourceRefusedError, defineTask, startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';

@@ -11,7 +11,7 @@ import { codeBucketName } from '../../protocols/code-store.ts';
 import { credsFile } from '../../runtime/auth/init.ts';
 import type { Role } from '../../runtime/auth/roles.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { connect, defineActor, startLocalCluster, type Cluster, type LocalCluster } from '../../runtime/index.ts';
 
 const s = suite('shipped code with roles (nats-server with orrery auth init, GCS and raylet processes)');

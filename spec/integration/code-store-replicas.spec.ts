@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { decodeBundle } from '../../protocols/code-bundle.ts';
 import { parseShippedCode } from '../../protocols/code-source.ts';
 import { codeBucketName, codeStreamName } from '../../protocols/code-store.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { CodeShipper } from '../../runtime/code/shipper.ts';
 import { startNatsCluster, startNatsServer } from '../helpers/nats-server.ts';
 

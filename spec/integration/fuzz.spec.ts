@@ -15,7 +15,7 @@ import { decodeReply } from '../../protocols/reply.ts';
 import { RayletVerb, subjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startLocalCluster, type ActorHandle, type LocalCluster } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';

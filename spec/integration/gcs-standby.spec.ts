@@ -14,7 +14,7 @@ import * as assert from 'uvu/assert';
 import { nodeIdAffinity } from '../../lib/index.ts';
 import { decode, encode } from '../../protocols/codec.ts';
 import { subjects } from '../../protocols/subjects.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { connect, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';

@@ -10,7 +10,7 @@ import { decodeReply, encodeOk } from '../../protocols/reply.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 
 // The GCS as a process (runtime/gcs/main.ts) on a private nats-server: its ready line, a node

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { decode } from '../../protocols/codec.ts';
 import { encodeError, encodeOk } from '../../protocols/reply.ts';
 import { subjects } from '../../protocols/subjects.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 import { until } from '../helpers/until.ts';
 

@@ -4,7 +4,7 @@
 // buckets at all on a server without JetStream.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { KvConflictError, type KvBucket } from '../../runtime/bus/kv.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';

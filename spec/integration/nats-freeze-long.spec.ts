@@ -21,7 +21,7 @@ import { decode, encode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus, BusMsg } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { TallyActor } from '../fixtures/handles/actors.ts';
 import { frozen } from '../helpers/frozen.ts';

@@ -24,7 +24,7 @@ import { messages } from '../../protocols/messages/registry.ts';
 import type { RayletLoad } from '../../protocols/messages/task.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startGcs, type GcsHandle } from '../../runtime/gcs/index.ts';
 import type { PlacementGroupContext } from '../../runtime/gcs/placement-group.machine.ts';
 import { rayletFlags, resolveNodeSpec } from '../../runtime/local/node-spec.ts';

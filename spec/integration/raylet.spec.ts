@@ -9,7 +9,7 @@ import { decodeReply } from '../../protocols/reply.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { unknown } from '../../protocols/validate.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { ActorDiedError, specializeError, RemoteError } from '../../runtime/errors.ts';
 import { WorkerProcess } from '../../runtime/raylet/worker-process.ts';
 import { freePort, startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';

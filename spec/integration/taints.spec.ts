@@ -12,7 +12,7 @@ import { messages } from '../../protocols/messages/registry.ts';
 import type { ViewDelta } from '../../protocols/messages/view.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import type { ActorEvictedEvent } from '../../runtime/client/index.ts';
 import { startLocalCluster, type ActorHandle, type ActorInfo, type ActorOptions, type LocalCluster, type NodeEvent } from '../../runtime/index.ts';
 import { JournalActor, type Journal } from '../runtime/client/failover-actors.ts';

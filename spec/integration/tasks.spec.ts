@@ -8,7 +8,7 @@ import { encode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { decode } from '../../protocols/codec.ts';
 import { subjects } from '../../protocols/subjects.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { startLocalCluster, TaskWorkerDiedError } from '../../runtime/index.ts';
 import { CrashOnce, Where } from '../fixtures/tasks/tasks.ts';
 import { TASK_NODES, taskSuite } from '../fixtures/tasks/scenarios.ts';

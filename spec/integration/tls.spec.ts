@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { authInit, type AuthFiles } from '../../runtime/auth/init.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { connect, type Cluster } from '../../runtime/index.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
 import type { ConnectionFailedError } from '../../runtime/bus/errors.ts';

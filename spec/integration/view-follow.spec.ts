@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { decode, encode } from '../../protocols/codec.ts';
 import { messages } from '../../protocols/messages/registry.ts';
 import { subjects } from '../../protocols/subjects.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { descendants } from '../../runtime/local/process-tree.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';

@@ -17,7 +17,7 @@ import { subjects } from '../../protocols/subjects.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { BusClosedError } from '../../runtime/bus/errors.ts';
 import { MemoryBroker, connectMemoryBus } from '../../runtime/bus/memory.ts';
-import { connectNatsBus } from '../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { runCli } from '../../runtime/cli/run.ts';
 import { placementGroupStatus, placementGroupTable } from '../../runtime/cli/format.ts';
 import { ClusterClient } from '../../runtime/client/cluster.ts';

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import { OrreryError } from '../../../lib/errors.ts';
 import { MACHINE_KINDS, type InspectRecord, type MachineKind } from '../../../protocols/messages/inspect.ts';
 import type { Bus } from '../../bus/bus.ts';
-import { connectNatsBus } from '../../bus/nats.ts';
+import { connectNatsBus } from '../../bus/nats-connect.ts';
 import { recordTrace } from '../../inspect/recorder.ts';
 import { filterRecords, formatContext, formatRecord } from '../../inspect/replay.ts';
 import { readTrace } from '../../inspect/trace-file.ts';

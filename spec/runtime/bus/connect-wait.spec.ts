@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connectNatsBus } from '../../../runtime/bus/nats.ts';
+import { connectNatsBus } from '../../../runtime/bus/nats-connect.ts';
 import { connectNatsBusWaiting } from '../../../runtime/bus/connect-wait.ts';
 import { ConnectionFailedError } from '../../../runtime/bus/errors.ts';
 
