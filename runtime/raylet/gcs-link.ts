@@ -1,8 +1,7 @@
 import { OrreryError } from '../../lib/errors.ts';
 import { answerNonce, checkProof, type ProvenVerb } from '../../protocols/answer-proof.ts';
 import { encode } from '../../protocols/codec.ts';
-import type { WireError } from '../../protocols/errors.ts';
-import { fromWireError } from '../../protocols/errors.ts';
+import { fromWireError, type WireError } from '../../protocols/errors.ts';
 import type { MessageBody } from '../../protocols/messages/registry.ts';
 import { decodeReplyBody } from '../../protocols/reply.ts';
 import type { ClusterSubjects } from '../../protocols/subjects.ts';
