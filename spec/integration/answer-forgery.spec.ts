@@ -20,7 +20,6 @@
 // the peer. The answer lacks the node's secret: the GCS keeps sending the kill, and the raylet,
 // back on the bus, gets it and stops the actor. When such an answer ended the sending, the killed
 // actor went on answering calls once its raylet was back — DEAD in the GCS's table.
-import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeCall } from '../../protocols/fast-path.ts';
@@ -31,11 +30,12 @@ import { credsFile } from '../../runtime/auth/init.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
 import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import { spawnRuntimeProcess, type RuntimeProcess } from '../../runtime/local/runtime-process.ts';
-import { descendants } from '../../runtime/local/process-tree.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { CounterActor } from '../fixtures/client/actors.ts';
 import { frozen } from '../helpers/frozen.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { gcsPid as findGcsPid } from '../helpers/gcs-pid.ts';
+import { outcome } from '../helpers/outcome.ts';
 import { until } from '../helpers/until.ts';
 
 // the GCS process reads these (runtime/gcs/flags.ts); the raylet learns both from its registration
@@ -54,17 +54,9 @@ const buses: Bus[] = [];
 let proxy: TcpProxy | undefined;
 let cutOff: RuntimeProcess | undefined;
 
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
 s.before(async () => {
   local = await startLocalCluster({ transport: 'nats', auth: true, nodes: [{ name: 'a', resources: { CPU: 2 } }], onOutput: (line) => lines.push(line) });
-  gcsPid = descendants(process.pid).find((pid) => /gcs[/\\]main\.(ts|js)/.test(commandLine(pid)));
+  gcsPid = findGcsPid();
 });
 s.after(async () => {
   if (gcsPid !== undefined) process.kill(gcsPid, 'SIGCONT'); // never leave it frozen, whatever failed
@@ -80,16 +72,6 @@ const nodeBus = async (role: 'node' | 'gcs' = 'node'): Promise<Bus> => {
   buses.push(b);
   return b;
 };
-
-/** The code a request failed with, or 'ok' when anything answered. */
-async function outcome(run: () => Promise<unknown>): Promise<string> {
-  try {
-    await run();
-    return 'ok';
-  } catch (err) {
-    return (err as { code?: string }).code ?? String(err);
-  }
-}
 
 s('while the GCS is frozen, known: true answers forged into the node inbox acknowledge no heartbeat: the raylet fences, and lifts it only once the GCS answers again', async () => {
   assert.ok(gcsPid !== undefined, 'found the GCS process');

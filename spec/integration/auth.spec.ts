@@ -27,6 +27,7 @@ import { runCli } from '../../runtime/cli/run.ts';
 import { CounterActor, SlowStartActor } from '../fixtures/client/actors.ts';
 import { TallyActor } from '../fixtures/handles/actors.ts';
 import { Add } from '../fixtures/tasks/tasks.ts';
+import { outcome } from '../helpers/outcome.ts';
 import { until } from '../helpers/until.ts';
 
 const s = suite('authenticated roles (nats-server with orrery auth init, GCS and raylet processes)');
@@ -62,16 +63,6 @@ const rawAs = async (role: Role): Promise<NatsConnection> => {
   raw.push(nc);
   return nc;
 };
-
-/** The code a request failed with, or 'ok'. */
-async function outcome(run: () => Promise<unknown>): Promise<string> {
-  try {
-    await run();
-    return 'ok';
-  } catch (err) {
-    return (err as { code?: string }).code ?? String(err);
-  }
-}
 
 /** Whether the server refuses a subscription on `subject` for this connection (it says so at once). */
 function subscriptionRefused(nc: NatsConnection, subject: string): Promise<boolean> {

@@ -7,7 +7,6 @@
 // change none of that. Then the GCS is killed outright as a new raylet asks for its first snapshot:
 // the request fails at once, a task that fits the raylet's own node runs, and one that fits no node
 // it knows waits until a new GCS leads and its view says where to spill it.
-import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decode, encode } from '../../protocols/codec.ts';
@@ -15,9 +14,9 @@ import { messages } from '../../protocols/messages/registry.ts';
 import { subjects } from '../../protocols/subjects.ts';
 import { connectNatsBus } from '../../runtime/bus/nats-connect.ts';
 import type { Bus } from '../../runtime/bus/bus.ts';
-import { descendants } from '../../runtime/local/process-tree.ts';
 import { startLocalCluster, type LocalCluster } from '../../runtime/index.ts';
 import { frozen } from '../helpers/frozen.ts';
+import { gcsPid as findGcsPid } from '../helpers/gcs-pid.ts';
 import { startNatsServer, type NatsServerHandle } from '../helpers/nats-server.ts';
 
 const FIXTURES = new URL('../fixtures/tasks/tasks.ts', import.meta.url).href;
@@ -28,19 +27,11 @@ let local: LocalCluster;
 let bus: Bus;
 let gcsPid: number | undefined;
 
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
 test.before(async () => {
   server = await startNatsServer({ jetstream: true });
   local = await startLocalCluster({ transport: 'nats', address: server.url, nodes: [{ name: 'small', resources: { CPU: 1 } }, { name: 'big', resources: { CPU: 4 } }] });
   bus = await connectNatsBus({ servers: server.url });
-  gcsPid = descendants(process.pid).find((pid) => /gcs[/\\]main\.(ts|js)/.test(commandLine(pid)));
+  gcsPid = findGcsPid();
 });
 test.after(async () => {
   if (gcsPid !== undefined) process.kill(gcsPid, 'SIGCONT'); // never leave it frozen, whatever failed
